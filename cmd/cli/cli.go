@@ -1,0 +1,81 @@
+// Package cli holds the aws-ccm-renderer commands. Every command is built by
+// a constructor that takes its I/O streams; flags are local to each command.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitInput = 1 // the manifests could not be accepted
+	ExitUsage = 2 // flags, options or the config file are wrong
+	ExitOther = 3 // reading or writing failed
+)
+
+// IOStreams are a command's standard streams.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Main runs the command line and returns the process exit code. Errors are
+// printed as one line on ErrOut; nothing is written to Out on error.
+func Main(args []string, s IOStreams) int {
+	root := NewRootCommand(s)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(s.ErrOut, "aws-ccm-renderer: "+oneLine(err.Error()))
+	return ExitCode(err)
+}
+
+// ExitCode maps an error to the exit code of the command line.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case renderer.IsUsageError(err):
+		return ExitUsage
+	case renderer.IsInputError(err):
+		return ExitInput
+	}
+	return ExitOther
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// usage wraps cobra's own flag and argument errors as usage errors.
+func usage(err error) error {
+	if err == nil || renderer.IsUsageError(err) {
+		return err
+	}
+	return &renderer.UsageError{Err: err}
+}
+
+// setCommon applies what every command shares.
+func setCommon(cmd *cobra.Command, s IOStreams) {
+	cmd.SetIn(s.In)
+	cmd.SetOut(s.Out)
+	cmd.SetErr(s.ErrOut)
+	cmd.SilenceErrors = true
+	cmd.SilenceUsage = true
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usage(fmt.Errorf("%w (see --help)", err))
+	})
+}
+
+var errStdinTerminal = errors.New("stdin is a terminal: pipe manifests in (helm template ... | aws-ccm-renderer) or run it as helm's --post-renderer; see --help")

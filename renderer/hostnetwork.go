@@ -1,0 +1,31 @@
+package renderer
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// HostNetwork runs a workload's pods in the host's network namespace: the
+// CCM must reach the API server and AWS before the pod network is up, since
+// nodes are not initialised until it runs. Enabled false removes the field
+// (the pod network).
+type HostNetwork struct {
+	Enabled bool
+}
+
+var _ kio.Filter = HostNetwork{}
+
+func (f HostNetwork) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	for _, rn := range nodes {
+		spec, err := podSpec(rn)
+		if err != nil {
+			return nil, err
+		}
+		if f.Enabled {
+			mapSet(spec.YNode(), "hostNetwork", boolNode(true))
+		} else {
+			mapDelete(spec.YNode(), "hostNetwork")
+		}
+	}
+	return nodes, nil
+}

@@ -1,0 +1,118 @@
+package renderer
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Small helpers over yaml.Node mappings. The filters edit the parsed tree in
+// place so that everything they do not touch keeps its order and comments.
+
+// mapGet returns the value under key, or nil.
+func mapGet(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// mapSet sets key to v, keeping the key's place when it exists and
+// appending it otherwise.
+func mapSet(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, strNode(key), v)
+}
+
+// mapDelete removes key and reports whether it was there.
+func mapDelete(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// mapField returns the mapping under key, creating it when absent or null;
+// a value of another kind is an error naming path.
+func mapField(m *yaml.Node, key, path string) (*yaml.Node, error) {
+	v := mapGet(m, key)
+	if v == nil || isNull(v) {
+		v = &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		mapSet(m, key, v)
+	}
+	if v.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s is a %s, not a map", path, kindName(v))
+	}
+	return v, nil
+}
+
+// listField returns the sequence under key, or nil when absent or null; a
+// value of another kind is an error naming path.
+func listField(m *yaml.Node, key, path string) (*yaml.Node, error) {
+	v := mapGet(m, key)
+	if v == nil || isNull(v) {
+		return nil, nil
+	}
+	if v.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s is a %s, not a list", path, kindName(v))
+	}
+	return v, nil
+}
+
+func strNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
+}
+
+func boolNode(b bool) *yaml.Node {
+	v := "false"
+	if b {
+		v = "true"
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: v}
+}
+
+func seqNode(items ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: items}
+}
+
+// pairsNode builds a mapping from alternating keys and values, skipping
+// pairs whose value is "".
+func pairsNode(kv ...string) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			m.Content = append(m.Content, strNode(kv[i]), strNode(kv[i+1]))
+		}
+	}
+	return m
+}
+
+// scalarStrings reads a sequence of scalars; path names it in errors.
+func scalarStrings(seq *yaml.Node, path string) ([]string, error) {
+	if seq == nil {
+		return nil, nil
+	}
+	out := make([]string, 0, len(seq.Content))
+	for _, n := range seq.Content {
+		if n.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("%s holds a %s, not a string", path, kindName(n))
+		}
+		out = append(out, n.Value)
+	}
+	return out, nil
+}
+
+// isNull reports whether a value is YAML null ("~", "null" or nothing).
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull
+}

@@ -1,0 +1,235 @@
+package renderer
+
+import (
+	"fmt"
+	"slices"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Placement puts a workload's pods on the control-plane nodes of one
+// distribution. It removes the control-plane keys charts select on and
+// writes the profile's nodeSelector, or for auto a required node affinity
+// with one term per control-plane label. Other selector keys and other
+// affinity terms stay.
+type Placement struct {
+	Profile Profile
+}
+
+var _ kio.Filter = Placement{}
+
+func (p Placement) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	for _, rn := range nodes {
+		spec, err := podSpec(rn)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.apply(spec.YNode()); err != nil {
+			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
+		}
+	}
+	return nodes, nil
+}
+
+func (p Placement) apply(spec *yaml.Node) error {
+	if err := p.nodeSelector(spec); err != nil {
+		return err
+	}
+	return p.affinity(spec)
+}
+
+func (p Placement) nodeSelector(spec *yaml.Node) error {
+	sel := mapGet(spec, "nodeSelector")
+	if sel != nil && !isNull(sel) && sel.Kind != yaml.MappingNode {
+		return fmt.Errorf("spec.template.spec.nodeSelector is a %s, not a map", kindName(sel))
+	}
+	removed := false
+	if sel != nil && sel.Kind == yaml.MappingNode {
+		for _, key := range ControlPlaneLabels {
+			if _, ok := p.Profile.NodeSelector[key]; !ok && mapDelete(sel, key) {
+				removed = true
+			}
+		}
+	}
+	if len(p.Profile.NodeSelector) == 0 {
+		if removed && len(sel.Content) == 0 {
+			mapDelete(spec, "nodeSelector")
+		}
+		return nil
+	}
+	sel, err := mapField(spec, "nodeSelector", "spec.template.spec.nodeSelector")
+	if err != nil {
+		return err
+	}
+	for _, key := range sortedKeys(p.Profile.NodeSelector) {
+		mapSet(sel, key, strNode(p.Profile.NodeSelector[key]))
+	}
+	return nil
+}
+
+// affinity writes (auto) or strips (a named distro) the control-plane terms
+// of the required node affinity. Terms the user wrote are kept: with auto,
+// each of them is combined with each control-plane label, because terms are
+// ORed and the pod must match both the user's term and a control-plane label.
+func (p Placement) affinity(spec *yaml.Node) error {
+	const path = "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	aff := mapGet(spec, "affinity")
+	var na, req *yaml.Node
+	if aff != nil && aff.Kind == yaml.MappingNode {
+		if na = mapGet(aff, "nodeAffinity"); na != nil && na.Kind == yaml.MappingNode {
+			req = mapGet(na, "requiredDuringSchedulingIgnoredDuringExecution")
+		}
+	}
+	var base []*yaml.Node // the user's terms without control-plane expressions
+	touched := false
+	if req != nil && !isNull(req) {
+		if req.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s is a %s, not a map", path, kindName(req))
+		}
+		terms, err := listField(req, "nodeSelectorTerms", path+".nodeSelectorTerms")
+		if err != nil {
+			return err
+		}
+		if terms != nil {
+			for _, t := range terms.Content {
+				if t.Kind != yaml.MappingNode {
+					return fmt.Errorf("%s.nodeSelectorTerms holds a %s, not a term", path, kindName(t))
+				}
+				b, stripped, err := stripControlPlane(t, path)
+				if err != nil {
+					return err
+				}
+				touched = touched || stripped
+				if !slices.ContainsFunc(base, func(x *yaml.Node) bool { return sameNode(x, b) }) {
+					base = append(base, b)
+				}
+			}
+		}
+	}
+	if len(p.Profile.AffinityLabels) == 0 {
+		if !touched {
+			return nil
+		}
+		if len(base) == 0 || slices.ContainsFunc(base, emptyTerm) {
+			mapDelete(na, "requiredDuringSchedulingIgnoredDuringExecution")
+			if len(na.Content) == 0 {
+				mapDelete(aff, "nodeAffinity")
+			}
+			if len(aff.Content) == 0 {
+				mapDelete(spec, "affinity")
+			}
+			return nil
+		}
+		mapSet(req, "nodeSelectorTerms", seqNode(base...))
+		return nil
+	}
+	if slices.ContainsFunc(base, emptyTerm) {
+		base = nil // an empty term matches every node: the user's terms add nothing
+	}
+	var terms []*yaml.Node
+	for _, label := range p.Profile.AffinityLabels {
+		if len(base) == 0 {
+			terms = append(terms, withExpression(pairsNode(), label))
+		}
+		for _, b := range base {
+			terms = append(terms, withExpression(cloneNode(b), label))
+		}
+	}
+	aff, err := mapField(spec, "affinity", "spec.template.spec.affinity")
+	if err != nil {
+		return err
+	}
+	if na, err = mapField(aff, "nodeAffinity", "spec.template.spec.affinity.nodeAffinity"); err != nil {
+		return err
+	}
+	if req, err = mapField(na, "requiredDuringSchedulingIgnoredDuringExecution", path); err != nil {
+		return err
+	}
+	mapSet(req, "nodeSelectorTerms", seqNode(terms...))
+	return nil
+}
+
+// withExpression adds "label Exists" to a node selector term.
+func withExpression(term *yaml.Node, label string) *yaml.Node {
+	exprs := mapGet(term, "matchExpressions")
+	if exprs == nil || exprs.Kind != yaml.SequenceNode {
+		exprs = seqNode()
+		mapSet(term, "matchExpressions", exprs)
+	}
+	exprs.Content = append(exprs.Content, pairsNode("key", label, "operator", "Exists"))
+	return term
+}
+
+// stripControlPlane returns a copy of a node selector term without the
+// expressions on control-plane labels, and whether it had any.
+func stripControlPlane(term *yaml.Node, path string) (*yaml.Node, bool, error) {
+	t := cloneNode(term)
+	exprs, err := listField(t, "matchExpressions", path+".nodeSelectorTerms[].matchExpressions")
+	if err != nil || exprs == nil {
+		return t, false, err
+	}
+	kept := exprs.Content[:0:0]
+	for _, e := range exprs.Content {
+		if e.Kind == yaml.MappingNode {
+			if k := mapGet(e, "key"); k != nil && slices.Contains(ControlPlaneLabels, k.Value) {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) == len(exprs.Content) {
+		return t, false, nil
+	}
+	if len(kept) == 0 {
+		mapDelete(t, "matchExpressions")
+	} else {
+		exprs.Content = kept
+	}
+	return t, true, nil
+}
+
+// emptyTerm reports whether a node selector term has no requirement left.
+func emptyTerm(t *yaml.Node) bool {
+	for i := 0; i+1 < len(t.Content); i += 2 {
+		if v := t.Content[i+1]; len(v.Content) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = cloneNode(k)
+	}
+	return &c
+}
+
+// sameNode compares two trees by kind, tag and value, ignoring style,
+// comments and positions.
+func sameNode(a, b *yaml.Node) bool {
+	if a.Kind != b.Kind || a.Value != b.Value || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if a.Kind == yaml.ScalarNode && a.ShortTag() != b.ShortTag() {
+		return false
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

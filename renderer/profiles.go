@@ -1,0 +1,102 @@
+package renderer
+
+// The node facts of each distribution, as data. Every patch that depends on
+// the distribution reads them from here; so do the generated kustomize
+// overlays and the wrapper chart's tests.
+
+// Distro names a Kubernetes distribution whose control-plane nodes the CCM
+// must run on.
+type Distro string
+
+const (
+	DistroAuto    Distro = "auto"
+	DistroRKE     Distro = "rke"
+	DistroRKE2    Distro = "rke2"
+	DistroK3s     Distro = "k3s"
+	DistroKubeadm Distro = "kubeadm"
+)
+
+// Distros lists every accepted --distro value, auto first.
+var Distros = []Distro{DistroAuto, DistroRKE, DistroRKE2, DistroK3s, DistroKubeadm}
+
+// Label keys and taints named by the profiles.
+const (
+	LabelControlPlane  = "node-role.kubernetes.io/control-plane"
+	LabelControlplane  = "node-role.kubernetes.io/controlplane" // RKE1
+	LabelMaster        = "node-role.kubernetes.io/master"
+	TaintEtcd          = "node-role.kubernetes.io/etcd"
+	TaintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
+	TaintCriticalAddon = "CriticalAddonsOnly"
+)
+
+// ControlPlaneLabels are the node labels that mark a control-plane node on
+// some distribution. Charts select on them; the placement patch replaces them.
+var ControlPlaneLabels = []string{LabelControlPlane, LabelControlplane, LabelMaster}
+
+// Toleration is the subset of a Kubernetes toleration the profiles need.
+type Toleration struct {
+	Key      string
+	Operator string
+	Value    string
+	Effect   string
+}
+
+// Profile is what the renderer writes for one distribution.
+type Profile struct {
+	Distro Distro
+	// NodeSelector places the pod on the distribution's control-plane
+	// nodes. Empty for auto, which writes AffinityLabels instead.
+	NodeSelector map[string]string
+	// AffinityLabels, for auto: a required node affinity with one term per
+	// label (operator Exists), so a node with any of them qualifies.
+	AffinityLabels []string
+	// Tolerations the pod needs on the distribution's control-plane nodes.
+	Tolerations []Toleration
+}
+
+func exists(key, effect string) Toleration {
+	return Toleration{Key: key, Operator: "Exists", Effect: effect}
+}
+
+var (
+	tolUninitialized = exists(TaintUninitialized, "NoSchedule")
+	tolCritical      = exists(TaintCriticalAddon, "")
+	tolEtcd          = exists(TaintEtcd, "NoExecute")
+)
+
+var profiles = map[Distro]Profile{
+	DistroAuto: {
+		Distro:         DistroAuto,
+		AffinityLabels: []string{LabelControlPlane, LabelControlplane, LabelMaster},
+		Tolerations: []Toleration{tolUninitialized,
+			exists(LabelControlPlane, "NoSchedule"), exists(LabelControlplane, "NoSchedule"),
+			exists(LabelMaster, "NoSchedule"), tolEtcd, tolCritical},
+	},
+	DistroRKE: {
+		Distro:       DistroRKE,
+		NodeSelector: map[string]string{LabelControlplane: "true"},
+		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlplane, "NoSchedule"), tolEtcd, tolCritical},
+	},
+	DistroRKE2: {
+		Distro:       DistroRKE2,
+		NodeSelector: map[string]string{LabelControlPlane: "true"},
+		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
+	},
+	DistroK3s: {
+		Distro:       DistroK3s,
+		NodeSelector: map[string]string{LabelControlPlane: "true"},
+		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
+	},
+	DistroKubeadm: {
+		Distro:       DistroKubeadm,
+		NodeSelector: map[string]string{LabelControlPlane: ""},
+		Tolerations: []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"),
+			exists(LabelMaster, "NoSchedule"), tolCritical},
+	},
+}
+
+// ProfileFor returns the profile of a distribution.
+func ProfileFor(d Distro) (Profile, bool) {
+	p, ok := profiles[d]
+	return p, ok
+}
