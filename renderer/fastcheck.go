@@ -18,7 +18,7 @@ import (
 // directives, tabs, CR, unusual characters) is left to the parser.
 func fastCheck(body []byte) (kind string, ok bool) {
 	var c checker
-	c.pending = -1
+	c.pending, c.scalarLimit = -1, -1
 	for len(body) > 0 {
 		line := body
 		if i := bytes.IndexByte(body, '\n'); i >= 0 {
@@ -40,10 +40,15 @@ type frame struct {
 }
 
 type checker struct {
-	stack      []frame
-	pending    int  // column of a key or dash whose value may follow on the next lines, or -1
-	pendingKey bool // pending belongs to a mapping key (a same-indent sequence may follow)
-	rootScalar bool // the document is one scalar: no further node lines allowed
+	stack       []frame
+	pending     int  // column of a key or dash whose value may follow on the next lines, or -1
+	pendingKey  bool // pending belongs to a mapping key (a same-indent sequence may follow)
+	pendingKind bool // pending belongs to the top-level "kind" key
+	// scalarLimit: a scalar stood alone on the line after its key, whose
+	// column this is; a deeper line would continue it (multi-line), so
+	// the next node line must not be deeper. -1 when unused.
+	scalarLimit int
+	rootScalar  bool // the document is one scalar: no further node lines allowed
 
 	block       bool // inside a literal or folded block scalar
 	blockParent int  // its content must be indented more than this column
@@ -87,10 +92,16 @@ func (c *checker) line(line []byte) bool {
 	if bytes.IndexByte(rest, '\t') >= 0 {
 		return false
 	}
-	if indent == 0 && (rest[0] == '%' || bytes.HasPrefix(rest, []byte("..."))) {
+	if indent == 0 && (rest[0] == '%' || bytes.HasPrefix(rest, []byte("...")) || bytes.HasPrefix(rest, []byte("---"))) {
 		return false
 	}
 	t := classify(rest)
+	if c.scalarLimit >= 0 {
+		if indent > c.scalarLimit {
+			return false
+		}
+		c.scalarLimit = -1
+	}
 
 	if c.pending >= 0 {
 		p, key := c.pending, c.pendingKey
@@ -98,7 +109,13 @@ func (c *checker) line(line []byte) bool {
 		switch {
 		case indent > p:
 			if t == scalarLine {
-				return false // a scalar on the line after its key: maybe multi-line
+				// "key:" and its value on the next line, as toYaml prints
+				// "env:\n  []". A complete one-line scalar only.
+				c.scalarLimit = p
+				if c.pendingKind {
+					c.kind = scalarText(rest)
+				}
+				return value(rest) == plainValue
 			}
 			c.stack = append(c.stack, frame{indent: indent, seq: t == seqLine})
 			return c.entry(indent, rest, t)
@@ -145,7 +162,7 @@ func (c *checker) entry(col int, rest []byte, t lineType) bool {
 				j++
 			}
 			if j == len(rest) || rest[j] == '#' {
-				c.pending, c.pendingKey = col, false
+				c.pending, c.pendingKey, c.pendingKind = col, false, false
 				return true
 			}
 			col, rest = col+j, rest[j:]
@@ -157,11 +174,12 @@ func (c *checker) entry(col int, rest []byte, t lineType) bool {
 		case mapLine:
 			key, after := splitKey(rest)
 			v := bytes.TrimLeft(after, " ")
-			if len(c.stack) == 1 && !c.stack[0].seq && string(key) == "kind" {
+			isKind := len(c.stack) == 1 && !c.stack[0].seq && string(key) == "kind"
+			if isKind {
 				c.kind = scalarText(v)
 			}
 			if len(v) == 0 || v[0] == '#' {
-				c.pending, c.pendingKey = col, true
+				c.pending, c.pendingKey, c.pendingKind = col, true, isKind
 				return true
 			}
 			return c.scalar(col, v)
@@ -347,7 +365,7 @@ func printable(line []byte) bool {
 			continue
 		}
 		r, size := utf8.DecodeRune(line[i:])
-		if r < 0xA0 || (r > 0xD7FF && r < 0xE000) || r == 0xFEFF || r > 0xFFFD {
+		if size == 1 || r < 0xA0 || (r > 0xD7FF && r < 0xE000) || r == 0xFEFF || r > 0xFFFD {
 			return false
 		}
 		i += size

@@ -221,4 +221,3 @@ func readError(err error) error {
 	}
 	return fmt.Errorf("reading stdin: %w", err)
 }
-
