@@ -54,7 +54,8 @@ type checker struct {
 	blockParent int  // its content must be indented more than this column
 	blockIndent int  // its content indent, 0 until the first content line
 
-	kind string
+	kind     string
+	kindSeen bool
 }
 
 type lineType int
@@ -174,9 +175,9 @@ func (c *checker) entry(col int, rest []byte, t lineType) bool {
 		case mapLine:
 			key, after := splitKey(rest)
 			v := bytes.TrimLeft(after, " ")
-			isKind := len(c.stack) == 1 && !c.stack[0].seq && string(key) == "kind"
+			isKind := len(c.stack) == 1 && !c.stack[0].seq && string(key) == "kind" && !c.kindSeen
 			if isKind {
-				c.kind = scalarText(v)
+				c.kind, c.kindSeen = scalarText(v), true // the parser's tree keeps the first of duplicate keys
 			}
 			if len(v) == 0 || v[0] == '#' {
 				c.pending, c.pendingKey, c.pendingKind = col, true, isKind
@@ -336,7 +337,7 @@ func onlyComment(rest []byte) bool {
 // scalarText returns the text of a simple scalar value: the plain text
 // before any comment, or the content of a quoted scalar without escapes.
 func scalarText(v []byte) string {
-	if len(v) == 0 {
+	if len(v) == 0 || v[0] == '#' {
 		return ""
 	}
 	if v[0] == '"' || v[0] == '\'' {

@@ -158,8 +158,14 @@ func (r *Renderer) Render(in []byte) (*Output, error) {
 			out.Warnings = append(out.Warnings, "no AWS cloud-controller-manager DaemonSet or Deployment in the input: passed through unchanged")
 			return out, nil
 		}
-		return nil, &InputError{Err: fmt.Errorf("no AWS cloud-controller-manager DaemonSet or Deployment in the input (%d documents); "+
-			"pass --allow-missing-workload to let such input through unchanged", len(docs))}
+		objects := 0
+		for _, d := range docs {
+			if d.kind != "" {
+				objects++
+			}
+		}
+		return nil, &InputError{Err: fmt.Errorf("no AWS cloud-controller-manager DaemonSet or Deployment among the %d objects of the input; "+
+			"pass --allow-missing-workload to let such input through unchanged", objects)}
 	}
 	roles, warnings, err := r.findRoles(docs, workloads)
 	if err != nil {

@@ -1,0 +1,230 @@
+package renderer
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected.yaml golden files")
+
+// TestRenderCases runs the directory cases in testdata/render: each holds an
+// input.yaml, an optional config.yaml (a RendererConfig), and either the
+// expected.yaml output or an errors.txt whose lines the error must contain.
+func TestRenderCases(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/render/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			opts := DefaultOptions()
+			if data, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
+				if opts, err = ParseConfig(data); err != nil {
+					t.Fatalf("config.yaml: %v", err)
+				}
+			}
+			in := readFile(t, filepath.Join(dir, "input.yaml"))
+			wantErrs, _ := os.ReadFile(filepath.Join(dir, "errors.txt"))
+			out, err := render(opts, in)
+			if len(wantErrs) > 0 {
+				if err == nil {
+					t.Fatalf("no error, want %q", wantErrs)
+				}
+				if out != nil {
+					t.Fatal("an error came with output")
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error spans lines: %q", err)
+				}
+				for _, want := range strings.Split(strings.TrimSpace(string(wantErrs)), "\n") {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not contain %q", err, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join(dir, "expected.yaml")
+			if *update {
+				if err := os.WriteFile(golden, out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want := readFile(t, golden); !bytes.Equal(out, want) {
+				t.Errorf("output differs from %s (go test ./renderer -update rewrites it):\n%s", golden, out)
+			}
+			again, err := render(opts, out)
+			if err != nil {
+				t.Fatalf("rendering the output again: %v", err)
+			}
+			if !bytes.Equal(again, out) {
+				t.Errorf("rendering the output again changed it:\n%s", again)
+			}
+		})
+	}
+}
+
+func render(o Options, in []byte) ([]byte, error) {
+	r, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.Render(in)
+	if err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// allOptions is every distro in every mode.
+func allOptions() map[string]Options {
+	m := map[string]Options{}
+	for _, d := range Distros {
+		for _, mode := range Modes {
+			o := DefaultOptions()
+			o.Distro, o.Mode = d, mode
+			m[string(d)+"/"+string(mode)] = o
+		}
+	}
+	return m
+}
+
+// TestUntouchedDocuments: documents that are not targets come out byte for
+// byte and in order, for every distro and mode, and a second render is a
+// no-op.
+func TestUntouchedDocuments(t *testing.T) {
+	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	extra := []byte("---\n# Source: other/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web # a comment\nspec:\n  ports:\n  - {port: 80}\n---\n---\n# a document of only comments\n")
+	in = append(append([]byte{}, extra...), in...)
+	for name, o := range allOptions() {
+		t.Run(name, func(t *testing.T) {
+			out, err := render(o, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(out, extra) {
+				t.Fatalf("the first documents changed:\n%s", out)
+			}
+			inDocs, outDocs := splitDocuments(in), splitDocuments(out)
+			for _, d := range inDocs {
+				if d.kind != "ConfigMap" && d.kind != "ServiceAccount" && d.kind != "ClusterRoleBinding" {
+					continue
+				}
+				found := false
+				for _, od := range outDocs {
+					found = found || bytes.Equal(od.raw, d.raw)
+				}
+				if !found {
+					t.Errorf("%s changed", d.describe())
+				}
+			}
+			again, err := render(o, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, out) {
+				t.Errorf("not idempotent")
+			}
+		})
+	}
+}
+
+// TestModeRoundTrip: migrate then install gives what install alone gives,
+// so the leader migration ConfigMap, volume, mount and flags all go.
+func TestModeRoundTrip(t *testing.T) {
+	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	for _, d := range Distros {
+		t.Run(string(d), func(t *testing.T) {
+			install, migrate := DefaultOptions(), DefaultOptions()
+			install.Distro, migrate.Distro, migrate.Mode = d, d, ModeMigrate
+			direct, err := render(install, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mid, err := render(migrate, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(mid, []byte("kind: LeaderMigrationConfiguration")) || !bytes.Contains(mid, []byte("--leader-migration-config="+LeaderMigrationConfigPath)) {
+				t.Fatalf("migrate output lacks the leader migration config:\n%s", mid)
+			}
+			back, err := render(install, mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := splitDocuments(direct), splitDocuments(back)
+			if len(a) != len(b) {
+				t.Fatalf("%d documents after migrate→install, %d after install", len(b), len(a))
+			}
+			for i := range a {
+				x, err1 := yaml.Parse(string(a[i].raw))
+				y, err2 := yaml.Parse(string(b[i].raw))
+				if err1 != nil || err2 != nil {
+					t.Fatal(err1, err2)
+				}
+				if !sameNode(x.YNode(), y.YNode()) {
+					t.Errorf("document %d differs:\n%s\nvs\n%s", i+1, a[i].raw, b[i].raw)
+				}
+			}
+		})
+	}
+}
+
+// TestNothingOnError: every error path returns no output at all.
+func TestOptionsErrors(t *testing.T) {
+	f := false
+	cases := map[string]func(*Options){
+		"unknown mode":             func(o *Options) { o.Mode = "upgrade" },
+		"no host network value":    func(o *Options) { o.HostNetwork = nil },
+		"bad set-arg":              func(o *Options) { o.SetArgs = []string{"v"} },
+		"set-arg twice":            func(o *Options) { o.SetArgs = []string{"v=1", "--v=2"} },
+		"remove forced":            func(o *Options) { o.RemoveArgs = []string{"cloud-provider"} },
+		"change forced":            func(o *Options) { o.SetArgs = []string{"configure-cloud-routes=true"} },
+		"remove-arg with value":    func(o *Options) { o.RemoveArgs = []string{"v=2"} },
+		"leader name in install":   func(o *Options) { o.LeaderName = "x" },
+		"unknown migration config": func(o *Options) { o.LeaderMigrationConfig = "maybe" },
+		"empty leader name":        func(o *Options) { o.HostNetwork = &f; o.LeaderName = "" },
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := DefaultOptions()
+			mutate(&o)
+			if _, err := New(o); !IsUsageError(err) {
+				t.Fatalf("New = %v, want a usage error", err)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	for name, text := range map[string]string{
+		"unknown field": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\ndistor: rke\n",
+		"wrong kind":    "apiVersion: v1\nkind: ConfigMap\n",
+		"two documents": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\n---\na: 1\n",
+		"empty":         "",
+		"not yaml":      "{",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := ParseConfig([]byte(text)); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+}
