@@ -1,0 +1,49 @@
+# aws-ccm-renderer. Everything but Go is built here from pinned Go modules
+# (see tools.mk and e2e/tools), into bin/.
+
+GO      ?= go
+BIN     ?= $(CURDIR)/bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+export GOTOOLCHAIN ?= local
+
+include tools.mk
+
+RENDERER := $(BIN)/aws-ccm-renderer
+PKG      := github.com/aws-ccm-renderer/aws-ccm-renderer
+SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.go') go.mod go.sum
+
+# What the tests need, as environment variables: the helpers in
+# internal/testtools use them, and build what is missing when they are unset.
+TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE)
+
+.PHONY: all build test unit vet bench demo clean help
+
+all: build
+
+help: ## list the targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+
+build: $(RENDERER) ## build bin/aws-ccm-renderer
+
+$(RENDERER): $(SOURCES)
+	$(GO) build -trimpath -ldflags "-s -w -X $(PKG)/cmd/cli.version=$(VERSION)" -o $@ ./cmd/aws-ccm-renderer
+
+vet: ## go vet and gofmt
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
+
+unit: ## unit tests only (no external tools)
+	$(GO) test ./renderer/... ./internal/benchdata/...
+
+test: vet build tools-helm ## all tests, with the real Helm 3 CLI
+	$(TEST_ENV) $(GO) test -count=1 ./...
+
+bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
+	$(TEST_ENV) $(GO) run ./internal/bench
+
+demo: build tools-helm ## render the sample chart for RKE2 and show what changed
+	@./hack/demo.sh
+
+clean: ## remove bin/ and dist/
+	rm -rf $(BIN) dist

@@ -1,0 +1,107 @@
+// Package testtools gives tests the real tools they run: the renderer
+// binary, Helm 3 and 4 and kustomize, built from pinned Go modules by the
+// Makefile, and the upstream chart packages.
+package testtools
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Root returns the repository's top directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var makeMu sync.Mutex
+
+// tool returns the path in env, or builds target with make and returns it.
+// It fails the test when neither works: a missing tool is never a skip.
+func tool(t testing.TB, env, target string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	makeMu.Lock()
+	defer makeMu.Unlock()
+	path := filepath.Join(Root(), target)
+	cmd := exec.Command("make", "-s", "-C", Root(), path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s (set %s to use another): %v\n%s", target, env, err, out)
+	}
+	return path
+}
+
+// Renderer returns the aws-ccm-renderer binary.
+func Renderer(t testing.TB) string { return tool(t, "AWS_CCM_RENDERER", "bin/aws-ccm-renderer") }
+
+// Helm3 returns the Helm 3 CLI.
+func Helm3(t testing.TB) string { return tool(t, "HELM3", "bin/helm") }
+
+// Helm4 returns the Helm 4 CLI.
+func Helm4(t testing.TB) string { return tool(t, "HELM4", "bin/helm4") }
+
+// Kustomize returns the kustomize CLI.
+func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize") }
+
+// ChartVersions are the upstream chart releases the tests cover.
+var ChartVersions = []string{"0.0.2", "0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.0.10", "0.0.11"}
+
+// LatestChartVersion is the newest of ChartVersions.
+const LatestChartVersion = "0.0.11"
+
+// ChartRepo is the upstream chart repository.
+const ChartRepo = "https://kubernetes.github.io/cloud-provider-aws"
+
+// ChartName is the upstream chart's name.
+const ChartName = "aws-cloud-controller-manager"
+
+var chartMu sync.Mutex
+
+// UpstreamChart returns the path of the upstream chart package of a version:
+// from $AWS_CCM_CHARTS or ../shared/charts when present, else downloaded
+// once from the official repository into .cache/charts.
+func UpstreamChart(t testing.TB, version string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%s.tgz", ChartName, version)
+	dirs := []string{os.Getenv("AWS_CCM_CHARTS"), filepath.Join(Root(), "..", "shared", "charts")}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return p
+		}
+	}
+	chartMu.Lock()
+	defer chartMu.Unlock()
+	cache := filepath.Join(Root(), ".cache", "charts")
+	p := filepath.Join(cache, name)
+	if fileExists(p) {
+		return p
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(Helm3(t), "pull", ChartName, "--repo", ChartRepo, "--version", version, "--destination", cache)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chart %s is not in ../shared/charts and downloading it failed: %v\n%s", version, err, out)
+	}
+	return p
+}
+
+// SampleChart returns the project's own sample chart directory.
+func SampleChart() string { return filepath.Join(Root(), "testdata", "charts", "aws-ccm-sample") }
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
