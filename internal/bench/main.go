@@ -1,0 +1,204 @@
+// Command bench compares aws-ccm-renderer, as a separate process the way Helm
+// runs it, with peers measured in the same run: cat (the floor: a process
+// that copies stdin to stdout), a kustomize-as-post-renderer wrapper that
+// applies only the placement patch, and a kyaml read-and-write round trip.
+// `make bench` runs it; it prints a table and exits non-zero only when a
+// command fails, never because of a time.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	median, p90 time.Duration
+	maxRSS      int64 // bytes
+}
+
+// measure runs a command n times with input on stdin and the output thrown
+// away, and returns the median and 90th percentile wall time and the
+// largest peak RSS.
+func measure(n int, input string, name string, args ...string) (result, error) {
+	var times []time.Duration
+	var rss int64
+	for i := 0; i < n; i++ {
+		in, err := os.Open(input)
+		if err != nil {
+			return result{}, err
+		}
+		cmd := exec.Command(name, args...)
+		cmd.Stdin = in
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		start := time.Now()
+		err = cmd.Run()
+		el := time.Since(start)
+		in.Close()
+		if err != nil {
+			return result{}, fmt.Errorf("%s: %v: %s", filepath.Base(name), err, errOut.Bytes())
+		}
+		times = append(times, el)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss*1024 > rss {
+			rss = ru.Maxrss * 1024
+		}
+	}
+	slices.Sort(times)
+	return result{median: times[len(times)/2], p90: times[len(times)*9/10], maxRSS: rss}, nil
+}
+
+func tool(env, fallback string) string {
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	return fallback
+}
+
+func run() error {
+	root, _ := os.Getwd()
+	renderer := tool("AWS_CCM_RENDERER", filepath.Join(root, "bin", "aws-ccm-renderer"))
+	helm := tool("HELM3", filepath.Join(root, "bin", "helm"))
+	kustomize := tool("KUSTOMIZE", filepath.Join(root, "bin", "kustomize"))
+	work, err := os.MkdirTemp("", "aws-ccm-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	// 1. One release of the latest upstream chart, per process.
+	chart := filepath.Join(root, "..", "shared", "charts", "aws-cloud-controller-manager-0.0.11.tgz")
+	if c := os.Getenv("AWS_CCM_CHART"); c != "" {
+		chart = c
+	}
+	if _, err := os.Stat(chart); err != nil {
+		chart = filepath.Join(root, ".cache", "charts", "aws-cloud-controller-manager-0.0.11.tgz")
+	}
+	tmpl := exec.Command(helm, "template", "ccm", chart, "--namespace", "kube-system")
+	tmpl.Env = append(os.Environ(), "HELM_CACHE_HOME="+work, "HELM_CONFIG_HOME="+work, "HELM_DATA_HOME="+work)
+	chartOut, err := tmpl.Output()
+	if err != nil {
+		return fmt.Errorf("helm template %s: %v", chart, err)
+	}
+	small := filepath.Join(work, "chart.yaml")
+	if err := os.WriteFile(small, chartOut, 0o644); err != nil {
+		return err
+	}
+	wrapper := filepath.Join(work, "kustomize-postrenderer.sh")
+	if err := os.WriteFile(wrapper, []byte(kustomizeWrapper), 0o755); err != nil {
+		return err
+	}
+	os.Setenv("KUSTOMIZE", kustomize)
+
+	const runs = 31
+	fmt.Printf("aws-ccm-renderer benchmark (%d runs per command; median, p90)\n\n", runs)
+	fmt.Printf("1. helm template of chart 0.0.11 (%d bytes), one process per render\n", len(chartOut))
+	cat, err := measure(runs, small, "cat")
+	if err != nil {
+		return err
+	}
+	ren, err := measure(runs, small, renderer, "--distro=rke2")
+	if err != nil {
+		return err
+	}
+	kus, err := measure(runs, small, wrapper)
+	if err != nil {
+		return err
+	}
+	row := func(name string, r result) {
+		fmt.Printf("   %-40s %8.2f ms %8.2f ms %7.1f MiB\n", name, ms(r.median), ms(r.p90), float64(r.maxRSS)/(1<<20))
+	}
+	row("cat", cat)
+	row("aws-ccm-renderer --distro=rke2", ren)
+	row("kustomize wrapper (placement patch only)", kus)
+	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time\n\n",
+		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median))
+
+	// 2. Umbrella streams.
+	fmt.Println("2. umbrella streams with the CCM inside, one process per render")
+	var base result
+	var baseSize int
+	for i, docs := range []int{10000, 100000} {
+		data := benchdata.Umbrella(docs)
+		file := filepath.Join(work, fmt.Sprintf("umbrella-%d.yaml", docs))
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			return err
+		}
+		n := 7
+		if docs > 10000 {
+			n = 3
+		}
+		c, err := measure(n, file, "cat")
+		if err != nil {
+			return err
+		}
+		r, err := measure(n, file, renderer, "--distro=rke2")
+		if err != nil {
+			return err
+		}
+		mb := float64(len(data)) / 1e6
+		fmt.Printf("   %6d documents, %6.1f MB: renderer %8.1f ms = %6.1f MB/s, peak RSS %6.1f MiB = %.2fx the input; cat %6.1f ms\n",
+			docs, mb, ms(r.median), mb/r.median.Seconds(), float64(r.maxRSS)/(1<<20), float64(r.maxRSS)/float64(len(data)), ms(c.median))
+		if i == 0 {
+			base, baseSize = r, len(data)
+		} else {
+			fmt.Printf("   %.1fx the input took %.2fx the time\n", float64(len(data))/float64(baseSize), float64(r.median)/float64(base.median))
+		}
+		os.Remove(file)
+	}
+
+	// 3. The kyaml peer, in process on the 10,000-document stream.
+	data := benchdata.Umbrella(10000)
+	start := time.Now()
+	var out bytes.Buffer
+	if err := (kio.Pipeline{
+		Inputs:  []kio.Reader{&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}},
+		Outputs: []kio.Writer{kio.ByteWriter{Writer: &out}},
+	}).Execute(); err != nil {
+		return err
+	}
+	el := time.Since(start)
+	fmt.Printf("\n3. kyaml read-and-write round trip of the 10,000-document stream, in process: %.0f ms = %.1f MB/s\n",
+		ms(el), float64(len(data))/1e6/el.Seconds())
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// kustomizeWrapper is the peer post-renderer: kustomize build over the
+// stream with one patch that sets the RKE2 nodeSelector.
+const kustomizeWrapper = `#!/bin/sh
+set -e
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+cat > "$d/all.yaml"
+cat > "$d/kustomization.yaml" <<'EOF'
+resources:
+- all.yaml
+patches:
+- target:
+    kind: DaemonSet
+  patch: |
+    - op: replace
+      path: /spec/template/spec/nodeSelector
+      value:
+        node-role.kubernetes.io/control-plane: "true"
+EOF
+"$KUSTOMIZE" build "$d"
+`

@@ -1,0 +1,43 @@
+package testtools
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// HelmEnv returns an environment that keeps Helm's cache, config and data
+// in a test's own directory.
+func HelmEnv(t testing.TB) []string {
+	t.Helper()
+	dir := t.TempDir()
+	return append(os.Environ(),
+		"HELM_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"HELM_DATA_HOME="+filepath.Join(dir, "data"),
+		"HELM_PLUGINS="+filepath.Join(dir, "plugins"),
+	)
+}
+
+// Run runs a command and returns its stdout and stderr separately.
+func Run(t testing.TB, env []string, name string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
+}
+
+// MustRun runs a command and fails the test when it fails.
+func MustRun(t testing.TB, env []string, name string, args ...string) []byte {
+	t.Helper()
+	out, errOut, err := Run(t, env, name, args...)
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, errOut)
+	}
+	return out
+}
