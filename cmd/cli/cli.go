@@ -41,18 +41,26 @@ func Main(args []string, s IOStreams) int {
 	return ExitCode(err)
 }
 
-// ExitCode maps an error to the exit code of the command line.
+// ExitCode maps an error to the exit code of the command line. Errors
+// cobra returns itself (unknown commands, bad arguments) are usage errors.
 func ExitCode(err error) int {
+	var io *ioError
 	switch {
 	case err == nil:
 		return ExitOK
-	case renderer.IsUsageError(err):
-		return ExitUsage
 	case renderer.IsInputError(err):
 		return ExitInput
+	case errors.As(err, &io):
+		return ExitOther
 	}
-	return ExitOther
+	return ExitUsage
 }
+
+// ioError is a failure to read or write, not a problem of the input.
+type ioError struct{ err error }
+
+func (e *ioError) Error() string { return e.err.Error() }
+func (e *ioError) Unwrap() error { return e.err }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")

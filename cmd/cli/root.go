@@ -152,7 +152,7 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: warning: "+w)
 			}
 			if _, err := out.WriteTo(cmd.OutOrStdout()); err != nil {
-				return fmt.Errorf("writing the output: %w", err)
+				return &ioError{fmt.Errorf("writing the output: %w", err)}
 			}
 			return nil
 		},
@@ -219,5 +219,5 @@ func readError(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("reading stdin: %w", err)
+	return &ioError{fmt.Errorf("reading stdin: %w", err)}
 }

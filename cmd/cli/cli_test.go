@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(args, IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+const ccm = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ccm
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      containers:
+      - name: ccm
+        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
+`
+
+func TestRender(t *testing.T) {
+	code, out, errOut := run(t, ccm, "--distro=rke2", "--set-arg", "v=4")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{`node-role.kubernetes.io/control-plane: "true"`, "- --v=4", "hostNetwork: true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "warning: no Role or ClusterRole bound") {
+		t.Errorf("no RBAC warning on stderr: %q", errOut)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"unknown flag", ccm, []string{"--distor=rke"}, ExitUsage, "unknown flag: --distor"},
+		{"unknown distro", ccm, []string{"--distro=rke3"}, ExitUsage, `unknown distro "rke3"`},
+		{"unknown mode", ccm, []string{"--mode=upgrade"}, ExitUsage, `unknown mode "upgrade"`},
+		{"bad bool", ccm, []string{"--host-network=maybe"}, ExitUsage, "host-network"},
+		{"positional argument", ccm, []string{"chart.yaml"}, ExitUsage, "unknown command"},
+		{"contradiction", ccm, []string{"--set-arg=v=1", "--remove-arg=v"}, ExitUsage, "contradicts"},
+		{"missing config file", ccm, []string{"--config=/nonexistent.yaml"}, ExitUsage, "--config"},
+		{"empty input", "", nil, ExitInput, "empty input"},
+		{"not yaml", "a: b: c\n", nil, ExitInput, "document 1 (line 1): yaml: mapping values are not allowed"},
+		{"no workload", "kind: ConfigMap\nmetadata: {name: x}\n", nil, ExitInput, "no AWS cloud-controller-manager"},
+		{"broken second document", ccm + "---\nkind: [\n", nil, ExitInput, "document 2 (line 12)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := run(t, c.stdin, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
+			}
+			if out != "" {
+				t.Errorf("stdout is not empty: %q", out)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "aws-ccm-renderer: ") {
+				t.Errorf("stderr is not one line: %q", errOut)
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("stderr %q does not say %q", errOut, c.want)
+			}
+		})
+	}
+}
+
+func TestConfigFileAndFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "renderer.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\ndistro: rke\nhostNetwork: false\nsetArgs: [v=3]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, ccm, "--config", cfg)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "node-role.kubernetes.io/controlplane") || strings.Contains(out, "hostNetwork") || !strings.Contains(out, "--v=3") {
+		t.Errorf("config file not applied:\n%s", out)
+	}
+	// A flag on the command line wins over the file.
+	code, out, _ = run(t, ccm, "--config", cfg, "--distro=k3s")
+	if code != ExitOK || !strings.Contains(out, `node-role.kubernetes.io/control-plane: "true"`) {
+		t.Errorf("--distro did not override the file (exit %d):\n%s", code, out)
+	}
+	if err := os.WriteFile(cfg, []byte("apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\ndistros: rke\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, ccm, "--config", cfg)
+	if code != ExitUsage || out != "" || !strings.Contains(errOut, "field distros not found") {
+		t.Errorf("bad config file: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, out, _ := run(t, "", "--help")
+	if code != ExitOK || !strings.Contains(out, "--post-renderer aws-ccm-renderer") || !strings.Contains(out, "--set-arg") {
+		t.Errorf("--help (exit %d):\n%s", code, out)
+	}
+	code, out, _ = run(t, "", "version")
+	if code != ExitOK || !strings.HasPrefix(out, "aws-ccm-renderer ") {
+		t.Errorf("version (exit %d): %q", code, out)
+	}
+	code, out, _ = run(t, "", "completion", "bash")
+	if code != ExitOK || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash (exit %d)", code)
+	}
+	code, out, _ = run(t, "", "__complete", "--distro", "")
+	if code != ExitOK || !strings.Contains(out, "rke2") || !strings.Contains(out, "kubeadm") {
+		t.Errorf("--distro completion: %q", out)
+	}
+}
+
+func TestStdinTerminal(t *testing.T) {
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		// No controlling terminal here: use a character device instead,
+		// which is what the check looks at.
+		if tty, err = os.Open(os.DevNull); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer tty.Close()
+	var out, errOut bytes.Buffer
+	code := Main(nil, IOStreams{In: tty, Out: &out, ErrOut: &errOut})
+	if code != ExitUsage || out.Len() != 0 || !strings.Contains(errOut.String(), "stdin is a terminal") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+func TestWriteError(t *testing.T) {
+	var errOut bytes.Buffer
+	code := Main([]string{"--distro=rke2"}, IOStreams{In: strings.NewReader(ccm), Out: failingWriter{}, ErrOut: &errOut})
+	if code != ExitOther || !strings.Contains(errOut.String(), "writing the output") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func TestReadInputFromFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(path, []byte(ccm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := readInput(f)
+	if err != nil || string(got) != ccm {
+		t.Fatalf("readInput = %q, %v", got, err)
+	}
+	big := strings.Repeat("# padding line for a multi-chunk read\n", 20000) + ccm
+	got, err = readInput(strings.NewReader(big))
+	if err != nil || string(got) != big {
+		t.Fatalf("chunked read: %d bytes, %v", len(got), err)
+	}
+}
