@@ -75,6 +75,9 @@ func (c *checker) line(line []byte) bool {
 		return false
 	}
 	if c.block {
+		if indent < len(line) && line[indent] == '\t' && (c.blockIndent == 0 || indent < c.blockIndent) {
+			return false // a tab where the parser expects indentation
+		}
 		if indent == len(line) { // blank or all-space line
 			return indent == 0 || c.blockIndent != 0
 		}
