@@ -117,6 +117,9 @@ func (c *checker) line(line []byte) bool {
 				// "env:\n  []". A complete one-line scalar only.
 				c.scalarLimit = p
 				if c.pendingKind {
+					if rest[0] == '"' && bytes.IndexByte(rest, '\\') >= 0 {
+						return false
+					}
 					c.kind = scalarText(rest)
 				}
 				return value(rest) == plainValue
@@ -180,6 +183,9 @@ func (c *checker) entry(col int, rest []byte, t lineType) bool {
 			v := bytes.TrimLeft(after, " ")
 			isKind := len(c.stack) == 1 && !c.stack[0].seq && string(key) == "kind" && !c.kindSeen
 			if isKind {
+				if len(v) > 0 && (v[0] == '|' || v[0] == '>' || (v[0] == '"' && bytes.IndexByte(v, '\\') >= 0)) {
+					return false // a kind the parser must read
+				}
 				c.kind, c.kindSeen = scalarText(v), true // the parser's tree keeps the first of duplicate keys
 			}
 			if len(v) == 0 || v[0] == '#' {
