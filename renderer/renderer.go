@@ -187,7 +187,7 @@ func (r *Renderer) Render(in []byte) (*Output, error) {
 		if sameNode(t.before, t.node.YNode()) {
 			continue
 		}
-		s, err := t.node.String()
+		s, err := t.encode()
 		if err != nil {
 			return nil, &InputError{Doc: t.doc.describe(), Err: err}
 		}
@@ -246,6 +246,13 @@ func describeTargets(targets []*target, err error) string {
 		}
 	}
 	return ""
+}
+
+// encode writes a patched document in the sequence indentation style its
+// input used, so that the diff shows only what the patches changed.
+func (t *target) encode() ([]byte, error) {
+	style := yaml.DeriveSeqIndentStyle(string(t.doc.raw[t.doc.prefix():]))
+	return yaml.MarshalWithOptions(t.node.YNode(), &yaml.EncoderOptions{SeqIndent: yaml.SequenceIndentStyle(style)})
 }
 
 // parse builds the tree of a document the renderer may patch.
