@@ -139,10 +139,15 @@ type target struct {
 // Render patches a manifest stream. It returns the whole output or an error,
 // never a part: an *InputError for manifests it cannot accept.
 func (r *Renderer) Render(in []byte) (*Output, error) {
-	if len(bytes.TrimSpace(in)) == 0 {
+	return r.RenderChunks([][]byte{in})
+}
+
+// RenderChunks patches a manifest stream read by ReadStream.
+func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
+	if !slices.ContainsFunc(in, func(c []byte) bool { return len(bytes.TrimSpace(c)) > 0 }) {
 		return nil, &InputError{Err: errors.New("empty input: expected the manifests `helm template` prints, on stdin")}
 	}
-	docs := splitDocuments(in)
+	docs := splitChunks(in)
 	if err := checkAll(docs); err != nil {
 		return nil, err
 	}
@@ -154,7 +159,9 @@ func (r *Renderer) Render(in []byte) (*Output, error) {
 	}
 	if len(workloads) == 0 {
 		if r.opts.AllowMissingWorkload {
-			out.add(in)
+			for _, c := range in {
+				out.add(c)
+			}
 			out.Warnings = append(out.Warnings, "no AWS cloud-controller-manager DaemonSet or Deployment in the input: passed through unchanged")
 			return out, nil
 		}

@@ -80,8 +80,28 @@ func (d *document) describe() string {
 // byte of in belongs to exactly one document, so concatenating the raw
 // fields gives back in.
 func splitDocuments(in []byte) []*document {
-	docs := make([]*document, 0, 16+bytes.Count(in, []byte("\n---"))) // a cheap upper bound
-	start, startLine, line := 0, 1, 1
+	return splitChunks([][]byte{in})
+}
+
+// splitChunks splits every chunk of a stream read by ReadStream.
+func splitChunks(chunks [][]byte) []*document {
+	n := 0
+	for _, c := range chunks {
+		n += 16 + bytes.Count(c, []byte("\n---")) // a cheap upper bound
+	}
+	docs := make([]*document, 0, n)
+	line := 1
+	for _, c := range chunks {
+		docs = splitChunk(docs, c, line)
+		line += bytes.Count(c, []byte("\n"))
+	}
+	return docs
+}
+
+// splitChunk appends the documents of in, whose first line is input line
+// first, to docs.
+func splitChunk(docs []*document, in []byte, first int) []*document {
+	start, startLine, line := 0, first, first
 	for pos := 0; pos < len(in); {
 		end := bytes.IndexByte(in[pos:], '\n')
 		if end < 0 {

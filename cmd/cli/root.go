@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -144,7 +143,7 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := r.Render(in)
+			out, err := r.RenderChunks(in)
 			if err != nil {
 				return err
 			}
@@ -175,44 +174,22 @@ func complete[T ~string](cmd *cobra.Command, flag string, values []T) {
 	_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(vs, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// readInput reads all of stdin into one buffer sized to fit, so that the
-// renderer can hand slices of it to the output.
-func readInput(r io.Reader) ([]byte, error) {
+// readInput reads all of stdin, in chunks that end at document boundaries
+// so the renderer can hand slices of them to the output.
+func readInput(r io.Reader) ([][]byte, error) {
+	var hint int64
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil {
 			if st.Mode()&os.ModeCharDevice != 0 {
 				return nil, &renderer.UsageError{Err: errStdinTerminal}
 			}
 			if st.Mode().IsRegular() {
-				buf := bytes.NewBuffer(make([]byte, 0, st.Size()+1))
-				_, err := buf.ReadFrom(f)
-				return buf.Bytes(), readError(err)
+				hint = st.Size()
 			}
 		}
 	}
-	// A pipe: read in chunks, then join once.
-	var chunks [][]byte
-	total := 0
-	for size := 64 << 10; ; size = min(size*2, 8<<20) {
-		chunk := make([]byte, size)
-		n, err := io.ReadFull(r, chunk)
-		chunks = append(chunks, chunk[:n])
-		total += n
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return nil, readError(err)
-		}
-	}
-	if len(chunks) == 1 {
-		return chunks[0], nil
-	}
-	out := make([]byte, 0, total)
-	for _, c := range chunks {
-		out = append(out, c...)
-	}
-	return out, nil
+	chunks, err := renderer.ReadStream(r, hint)
+	return chunks, readError(err)
 }
 
 func readError(err error) error {
