@@ -28,3 +28,7 @@ $(HELM4): $(TOOLS)/helm4/go.mod $(TOOLS)/helm4/go.sum
 
 $(KUSTOMIZE): $(TOOLS)/kustomize/go.mod $(TOOLS)/kustomize/go.sum
 	cd $(TOOLS)/kustomize && $(TOOL_BUILD) -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$(KUSTOMIZE_VERSION)" -o $@ sigs.k8s.io/kustomize/kustomize/v5
+
+# The control plane (etcd, kube-apiserver, kube-controller-manager) and the
+# fake-cloud CCM come from the e2e module; e2e/kube.mk defines tools-kube.
+-include $(CURDIR)/e2e/kube.mk
