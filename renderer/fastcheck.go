@@ -375,7 +375,8 @@ func printable(line []byte) bool {
 			continue
 		}
 		r, size := utf8.DecodeRune(line[i:])
-		if size == 1 || r < 0xA0 || (r > 0xD7FF && r < 0xE000) || r == 0xFEFF || r > 0xFFFD {
+		// U+2028 and U+2029 are line breaks to the parser.
+		if size == 1 || r < 0xA0 || r == 0x2028 || r == 0x2029 || (r > 0xD7FF && r < 0xE000) || r == 0xFEFF || r > 0xFFFD {
 			return false
 		}
 		i += size

@@ -152,44 +152,19 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 		return nil, err
 	}
 	out := &Output{}
-
-	workloads, err := r.findWorkloads(docs)
+	p, err := r.patch(docs)
 	if err != nil {
 		return nil, err
 	}
-	if len(workloads) == 0 {
-		if r.opts.AllowMissingWorkload {
-			for _, c := range in {
-				out.add(c)
-			}
-			out.Warnings = append(out.Warnings, "no AWS cloud-controller-manager DaemonSet or Deployment in the input: passed through unchanged")
-			return out, nil
+	if p == nil {
+		for _, c := range in {
+			out.add(c)
 		}
-		objects := 0
-		for _, d := range docs {
-			if d.kind != "" {
-				objects++
-			}
-		}
-		return nil, &InputError{Err: fmt.Errorf("no AWS cloud-controller-manager DaemonSet or Deployment among the %d objects of the input; "+
-			"pass --allow-missing-workload to let such input through unchanged", objects)}
+		out.Warnings = append(out.Warnings, noWorkloadWarning)
+		return out, nil
 	}
-	roles, warnings, err := r.findRoles(docs, workloads)
-	if err != nil {
-		return nil, err
-	}
-	out.Warnings = warnings
-
-	if err := applyFilters(workloads, r.workloadFilters()); err != nil {
-		return nil, err
-	}
-	if err := applyFilters(roles, []kio.Filter{RBAC{Permissions: CCMServiceAccountPermissions}}); err != nil {
-		return nil, err
-	}
-	extra, err := r.migrationConfigMaps(docs, workloads)
-	if err != nil {
-		return nil, err
-	}
+	out.Warnings = p.warnings
+	workloads, roles, extra := p.workloads, p.roles, p.insert
 	for _, t := range append(workloads, roles...) {
 		if sameNode(t.before, t.node.YNode()) {
 			continue
@@ -216,6 +191,98 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+const noWorkloadWarning = "no AWS cloud-controller-manager DaemonSet or Deployment in the input: passed through unchanged"
+
+// patched is what patch found and did.
+type patched struct {
+	workloads, roles []*target
+	insert           map[*document][]byte // ConfigMaps to add before a workload's document
+	warnings         []string
+}
+
+// patch finds the targets among the documents and applies the filters to
+// them. It returns nil, nil when there is no CCM workload and the options
+// allow that.
+func (r *Renderer) patch(docs []*document) (*patched, error) {
+	workloads, err := r.findWorkloads(docs)
+	if err != nil {
+		return nil, err
+	}
+	if len(workloads) == 0 {
+		if r.opts.AllowMissingWorkload {
+			return nil, nil
+		}
+		objects := 0
+		for _, d := range docs {
+			if d.kind != "" {
+				objects++
+			}
+		}
+		return nil, &InputError{Err: fmt.Errorf("no AWS cloud-controller-manager DaemonSet or Deployment among the %d objects of the input; "+
+			"pass --allow-missing-workload to let such input through unchanged", objects)}
+	}
+	roles, warnings, err := r.findRoles(docs, workloads)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyFilters(workloads, r.workloadFilters()); err != nil {
+		return nil, err
+	}
+	if err := applyFilters(roles, []kio.Filter{RBAC{Permissions: CCMServiceAccountPermissions}}); err != nil {
+		return nil, err
+	}
+	insert, err := r.migrationConfigMaps(docs, workloads)
+	if err != nil {
+		return nil, err
+	}
+	return &patched{workloads: workloads, roles: roles, insert: insert, warnings: warnings}, nil
+}
+
+// RenderNodes patches parsed objects in place, as the KRM function gets
+// them, and returns the new list: objects may be added (the leader
+// migration ConfigMap, before its workload) or removed. Warnings come back
+// beside it.
+func (r *Renderer) RenderNodes(nodes []*yaml.RNode) ([]*yaml.RNode, []string, error) {
+	docs := make([]*document, len(nodes))
+	for i, n := range nodes {
+		docs[i] = &document{index: i + 1, node: n, kind: n.GetKind()}
+	}
+	p, err := r.patch(docs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p == nil {
+		return nodes, []string{noWorkloadWarning}, nil
+	}
+	out := make([]*yaml.RNode, 0, len(nodes)+len(p.insert))
+	for _, d := range docs {
+		if text, ok := p.insert[d]; ok {
+			for _, part := range bytes.Split(text, []byte("---\n")) {
+				if len(bytes.TrimSpace(part)) == 0 {
+					continue
+				}
+				n, err := yaml.Parse(string(part))
+				if err != nil {
+					return nil, nil, err
+				}
+				out = append(out, n)
+			}
+		}
+		switch {
+		case d.removed:
+		case d.replace != nil:
+			n, err := yaml.Parse(string(d.replace))
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, n)
+		default:
+			out = append(out, d.node)
+		}
+	}
+	return out, p.warnings, nil
 }
 
 // separatorIfNeeded returns a line break when a patched document's prefix
@@ -264,6 +331,12 @@ func (t *target) encode() ([]byte, error) {
 
 // parse builds the tree of a document the renderer may patch.
 func (r *Renderer) parse(d *document) (*target, error) {
+	if d.node != nil {
+		if d.node.YNode().Kind != yaml.MappingNode {
+			return nil, &InputError{Doc: d.describe(), Err: fmt.Errorf("a %s is a %s, not an object", d.kind, kindName(d.node.YNode()))}
+		}
+		return &target{doc: d, node: d.node, before: cloneNode(d.node.YNode())}, nil
+	}
 	if d.multi {
 		return nil, &InputError{Doc: d.describe(), Err: errors.New(`a "..." line ends a document inside it; separate documents with "---"`)}
 	}

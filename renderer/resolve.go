@@ -60,7 +60,7 @@ var (
 func (r *Renderer) findWorkloads(docs []*document) ([]*target, error) {
 	var out []*target
 	for _, d := range docs {
-		if !workloadKinds[d.kind] || !(bytes.Contains(d.raw, markCCMImage) || bytes.Contains(d.raw, markCCMFlag)) {
+		if !workloadKinds[d.kind] || !(d.mentions(markCCMImage) || d.mentions(markCCMFlag)) {
 			continue
 		}
 		t, err := r.parse(d)
@@ -113,7 +113,7 @@ func (r *Renderer) findRoles(docs []*document, workloads []*target) ([]*target, 
 	}
 	var refs []roleRef
 	for _, d := range docs {
-		if d.kind != "RoleBinding" && d.kind != "ClusterRoleBinding" || !mentionsAny(d.raw, accounts) {
+		if d.kind != "RoleBinding" && d.kind != "ClusterRoleBinding" || !mentionsAny(d, accounts) {
 			continue
 		}
 		t, err := r.parse(d)
@@ -131,7 +131,7 @@ func (r *Renderer) findRoles(docs []*document, workloads []*target) ([]*target, 
 	var roles []*target
 	for _, d := range docs {
 		if d.kind != "Role" && d.kind != "ClusterRole" || !slices.ContainsFunc(refs, func(ref roleRef) bool {
-			return ref.kind == d.kind && bytes.Contains(d.raw, []byte(ref.name))
+			return ref.kind == d.kind && d.mentions([]byte(ref.name))
 		}) {
 			continue
 		}
@@ -156,9 +156,9 @@ func (r *Renderer) findRoles(docs []*document, workloads []*target) ([]*target, 
 	return roles, warnings, nil
 }
 
-func mentionsAny(raw []byte, accounts []serviceAccount) bool {
+func mentionsAny(d *document, accounts []serviceAccount) bool {
 	for _, sa := range accounts {
-		if bytes.Contains(raw, []byte(sa.name)) {
+		if d.mentions([]byte(sa.name)) {
 			return true
 		}
 	}
@@ -236,7 +236,7 @@ func (r *Renderer) migrationConfigMaps(docs []*document, workloads []*target) (m
 		insert[w.doc] = append(append(insert[w.doc], "---\n"...), want[key]...)
 	}
 	for _, d := range docs {
-		if d.kind != "ConfigMap" || !bytes.Contains(d.raw, markMigration) {
+		if d.kind != "ConfigMap" || !d.mentions(markMigration) {
 			continue
 		}
 		t, err := r.parse(d)
@@ -251,8 +251,10 @@ func (r *Renderer) migrationConfigMaps(docs []*document, workloads []*target) (m
 		switch {
 		case !ok:
 			d.removed = true
+		case d.node != nil:
+			d.replace = text
 		case bytes.Equal(bytes.TrimRight(d.raw[d.body:], "\n"), bytes.TrimRight(text, "\n")):
-			d.out = nil // already as wanted: written back as it is
+			// already as wanted: written back as it is
 		default:
 			d.out = append(slices.Clip(d.raw[:d.body]), text...)
 		}

@@ -3,6 +3,8 @@ package renderer
 import (
 	"bytes"
 	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // document is one YAML document of the input stream. raw holds its bytes
@@ -19,6 +21,17 @@ type document struct {
 	multi   bool   // "..." ends a document inside the segment
 	removed bool   // the renderer drops the document
 	out     []byte // replacement bytes when a patch changed the document
+
+	// node is set instead of raw when the caller passes parsed objects
+	// (the KRM function); replace then holds a regenerated document's text.
+	node    *yaml.RNode
+	replace []byte
+}
+
+// mentions reports whether the document may contain s: a cheap test before
+// parsing. Parsed objects always may.
+func (d *document) mentions(s []byte) bool {
+	return d.node != nil || bytes.Contains(d.raw, s)
 }
 
 // source returns the template path Helm writes as a "# Source:" comment
@@ -69,6 +82,9 @@ func (d *document) prefix() int {
 
 // describe names the document for error messages.
 func (d *document) describe() string {
+	if d.node != nil {
+		return "object " + strconv.Itoa(d.index) + " (" + objectName(d.node) + ")"
+	}
 	s := "document " + strconv.Itoa(d.index) + " (line " + strconv.Itoa(d.line)
 	if src := d.source(); src != "" {
 		s += ", " + src

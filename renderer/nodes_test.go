@@ -1,0 +1,77 @@
+package renderer
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// TestRenderNodes: the parsed-object path (the KRM function's) means the
+// same as the byte path, adds and removes the leader migration ConfigMap,
+// and reports errors by object.
+func TestRenderNodes(t *testing.T) {
+	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	for name, o := range allOptions() {
+		t.Run(name, func(t *testing.T) {
+			r, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := r.Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := r.RenderNodes(nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantNodes, err := (&kio.ByteReader{Reader: bytes.NewReader(want.Bytes()), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(wantNodes) {
+				t.Fatalf("%d objects, the byte path gives %d", len(got), len(wantNodes))
+			}
+			for i := range got {
+				if !sameNode(got[i].YNode(), wantNodes[i].YNode()) {
+					t.Errorf("object %d differs:\n%s\nvs\n%s", i+1, got[i].MustString(), wantNodes[i].MustString())
+				}
+			}
+			// Again, with the output as input: nothing changes, and a
+			// ConfigMap from an earlier migrate render goes in install mode.
+			again, _, err := r.RenderNodes(got)
+			if err != nil || len(again) != len(got) {
+				t.Fatalf("second run: %d objects, %v", len(again), err)
+			}
+		})
+	}
+	migrate := DefaultOptions()
+	migrate.Mode = ModeMigrate
+	rm, _ := New(migrate)
+	nodes, _ := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
+	mid, _, err := rm.RenderNodes(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, _ := New(DefaultOptions())
+	back, _, err := ri.RenderNodes(mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mid) != len(nodes)+1 || len(back) != len(nodes) {
+		t.Fatalf("objects: %d in, %d after migrate, %d after install", len(nodes), len(mid), len(back))
+	}
+
+	bad, _ := yaml.Parse("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ccm\nspec:\n  template:\n    spec:\n      containers:\n      - name: ccm\n        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1\n      tolerations: {a: b}\n")
+	_, _, err = ri.RenderNodes([]*yaml.RNode{bad})
+	if err == nil || !strings.Contains(err.Error(), "object 1 (DaemonSet ccm)") {
+		t.Fatalf("error %v does not name the object", err)
+	}
+}
