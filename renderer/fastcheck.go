@@ -283,7 +283,7 @@ func value(v []byte) valueType {
 			switch v[i] {
 			case '\\':
 				i++
-				if i == len(v) || bytes.IndexByte([]byte(`0abtnvfre "/\N_LP`), v[i]) < 0 {
+				if i == len(v) || bytes.IndexByte([]byte(`0abtnvfre "\N_LP`), v[i]) < 0 {
 					return badValue
 				}
 			case '"':

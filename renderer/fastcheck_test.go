@@ -105,3 +105,17 @@ func FuzzFastCheck(f *testing.F) {
 		}
 	})
 }
+
+
+// TestFastCheckEscapes: every escape the fast path accepts in a double-quoted
+// scalar, the parser accepts too.
+func TestFastCheckEscapes(t *testing.T) {
+	for c := 0x20; c < 0x7f; c++ {
+		in := []byte("a: \"x\\" + string(rune(c)) + "y\"\n")
+		if _, ok := fastCheck(in); ok {
+			if _, pok := parserAccepts(in); !pok {
+				t.Errorf("escape \\%c: the fast path accepts it, the parser does not", c)
+			}
+		}
+	}
+}
