@@ -106,7 +106,6 @@ func FuzzFastCheck(f *testing.F) {
 	})
 }
 
-
 // TestFastCheckEscapes: every escape the fast path accepts in a double-quoted
 // scalar, the parser accepts too.
 func TestFastCheckEscapes(t *testing.T) {
