@@ -27,22 +27,18 @@ type Args struct {
 var _ kio.Filter = Args{}
 
 func (f Args) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	for _, rn := range nodes {
-		spec, err := podSpec(rn)
-		if err != nil {
-			return nil, err
-		}
+	return eachPodSpec(nodes, func(_, spec *yaml.RNode) error {
 		containers, err := ccmContainers(spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
+			return err
 		}
 		for _, c := range containers {
 			if err := f.apply(c.YNode()); err != nil {
-				return nil, fmt.Errorf("%s: container %q: %w", objectName(rn), containerName(c), err)
+				return fmt.Errorf("container %q: %w", containerName(c), err)
 			}
 		}
-	}
-	return nodes, nil
+		return nil
+	})
 }
 
 func (f Args) apply(c *yaml.Node) error {

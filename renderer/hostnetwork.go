@@ -16,16 +16,12 @@ type HostNetwork struct {
 var _ kio.Filter = HostNetwork{}
 
 func (f HostNetwork) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	for _, rn := range nodes {
-		spec, err := podSpec(rn)
-		if err != nil {
-			return nil, err
-		}
+	return eachPodSpec(nodes, func(_, spec *yaml.RNode) error {
 		if f.Enabled {
 			mapSet(spec.YNode(), "hostNetwork", boolNode(true))
 		} else {
 			mapDelete(spec.YNode(), "hostNetwork")
 		}
-	}
-	return nodes, nil
+		return nil
+	})
 }

@@ -80,16 +80,7 @@ type LeaderMigration struct {
 var _ kio.Filter = LeaderMigration{}
 
 func (f LeaderMigration) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	for _, rn := range nodes {
-		spec, err := podSpec(rn)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.apply(rn.GetName(), spec); err != nil {
-			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
-		}
-	}
-	return nodes, nil
+	return eachPodSpec(nodes, func(rn, spec *yaml.RNode) error { return f.apply(rn.GetName(), spec) })
 }
 
 func (f LeaderMigration) apply(workload string, spec *yaml.RNode) error {

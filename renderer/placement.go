@@ -20,16 +20,7 @@ type Placement struct {
 var _ kio.Filter = Placement{}
 
 func (p Placement) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	for _, rn := range nodes {
-		spec, err := podSpec(rn)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.apply(spec.YNode()); err != nil {
-			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
-		}
-	}
-	return nodes, nil
+	return eachPodSpec(nodes, func(_, spec *yaml.RNode) error { return p.apply(spec.YNode()) })
 }
 
 func (p Placement) apply(spec *yaml.Node) error {

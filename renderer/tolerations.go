@@ -19,16 +19,7 @@ type Tolerations struct {
 var _ kio.Filter = Tolerations{}
 
 func (f Tolerations) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	for _, rn := range nodes {
-		spec, err := podSpec(rn)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.apply(spec.YNode()); err != nil {
-			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
-		}
-	}
-	return nodes, nil
+	return eachPodSpec(nodes, func(_, spec *yaml.RNode) error { return f.apply(spec.YNode()) })
 }
 
 func (f Tolerations) apply(spec *yaml.Node) error {

@@ -26,6 +26,21 @@ func podSpec(rn *yaml.RNode) (*yaml.RNode, error) {
 	return spec, nil
 }
 
+// eachPodSpec runs apply on the pod spec of every workload and names the
+// workload in the errors apply returns: the loop of every workload filter.
+func eachPodSpec(nodes []*yaml.RNode, apply func(rn, spec *yaml.RNode) error) ([]*yaml.RNode, error) {
+	for _, rn := range nodes {
+		spec, err := podSpec(rn)
+		if err != nil {
+			return nil, err
+		}
+		if err := apply(rn, spec); err != nil {
+			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
+		}
+	}
+	return nodes, nil
+}
+
 // ccmContainers returns the containers of a pod spec that run the AWS cloud
 // controller manager.
 func ccmContainers(spec *yaml.RNode) ([]*yaml.RNode, error) {
