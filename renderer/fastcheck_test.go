@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
 )
 
 // parserAccepts reports whether the YAML parser accepts text as documents
@@ -114,6 +118,34 @@ func TestFastCheckEscapes(t *testing.T) {
 		if _, ok := fastCheck(in); ok {
 			if _, pok := parserAccepts(in); !pok {
 				t.Errorf("escape \\%c: the fast path accepts it, the parser does not", c)
+			}
+		}
+	}
+}
+
+// TestFastPathCoverage: the documents templating tools print take the fast
+// path, which is what keeps the renderer fast; a change that sends them to
+// the parser fails here rather than only in a benchmark.
+func TestFastPathCoverage(t *testing.T) {
+	inputs := map[string][]byte{"umbrella": benchdata.Umbrella(2000)}
+	golden, _ := filepath.Glob("../testdata/golden/helm3/*/*.yaml")
+	for _, g := range golden {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[g] = b
+	}
+	if len(inputs) < 10 {
+		t.Fatalf("only %d inputs", len(inputs))
+	}
+	for name, in := range inputs {
+		for _, d := range splitDocuments(in) {
+			if err := d.check(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !d.simple {
+				t.Errorf("%s: %s took the slow path:\n%s", name, d.describe(), d.raw)
 			}
 		}
 	}
