@@ -1,0 +1,312 @@
+// Package harness runs a real Kubernetes control plane for the tests: etcd,
+// kube-apiserver (RBAC on) and kube-controller-manager running the
+// DaemonSet controller, built from pinned Go modules, on loopback ports
+// picked at run time. No kubelet and no scheduler run: nodes are API
+// objects, and the DaemonSet controller alone decides which nodes get a pod.
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Binaries are the control plane's executables.
+type Binaries struct {
+	Etcd, APIServer, ControllerManager string
+}
+
+// ControlPlane is a running control plane.
+type ControlPlane struct {
+	Dir        string // its working directory: data, keys, logs, kubeconfig
+	Kubeconfig string // an admin kubeconfig (system:masters)
+	Config     *rest.Config
+	Client     kubernetes.Interface
+
+	mu    sync.Mutex
+	procs []*process
+}
+
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+// Start starts etcd, the API server and the controller manager, and waits
+// until the API server is ready. On error everything started is stopped.
+func Start(ctx context.Context, bin Binaries, controllers []string) (cp *ControlPlane, err error) {
+	dir, err := os.MkdirTemp("", "aws-ccm-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	cp = &ControlPlane{Dir: dir}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
+
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
+	if err := cp.start("etcd", bin.Etcd,
+		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=e2e="+peerURL, "--unsafe-no-fsync", "--log-level=warn",
+	); err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, etcdURL+"/health", 30*time.Second, cp.exited("etcd")); err != nil {
+		return nil, cp.failure("etcd", err)
+	}
+
+	// Credentials: a static admin token, and a key pair for service
+	// account tokens.
+	token := randomHex(16)
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+",admin,admin,\"system:masters\"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	saKey := filepath.Join(dir, "sa.key")
+	if err := writeRSAKey(saKey); err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(dir, "certs")
+	if err := cp.start("kube-apiserver", bin.APIServer,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(apiPort), "--cert-dir="+certDir,
+		"--token-auth-file="+tokens,
+		"--authorization-mode=Node,RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--allow-privileged=true",
+		"--enable-priority-and-fairness=false",
+		"--v=0",
+	); err != nil {
+		return nil, err
+	}
+	host := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	cp.Config = &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
+	cp.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	if err := writeKubeconfig(cp.Kubeconfig, host, token); err != nil {
+		return nil, err
+	}
+	if cp.Client, err = kubernetes.NewForConfig(cp.Config); err != nil {
+		return nil, err
+	}
+	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
+		return nil, cp.failure("kube-apiserver", err)
+	}
+
+	ctrl := "daemonset"
+	for _, c := range controllers {
+		ctrl += "," + c
+	}
+	if err := cp.start("kube-controller-manager", bin.ControllerManager,
+		"--kubeconfig="+cp.Kubeconfig,
+		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
+		"--controllers="+ctrl, "--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--concurrent-daemonset-syncs=5",
+		"--v=0",
+	); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// Stop stops every process the control plane started, in reverse order,
+// and removes its directory unless E2E_KEEP is set.
+func (cp *ControlPlane) Stop() {
+	cp.mu.Lock()
+	procs := cp.procs
+	cp.procs = nil
+	cp.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+	if os.Getenv("E2E_KEEP") == "" && cp.Dir != "" {
+		_ = os.RemoveAll(cp.Dir)
+	}
+}
+
+// Log returns the tail of a process's log, for failure messages.
+func (cp *ControlPlane) Log(name string, max int) string {
+	b, err := os.ReadFile(filepath.Join(cp.Dir, name+".log"))
+	if err != nil {
+		return ""
+	}
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return string(b)
+}
+
+func (cp *ControlPlane) start(name, path string, args ...string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s: %w (build it with make tools-kube)", name, err)
+	}
+	logPath := filepath.Join(cp.Dir, name+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	// Its own process group, so that Stop reaches every child, and
+	// Pdeathsig, so that nothing outlives a test binary that dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	cp.mu.Lock()
+	cp.procs = append(cp.procs, p)
+	cp.mu.Unlock()
+	return nil
+}
+
+// exited returns a channel closed when the named process has exited.
+func (cp *ControlPlane) exited(name string) <-chan struct{} {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	for _, p := range cp.procs {
+		if p.name == name {
+			return p.done
+		}
+	}
+	return nil
+}
+
+func (cp *ControlPlane) failure(name string, err error) error {
+	return fmt.Errorf("%s: %w\n%s", name, err, cp.Log(name, 3000))
+}
+
+func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	died := cp.exited("kube-apiserver")
+	for {
+		body, err := cp.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err == nil && string(body) == "ok" {
+			return nil
+		}
+		select {
+		case <-died:
+			return errors.New("exited")
+		case <-ctx.Done():
+			return fmt.Errorf("not ready after %s: %v", timeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func waitHTTP(ctx context.Context, url string, timeout time.Duration, died <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-died:
+			return errors.New("exited")
+		case <-ctx.Done():
+			return fmt.Errorf("%s not healthy after %s: %v", url, timeout, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// freePorts asks the kernel for n free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func writeRSAKey(path string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
+}
+
+// WriteKubeconfig writes a kubeconfig for a bearer token.
+func writeKubeconfig(path, host, token string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: host, InsecureSkipTLSVerify: true}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin"}
+	cfg.CurrentContext = "e2e"
+	return clientcmd.WriteToFile(*cfg, path)
+}

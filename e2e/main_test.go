@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+)
+
+// cp is the control plane every test of this package shares. Tests keep out
+// of each other's way with their own namespaces and release names.
+var cp *harness.ControlPlane
+
+// fixtureDistros are the distributions with node fixtures in testdata/nodes.
+var fixtureDistros = []string{"rke", "rke2", "k3s", "kubeadm"}
+
+// fixtures holds every fixture node by distribution; all of them are in the
+// cluster at once, and tests judge each distribution's nodes separately.
+var fixtures = map[string][]corev1.Node{}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	bin, err := kubeBinaries()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	ctx := context.Background()
+	start := time.Now()
+	cp, err = harness.Start(ctx, bin, []string{"garbagecollector"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the control plane:", err)
+		return 1
+	}
+	defer cp.Stop()
+	for _, d := range fixtureDistros {
+		nodes, err := harness.LoadNodes(filepath.Join(testtools.Root(), "testdata", "nodes", d+".yaml"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		if err := cp.CreateNodes(ctx, nodes); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		fixtures[d] = nodes
+	}
+	fmt.Fprintf(os.Stderr, "e2e: control plane up with %d nodes in %s (%s)\n", countNodes(), time.Since(start).Round(time.Millisecond), cp.Dir)
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintln(os.Stderr, "e2e: kube-controller-manager log tail:\n"+cp.Log("kube-controller-manager", 2000))
+	}
+	return code
+}
+
+func countNodes() int {
+	n := 0
+	for _, nodes := range fixtures {
+		n += len(nodes)
+	}
+	return n
+}
+
+// kubeBinaries returns the control plane's binaries: from $ETCD,
+// $KUBE_APISERVER and $KUBE_CONTROLLER_MANAGER, or built by make.
+func kubeBinaries() (harness.Binaries, error) {
+	root := testtools.Root()
+	b := harness.Binaries{
+		Etcd:              envOr("ETCD", filepath.Join(root, "bin", "etcd")),
+		APIServer:         envOr("KUBE_APISERVER", filepath.Join(root, "bin", "kube-apiserver")),
+		ControllerManager: envOr("KUBE_CONTROLLER_MANAGER", filepath.Join(root, "bin", "kube-controller-manager")),
+	}
+	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager} {
+		if _, err := os.Stat(p); err != nil {
+			cmd := exec.Command("make", "-s", "-C", root, "tools-kube")
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return b, fmt.Errorf("building the control plane (make tools-kube): %w", err)
+			}
+			break
+		}
+	}
+	return b, nil
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// helm runs the Helm 3 CLI against the test cluster.
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, err := helmRun(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, errOut)
+	}
+	return string(out)
+}
+
+func helmRun(t *testing.T, args ...string) ([]byte, []byte, error) {
+	t.Helper()
+	args = append(args, "--kubeconfig", cp.Kubeconfig)
+	return testtools.Run(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
+}
+
+// rendererArgs are the Helm flags that run aws-ccm-renderer as the
+// post-renderer with the given renderer flags.
+func rendererArgs(t *testing.T, flags ...string) []string {
+	args := []string{"--post-renderer", testtools.Renderer(t)}
+	for _, f := range flags {
+		args = append(args, "--post-renderer-args="+f)
+	}
+	return args
+}
+
+// namespace creates a namespace for a test and deletes it afterwards.
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	_, err := cp.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name
+}

@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+)
+
+// install installs the latest upstream chart as a release of its own: every
+// name the chart takes from values is unique to the release, so that
+// releases do not fight over cluster-scoped objects. It returns the
+// DaemonSet's namespace and name.
+func install(t *testing.T, release string, renderer []string, extra ...string) (string, string) {
+	t.Helper()
+	ns := namespace(t, release)
+	args := []string{"install", release, testtools.UpstreamChart(t, testtools.LatestChartVersion),
+		"--namespace", ns,
+		"--set", "namespace=" + ns + ",nameOverride=" + release + ",clusterRoleName=" + release + ",serviceAccountName=" + release + "-sa"}
+	if renderer != nil {
+		args = append(args, rendererArgs(t, renderer...)...)
+	}
+	helm(t, append(args, extra...)...)
+	return ns, release
+}
+
+// settle waits until the DaemonSet controller has acted on the current
+// generation and created a pod for every node it wants, and returns the
+// names of the nodes its pods are pinned to.
+func settle(t *testing.T, ns, name string) []string {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	stable := 0
+	for {
+		ds, err := cp.Client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := podNodes(t, ds)
+		state := fmt.Sprintf("gen %d/%d desired %d pods %v", ds.Status.ObservedGeneration, ds.Generation, ds.Status.DesiredNumberScheduled, nodes)
+		if ds.Status.ObservedGeneration == ds.Generation && int(ds.Status.DesiredNumberScheduled) == len(nodes) {
+			if state == last {
+				stable++
+			} else {
+				stable = 0
+			}
+			if stable >= 2 {
+				return nodes
+			}
+		}
+		last = state
+		if time.Now().After(deadline) {
+			t.Fatalf("DaemonSet %s/%s did not settle: %s", ns, name, state)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// podNodes returns, sorted, the nodes the DaemonSet's pods are pinned to:
+// the DaemonSet controller writes each pod's node as a required node
+// affinity on metadata.name.
+func podNodes(t *testing.T, ds *appsv1.DaemonSet) []string {
+	t.Helper()
+	pods, err := cp.Client.CoreV1().Pods(ds.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, p := range pods.Items {
+		if !ownedBy(p, ds) || p.DeletionTimestamp != nil {
+			continue
+		}
+		node := pinnedNode(p)
+		if node == "" {
+			t.Fatalf("pod %s has no node affinity on metadata.name", p.Name)
+		}
+		nodes = append(nodes, node)
+	}
+	sort.Strings(nodes)
+	return nodes
+}
+
+func ownedBy(p corev1.Pod, ds *appsv1.DaemonSet) bool {
+	for _, o := range p.OwnerReferences {
+		if o.UID == ds.UID {
+			return true
+		}
+	}
+	return false
+}
+
+func pinnedNode(p corev1.Pod) string {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range term.MatchFields {
+			if f.Key == "metadata.name" && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+// controlPlaneNodes returns the names of a fixture's control-plane nodes.
+func controlPlaneNodes(distro string) []string {
+	var out []string
+	for _, n := range fixtures[distro] {
+		if slices.Contains(strings.Split(n.Annotations[nodefit.RolesAnnotation], ","), "controlplane") {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// onFixture keeps the nodes that belong to a distribution's fixture.
+func onFixture(nodes []string, distro string) []string {
+	var out []string
+	for _, name := range nodes {
+		for _, n := range fixtures[distro] {
+			if n.Name == name {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// TestPlacement installs the upstream chart with the real Helm CLI into the
+// real API server, once at its defaults and once per --distro through the
+// renderer, and lets the real DaemonSet controller decide where pods go.
+func TestPlacement(t *testing.T) {
+	cases := []struct {
+		name     string
+		renderer []string // nil: the chart's defaults, no renderer
+	}{
+		{"defaults", nil},
+		{"auto", []string{"--distro=auto"}},
+		{"rke", []string{"--distro=rke"}},
+		{"rke2", []string{"--distro=rke2"}},
+		{"k3s", []string{"--distro=k3s"}},
+		{"kubeadm", []string{"--distro=kubeadm"}},
+	}
+	var mu sync.Mutex
+	placed := map[string][]string{} // case -> nodes with a pod
+	t.Run("install", func(t *testing.T) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				ns, name := install(t, "place-"+c.name, c.renderer)
+				nodes := settle(t, ns, name)
+				mu.Lock()
+				placed[c.name] = nodes
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// The failure users report, kept as a baseline: the chart's defaults
+	// place no pod on RKE1, RKE2 or K3s.
+	for _, d := range []string{"rke", "rke2", "k3s"} {
+		if got := onFixture(placed["defaults"], d); len(got) != 0 {
+			t.Errorf("chart defaults: pods on %s nodes %v; the baseline says none", d, got)
+		}
+	}
+	for _, d := range fixtureDistros {
+		want := controlPlaneNodes(d)
+		if got := onFixture(placed[d], d); !slices.Equal(got, want) {
+			t.Errorf("--distro=%s: pods on %v, want exactly the control-plane nodes %v", d, got, want)
+		}
+		if got := onFixture(placed["auto"], d); !slices.Equal(got, want) {
+			t.Errorf("--distro=auto on the %s fixture: pods on %v, want %v", d, got, want)
+		}
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n%-8s %6s %13s %15s %13s %14s\n", "fixture", "nodes", "control-plane", "chart defaults", "--distro=own", "--distro=auto")
+	for _, d := range fixtureDistros {
+		fmt.Fprintf(&table, "%-8s %6d %13d %15d %13d %14d\n", d, len(fixtures[d]), len(controlPlaneNodes(d)),
+			len(onFixture(placed["defaults"], d)), len(onFixture(placed[d], d)), len(onFixture(placed["auto"], d)))
+	}
+	t.Log("pods the DaemonSet controller created, per fixture:" + table.String())
+}

@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// can asks the real authorizer whether a service account may do something.
+func can(t *testing.T, ns, sa, verb, resource, subresource string) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + ns + ":" + sa,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: "kube-system", Verb: verb, Resource: resource, Subresource: subresource,
+		},
+	}}
+	res, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Status.Allowed
+}
+
+// TestRBAC: through the real RBAC authorizer, the CCM's service account may
+// get and create service accounts and request their tokens after the
+// renderer, and may not before it.
+func TestRBAC(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		renderer []string
+		want     bool
+	}{
+		{"defaults", nil, false},
+		{"rendered", []string{"--distro=rke2"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns, name := install(t, "rbac-"+c.name, c.renderer)
+			sa := name + "-sa"
+			if got := can(t, ns, sa, "get", "serviceaccounts", ""); got != c.want {
+				t.Errorf("get serviceaccounts: %v, want %v", got, c.want)
+			}
+			if !can(t, ns, sa, "create", "serviceaccounts", "") || !can(t, ns, sa, "create", "serviceaccounts", "token") {
+				t.Error("may not create serviceaccounts or serviceaccounts/token")
+			}
+			if can(t, ns, sa, "delete", "serviceaccounts", "") || can(t, ns, sa, "get", "secrets", "") {
+				t.Error("may delete serviceaccounts or read secrets: more than the CCM needs")
+			}
+		})
+	}
+}
+
+// liveDaemonSet returns a DaemonSet's generation and its CCM container's args.
+func liveDaemonSet(t *testing.T, ns, name string) (int64, []string) {
+	t.Helper()
+	ds, err := cp.Client.AppsV1().DaemonSets(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds.Generation, ds.Spec.Template.Spec.Containers[0].Args
+}
+
+func hasArgPrefix(args []string, prefix string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, prefix) })
+}
+
+// releaseObjects lists the kinds and names in a release's manifest.
+func releaseObjects(t *testing.T, ns, release string) []string {
+	t.Helper()
+	out := helm(t, "get", "manifest", release, "--namespace", ns)
+	var objs []string
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
+	for {
+		var u unstructured.Unstructured
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatal(err)
+		}
+		if u.Object != nil {
+			objs = append(objs, u.GetKind()+"/"+u.GetName())
+		}
+	}
+	sort.Strings(objs)
+	return objs
+}
+
+// TestLifecycle walks a release through a migration: install, upgrade to
+// --mode=migrate, back to --mode=install, roll back; and checks that an
+// upgrade with unchanged options causes no rollout.
+func TestLifecycle(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	ns, name := install(t, "life", []string{"--distro=rke2"})
+	cm := renderer.LeaderMigrationConfigMapName(name)
+	set := "namespace=" + ns + ",nameOverride=" + name + ",clusterRoleName=" + name + ",serviceAccountName=" + name + "-sa"
+	upgrade := func(flags ...string) {
+		helm(t, append([]string{"upgrade", name, chart, "--namespace", ns, "--set", set}, rendererArgs(t, flags...)...)...)
+	}
+	configMapExists := func() bool {
+		_, err := cp.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), cm, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	installed := releaseObjects(t, ns, name)
+	gen1, args := liveDaemonSet(t, ns, name)
+	if hasArgPrefix(args, "--enable-leader-migration") || configMapExists() {
+		t.Fatalf("install: leader migration present: %q", args)
+	}
+
+	upgrade("--distro=rke2", "--mode=migrate")
+	gen2, args := liveDaemonSet(t, ns, name)
+	if !slices.Contains(args, "--enable-leader-migration=true") || !slices.Contains(args, "--leader-migration-config="+renderer.LeaderMigrationConfigPath) || !configMapExists() {
+		t.Fatalf("migrate: args %q, ConfigMap present %v", args, configMapExists())
+	}
+	if gen2 == gen1 {
+		t.Error("migrate did not change the DaemonSet")
+	}
+	if got := releaseObjects(t, ns, name); len(got) != len(installed)+1 {
+		t.Errorf("migrate: objects %v, want %v plus the ConfigMap", got, installed)
+	}
+
+	// The same options again: no rollout.
+	upgrade("--distro=rke2", "--mode=migrate")
+	if gen, _ := liveDaemonSet(t, ns, name); gen != gen2 {
+		t.Errorf("an upgrade with unchanged options moved the generation from %d to %d", gen2, gen)
+	}
+
+	upgrade("--distro=rke2", "--mode=install")
+	_, args = liveDaemonSet(t, ns, name)
+	if hasArgPrefix(args, "--enable-leader-migration") || hasArgPrefix(args, "--leader-migration-config") || configMapExists() {
+		t.Errorf("back to install: args %q, ConfigMap present %v", args, configMapExists())
+	}
+	if got := releaseObjects(t, ns, name); !slices.Equal(got, installed) {
+		t.Errorf("back to install: objects %v, want %v", got, installed)
+	}
+
+	helm(t, "rollback", name, "--namespace", ns) // to the previous revision: migrate
+	_, args = liveDaemonSet(t, ns, name)
+	if !slices.Contains(args, "--enable-leader-migration=true") || !configMapExists() {
+		t.Errorf("rollback: args %q, ConfigMap present %v", args, configMapExists())
+	}
+	if nodes := settle(t, ns, name); !slices.Equal(onFixture(nodes, "rke2"), controlPlaneNodes("rke2")) {
+		t.Errorf("after the rollback: pods on %v", nodes)
+	}
+}
+
+// TestServerAcceptsEveryVersion: the API server accepts every object the
+// renderer writes for every chart version, distribution and mode (a
+// server-side dry run: validation and admission, nothing stored).
+func TestServerAcceptsEveryVersion(t *testing.T) {
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cp.Client.Discovery()))
+	ctx := context.Background()
+	for _, version := range testtools.ChartVersions {
+		chart := testtools.UpstreamChart(t, version)
+		for _, d := range renderer.Distros {
+			for _, mode := range renderer.Modes {
+				out := helm(t, append([]string{"template", "ccm", chart, "--namespace", "kube-system"},
+					rendererArgs(t, "--distro="+string(d), "--mode="+string(mode))...)...)
+				dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out)), 4096)
+				n := 0
+				for {
+					var u unstructured.Unstructured
+					if err := dec.Decode(&u.Object); err != nil {
+						if errors.Is(err, io.EOF) {
+							break
+						}
+						t.Fatal(err)
+					}
+					if u.Object == nil {
+						continue
+					}
+					gvk := u.GroupVersionKind()
+					m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+					if err != nil {
+						t.Fatalf("%s %s: %v", version, gvk, err)
+					}
+					var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+					if m.Scope.Name() == meta.RESTScopeNameNamespace {
+						ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+					}
+					if _, err := ri.Create(ctx, &u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+						t.Errorf("chart %s --distro=%s --mode=%s: the API server rejects %s %s: %v", version, d, mode, u.GetKind(), u.GetName(), err)
+					}
+					n++
+				}
+				if n < 5 {
+					t.Errorf("chart %s --distro=%s --mode=%s: only %d objects", version, d, mode, n)
+				}
+			}
+		}
+	}
+}
