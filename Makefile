@@ -30,13 +30,15 @@ $(RENDERER): $(SOURCES)
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
+	cd e2e && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
 
 unit: ## unit tests only (no external tools)
 	$(GO) test ./renderer/... ./internal/benchdata/...
 
-test: vet build tools-helm ## all tests, with the real Helm 3 CLI
+test: vet build tools-helm tools-kube ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory e2e
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt

@@ -26,7 +26,14 @@ $(KUBE_APISERVER): $(E2E)/go.mod $(E2E)/go.sum
 $(KUBE_CONTROLLER_MANAGER): $(E2E)/go.mod $(E2E)/go.sum
 	cd $(E2E) && $(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 
-E2E_ENV = $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER)
+E2E_ENV = $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM)
 
 e2e: build tools-helm tools-kube ## the real-cluster tests
 	cd $(E2E) && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
+
+FAKE_CCM := $(BIN)/fake-ccm
+
+tools-kube: $(FAKE_CCM)
+
+$(FAKE_CCM): $(E2E)/go.mod $(E2E)/go.sum $(E2E)/cmd/fake-ccm/main.go
+	cd $(E2E) && $(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ ./cmd/fake-ccm

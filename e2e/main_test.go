@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,14 +32,14 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	bin, err := kubeBinaries()
+	bin, err := harness.Locate(testtools.Root())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	ctx := context.Background()
 	start := time.Now()
-	cp, err = harness.Start(ctx, bin, []string{"garbagecollector"})
+	cp, err = harness.Start(ctx, bin, []string{"daemonset", "garbagecollector"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: starting the control plane:", err)
 		return 1
@@ -72,35 +71,6 @@ func countNodes() int {
 		n += len(nodes)
 	}
 	return n
-}
-
-// kubeBinaries returns the control plane's binaries: from $ETCD,
-// $KUBE_APISERVER and $KUBE_CONTROLLER_MANAGER, or built by make.
-func kubeBinaries() (harness.Binaries, error) {
-	root := testtools.Root()
-	b := harness.Binaries{
-		Etcd:              envOr("ETCD", filepath.Join(root, "bin", "etcd")),
-		APIServer:         envOr("KUBE_APISERVER", filepath.Join(root, "bin", "kube-apiserver")),
-		ControllerManager: envOr("KUBE_CONTROLLER_MANAGER", filepath.Join(root, "bin", "kube-controller-manager")),
-	}
-	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager} {
-		if _, err := os.Stat(p); err != nil {
-			cmd := exec.Command("make", "-s", "-C", root, "tools-kube")
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				return b, fmt.Errorf("building the control plane (make tools-kube): %w", err)
-			}
-			break
-		}
-	}
-	return b, nil
-}
-
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
 }
 
 // helm runs the Helm 3 CLI against the test cluster.

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,9 +32,38 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// Binaries are the control plane's executables.
+// Binaries are the control plane's executables, and the fake-cloud CCM.
 type Binaries struct {
-	Etcd, APIServer, ControllerManager string
+	Etcd, APIServer, ControllerManager, FakeCCM string
+}
+
+// Locate returns the binaries from $ETCD, $KUBE_APISERVER,
+// $KUBE_CONTROLLER_MANAGER and $FAKE_CCM, or from root/bin, building them
+// with `make tools-kube` when one is missing.
+func Locate(root string) (Binaries, error) {
+	env := func(name, file string) string {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+		return filepath.Join(root, "bin", file)
+	}
+	b := Binaries{
+		Etcd:              env("ETCD", "etcd"),
+		APIServer:         env("KUBE_APISERVER", "kube-apiserver"),
+		ControllerManager: env("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"),
+		FakeCCM:           env("FAKE_CCM", "fake-ccm"),
+	}
+	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.FakeCCM} {
+		if _, err := os.Stat(p); err != nil {
+			cmd := exec.Command("make", "-s", "-C", root, "tools-kube")
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return b, fmt.Errorf("building the control plane (make tools-kube): %w", err)
+			}
+			break
+		}
+	}
+	return b, nil
 }
 
 // ControlPlane is a running control plane.
@@ -54,8 +84,9 @@ type process struct {
 	log  string
 }
 
-// Start starts etcd, the API server and the controller manager, and waits
-// until the API server is ready. On error everything started is stopped.
+// Start starts etcd and the API server, waits until the API server is
+// ready, and starts kube-controller-manager with the given controllers (none:
+// no controller manager). On error everything started is stopped.
 func Start(ctx context.Context, bin Binaries, controllers []string) (cp *ControlPlane, err error) {
 	dir, err := os.MkdirTemp("", "aws-ccm-e2e-")
 	if err != nil {
@@ -127,10 +158,10 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		return nil, cp.failure("kube-apiserver", err)
 	}
 
-	ctrl := "daemonset"
-	for _, c := range controllers {
-		ctrl += "," + c
+	if len(controllers) == 0 {
+		return cp, nil
 	}
+	ctrl := strings.Join(controllers, ",")
 	if err := cp.start("kube-controller-manager", bin.ControllerManager,
 		"--kubeconfig="+cp.Kubeconfig,
 		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,

@@ -1,0 +1,334 @@
+// Package leadermigration proves on a real API server that the renderer's
+// LeaderMigrationConfiguration keeps a cloud-controller-manager's service
+// controller under the migration lock, where the built-in default does not.
+//
+// A CCM built from k8s.io/cloud-provider (as the AWS CCM is, with the
+// library's fake cloud) runs with the flags and the config file taken from
+// the rendered output, while a stand-in for the in-tree
+// kube-controller-manager holds the cloud-provider-extraction-migration
+// Lease. Whether the service controller runs is read through the API: it
+// puts the service.kubernetes.io/load-balancer-cleanup finalizer on every
+// Service of type LoadBalancer it handles.
+package leadermigration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+const (
+	cleanupFinalizer = "service.kubernetes.io/load-balancer-cleanup"
+	standIn          = "in-tree-kube-controller-manager"
+)
+
+var (
+	cp  *harness.ControlPlane
+	bin harness.Binaries
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if bin, err = harness.Locate(testtools.Root()); err != nil {
+		fmt.Fprintln(os.Stderr, "leadermigration:", err)
+		return 1
+	}
+	// Its own control plane, without nodes or a controller manager: the
+	// CCM under test is the only controller.
+	if cp, err = harness.Start(context.Background(), bin, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "leadermigration: starting the control plane:", err)
+		return 1
+	}
+	defer cp.Stop()
+	return m.Run()
+}
+
+// rendered returns the CCM's args and, in migrate mode with the rendered
+// config, the LeaderMigrationConfiguration, from the renderer's output for
+// the latest upstream chart.
+func rendered(t *testing.T, flags ...string) (args []string, config string) {
+	t.Helper()
+	args = []string{"template", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion), "--namespace", "kube-system",
+		"--post-renderer", testtools.Renderer(t)}
+	for _, f := range flags {
+		args = append(args, "--post-renderer-args="+f)
+	}
+	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
+	objs, err := manifest.Split(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccm, err := manifest.CCM(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Kind == "ConfigMap" && o.Name == renderer.LeaderMigrationConfigMapName(ccm.Name) {
+			config, _ = manifest.Get(o.Doc, "data", renderer.LeaderMigrationFile).(string)
+		}
+	}
+	return manifest.Args(ccm), config
+}
+
+// holdLease makes the stand-in hold the migration lease, renewing it until
+// the returned release function is called, which gives it up.
+func holdLease(t *testing.T, name string) (release func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	leases := cp.Client.CoordinationV1().Leases("kube-system")
+	now := metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To(standIn), LeaseDurationSeconds: ptr.To[int32](5),
+			AcquireTime: &now, RenewTime: &now,
+		},
+	}
+	if err := leases.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	if _, err := leases.Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			l, err := leases.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != standIn {
+				t.Errorf("the stand-in lost the lease to %v while holding it", l.Spec.HolderIdentity)
+				return
+			}
+			renew := metav1.NewMicroTime(time.Now())
+			l.Spec.RenewTime = &renew
+			_, _ = leases.Update(ctx, l, metav1.UpdateOptions{})
+		}
+	}()
+	released := false
+	release = func() {
+		if released {
+			return
+		}
+		released = true
+		cancel()
+		<-done
+		_ = leases.Delete(context.Background(), name, metav1.DeleteOptions{})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// startCCM runs the fake-cloud CCM with the rendered args; the cloud
+// provider becomes the fake one and the config file's path is the test's
+// copy. It is stopped when the test ends, on failure too.
+func startCCM(t *testing.T, rendered []string, config string) {
+	t.Helper()
+	dir := t.TempDir()
+	var args []string
+	for _, a := range rendered {
+		switch {
+		case a == "--cloud-provider=aws":
+			a = "--cloud-provider=fake-aws"
+		case strings.HasPrefix(a, "--leader-migration-config="):
+			path := filepath.Join(dir, renderer.LeaderMigrationFile)
+			if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a = "--leader-migration-config=" + path
+		}
+		args = append(args, a)
+	}
+	port := freePort(t)
+	// What the DaemonSet's environment gives the CCM in a cluster: the API
+	// server, and a short lease period so the test need not wait long.
+	args = append(args, "--kubeconfig="+cp.Kubeconfig,
+		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s")
+	// A fresh start: no leader lease left by an earlier CCM.
+	leases := cp.Client.CoordinationV1().Leases("kube-system")
+	if err := leases.Delete(context.Background(), "cloud-controller-manager", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	log, err := os.Create(filepath.Join(dir, "ccm.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin.FakeCCM, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fake CCM args: %q", args)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Logf("fake CCM log tail:\n%s", b)
+		}
+	})
+	// The CCM is up once it holds its own leader lease.
+	waitFor(t, 60*time.Second, "the CCM to hold its leader lease", func() bool {
+		select {
+		case <-exited:
+			t.Fatal("the fake CCM exited")
+		default:
+		}
+		l, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "cloud-controller-manager", metav1.GetOptions{})
+		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != ""
+	})
+}
+
+// loadBalancer creates a Service of type LoadBalancer and returns a function
+// that reports whether the service controller has put its finalizer on it.
+func loadBalancer(t *testing.T, name string) func() bool {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	services := cp.Client.CoreV1().Services("default")
+	if _, err := services.Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Drop the finalizer: no controller may be left to remove it.
+		if s, err := services.Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			s.Finalizers = nil
+			_, _ = services.Update(context.Background(), s, metav1.UpdateOptions{})
+		}
+		_ = services.Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return func() bool {
+		s, err := services.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(s.Finalizers, cleanupFinalizer)
+	}
+}
+
+func leaseHolder(t *testing.T, name string) string {
+	l, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// TestDefaultConfigLetsTheServiceControllerRun is the baseline, kept as a
+// test: with only --enable-leader-migration=true (the CCM's built-in default
+// config) the service controller starts while the in-tree side holds the
+// migration lease — two controllers for the same load balancers.
+func TestDefaultConfigLetsTheServiceControllerRun(t *testing.T) {
+	args, config := rendered(t, "--distro=rke2", "--mode=migrate", "--leader-migration-config=default")
+	if config != "" || !slices.Contains(args, "--enable-leader-migration=true") || slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--leader-migration-config")
+	}) {
+		t.Fatalf("rendered args %q, config %q: want the flag alone", args, config)
+	}
+	holdLease(t, renderer.DefaultLeaderName)
+	startCCM(t, args, "")
+	finalized := loadBalancer(t, "baseline")
+	waitFor(t, 60*time.Second, "the service controller to handle the Service", finalized)
+	if h := leaseHolder(t, renderer.DefaultLeaderName); h != standIn {
+		t.Fatalf("the migration lease is held by %q, not the stand-in: the baseline proves nothing", h)
+	}
+	t.Logf("default config: the service controller put %s on the Service while %q held the migration lease", cleanupFinalizer, standIn)
+}
+
+// TestRenderedConfigKeepsTheServiceControllerWaiting: with the rendered
+// config the service controller waits while the in-tree side holds the
+// migration lease, and starts once the lease is free.
+func TestRenderedConfigKeepsTheServiceControllerWaiting(t *testing.T) {
+	args, config := rendered(t, "--distro=rke2", "--mode=migrate")
+	if !strings.Contains(config, "service-lb-controller") {
+		t.Fatalf("no rendered config naming service-lb-controller: %q", config)
+	}
+	release := holdLease(t, renderer.DefaultLeaderName)
+	startCCM(t, args, config)
+	finalized := loadBalancer(t, "gated")
+	// The CCM is up (it holds its own lease) and its ungated controllers run;
+	// give the service controller ample time to show itself, as it did in
+	// the baseline within seconds.
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if finalized() {
+			t.Fatalf("the service controller ran while %q held the migration lease", standIn)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	release()
+	waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+		h := leaseHolder(t, renderer.DefaultLeaderName)
+		return h != "" && h != standIn
+	})
+	waitFor(t, 60*time.Second, "the service controller to handle the Service after the lease was freed", finalized)
+	t.Logf("rendered config: no %s while %q held the migration lease (15 s); after its release the CCM took the lease and the finalizer appeared", cleanupFinalizer, standIn)
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
