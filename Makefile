@@ -16,7 +16,7 @@ SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.g
 # internal/testtools use them, and build what is missing when they are unset.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE)
 
-.PHONY: all build test unit vet bench demo clean help
+.PHONY: all build test unit vet bench demo clean help helm-plugin
 
 all: build
 
@@ -27,6 +27,18 @@ build: $(RENDERER) ## build bin/aws-ccm-renderer
 
 $(RENDERER): $(SOURCES)
 	$(GO) build -trimpath -ldflags "-s -w -X $(PKG)/cmd/cli.version=$(VERSION)" -o $@ ./cmd/aws-ccm-renderer
+
+PLUGIN_DIR := $(CURDIR)/dist/helm-plugin/aws-ccm
+
+helm-plugin: $(PLUGIN_DIR)/aws-ccm-renderer $(PLUGIN_DIR)/plugin.yaml ## the Helm 4 post-renderer plugin in dist/helm-plugin/aws-ccm
+
+$(PLUGIN_DIR)/plugin.yaml: plugin/aws-ccm/plugin.yaml
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
+	@mkdir -p $(@D)
+	cp $< $@
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...

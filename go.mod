@@ -3,6 +3,7 @@ module github.com/aws-ccm-renderer/aws-ccm-renderer
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	go.yaml.in/yaml/v3 v3.0.5

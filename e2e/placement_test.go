@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -197,4 +199,32 @@ func TestPlacement(t *testing.T) {
 			len(onFixture(placed["defaults"], d)), len(onFixture(placed[d], d)), len(onFixture(placed["auto"], d)))
 	}
 	t.Log("pods the DaemonSet controller created, per fixture:" + table.String())
+}
+
+// TestPlacementHelm4 installs through the Helm 4 CLI and the aws-ccm
+// post-renderer plugin: a pod for exactly the control-plane nodes of every
+// fixture.
+func TestPlacementHelm4(t *testing.T) {
+	root := testtools.Root()
+	if out, err := exec.Command("make", "-s", "-C", root, "helm-plugin").CombinedOutput(); err != nil {
+		t.Fatalf("make helm-plugin: %v\n%s", err, out)
+	}
+	helm4, env := testtools.Helm4(t), testtools.HelmEnv(t)
+	testtools.MustRun(t, env, helm4, "plugin", "install", filepath.Join(root, "dist", "helm-plugin", "aws-ccm"))
+	release := "place-helm4"
+	ns := namespace(t, release)
+	testtools.MustRun(t, env, helm4, "install", release, testtools.UpstreamChart(t, testtools.LatestChartVersion),
+		"--kubeconfig", cp.Kubeconfig, "--namespace", ns,
+		"--set", "namespace="+ns+",nameOverride="+release+",clusterRoleName="+release+",serviceAccountName="+release+"-sa",
+		"--post-renderer", "aws-ccm", "--post-renderer-args=--distro=auto")
+	nodes := settle(t, ns, release)
+	for _, d := range fixtureDistros {
+		if got, want := onFixture(nodes, d), controlPlaneNodes(d); !slices.Equal(got, want) {
+			t.Errorf("Helm 4, --distro=auto on the %s fixture: pods on %v, want %v", d, got, want)
+		}
+	}
+	list := testtools.MustRun(t, env, helm4, "list", "--kubeconfig", cp.Kubeconfig, "--namespace", ns)
+	if !strings.Contains(string(list), release) {
+		t.Errorf("helm list does not show the release:\n%s", list)
+	}
 }

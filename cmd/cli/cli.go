@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,8 +38,27 @@ func Main(args []string, s IOStreams) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(s.ErrOut, "aws-ccm-renderer: "+oneLine(err.Error()))
+	msg := "aws-ccm-renderer: " + oneLine(err.Error())
+	fmt.Fprintln(s.ErrOut, msg)
+	tellTerminal(msg)
 	return ExitCode(err)
+}
+
+// tellTerminal shows an error on the controlling terminal when the renderer
+// runs as a Helm 4 plugin: Helm 4 keeps a post-renderer plugin's stderr to
+// itself and reports only that the plugin failed, so the person who ran
+// helm would never learn why. Outside a plugin, or without a terminal
+// (CI, GitOps controllers), it does nothing.
+func tellTerminal(msg string) {
+	if os.Getenv("HELM_PLUGIN_NAME") == "" {
+		return
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	fmt.Fprintln(tty, msg)
 }
 
 // ExitCode maps an error to the exit code of the command line. Errors

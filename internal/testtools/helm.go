@@ -17,7 +17,7 @@ func HelmEnv(t testing.TB) []string {
 		"HELM_CACHE_HOME="+filepath.Join(dir, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"HELM_DATA_HOME="+filepath.Join(dir, "data"),
-		"HELM_PLUGINS="+filepath.Join(dir, "plugins"),
+		"HELM_PLUGINS="+filepath.Join(dir, "data", "plugins"), // where helm plugin install puts them
 	)
 }
 
