@@ -263,6 +263,9 @@ func (r *Renderer) RenderNodes(nodes []*yaml.RNode) ([]*yaml.RNode, []string, er
 				if len(bytes.TrimSpace(part)) == 0 {
 					continue
 				}
+				if bytes.HasPrefix(part, []byte("#")) { // the "# Source:" line: no comments in objects
+					part = part[bytes.IndexByte(part, '\n')+1:]
+				}
 				n, err := yaml.Parse(string(part))
 				if err != nil {
 					return nil, nil, err
