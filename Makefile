@@ -16,7 +16,7 @@ SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.g
 # internal/testtools use them, and build what is missing when they are unset.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE)
 
-.PHONY: all build test unit vet bench demo clean help helm-plugin
+.PHONY: all build test unit vet bench demo clean help helm-plugin overlays
 
 all: build
 
@@ -39,6 +39,10 @@ $(PLUGIN_DIR)/plugin.yaml: plugin/aws-ccm/plugin.yaml
 $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@
+
+overlays: build ## regenerate the kustomize components in overlays/ (and the Fleet example's copy)
+	$(RENDERER) overlays --out overlays
+	$(RENDERER) overlays --out examples/fleet/overlays
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...

@@ -172,3 +172,26 @@ func TestReadInputFromFile(t *testing.T) {
 		t.Fatalf("readInput = %q, %v", got, err)
 	}
 }
+
+func TestOverlaysCommand(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := run(t, "", "overlays", "--out", dir)
+	if code != ExitOK || !strings.Contains(out, filepath.Join(dir, "rke2", "migrate")) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, f := range []string{"rke2/install/kustomization.yaml", "rke2/migrate/leader-migration.yaml", "auto/install/daemonset.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if code, out, errOut := run(t, "", "overlays", "--out", ""); code != ExitUsage || out != "" || !strings.Contains(errOut, "--out") {
+		t.Errorf("empty --out: exit %d, stderr %q", code, errOut)
+	}
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, "", "overlays", "--out", file); code != ExitOther || out != "" || !strings.Contains(errOut, "writing the overlays") {
+		t.Errorf("--out a file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
