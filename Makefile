@@ -23,10 +23,18 @@ all: build
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
-build: $(RENDERER) ## build bin/aws-ccm-renderer
+HELM_RENDERER := $(BIN)/aws-ccm-renderer-helm
+LDFLAGS := -s -w -X $(PKG)/cmd/cli.version=$(VERSION)
+
+build: $(RENDERER) $(HELM_RENDERER) ## build bin/aws-ccm-renderer and bin/aws-ccm-renderer-helm (the chart wrapper commands)
 
 $(RENDERER): $(SOURCES)
-	$(GO) build -trimpath -ldflags "-s -w -X $(PKG)/cmd/cli.version=$(VERSION)" -o $@ ./cmd/aws-ccm-renderer
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
+
+# The same program with the Helm SDK linked in: aws-ccm-renderer execs it for
+# template, install, upgrade and diff, and stays lean for the post-render path.
+$(HELM_RENDERER): $(SOURCES)
+	$(GO) build -trimpath -tags helmsdk -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
 
 PLUGIN_DIR := $(CURDIR)/dist/helm-plugin/aws-ccm
 
@@ -46,6 +54,7 @@ overlays: build ## regenerate the kustomize components in overlays/ (and the Fle
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
+	$(GO) vet -tags helmsdk ./cmd/...
 	cd e2e && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
 
@@ -54,6 +63,7 @@ unit: ## unit tests only (no external tools)
 
 test: vet build tools-helm tools-kube ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
+	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison

@@ -38,6 +38,9 @@ func Main(args []string, s IOStreams) int {
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, errChanges) {
+		return ExitChanges
+	}
 	msg := "aws-ccm-renderer: " + oneLine(err.Error())
 	fmt.Fprintln(s.ErrOut, msg)
 	tellTerminal(msg)

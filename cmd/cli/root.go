@@ -163,6 +163,7 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s))
+	cmd.AddCommand(chartCommands(s)...)
 	return cmd
 }
 

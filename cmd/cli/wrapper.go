@@ -1,0 +1,418 @@
+//go:build helmsdk
+
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	helmcli "helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// The upstream chart, the default CHART of the wrapper commands.
+const (
+	DefaultChart   = "aws-cloud-controller-manager"
+	DefaultRepo    = "https://kubernetes.github.io/cloud-provider-aws"
+	DefaultRelease = "aws-cloud-controller-manager"
+)
+
+// The renderer is Helm's post-renderer in-process.
+var _ postrender.PostRenderer = (*renderer.PostRenderer)(nil)
+
+// chartFlags are the flags of template, install, upgrade and diff.
+type chartFlags struct {
+	render      rootFlags
+	repo        string
+	version     string
+	plainHTTP   bool
+	values      values.Options
+	namespace   string
+	kubeconfig  string
+	kubeContext string
+	wait        bool
+	timeout     time.Duration
+	atomic      bool
+	dryRun      bool
+	install     bool // upgrade --install
+	deployed    bool // diff against the release in the cluster
+	exitCode    bool // diff --exit-code
+	noColor     bool
+}
+
+func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
+	f.render.register(fs)
+	fs.StringVar(&f.repo, "repo", DefaultRepo, "chart repository URL, used when CHART is a chart name")
+	fs.StringVar(&f.version, "version", "", "chart version (default: the latest)")
+	fs.BoolVar(&f.plainHTTP, "plain-http", false, "use HTTP, not HTTPS, for an oci:// registry")
+	fs.StringArrayVarP(&f.values.ValueFiles, "values", "f", nil, "values file for the chart (repeatable)")
+	fs.StringArrayVar(&f.values.Values, "set", nil, "set a chart value, key=value (repeatable)")
+	fs.StringArrayVar(&f.values.StringValues, "set-string", nil, "set a chart value as a string (repeatable)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "kube-system", "namespace of the release")
+	if kind == "template" {
+		return
+	}
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context")
+	if kind == "diff" {
+		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what would be deployed now, instead of the chart's own output with the patched output")
+		fs.BoolVar(&f.exitCode, "exit-code", false, fmt.Sprintf("exit with %d when there are changes, 0 when there are none", ExitChanges))
+		fs.BoolVar(&f.noColor, "no-color", false, "never colour the diff")
+		return
+	}
+	fs.BoolVar(&f.wait, "wait", false, "wait until the DaemonSet has rolled out")
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long to wait for Kubernetes operations")
+	fs.BoolVar(&f.atomic, "atomic", false, "roll back (upgrade) or uninstall (install) when it fails; implies --wait")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "simulate: render and validate against the cluster, change nothing")
+	if kind == "upgrade" {
+		fs.BoolVarP(&f.install, "install", "i", false, "install the release when it does not exist yet")
+	}
+}
+
+// NewChartCommand builds template, install, upgrade or diff.
+func NewChartCommand(kind string, s IOStreams) *cobra.Command {
+	f := &chartFlags{}
+	short := map[string]string{
+		"template": "Render the upstream chart with the renderer's patches, in-process",
+		"install":  "Install the upstream chart with the renderer's patches",
+		"upgrade":  "Upgrade a release of the upstream chart with the renderer's patches",
+		"diff":     "Show what the renderer changes, or what an upgrade would change in the cluster",
+	}[kind]
+	cmd := &cobra.Command{
+		Use:     kind + " [RELEASE] [CHART]",
+		Short:   short,
+		Long:    short + ".\n\n" + chartLong,
+		Example: chartExamples[kind],
+		Args:    cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			release, chartRef := DefaultRelease, DefaultChart
+			if len(args) > 0 {
+				release = args[0]
+			}
+			if len(args) > 1 {
+				chartRef = args[1]
+			}
+			w := &wrapper{flags: f, kind: kind, release: release, chartRef: chartRef,
+				out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), progress: isTerminal(cmd.ErrOrStderr())}
+			return w.run(cmd.Flags())
+		},
+	}
+	setCommon(cmd, s)
+	f.register(cmd.Flags(), kind)
+	complete(cmd, "distro", renderer.Distros)
+	complete(cmd, "mode", renderer.Modes)
+	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
+	return cmd
+}
+
+const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from --repo by default; a chart
+name in another --repo, a local directory, a .tgz package and an oci:// reference also work.
+RELEASE defaults to aws-cloud-controller-manager, the namespace to kube-system. The Helm SDK
+runs in this process with the renderer as its post-renderer: no helm binary is needed.
+The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer.`
+
+var chartExamples = map[string]string{
+	"template": `  # The latest upstream chart, patched for RKE2
+  aws-ccm-renderer template --distro=rke2
+
+  # A pinned version, from a chart package, from an OCI registry
+  aws-ccm-renderer template --distro=rke --version 0.0.11
+  aws-ccm-renderer template ccm ./aws-cloud-controller-manager-0.0.11.tgz --distro=k3s
+  aws-ccm-renderer template ccm oci://registry.example.com/charts/aws-cloud-controller-manager --version 0.0.11`,
+	"install": `  # Install on an RKE2 cluster and wait for the DaemonSet
+  aws-ccm-renderer install --distro=rke2 --wait
+
+  # Leader migration during a move off the in-tree provider
+  aws-ccm-renderer install --distro=rke --mode=migrate -f values.yaml`,
+	"upgrade": `  # Leader migration off again after the move
+  aws-ccm-renderer upgrade --distro=rke --mode=install --wait
+
+  # Install or upgrade, rolling back on failure
+  aws-ccm-renderer upgrade --install --distro=k3s --atomic`,
+	"diff": `  # What the renderer changes in the chart's output
+  aws-ccm-renderer diff --distro=rke2
+
+  # What an upgrade would change in the cluster; exit 4 when something would (for CI)
+  aws-ccm-renderer diff --deployed --distro=rke2 --mode=install --exit-code`,
+}
+
+type wrapper struct {
+	flags             *chartFlags
+	kind              string
+	release, chartRef string
+	out, errOut       io.Writer
+	progress          bool
+
+	settings *helmcli.EnvSettings
+	cfg      *action.Configuration
+}
+
+func (w *wrapper) step(format string, args ...any) {
+	if w.progress {
+		fmt.Fprintf(w.errOut, "aws-ccm-renderer: "+format+"\n", args...)
+	}
+}
+
+func (w *wrapper) run(fs *pflag.FlagSet) error {
+	opts, err := w.flags.render.options(fs)
+	if err != nil {
+		return err
+	}
+	pr, err := renderer.NewPostRenderer(opts)
+	if err != nil {
+		return err
+	}
+	pr.Warn = func(msg string) { fmt.Fprintln(w.errOut, "aws-ccm-renderer: warning: "+msg) }
+	if err := w.setup(); err != nil {
+		return err
+	}
+	ch, vals, err := w.loadChart()
+	if err != nil {
+		return err
+	}
+	switch w.kind {
+	case "template":
+		rel, err := w.render(ch, vals, pr)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(w.out, manifestOf(rel))
+		return writeErr(err)
+	case "install":
+		return w.installRelease(ch, vals, pr)
+	case "upgrade":
+		return w.upgradeRelease(ch, vals, pr)
+	case "diff":
+		return w.diff(ch, vals, pr)
+	}
+	return fmt.Errorf("unknown command %s", w.kind)
+}
+
+// setup makes Helm's settings and action configuration; template needs no
+// cluster.
+func (w *wrapper) setup() error {
+	w.settings = helmcli.New()
+	w.settings.KubeConfig = w.flags.kubeconfig
+	w.settings.KubeContext = w.flags.kubeContext
+	w.settings.SetNamespace(w.flags.namespace)
+	w.cfg = new(action.Configuration)
+	ropts := []registry.ClientOption{registry.ClientOptWriter(io.Discard), registry.ClientOptCredentialsFile(w.settings.RegistryConfig)}
+	if w.flags.plainHTTP {
+		ropts = append(ropts, registry.ClientOptPlainHTTP())
+	}
+	rc, err := registry.NewClient(ropts...)
+	if err != nil {
+		return &ioError{fmt.Errorf("registry client: %w", err)}
+	}
+	w.cfg.RegistryClient = rc
+	if w.kind == "template" || (w.kind == "diff" && !w.flags.deployed) {
+		return nil
+	}
+	if err := w.cfg.Init(w.settings.RESTClientGetter(), w.flags.namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+		return &ioError{fmt.Errorf("connecting to the cluster: %w", err)}
+	}
+	return nil
+}
+
+// loadChart finds, downloads when needed, and loads the chart, and merges
+// the values.
+func (w *wrapper) loadChart() (*chart.Chart, map[string]any, error) {
+	cpo := action.NewInstall(w.cfg).ChartPathOptions
+	cpo.Version = w.flags.version
+	cpo.PlainHTTP = w.flags.plainHTTP
+	if !registry.IsOCI(w.chartRef) && !isLocal(w.chartRef) {
+		cpo.RepoURL = w.flags.repo
+		w.step("fetching chart %s %s from %s", w.chartRef, orLatest(w.flags.version), w.flags.repo)
+	} else if registry.IsOCI(w.chartRef) {
+		w.step("fetching chart %s %s", w.chartRef, orLatest(w.flags.version))
+	}
+	path, err := cpo.LocateChart(w.chartRef, w.settings)
+	if err != nil {
+		return nil, nil, &renderer.InputError{Err: fmt.Errorf("chart %s: %w", w.chartRef, err)}
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, nil, &renderer.InputError{Err: fmt.Errorf("loading chart %s: %w", path, err)}
+	}
+	if req := ch.Metadata.Dependencies; req != nil {
+		if err := action.CheckDependencies(ch, req); err != nil {
+			return nil, nil, &renderer.InputError{Err: fmt.Errorf("chart %s: %w (run helm dependency build)", path, err)}
+		}
+	}
+	vals, err := w.flags.values.MergeValues(getter.All(w.settings))
+	if err != nil {
+		return nil, nil, &renderer.UsageError{Err: fmt.Errorf("values: %w", err)}
+	}
+	return ch, vals, nil
+}
+
+func isLocal(ref string) bool {
+	_, err := os.Stat(ref)
+	return err == nil
+}
+
+func orLatest(v string) string {
+	if v == "" {
+		return "(latest)"
+	}
+	return v
+}
+
+// render is `helm template` in-process: a client-only dry-run install.
+func (w *wrapper) render(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) (*release.Release, error) {
+	inst := action.NewInstall(w.cfg)
+	inst.DryRun, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, true, true, true
+	inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
+	inst.PostRenderer = pr
+	rel, err := inst.Run(ch, vals)
+	if err != nil {
+		return nil, renderError(err)
+	}
+	return rel, nil
+}
+
+// renderError keeps the renderer's own errors typed through Helm's wrapping.
+func renderError(err error) error {
+	if renderer.IsInputError(err) || renderer.IsUsageError(err) {
+		return err
+	}
+	return &renderer.InputError{Err: err}
+}
+
+// manifestOf returns a release's manifests as `helm template` prints them.
+func manifestOf(rel *release.Release) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(rel.Manifest))
+	b.WriteString("\n")
+	for _, h := range rel.Hooks {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", h.Path, h.Manifest)
+	}
+	return b.String()
+}
+
+func (w *wrapper) installRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
+	inst := action.NewInstall(w.cfg)
+	inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
+	inst.Wait, inst.Timeout, inst.Atomic = w.flags.wait || w.flags.atomic, w.flags.timeout, w.flags.atomic
+	if w.flags.dryRun {
+		inst.DryRun, inst.DryRunOption = true, "server"
+	}
+	inst.PostRenderer = pr
+	if inst.Wait {
+		w.step("installing %s and waiting for the rollout (timeout %s)", w.release, w.flags.timeout)
+	}
+	rel, err := inst.Run(ch, vals)
+	if err != nil {
+		return renderError(err)
+	}
+	return w.report(rel)
+}
+
+func (w *wrapper) upgradeRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
+	if w.flags.install {
+		if _, err := action.NewHistory(w.cfg).Run(w.release); errors.Is(err, driver.ErrReleaseNotFound) {
+			return w.installRelease(ch, vals, pr)
+		}
+	}
+	up := action.NewUpgrade(w.cfg)
+	up.Namespace = w.flags.namespace
+	up.Wait, up.Timeout, up.Atomic = w.flags.wait || w.flags.atomic, w.flags.timeout, w.flags.atomic
+	if w.flags.dryRun {
+		up.DryRun, up.DryRunOption = true, "server"
+	}
+	up.PostRenderer = pr
+	if up.Wait {
+		w.step("upgrading %s and waiting for the rollout (timeout %s)", w.release, w.flags.timeout)
+	}
+	rel, err := up.Run(w.release, ch, vals)
+	if err != nil {
+		return renderError(err)
+	}
+	return w.report(rel)
+}
+
+func (w *wrapper) report(rel *release.Release) error {
+	if w.flags.dryRun {
+		_, err := io.WriteString(w.out, manifestOf(rel))
+		return writeErr(err)
+	}
+	_, err := fmt.Fprintf(w.out, "release %s in namespace %s: revision %d, %s (chart %s-%s)\n",
+		rel.Name, rel.Namespace, rel.Version, rel.Info.Status, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version)
+	return writeErr(err)
+}
+
+func writeErr(err error) error {
+	if err != nil {
+		return &ioError{fmt.Errorf("writing the output: %w", err)}
+	}
+	return nil
+}
+
+// diff prints upstream → patched, or deployed → would-deploy.
+func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
+	var fromName, toName, from, to string
+	if w.flags.deployed {
+		rel, err := action.NewGet(w.cfg).Run(w.release)
+		if err != nil {
+			return &renderer.InputError{Err: fmt.Errorf("release %s in namespace %s: %w", w.release, w.flags.namespace, err)}
+		}
+		up := action.NewUpgrade(w.cfg)
+		up.Namespace, up.DryRun, up.DryRunOption, up.PostRenderer = w.flags.namespace, true, "server", pr
+		next, err := up.Run(w.release, ch, vals)
+		if err != nil {
+			return renderError(err)
+		}
+		fromName, toName = fmt.Sprintf("%s revision %d (deployed)", rel.Name, rel.Version), fmt.Sprintf("%s (would deploy)", rel.Name)
+		from, to = manifestOf(rel), manifestOf(next)
+	} else {
+		plain, err := w.render(ch, vals, nil)
+		if err != nil {
+			return err
+		}
+		patched, err := w.render(ch, vals, pr)
+		if err != nil {
+			return err
+		}
+		fromName, toName = ch.Metadata.Name+"-"+ch.Metadata.Version+" (chart output)", "patched by aws-ccm-renderer"
+		from, to = manifestOf(plain), manifestOf(patched)
+	}
+	text := unifiedDiff(fromName, toName, redactSecrets(from), redactSecrets(to), 3)
+	if text == "" {
+		return nil
+	}
+	if !w.flags.noColor && isTerminal(w.out) {
+		text = colorize(text)
+	}
+	if _, err := io.WriteString(w.out, text); err != nil {
+		return writeErr(err)
+	}
+	if w.flags.exitCode {
+		return errChanges
+	}
+	return nil
+}
+
+// chartCommands are the chart wrapper commands, with the Helm SDK.
+func chartCommands(s IOStreams) []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, kind := range ChartCommandKinds {
+		cmds = append(cmds, NewChartCommand(kind, s))
+	}
+	return cmds
+}
