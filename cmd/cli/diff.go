@@ -124,12 +124,12 @@ func diffLines(a, b []string) []diffOp {
 		case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
 			ops = append(ops, diffOp{' ', ma[i], pre + i, pre + j})
 			i, j = i+1, j+1
-		case j < len(mb) && (i == len(ma) || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, diffOp{'+', mb[j], pre + i, pre + j})
-			j++
-		default:
+		case i < len(ma) && (j == len(mb) || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, diffOp{'-', ma[i], pre + i, pre + j})
 			i++
+		default:
+			ops = append(ops, diffOp{'+', mb[j], pre + i, pre + j})
+			j++
 		}
 	}
 	for k := 0; k < suf; k++ {
@@ -173,7 +173,7 @@ func redactSecrets(stream string) string {
 	if !strings.Contains(stream, "Secret") {
 		return stream
 	}
-	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(stream), OmitReaderAnnotations: true, PreserveSeqIndent: true}).Read()
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(stream), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		// Not parseable: show nothing of it rather than risk a secret.
 		return "# (manifests not shown: " + err.Error() + ")\n"

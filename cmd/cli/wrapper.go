@@ -289,8 +289,11 @@ func (w *wrapper) render(ch *chart.Chart, vals map[string]any, pr postrender.Pos
 
 // renderError keeps the renderer's own errors typed through Helm's wrapping.
 func renderError(err error) error {
-	if renderer.IsInputError(err) || renderer.IsUsageError(err) {
+	switch {
+	case renderer.IsInputError(err) || renderer.IsUsageError(err):
 		return err
+	case strings.Contains(err.Error(), "cluster unreachable"):
+		return &ioError{err}
 	}
 	return &renderer.InputError{Err: err}
 }

@@ -40,8 +40,20 @@ func tool(t testing.TB, env, target string) string {
 	return path
 }
 
-// Renderer returns the aws-ccm-renderer binary.
-func Renderer(t testing.TB) string { return tool(t, "AWS_CCM_RENDERER", "bin/aws-ccm-renderer") }
+// Renderer returns the aws-ccm-renderer binary; aws-ccm-renderer-helm, which
+// it runs for the chart wrapper commands, is built beside it.
+func Renderer(t testing.TB) string {
+	t.Helper()
+	p := tool(t, "AWS_CCM_RENDERER", "bin/aws-ccm-renderer")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(p), "aws-ccm-renderer-helm")); err != nil {
+		makeMu.Lock()
+		defer makeMu.Unlock()
+		if out, err := exec.Command("make", "-s", "-C", Root(), "build").CombinedOutput(); err != nil {
+			t.Fatalf("make build: %v\n%s", err, out)
+		}
+	}
+	return p
+}
 
 // Helm3 returns the Helm 3 CLI.
 func Helm3(t testing.TB) string { return tool(t, "HELM3", "bin/helm") }

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	helmregistry "helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/repo"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// chartRepo serves a chart repository on loopback: an index.yaml and the
+// upstream packages of every tested version.
+func chartRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, v := range testtools.ChartVersions {
+		b, err := os.ReadFile(testtools.UpstreamChart(t, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, filepath.Base(testtools.UpstreamChart(t, v))), b)
+	}
+	srv := httptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	index, err := repo.IndexDirectory(dir, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = httpFileServer(dir)
+	return srv.URL
+}
+
+// runRenderer runs the aws-ccm-renderer binary with Helm's directories kept
+// in the test's own.
+func runRenderer(t *testing.T, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
+	out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
+	return out, errOut, exitCode(err)
+}
+
+// TestWrapperTemplate renders the upstream chart in-process with the Helm
+// SDK from every kind of source: a chart repository on loopback (latest and
+// pinned versions), a package, a directory and an OCI registry.
+func TestWrapperTemplate(t *testing.T) {
+	nodes := fixtures(t)
+	url := chartRepo(t)
+	check := func(t *testing.T, out []byte, distro renderer.Distro, mode renderer.Mode, chartVersion string) {
+		t.Helper()
+		objs, err := manifest.Split(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMeaning(t, objs, nodes, distro, mode)
+		if chartVersion != "" && !bytes.Contains(out, []byte(`helm.sh/chart: "aws-cloud-controller-manager-`+chartVersion+`"`)) {
+			t.Errorf("not chart version %s", chartVersion)
+		}
+	}
+	t.Run("repository, latest", func(t *testing.T) {
+		out, errOut, code := runRenderer(t, "template", "--repo", url, "--distro=rke2")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		check(t, out, renderer.DistroRKE2, renderer.ModeInstall, testtools.LatestChartVersion)
+	})
+	for _, v := range testtools.ChartVersions {
+		t.Run("repository, version "+v, func(t *testing.T) {
+			out, errOut, code := runRenderer(t, "template", "ccm", "--repo", url, "--version", v, "--distro=rke", "--mode=migrate")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			check(t, out, renderer.DistroRKE, renderer.ModeMigrate, v)
+			// The same bytes as helm template with the post-renderer.
+			if want := helmTemplate(t, testtools.UpstreamChart(t, v), []string{"--distro=rke", "--mode=migrate"}); !bytes.Equal(out, want) {
+				t.Errorf("differs from helm template --post-renderer")
+			}
+		})
+	}
+	t.Run("package, values and renderer flags", func(t *testing.T) {
+		values := filepath.Join(t.TempDir(), "values.yaml")
+		writeFile(t, values, []byte("nameOverride: my-ccm\n"))
+		out, errOut, code := runRenderer(t, "template", "ccm", testtools.UpstreamChart(t, "0.0.9"), "-f", values,
+			"--set", "namespace=cloud", "--distro=k3s", "--set-arg=v=4")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		objs, _ := manifest.Split(out)
+		ccm, err := manifest.CCM(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := manifest.Flag(manifest.Args(ccm), "v"); ccm.ID() != "DaemonSet cloud/my-ccm" || v != "4" {
+			t.Errorf("values or flags not applied: %s --v=%s", ccm.ID(), v)
+		}
+	})
+	t.Run("directory", func(t *testing.T) {
+		out, errOut, code := runRenderer(t, "template", "sample", testtools.SampleChart(), "--distro=kubeadm")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		check(t, out, renderer.DistroKubeadm, renderer.ModeInstall, "")
+	})
+	t.Run("OCI registry", func(t *testing.T) {
+		reg := httptest.NewServer(registry.New(registry.Logger(nilLogger())))
+		t.Cleanup(reg.Close)
+		host := strings.TrimPrefix(reg.URL, "http://")
+		client, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(), helmregistry.ClientOptWriter(&bytes.Buffer{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(testtools.UpstreamChart(t, "0.0.10"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Push(data, host+"/charts/aws-cloud-controller-manager:0.0.10"); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runRenderer(t, "template", "ccm", "oci://"+host+"/charts/aws-cloud-controller-manager",
+			"--version", "0.0.10", "--plain-http", "--distro=auto")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		check(t, out, renderer.DistroAuto, renderer.ModeInstall, "0.0.10")
+	})
+}
+
+// TestWrapperDiff: upstream → patched as a unified diff, with --exit-code.
+func TestWrapperDiff(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	out, errOut, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"--- aws-cloud-controller-manager-0.0.11 (chart output)\n+++ patched by aws-ccm-renderer\n",
+		"\n-        node-role.kubernetes.io/control-plane: \"\"\n",
+		"\n+        node-role.kubernetes.io/control-plane: \"true\"\n",
+		"+            - --use-service-account-credentials=true\n",
+		"+      hostNetwork: true\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diff lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "\x1b[") {
+		t.Error("coloured output on a pipe")
+	}
+	if _, _, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2", "--exit-code"); code != 4 {
+		t.Errorf("--exit-code with changes: exit %d, want 4", code)
+	}
+	// A chart the renderer leaves alone: no diff, exit 0 even with --exit-code.
+	patched := filepath.Join(t.TempDir(), "patched")
+	if err := os.CopyFS(patched, os.DirFS(testtools.SampleChart())); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runRenderer(t, "diff", "ccm", patched, "--allow-missing-workload", "--exit-code", "--set", "image=busybox,flags[0]=--v=2,flags[1]=--cloud-provider=gce")
+	if code != 0 || len(out) != 0 {
+		t.Errorf("nothing to change: exit %d, %d bytes, %s", code, len(out), errOut)
+	}
+}
+
+// TestWrapperErrors: one line on stderr, nothing on stdout, the right code.
+func TestWrapperErrors(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	for name, c := range map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `unknown distro "rke3"`},
+		"missing chart":    {[]string{"template", "ccm", filepath.Join(t.TempDir(), "none.tgz")}, 1, "none.tgz"},
+		"bad values file":  {[]string{"template", "ccm", chart, "-f", "/nonexistent/values.yaml"}, 2, "values"},
+		"too many args":    {[]string{"template", "a", "b", "c"}, 2, "accepts at most 2 arg(s)"},
+		"no cluster":       {[]string{"install", "ccm", chart, "--kubeconfig", "/nonexistent/kubeconfig"}, 3, "kubeconfig"},
+		"no workload here": {[]string{"template", "ccm", testtools.SampleChart(), "--set", "image=busybox,flags={--v=2}"}, 1, "no AWS cloud-controller-manager"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := runRenderer(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (%s)", code, c.code, errOut)
+			}
+			if len(out) != 0 {
+				t.Errorf("stdout: %s", out)
+			}
+			if strings.Count(string(errOut), "\n") != 1 || !strings.Contains(string(errOut), c.want) {
+				t.Errorf("stderr %q, want one line with %q", errOut, c.want)
+			}
+		})
+	}
+}
+
+func httpFileServer(dir string) http.Handler { return http.FileServer(http.Dir(dir)) }
+
+func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
