@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -215,4 +216,15 @@ func TestServerAcceptsEveryVersion(t *testing.T) {
 			}
 		}
 	}
+}
+
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -1,0 +1,174 @@
+{{- /* Generated from aws-ccm-renderer's profiles (go test ./internal/wrapperchart -update): do not edit. */ -}}
+{{- /* What each distro and mode needs in the upstream chart's values; templates/validate.yaml checks it. */ -}}
+{{- define "aws-ccm-rancher.presets" -}}
+k3s-install:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: "true"
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+    operator: Exists
+  - effect: NoExecute
+    key: node-role.kubernetes.io/etcd
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+k3s-migrate:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  - --enable-leader-migration=true
+  - --leader-migration-config=/etc/kubernetes/aws-ccm-leader-migration/leader-migration.yaml
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: "true"
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+    operator: Exists
+  - effect: NoExecute
+    key: node-role.kubernetes.io/etcd
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+kubeadm-install:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: ""
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/master
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+kubeadm-migrate:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  - --enable-leader-migration=true
+  - --leader-migration-config=/etc/kubernetes/aws-ccm-leader-migration/leader-migration.yaml
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: ""
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/master
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+rke-install:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: null
+    node-role.kubernetes.io/controlplane: "true"
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/controlplane
+    operator: Exists
+  - effect: NoExecute
+    key: node-role.kubernetes.io/etcd
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+rke-migrate:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  - --enable-leader-migration=true
+  - --leader-migration-config=/etc/kubernetes/aws-ccm-leader-migration/leader-migration.yaml
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: null
+    node-role.kubernetes.io/controlplane: "true"
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/controlplane
+    operator: Exists
+  - effect: NoExecute
+    key: node-role.kubernetes.io/etcd
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+rke2-install:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: "true"
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+    operator: Exists
+  - effect: NoExecute
+    key: node-role.kubernetes.io/etcd
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+rke2-migrate:
+  args:
+  - --v=2
+  - --cloud-provider=aws
+  - --use-service-account-credentials=true
+  - --configure-cloud-routes=false
+  - --enable-leader-migration=true
+  - --leader-migration-config=/etc/kubernetes/aws-ccm-leader-migration/leader-migration.yaml
+  nodeSelector:
+    node-role.kubernetes.io/control-plane: "true"
+  tolerations:
+  - effect: NoSchedule
+    key: node.cloudprovider.kubernetes.io/uninitialized
+    operator: Exists
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+    operator: Exists
+  - effect: NoExecute
+    key: node-role.kubernetes.io/etcd
+    operator: Exists
+  - key: CriticalAddonsOnly
+    operator: Exists
+{{- end -}}
