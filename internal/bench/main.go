@@ -131,14 +131,21 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	withSDK, err := measure(runs, small, filepath.Join(filepath.Dir(renderer), "aws-ccm-renderer-helm"), "--distro=rke2")
+	if err != nil {
+		return err
+	}
 	row := func(name string, r result) {
 		fmt.Printf("   %-40s %8.2f ms %8.2f ms %7.1f MiB\n", name, ms(r.median), ms(r.p90), float64(r.maxRSS)/(1<<20))
 	}
 	row("cat", cat)
 	row("aws-ccm-renderer --distro=rke2", ren)
 	row("kustomize wrapper (placement patch only)", kus)
-	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time\n\n",
+	row("aws-ccm-renderer-helm (Helm SDK linked)", withSDK)
+	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time\n",
 		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median))
+	fmt.Printf("   linking the Helm SDK costs %.1f ms per process (%.1fx the lean binary's time): why the chart wrapper commands live in aws-ccm-renderer-helm\n\n",
+		ms(withSDK.median-ren.median), float64(withSDK.median)/float64(ren.median))
 
 	// 2. Umbrella streams.
 	fmt.Println("2. umbrella streams with the CCM inside, one process per render")
