@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -50,57 +49,72 @@ Problems are reported as results of severity error, with a non-zero exit.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
-			err := framework.Execute(framework.ResourceListProcessorFunc(processResourceList), rw)
-			var results framework.Results
-			if errors.As(err, &results) {
-				// Already written as the ResourceList's results.
-				return &renderer.InputError{Err: errors.New(oneLine(results.Error()))}
-			}
+			items, err := rw.Read()
 			if err != nil {
-				return &renderer.InputError{Err: err}
+				return &renderer.InputError{Err: fmt.Errorf("failed to read ResourceList input: %w", err)}
 			}
-			return nil
+			items, results, runErr := processResourceList(items, rw.FunctionConfig)
+			if len(results) > 0 {
+				b, err := yaml.Marshal(results)
+				if err != nil {
+					return err
+				}
+				if rw.Results, err = yaml.Parse(string(b)); err != nil {
+					return err
+				}
+			}
+			if err := rw.Write(items); err != nil {
+				return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
+			}
+			return runErr
 		},
 	}
 	setCommon(cmd, s)
 	return cmd
 }
 
+// result is one entry of a ResourceList's results.
+type result struct {
+	Message     string       `yaml:"message"`
+	Severity    string       `yaml:"severity"`
+	ResourceRef *resourceRef `yaml:"resourceRef,omitempty"`
+}
+
+type resourceRef struct {
+	APIVersion string `yaml:"apiVersion,omitempty"`
+	Kind       string `yaml:"kind,omitempty"`
+	Name       string `yaml:"name,omitempty"`
+	Namespace  string `yaml:"namespace,omitempty"`
+}
+
 // processResourceList is the function: options from functionConfig, then
-// the renderer over the items.
-func processResourceList(rl *framework.ResourceList) error {
-	fail := func(err error, obj *yaml.RNode) error {
-		r := &framework.Result{Message: oneLine(err.Error()), Severity: framework.Error}
+// the renderer over the items. On error the items come back unchanged, with
+// the problem as a result of severity error.
+func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []result, error) {
+	fail := func(err error, obj *yaml.RNode) ([]*yaml.RNode, []result, error) {
+		r := result{Message: oneLine(err.Error()), Severity: "error"}
 		if obj != nil {
-			r.ResourceRef = resourceRef(obj)
+			r.ResourceRef = &resourceRef{APIVersion: obj.GetApiVersion(), Kind: obj.GetKind(), Name: obj.GetName(), Namespace: obj.GetNamespace()}
 		}
-		rl.Results = append(rl.Results, r)
-		return rl.Results
+		return items, []result{r}, &renderer.InputError{Err: err}
 	}
-	opts, err := fnOptions(rl.FunctionConfig)
+	opts, err := fnOptions(fc)
 	if err != nil {
-		return fail(err, rl.FunctionConfig)
+		return fail(err, fc)
 	}
 	r, err := renderer.New(opts)
 	if err != nil {
-		return fail(err, rl.FunctionConfig)
+		return fail(err, fc)
 	}
-	items, warnings, err := r.RenderNodes(rl.Items)
+	out, warnings, err := r.RenderNodes(items)
 	if err != nil {
 		return fail(err, nil)
 	}
-	rl.Items = items
+	var results []result
 	for _, w := range warnings {
-		rl.Results = append(rl.Results, &framework.Result{Message: w, Severity: framework.Warning})
+		results = append(results, result{Message: w, Severity: "warning"})
 	}
-	return nil
-}
-
-func resourceRef(obj *yaml.RNode) *yaml.ResourceIdentifier {
-	return &yaml.ResourceIdentifier{
-		TypeMeta: yaml.TypeMeta{APIVersion: obj.GetApiVersion(), Kind: obj.GetKind()},
-		NameMeta: yaml.NameMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()},
-	}
+	return out, results, nil
 }
 
 // fnOptions reads the options from a functionConfig.
