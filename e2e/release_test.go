@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
-	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -87,23 +85,31 @@ func hasArgPrefix(args []string, prefix string) bool {
 // releaseObjects lists the kinds and names in a release's manifest.
 func releaseObjects(t *testing.T, ns, release string) []string {
 	t.Helper()
-	out := helm(t, "get", "manifest", release, "--namespace", ns)
 	var objs []string
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
+	for _, u := range objects(t, helm(t, "get", "manifest", release, "--namespace", ns)) {
+		objs = append(objs, u.GetKind()+"/"+u.GetName())
+	}
+	sort.Strings(objs)
+	return objs
+}
+
+// objects decodes the objects of a manifest stream.
+func objects(t *testing.T, stream string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(stream), 4096)
 	for {
-		var u unstructured.Unstructured
+		u := &unstructured.Unstructured{}
 		if err := dec.Decode(&u.Object); err != nil {
 			if errors.Is(err, io.EOF) {
-				break
+				return out
 			}
 			t.Fatal(err)
 		}
 		if u.Object != nil {
-			objs = append(objs, u.GetKind()+"/"+u.GetName())
+			out = append(out, u)
 		}
 	}
-	sort.Strings(objs)
-	return objs
 }
 
 // TestLifecycle walks a release through a migration: install, upgrade to
@@ -183,19 +189,8 @@ func TestServerAcceptsEveryVersion(t *testing.T) {
 			for _, mode := range renderer.Modes {
 				out := helm(t, append([]string{"template", "ccm", chart, "--namespace", "kube-system"},
 					rendererArgs(t, "--distro="+string(d), "--mode="+string(mode))...)...)
-				dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out)), 4096)
 				n := 0
-				for {
-					var u unstructured.Unstructured
-					if err := dec.Decode(&u.Object); err != nil {
-						if errors.Is(err, io.EOF) {
-							break
-						}
-						t.Fatal(err)
-					}
-					if u.Object == nil {
-						continue
-					}
+				for _, u := range objects(t, out) {
 					gvk := u.GroupVersionKind()
 					m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 					if err != nil {
@@ -205,7 +200,7 @@ func TestServerAcceptsEveryVersion(t *testing.T) {
 					if m.Scope.Name() == meta.RESTScopeNameNamespace {
 						ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
 					}
-					if _, err := ri.Create(ctx, &u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+					if _, err := ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 						t.Errorf("chart %s --distro=%s --mode=%s: the API server rejects %s %s: %v", version, d, mode, u.GetKind(), u.GetName(), err)
 					}
 					n++
@@ -216,15 +211,4 @@ func TestServerAcceptsEveryVersion(t *testing.T) {
 			}
 		}
 	}
-}
-
-func exitCode(err error) int {
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }

@@ -61,8 +61,8 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	}
 	// Migrate mode would change the args and add the ConfigMap.
 	out, _, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--deployed", "--exit-code")
-	if exitCode(err) != 4 || !strings.Contains(out, "+            - --enable-leader-migration=true") || !strings.Contains(out, "+kind: ConfigMap") {
-		t.Errorf("diff --deployed to migrate: exit %d\n%s", exitCode(err), out)
+	if testtools.ExitCode(err) != 4 || !strings.Contains(out, "+            - --enable-leader-migration=true") || !strings.Contains(out, "+kind: ConfigMap") {
+		t.Errorf("diff --deployed to migrate: exit %d\n%s", testtools.ExitCode(err), out)
 	}
 
 	if _, errOut, err := rendererCmd(t, "upgrade", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate"); err != nil {

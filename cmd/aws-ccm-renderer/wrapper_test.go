@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +50,7 @@ func chartRepo(t *testing.T) string {
 func runRenderer(t *testing.T, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
 	out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
-	return out, errOut, exitCode(err)
+	return out, errOut, testtools.ExitCode(err)
 }
 
 // TestWrapperTemplate renders the upstream chart in-process with the Helm
@@ -209,14 +207,3 @@ func TestWrapperErrors(t *testing.T) {
 func httpFileServer(dir string) http.Handler { return http.FileServer(http.Dir(dir)) }
 
 func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
-
-func exitCode(err error) int {
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
-}

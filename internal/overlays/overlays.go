@@ -133,15 +133,7 @@ func daemonSetPatch(r *renderer.Renderer) ([]byte, error) {
 			"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": terms}}}
 	}
 
-	var tols []any
-	for _, t := range p.Tolerations {
-		tol := map[string]any{"key": t.Key, "operator": t.Operator}
-		if t.Effect != "" {
-			tol["effect"] = t.Effect
-		}
-		tols = append(tols, tol)
-	}
-	spec["tolerations"] = tols
+	spec["tolerations"] = Tolerations(p)
 	if *r.Options().HostNetwork {
 		spec["hostNetwork"] = true
 	}
@@ -189,4 +181,17 @@ func clusterRolePatch() []byte {
 			res, strings.Join(verbs[res], ", "))
 	}
 	return b.Bytes()
+}
+
+// Tolerations returns a profile's tolerations as Kubernetes YAML values.
+func Tolerations(p renderer.Profile) []any {
+	var tols []any
+	for _, t := range p.Tolerations {
+		tol := map[string]any{"key": t.Key, "operator": t.Operator}
+		if t.Effect != "" {
+			tol["effect"] = t.Effect
+		}
+		tols = append(tols, tol)
+	}
+	return tols
 }

@@ -2,6 +2,7 @@ package testtools
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,4 +41,17 @@ func MustRun(t testing.TB, env []string, name string, args ...string) []byte {
 		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, errOut)
 	}
 	return out
+}
+
+// ExitCode returns a command's exit status from the error Run returned: 0
+// for nil, -1 when the command did not run.
+func ExitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -86,17 +86,9 @@ func preset(d renderer.Distro, m renderer.Mode) (map[string]any, error) {
 	for k, v := range p.NodeSelector {
 		sel[k] = v
 	}
-	var tols []any
-	for _, t := range p.Tolerations {
-		tol := map[string]any{"key": t.Key, "operator": t.Operator}
-		if t.Effect != "" {
-			tol["effect"] = t.Effect
-		}
-		tols = append(tols, tol)
-	}
 	v := map[string]any{
 		"nodeSelector":     sel,
-		"tolerations":      tols,
+		"tolerations":      overlays.Tolerations(p),
 		"args":             r.MergeArgs(overlays.ChartArgs),
 		"hostNetworking":   true,
 		"clusterRoleRules": ClusterRoleRules,
