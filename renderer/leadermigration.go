@@ -50,8 +50,12 @@ func LeaderMigrationConfiguration(leaderName string) string {
 	return b.String()
 }
 
-// leaderMigrationConfigMap returns the ConfigMap document (without the
-// separator line) that holds the configuration.
+// LeaderMigrationConfigMap returns the ConfigMap document (without a
+// separator line) that holds the configuration for a workload.
+func LeaderMigrationConfigMap(workload, namespace, leaderName string) []byte {
+	return leaderMigrationConfigMap(workload, namespace, leaderName)
+}
+
 func leaderMigrationConfigMap(workload, namespace, leaderName string) []byte {
 	var b strings.Builder
 	b.WriteString("# Source: aws-ccm-renderer/leader-migration-config.yaml\n")

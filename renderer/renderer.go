@@ -62,6 +62,16 @@ func New(o Options) (*Renderer, error) {
 // Options returns the renderer's options.
 func (r *Renderer) Options() Options { return r.opts }
 
+// Profile returns the profile of the renderer's distribution.
+func (r *Renderer) Profile() Profile { return r.profile }
+
+// MergeArgs returns a CCM args list as the renderer writes it.
+func (r *Renderer) MergeArgs(list []string) []string { return r.args.Merge(list) }
+
+// RendersLeaderMigrationConfig reports whether the output carries the
+// leader migration ConfigMap, volume and mount.
+func (r *Renderer) RendersLeaderMigrationConfig() bool { return r.renderMigrationConfig() }
+
 // renderMigrationConfig reports whether the output carries the rendered
 // LeaderMigrationConfiguration.
 func (r *Renderer) renderMigrationConfig() bool {
