@@ -335,11 +335,60 @@ func describeTargets(targets []*target, err error) string {
 	return ""
 }
 
-// encode writes a patched document in the sequence indentation style its
-// input used, so that the diff shows only what the patches changed.
+// encode writes a patched document in the sequence indentation style, wide
+// or compact, that keeps the most of its input's lines, so that a diff shows
+// little beyond what the patches changed. (Templated documents often mix
+// both styles; the encoder writes one.)
 func (t *target) encode() ([]byte, error) {
-	style := yaml.DeriveSeqIndentStyle(string(t.doc.raw[t.doc.prefix():]))
-	return yaml.MarshalWithOptions(t.node.YNode(), &yaml.EncoderOptions{SeqIndent: yaml.SequenceIndentStyle(style)})
+	orig := t.doc.raw[t.doc.prefix():]
+	have := map[string]bool{}
+	for _, line := range bytes.Split(orig, []byte("\n")) {
+		have[string(bytes.TrimRight(line, " \r"))] = true
+	}
+	var best []byte
+	bestNew := -1
+	for _, style := range []yaml.SequenceIndentStyle{yaml.SequenceIndentStyle(yaml.DeriveSeqIndentStyle(string(orig))), yaml.CompactSequenceStyle, yaml.WideSequenceStyle} {
+		b, err := yaml.MarshalWithOptions(t.node.YNode(), &yaml.EncoderOptions{SeqIndent: style})
+		if err != nil {
+			return nil, err
+		}
+		candidates := [][]byte{b}
+		if style == yaml.CompactSequenceStyle {
+			// What toYaml piped into nindent prints: the lists of
+			// top-level keys indented, the lists inside them compact.
+			candidates = append(candidates, indentTopLevelLists(b))
+		}
+		for _, c := range candidates {
+			newLines := 0
+			for _, line := range bytes.Split(c, []byte("\n")) {
+				if !have[string(line)] {
+					newLines++
+				}
+			}
+			if bestNew < 0 || newLines < bestNew {
+				best, bestNew = c, newLines
+			}
+		}
+	}
+	return best, nil
+}
+
+// indentTopLevelLists indents by two spaces the block of every top-level key
+// whose value is a list written in compact style ("key:" then "- item").
+func indentTopLevelLists(b []byte) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	out := make([]byte, 0, len(b)+len(b)/8)
+	shift := false
+	for i, line := range lines {
+		switch {
+		case len(line) > 0 && line[0] != ' ' && line[0] != '-' && line[0] != '#' && line[0] != '\n':
+			shift = bytes.HasSuffix(bytes.TrimRight(line, "\n"), []byte(":")) && i+1 < len(lines) && bytes.HasPrefix(lines[i+1], []byte("- "))
+		case shift && len(bytes.TrimSpace(line)) > 0:
+			out = append(out, ' ', ' ')
+		}
+		out = append(out, line...)
+	}
+	return out
 }
 
 // parse builds the tree of a document the renderer may patch.

@@ -228,3 +228,32 @@ func TestParseConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchedDocumentsKeepTheirStyle: a patched document keeps the layout
+// its template gave it where the encoder allows, so a review of the change
+// sees the patch: here toYaml | nindent's mixed list indentation, where
+// adding a verb adds one line.
+func TestPatchedDocumentsKeepTheirStyle(t *testing.T) {
+	role := "---\n# Source: chart/templates/clusterrole.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ccm\nrules:\n" +
+		"  - apiGroups:\n    - \"\"\n    resources:\n    - nodes\n    verbs:\n    - '*'\n" +
+		"  - apiGroups:\n    - \"\"\n    resources:\n    - serviceaccounts\n    verbs:\n    - create\n" +
+		"  - apiGroups:\n    - \"\"\n    resources:\n    - serviceaccounts/token\n    verbs:\n    - create\n"
+	rest := "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ccm\nroleRef:\n  kind: ClusterRole\n  name: ccm\nsubjects:\n- kind: ServiceAccount\n  name: ccm\n  namespace: kube-system\n" +
+		"---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ccm\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      serviceAccountName: ccm\n      containers:\n        - name: ccm\n          image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\n"
+	out, err := render(DefaultOptions(), []byte(role+rest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(role, "    - serviceaccounts\n    verbs:\n    - create\n", "    - serviceaccounts\n    verbs:\n    - create\n    - get\n", 1)
+	if !bytes.HasPrefix(out, []byte(want)) {
+		t.Errorf("the ClusterRole changed beyond the added verb:\n%s", out)
+	}
+}
+
+func TestIndentTopLevelLists(t *testing.T) {
+	in := "a: 1\nrules:\n- x: |\n    text\n  y:\n  - z\n\nb:\n  c: 2\nlist:\n- 1\n"
+	want := "a: 1\nrules:\n  - x: |\n      text\n    y:\n    - z\n\nb:\n  c: 2\nlist:\n  - 1\n"
+	if got := string(indentTopLevelLists([]byte(in))); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
