@@ -98,26 +98,15 @@ func TestKRMFunctionErrors(t *testing.T) {
 	}
 }
 
-// TestKRMExample runs examples/krm as its README says.
+// TestKRMExample runs examples/krm in place, as its README says: the exec
+// path in aws-ccm.yaml is relative to the example, ../../bin/aws-ccm-renderer.
 func TestKRMExample(t *testing.T) {
-	dir := t.TempDir()
+	testtools.Renderer(t) // builds bin/aws-ccm-renderer when missing
 	example := filepath.Join(testtools.Root(), "examples", "krm")
-	for _, name := range []string{"kustomization.yaml", "aws-ccm.yaml"} {
-		b, err := os.ReadFile(filepath.Join(example, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The example's exec path is relative to examples/krm.
-		text := strings.ReplaceAll(string(b), "../../bin/aws-ccm-renderer", testtools.Renderer(t))
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	plain := helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
-	if err := os.WriteFile(filepath.Join(dir, "ccm.yaml"), plain, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, err := kustomizeBuild(t, dir)
+	input := filepath.Join(example, "ccm.yaml") // git-ignored
+	writeFile(t, input, helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil))
+	t.Cleanup(func() { os.Remove(input) })
+	out, errOut, err := kustomizeBuild(t, example)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
