@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/creack/pty"
 	"github.com/google/go-containerregistry/pkg/registry"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
@@ -207,3 +210,29 @@ func TestWrapperErrors(t *testing.T) {
 func httpFileServer(dir string) http.Handler { return http.FileServer(http.Dir(dir)) }
 
 func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// TestWrapperDiffColour: on a terminal the diff is coloured.
+func TestWrapperDiffColour(t *testing.T) {
+	cmd := exec.Command(testtools.Renderer(t), "diff", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion), "--distro=rke2")
+	cmd.Env = testtools.HelmEnv(t)
+	term, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	var screen bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&screen, term); close(done) }()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	for _, want := range []string{"\x1b[31m-", "\x1b[32m+", "\x1b[36m@@"} {
+		if !strings.Contains(screen.String(), want) {
+			t.Errorf("no %q on the terminal", want)
+		}
+	}
+}
