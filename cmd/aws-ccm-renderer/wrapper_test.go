@@ -236,3 +236,33 @@ func TestWrapperDiffColour(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperProgress: fetching a chart is reported on a terminal, and only
+// there.
+func TestWrapperProgress(t *testing.T) {
+	url := chartRepo(t)
+	cmd := exec.Command(testtools.Renderer(t), "template", "--repo", url, "--distro=rke2")
+	cmd.Env = testtools.HelmEnv(t)
+	term, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	var screen bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&screen, term); close(done) }()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	if want := "aws-ccm-renderer: fetching chart aws-cloud-controller-manager (latest) from " + url; !strings.Contains(screen.String(), want) {
+		t.Errorf("no %q on the terminal", want)
+	}
+	_, errOut, code := runRenderer(t, "template", "--repo", url, "--distro=rke2")
+	if code != 0 || len(errOut) != 0 {
+		t.Errorf("without a terminal: exit %d, stderr %q", code, errOut)
+	}
+}
