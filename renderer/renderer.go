@@ -174,8 +174,7 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 		return out, nil
 	}
 	out.Warnings = p.warnings
-	workloads, roles, extra := p.workloads, p.roles, p.insert
-	for _, t := range append(workloads, roles...) {
+	for _, t := range append(p.workloads, p.roles...) {
 		if sameNode(t.before, t.node.YNode()) {
 			continue
 		}
@@ -186,8 +185,8 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 		t.doc.out = append(append(slices.Clip(t.doc.raw[:t.doc.prefix()]), separatorIfNeeded(t.doc)...), s...)
 	}
 	for _, d := range docs {
-		if before, ok := extra[d]; ok {
-			out.add(before)
+		if cm, ok := p.insert[d]; ok {
+			out.add(cm)
 			out.Changed++
 		}
 		switch {
