@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +34,16 @@ const fnExamples = `  # As a kustomize exec transformer (kustomization.yaml: tra
 var fnConfigKeys = []string{"distro", "mode", "hostNetwork", "setArgs", "removeArgs",
 	"allowMissingWorkload", "leaderMigrationConfig", "leaderName"}
 
+// resourceListKind is what the KRM function protocol wraps items in.
+const resourceListKind = "ResourceList"
+
 // NewFnCommand builds "aws-ccm-renderer fn", the KRM function.
+//
+// It speaks the protocol with kyaml's kio.ByteReadWriter, the reader and
+// writer under kyaml's fn/framework, rather than with the framework
+// itself: the framework links kube-openapi's validation packages, whose
+// init functions cost every run of the binary, the post-render path
+// included, over a millisecond.
 func NewFnCommand(s IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fn",
@@ -44,34 +54,64 @@ ResourceList on stdin and writes it back with the CCM's objects patched.
 Options come from the ResourceList's functionConfig: either the renderer's own
 RendererConfig (the --config file format), or a ConfigMap whose data holds
 ` + strings.Join(fnConfigKeys, ", ") + ` (lists comma- or newline-separated).
-Problems are reported as results of severity error, with a non-zero exit.`,
+Unknown keys are errors. Problems are reported as results of severity error,
+and on stderr, with a non-zero exit; notes as results of severity warning.`,
 		Example: fnExamples,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
-			items, err := rw.Read()
-			if err != nil {
-				return &renderer.InputError{Err: fmt.Errorf("failed to read ResourceList input: %w", err)}
-			}
-			items, results, runErr := processResourceList(items, rw.FunctionConfig)
-			if len(results) > 0 {
-				b, err := yaml.Marshal(results)
-				if err != nil {
-					return err
-				}
-				if rw.Results, err = yaml.Parse(string(b)); err != nil {
-					return err
-				}
-			}
-			if err := rw.Write(items); err != nil {
-				return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
-			}
-			return runErr
+			return runFn(cmd)
 		},
 	}
 	setCommon(cmd, s)
 	return cmd
 }
+
+func runFn(cmd *cobra.Command) error {
+	if f, ok := cmd.InOrStdin().(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return &renderer.UsageError{Err: errors.New("stdin is a terminal: fn reads a KRM ResourceList, as kustomize or kpt send it; see --help")}
+		}
+	}
+	// KeepReaderAnnotations: the items go back with exactly the annotations
+	// they came with (the orchestrator's config.kubernetes.io/* and
+	// internal.config.kubernetes.io/* bookkeeping); the reader adds none to
+	// the items of a ResourceList.
+	rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
+	items, err := rw.Read()
+	if err != nil {
+		return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: %s", oneLine(err.Error()))}
+	}
+	if rw.WrappingKind != resourceListKind {
+		// A plain manifest stream would come back with the reader's index
+		// annotations in it: refuse it, and write nothing.
+		return &renderer.InputError{Err: errors.New("stdin is not a KRM ResourceList: fn runs as a kustomize or kpt function; " +
+			"for a manifest stream run aws-ccm-renderer without fn")}
+	}
+	items, results, runErr := processResourceList(items, rw.FunctionConfig)
+	for _, r := range results {
+		if r.Severity == severityWarning {
+			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: warning: "+r.Message)
+		}
+	}
+	if len(results) > 0 {
+		b, err := yaml.Marshal(results)
+		if err != nil {
+			return err
+		}
+		if rw.Results, err = yaml.Parse(string(b)); err != nil {
+			return err
+		}
+	}
+	if err := rw.Write(items); err != nil {
+		return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
+	}
+	return runErr
+}
+
+const (
+	severityError   = "error"
+	severityWarning = "warning"
+)
 
 // result is one entry of a ResourceList's results.
 type result struct {
@@ -87,39 +127,139 @@ type resourceRef struct {
 	Namespace  string `yaml:"namespace,omitempty"`
 }
 
+func refTo(obj *yaml.RNode) *resourceRef {
+	return &resourceRef{APIVersion: obj.GetApiVersion(), Kind: obj.GetKind(), Name: obj.GetName(), Namespace: obj.GetNamespace()}
+}
+
 // processResourceList is the function: options from functionConfig, then
 // the renderer over the items. On error the items come back unchanged, with
-// the problem as a result of severity error.
+// the problem as a result of severity error that names the object (the
+// functionConfig, or the item the renderer could not accept).
 func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []result, error) {
 	fail := func(err error, obj *yaml.RNode) ([]*yaml.RNode, []result, error) {
-		r := result{Message: oneLine(err.Error()), Severity: "error"}
+		r := result{Message: oneLine(err.Error()), Severity: severityError}
 		if obj != nil {
-			r.ResourceRef = &resourceRef{APIVersion: obj.GetApiVersion(), Kind: obj.GetKind(), Name: obj.GetName(), Namespace: obj.GetNamespace()}
+			r.ResourceRef = refTo(obj)
 		}
-		return items, []result{r}, &renderer.InputError{Err: err}
+		return items, []result{r}, &renderer.InputError{Err: errors.New(r.Message)}
 	}
 	opts, err := fnOptions(fc)
-	if err != nil {
-		return fail(err, fc)
+	var r *renderer.Renderer
+	if err == nil {
+		r, err = renderer.New(opts)
 	}
-	r, err := renderer.New(opts)
 	if err != nil {
-		return fail(err, fc)
+		what := "functionConfig"
+		if !fc.IsNil() {
+			what += " " + fc.GetKind() + " " + fc.GetName()
+		} else {
+			fc = nil
+		}
+		return fail(fmt.Errorf("%s: %s", what, optionWords.Replace(err.Error())), fc)
 	}
 	out, warnings, err := r.RenderNodes(items)
 	if err != nil {
-		return fail(err, nil)
+		return fail(errors.New(optionWords.Replace(err.Error())), failedItem(items, err))
 	}
+	keepIdentity(items, out)
 	var results []result
 	for _, w := range warnings {
-		results = append(results, result{Message: w, Severity: "warning"})
+		results = append(results, result{Message: w, Severity: severityWarning})
 	}
 	return out, results, nil
 }
 
+// keepIdentity gives an object the renderer regenerated in place of an
+// item (the leader migration ConfigMap of an earlier render) the
+// orchestrator's annotations that item came with, so that kustomize and kpt
+// still know it (kpt writes it back to its file by them). Objects the
+// renderer adds carry no comments.
+func keepIdentity(in, out []*yaml.RNode) {
+	sent := make(map[*yaml.RNode]bool, len(in))
+	for _, n := range in {
+		sent[n] = true
+	}
+	id := func(n *yaml.RNode) string {
+		return n.GetApiVersion() + "/" + n.GetKind() + "/" + n.GetNamespace() + "/" + n.GetName()
+	}
+	replaced := map[string]*yaml.RNode{}
+	for _, n := range in {
+		replaced[id(n)] = n
+	}
+	for _, n := range out {
+		if sent[n] {
+			delete(replaced, id(n))
+		}
+	}
+	for _, n := range out {
+		if sent[n] {
+			continue
+		}
+		clearComments(n.YNode())
+		old, ok := replaced[id(n)]
+		if !ok {
+			continue
+		}
+		for k, v := range old.GetAnnotations() {
+			if isBookkeeping(k) {
+				_ = n.PipeE(yaml.SetAnnotation(k, v))
+			}
+		}
+	}
+}
+
+// isBookkeeping reports whether an annotation belongs to the KRM function
+// protocol or kustomize's tracking of the objects it sends.
+func isBookkeeping(key string) bool {
+	for _, p := range []string{"config.kubernetes.io/", "internal.config.kubernetes.io/", "config.k8s.io/", "kustomize.config.k8s.io/"} {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func clearComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	if len(n.Content) > 0 && n.Kind == yaml.MappingNode {
+		n.Content[0].HeadComment = ""
+	}
+}
+
+// optionWords turns the command line's option names in the renderer's
+// messages into the functionConfig's keys.
+var optionWords = strings.NewReplacer(
+	"pass --allow-missing-workload", "set allowMissingWorkload to true",
+	"--allow-missing-workload", "allowMissingWorkload",
+	"--set-arg", "setArgs",
+	"--remove-arg", "removeArgs",
+	"--leader-name", "leaderName",
+	"--mode=migrate", "mode migrate",
+	"--mode", "mode",
+)
+
+// failedItem returns the item an error of RenderNodes names ("object 3
+// (...)" counts the items from 1), or nil.
+func failedItem(items []*yaml.RNode, err error) *yaml.RNode {
+	var in *renderer.InputError
+	if !errors.As(err, &in) {
+		return nil
+	}
+	num, ok := strings.CutPrefix(in.Doc, "object ")
+	if !ok {
+		return nil
+	}
+	num, _, _ = strings.Cut(num, " ")
+	i, convErr := strconv.Atoi(num)
+	if convErr != nil || i < 1 || i > len(items) {
+		return nil
+	}
+	return items[i-1]
+}
+
 // fnOptions reads the options from a functionConfig.
 func fnOptions(fc *yaml.RNode) (renderer.Options, error) {
-	if fc == nil || yaml.IsMissingOrNull(fc) {
+	if fc.IsNilOrEmpty() {
 		return renderer.DefaultOptions(), nil
 	}
 	switch kind := fc.GetKind(); kind {
@@ -128,15 +268,11 @@ func fnOptions(fc *yaml.RNode) (renderer.Options, error) {
 		if err != nil {
 			return renderer.Options{}, err
 		}
-		o, err := renderer.ParseConfig([]byte(s))
-		if err != nil {
-			return o, &renderer.UsageError{Err: fmt.Errorf("functionConfig: %w", err)}
-		}
-		return o, nil
+		return renderer.ParseConfig([]byte(s))
 	case "ConfigMap":
 		return configMapOptions(fc.GetDataMap())
 	default:
-		return renderer.Options{}, &renderer.UsageError{Err: fmt.Errorf("functionConfig is a %s: want a %s or a ConfigMap", kind, renderer.ConfigKind)}
+		return renderer.Options{}, fmt.Errorf("want a %s (apiVersion %s) or a ConfigMap", renderer.ConfigKind, renderer.ConfigAPIVersion)
 	}
 }
 
@@ -150,8 +286,12 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := strings.TrimSpace(data[k])
-		bad := func(err error) error {
-			return &renderer.UsageError{Err: fmt.Errorf("functionConfig data.%s=%q: %v", k, v, err)}
+		parseBool := func() (bool, error) {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return false, fmt.Errorf("data.%s=%q: want true or false", k, v)
+			}
+			return b, nil
 		}
 		switch k {
 		case "distro":
@@ -159,15 +299,15 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 		case "mode":
 			o.Mode = renderer.Mode(v)
 		case "hostNetwork":
-			b, err := strconv.ParseBool(v)
+			b, err := parseBool()
 			if err != nil {
-				return o, bad(errors.New("want true or false"))
+				return o, err
 			}
 			o.HostNetwork = &b
 		case "allowMissingWorkload":
-			b, err := strconv.ParseBool(v)
+			b, err := parseBool()
 			if err != nil {
-				return o, bad(errors.New("want true or false"))
+				return o, err
 			}
 			o.AllowMissingWorkload = b
 		case "setArgs":
@@ -179,7 +319,7 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 		case "leaderName":
 			o.LeaderName = v
 		default:
-			return o, &renderer.UsageError{Err: fmt.Errorf("functionConfig data.%s: unknown key; known keys: %s", k, strings.Join(fnConfigKeys, ", "))}
+			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, strings.Join(fnConfigKeys, ", "))
 		}
 	}
 	return o, nil
