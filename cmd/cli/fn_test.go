@@ -59,11 +59,11 @@ spec:
 // bookkeeping returns the annotations kustomize adds to item i.
 func bookkeeping(i int) map[string]string {
 	return map[string]string{
-		"config.kubernetes.io/index":                                     fmt.Sprint(i),
-		"internal.config.kubernetes.io/index":                            fmt.Sprint(i),
+		"config.kubernetes.io/index":                                      fmt.Sprint(i),
+		"internal.config.kubernetes.io/index":                             fmt.Sprint(i),
 		"internal.config.kubernetes.io/annotations-migration-resource-id": fmt.Sprint(i),
-		"internal.config.kubernetes.io/id":                               fmt.Sprint(i + 1),
-		"config.k8s.io/id":                                               fmt.Sprint(i + 1),
+		"internal.config.kubernetes.io/id":                                fmt.Sprint(i + 1),
+		"config.k8s.io/id":                                                fmt.Sprint(i + 1),
 	}
 }
 
