@@ -40,13 +40,19 @@ PLUGIN_DIR := $(CURDIR)/dist/helm-plugin/aws-ccm
 
 helm-plugin: $(PLUGIN_DIR)/aws-ccm-renderer $(PLUGIN_DIR)/plugin.yaml ## the Helm 4 post-renderer plugin in dist/helm-plugin/aws-ccm
 
-$(PLUGIN_DIR)/plugin.yaml: plugin/aws-ccm/plugin.yaml
+# The plugin's version is the renderer's for a release build (vX.Y.Z), else
+# plugin.yaml's with the build (git describe) as semver build metadata.
+$(PLUGIN_DIR)/plugin.yaml: plugin/aws-ccm/plugin.yaml $(RENDERER)
 	@mkdir -p $(@D)
-	cp $< $@
+	v=$$(echo '$(VERSION)' | sed -n 's/^v\{0,1\}\([0-9]*\.[0-9]*\.[0-9]*\)$$/\1/p'); \
+	[ -n "$$v" ] || v=$$(sed -n 's/^version: *//p' $<)+$$(printf %s '$(VERSION)' | tr -c '0-9A-Za-z-' '-'); \
+	sed "s/^version: .*/version: $$v/" $< > $@
 
+# Replaced, not overwritten: an installed plugin is a link to this directory
+# and may be running.
 $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 overlays: build ## regenerate the kustomize components in overlays/ (and the Fleet example's copy)
 	$(RENDERER) overlays --out overlays

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -19,36 +19,74 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-var pluginOnce sync.Once
+var (
+	pluginOnce sync.Once
+	pluginErr  error
+	pluginOut  []byte
+)
 
 // helmPlugin builds dist/helm-plugin/aws-ccm with make and returns its path.
 func helmPlugin(t *testing.T) string {
 	t.Helper()
-	var err error
-	var out []byte
 	pluginOnce.Do(func() {
-		out, err = exec.Command("make", "-s", "-C", testtools.Root(), "helm-plugin").CombinedOutput()
+		pluginOut, pluginErr = exec.Command("make", "-s", "-C", testtools.Root(), "helm-plugin").CombinedOutput()
 	})
-	if err != nil {
-		t.Fatalf("make helm-plugin: %v\n%s", err, out)
+	if pluginErr != nil {
+		t.Fatalf("make helm-plugin: %v\n%s", pluginErr, pluginOut)
 	}
 	return filepath.Join(testtools.Root(), "dist", "helm-plugin", "aws-ccm")
 }
 
 // helm4WithPlugin returns an isolated Helm 4 environment with the plugin
-// installed the way the docs say.
+// installed the way the docs say: from the directory, no flags.
 func helm4WithPlugin(t *testing.T) (helm string, env []string) {
 	t.Helper()
 	helm, env = testtools.Helm4(t), testtools.HelmEnv(t)
-	out := testtools.MustRun(t, env, helm, "plugin", "install", helmPlugin(t))
+	dir := helmPlugin(t)
+	out := testtools.MustRun(t, env, helm, "plugin", "install", dir)
 	if !strings.Contains(string(out), "Installed plugin: aws-ccm") {
 		t.Fatalf("helm plugin install: %s", out)
 	}
-	list := testtools.MustRun(t, env, helm, "plugin", "list")
-	if !strings.Contains(string(list), "postrenderer/v1") {
-		t.Fatalf("helm plugin list does not show the post-renderer:\n%s", list)
+	checkPluginList(t, helm, env)
+	// Helm links the directory in (the docs say so: a rebuild updates
+	// the installed plugin, and removing dist/ breaks it).
+	installed := filepath.Join(envValue(env, "HELM_DATA_HOME"), "plugins", "aws-ccm")
+	if target, err := os.Readlink(installed); err != nil || target != dir {
+		t.Errorf("the installed plugin %s links to %q (%v), want %s", installed, target, err, dir)
 	}
 	return helm, env
+}
+
+// checkPluginList: helm plugin list shows the post-renderer with the
+// version make helm-plugin stamped.
+func checkPluginList(t *testing.T, helm string, env []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(helmPlugin(t), "plugin.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, version, _ := strings.Cut(string(b), "\nversion: ")
+	version, _, _ = strings.Cut(version, "\n")
+	list := string(testtools.MustRun(t, env, helm, "plugin", "list"))
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "aws-ccm" && f[2] == "postrenderer/v1" {
+			if f[1] != version || version == "" {
+				t.Errorf("plugin version %q, want %q", f[1], version)
+			}
+			return
+		}
+	}
+	t.Fatalf("helm plugin list does not show the aws-ccm post-renderer:\n%s", list)
+}
+
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // TestHelm4Plugin renders the latest upstream chart with the real Helm 4 CLI
@@ -64,6 +102,7 @@ func TestHelm4Plugin(t *testing.T) {
 	for _, d := range renderer.Distros {
 		for _, mode := range renderer.Modes {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
+				t.Parallel()
 				out := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
 					"--post-renderer", "aws-ccm", "--post-renderer-args=--distro="+string(d), "--post-renderer-args=--mode="+string(mode))
 				objs, err := manifest.Split(out)
@@ -77,6 +116,62 @@ func TestHelm4Plugin(t *testing.T) {
 			})
 		}
 	}
+	// Every --post-renderer-args value is one argument, commas and all, in
+	// order, whether given before or after --post-renderer.
+	t.Run("args", func(t *testing.T) {
+		t.Parallel()
+		out := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
+			"--post-renderer-args=--set-arg=cluster-name=prod,eu", "--post-renderer", "aws-ccm",
+			"--post-renderer-args=--distro=rke", "--post-renderer-args", "--remove-arg=v", "--post-renderer-args=--host-network=false")
+		objs, err := manifest.Split(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ccm, err := manifest.CCM(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := manifest.Args(ccm)
+		if v, _ := manifest.Flag(args, "cluster-name"); v != "prod,eu" {
+			t.Errorf("--cluster-name=%q; args %q", v, args)
+		}
+		if _, ok := manifest.Flag(args, "v"); ok {
+			t.Errorf("--v is still there: %q", args)
+		}
+		if hn, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "hostNetwork").(bool); hn {
+			t.Error("hostNetwork is true")
+		}
+		sel, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "nodeSelector").(map[string]any)
+		if sel["node-role.kubernetes.io/controlplane"] != "true" {
+			t.Errorf("nodeSelector %v", sel)
+		}
+	})
+}
+
+// TestHelm4PluginPackage: a plugin archive made with `helm plugin package`
+// (for machines without a clone) installs only with --verify=false unless
+// it is signed, as the docs say, and then works.
+func TestHelm4PluginPackage(t *testing.T) {
+	helm, env := testtools.Helm4(t), testtools.HelmEnv(t)
+	dest := t.TempDir()
+	testtools.MustRun(t, env, helm, "plugin", "package", helmPlugin(t), "--sign=false", "--destination", dest)
+	archives, _ := filepath.Glob(filepath.Join(dest, "aws-ccm-*.tgz"))
+	if len(archives) != 1 {
+		t.Fatalf("helm plugin package wrote %v", archives)
+	}
+	_, errOut, err := testtools.Run(t, env, helm, "plugin", "install", archives[0])
+	if err == nil || !strings.Contains(string(errOut), "no provenance file (.prov) found") {
+		t.Errorf("an unsigned archive installed without --verify=false: %v\n%s", err, errOut)
+	}
+	testtools.MustRun(t, env, helm, "plugin", "install", archives[0], "--verify=false")
+	checkPluginList(t, helm, env)
+	out := testtools.MustRun(t, env, helm, "template", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion),
+		"--namespace", "kube-system", "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=rke2")
+	objs, err := manifest.Split(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMeaning(t, objs, fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
 }
 
 // TestHelm4PluginErrorOnTerminal: Helm 4 throws a plugin's stderr away, so a
@@ -85,7 +180,47 @@ func TestHelm4Plugin(t *testing.T) {
 func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	helm, env := helm4WithPlugin(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	cmd := exec.Command(helm, "template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus")
+	renderErr := `aws-ccm-renderer: unknown distro "bogus": use one of auto, rke, rke2, k3s, kubeadm`
+	helmErr := `Error: error while running post render on files: failed to invoke post-renderer plugin "aws-ccm": plugin "aws-ccm" exited with error`
+	args := []string{"template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus"}
+
+	code, text := runOnTerminal(t, env, helm, args...)
+	if code == 0 {
+		t.Errorf("helm exit %d, want a failure", code)
+	}
+	if strings.Count(text, renderErr) != 1 {
+		t.Errorf("the terminal does not show the renderer's error once:\n%s", text)
+	}
+	if !strings.Contains(text, helmErr) {
+		t.Errorf("the terminal does not show Helm's own error:\n%s", text)
+	}
+	if strings.Index(text, renderErr) > strings.Index(text, helmErr) {
+		t.Errorf("the renderer's error does not come first:\n%s", text)
+	}
+	if strings.Contains(text, "apiVersion:") {
+		t.Errorf("manifests were printed:\n%s", text)
+	}
+
+	// Without a terminal (CI, GitOps controllers) nothing is written
+	// anywhere but Helm's error, and still no manifests.
+	out, errOut, err := testtools.Run(t, env, helm, args...)
+	if testtools.ExitCode(err) < 1 || len(out) != 0 || !strings.HasPrefix(string(errOut), helmErr) || strings.Contains(string(errOut), renderErr) {
+		t.Errorf("without a terminal: err %v, stdout %q, stderr %q", err, out, errOut)
+	}
+	// Helm's --debug, which its message suggests, shows neither the
+	// reason (it logs the plugin's stderr as empty) nor manifests.
+	out, errOut, err = testtools.Run(t, env, helm, append(args, "--debug")...)
+	if testtools.ExitCode(err) < 1 || len(bytes.TrimSpace(out)) != 0 || !strings.Contains(string(errOut), `stderr=""`) {
+		t.Errorf("--debug: err %v, stdout %q, stderr %q", err, out, errOut)
+	}
+}
+
+// runOnTerminal runs a command with a pseudo-terminal as its controlling
+// terminal, stdin, stdout and stderr, and returns its exit code and what
+// the terminal showed.
+func runOnTerminal(t *testing.T, env []string, name string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	term, err := pty.Start(cmd)
 	if err != nil {
@@ -95,7 +230,7 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	var screen bytes.Buffer
 	copied := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(&screen, term) // ends with EIO when helm exits
+		_, _ = io.Copy(&screen, term) // ends with EIO when the command exits
 		close(copied)
 	}()
 	waitErr := make(chan error, 1)
@@ -104,55 +239,42 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	case err = <-waitErr:
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatal("helm did not finish")
-	}
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
-		t.Fatalf("helm exit: %v, want a failure", err)
+		t.Fatalf("%s did not finish", filepath.Base(name))
 	}
 	select {
 	case <-copied:
 	case <-time.After(5 * time.Second):
 	}
-	text := screen.String()
-	if !strings.Contains(text, `aws-ccm-renderer: unknown distro "bogus": use one of auto, rke, rke2, k3s, kubeadm`) {
-		t.Errorf("the terminal does not show the renderer's error:\n%s", text)
+	code := testtools.ExitCode(err)
+	if code < 0 {
+		t.Fatal(err)
 	}
-	if !strings.Contains(text, `plugin "aws-ccm" exited with error`) {
-		t.Errorf("the terminal does not show Helm's own error:\n%s", text)
-	}
-	if strings.Contains(text, "apiVersion:") {
-		t.Errorf("manifests were printed:\n%s", text)
-	}
-
-	// Without a terminal (CI, GitOps controllers) nothing is written
-	// anywhere but Helm's error, and still no manifests.
-	out, errOut, err := testtools.Run(t, env, helm, "template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus")
-	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), `plugin "aws-ccm" exited with error`) {
-		t.Errorf("without a terminal: err %v, stdout %q, stderr %q", err, out, errOut)
-	}
+	return code, strings.ReplaceAll(screen.String(), "\r\n", "\n")
 }
 
 // checkUntouchedData: every object the renderer does not patch comes out
-// with the same content, in the same order.
+// with the same content (Helm 4 and kustomize re-serialise, and kustomize
+// reorders, what they get back).
 func checkUntouchedData(t *testing.T, plain, out []manifest.Object) {
 	t.Helper()
-	keep := func(objs []manifest.Object) []manifest.Object {
-		var kept []manifest.Object
+	keep := func(objs []manifest.Object) map[string]manifest.Object {
+		kept := map[string]manifest.Object{}
 		for _, o := range objs {
 			if o.Kind != "DaemonSet" && o.Kind != "ClusterRole" && o.Kind != "ConfigMap" {
-				kept = append(kept, o)
+				kept[o.ID()] = o
 			}
 		}
 		return kept
 	}
 	a, b := keep(plain), keep(out)
 	if len(a) != len(b) {
-		t.Fatalf("%d untouched objects, want %d", len(b), len(a))
+		t.Errorf("%d untouched objects, want %d", len(b), len(a))
 	}
-	for i := range a {
-		if !reflect.DeepEqual(a[i].Doc, b[i].Doc) {
-			t.Errorf("%s changed", a[i].ID())
+	for id, o := range a {
+		if got, ok := b[id]; !ok {
+			t.Errorf("%s is missing", id)
+		} else if !reflect.DeepEqual(o.Doc, got.Doc) {
+			t.Errorf("%s changed:\n%s\nvs\n%s", id, o.Raw, got.Raw)
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
@@ -11,25 +14,35 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// kustomizeDir writes a kustomization that takes the latest chart's default
-// output and runs the renderer on it as an exec transformer configured by
+var (
+	latestOutputOnce sync.Once
+	latestOutput     []byte
+)
+
+// latestChartOutput is `helm template` of the latest upstream chart with its
+// defaults, computed once.
+func latestChartOutput(t *testing.T) []byte {
+	t.Helper()
+	latestOutputOnce.Do(func() {
+		latestOutput = helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
+	})
+	if latestOutput == nil {
+		t.Fatal("helm template of the latest chart failed")
+	}
+	return latestOutput
+}
+
+// kustomizeDir writes a kustomization whose resources are input and which
+// runs the renderer on them as an exec transformer configured by
 // functionConfig (a YAML document without the function annotation).
-func kustomizeDir(t *testing.T, functionConfig string) string {
+func kustomizeDir(t *testing.T, input []byte, functionConfig string) string {
 	t.Helper()
 	dir := t.TempDir()
-	plain := helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
 	annotation := "  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + testtools.Renderer(t) + "\n        args: [fn]\n"
 	fc := strings.Replace(functionConfig, "metadata:\n", "metadata:\n"+annotation, 1)
-	files := map[string]string{
-		"ccm.yaml":           string(plain),
-		"aws-ccm.yaml":       fc,
-		"kustomization.yaml": "resources:\n- ccm.yaml\ntransformers:\n- aws-ccm.yaml\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFile(t, filepath.Join(dir, "ccm.yaml"), input)
+	writeFile(t, filepath.Join(dir, "aws-ccm.yaml"), []byte(fc))
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- ccm.yaml\ntransformers:\n- aws-ccm.yaml\n"))
 	return dir
 }
 
@@ -38,58 +51,117 @@ func kustomizeBuild(t *testing.T, dir string) ([]byte, []byte, error) {
 	return testtools.Run(t, os.Environ(), testtools.Kustomize(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
 }
 
+func configMapFC(data string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aws-ccm\ndata:\n" + data
+}
+
+func rendererConfigFC(fields string) string {
+	return "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmetadata:\n  name: aws-ccm\n" + fields
+}
+
+// checkNoBookkeeping: kustomize's output carries none of the KRM protocol's
+// annotations.
+func checkNoBookkeeping(t *testing.T, objs []manifest.Object) {
+	t.Helper()
+	for _, o := range objs {
+		annotations, _ := manifest.Get(o.Doc, "metadata", "annotations").(map[string]any)
+		for k := range annotations {
+			if strings.Contains(k, "config.kubernetes.io/") || strings.Contains(k, "config.k8s.io/") {
+				t.Errorf("%s carries the bookkeeping annotation %s", o.ID(), k)
+			}
+		}
+	}
+}
+
 // TestKRMFunctionWithKustomize runs `aws-ccm-renderer fn` from the real
-// kustomize CLI as an exec transformer, configured by a ConfigMap and by a
-// RendererConfig.
+// kustomize CLI as an exec transformer over the latest chart's output,
+// configured by a ConfigMap and by a RendererConfig, for every distro and
+// mode.
 func TestKRMFunctionWithKustomize(t *testing.T) {
 	nodes := fixtures(t)
+	input := latestChartOutput(t)
+	plain, err := manifest.Split(input)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range renderer.Distros {
 		for _, mode := range renderer.Modes {
 			configs := map[string]string{
-				"ConfigMap":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aws-ccm\ndata:\n  distro: " + string(d) + "\n  mode: " + string(mode) + "\n",
-				"RendererConfig": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmetadata:\n  name: aws-ccm\ndistro: " + string(d) + "\nmode: " + string(mode) + "\n",
+				"ConfigMap":      configMapFC("  distro: " + string(d) + "\n  mode: " + string(mode) + "\n"),
+				"RendererConfig": rendererConfigFC("distro: " + string(d) + "\nmode: " + string(mode) + "\n"),
 			}
 			for kind, fc := range configs {
 				t.Run(string(d)+"-"+string(mode)+"/"+kind, func(t *testing.T) {
-					out, errOut, err := kustomizeBuild(t, kustomizeDir(t, fc))
+					t.Parallel()
+					out, errOut, err := kustomizeBuild(t, kustomizeDir(t, input, fc))
 					if err != nil {
 						t.Fatalf("kustomize build: %v\n%s", err, errOut)
+					}
+					if len(errOut) != 0 {
+						t.Errorf("stderr: %s", errOut)
 					}
 					objs, err := manifest.Split(out)
 					if err != nil {
 						t.Fatal(err)
 					}
 					checkMeaning(t, objs, nodes, d, mode)
-					for _, o := range objs {
-						annotations, _ := manifest.Get(o.Doc, "metadata", "annotations").(map[string]any)
-						for k := range annotations {
-							if strings.HasPrefix(k, "config.kubernetes.io/") || strings.HasPrefix(k, "internal.config.kubernetes.io/") {
-								t.Errorf("%s carries the bookkeeping annotation %s", o.ID(), k)
-							}
-						}
-					}
+					checkUntouchedData(t, plain, objs)
+					checkNoBookkeeping(t, objs)
 				})
 			}
 		}
 	}
 }
 
-// TestKRMFunctionErrors: a bad functionConfig fails the kustomize build with
-// the renderer's message.
+// TestKRMFunctionOverRenderedOutput: kustomize resources that are already a
+// migrate render (committed output, say) go through the function in install
+// mode without the leader migration, and in migrate mode with its
+// ConfigMap once.
+func TestKRMFunctionOverRenderedOutput(t *testing.T) {
+	nodes := fixtures(t)
+	migrated := helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), []string{"--distro=rke2", "--mode=migrate"})
+	for _, mode := range renderer.Modes {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			out, errOut, err := kustomizeBuild(t, kustomizeDir(t, migrated, configMapFC("  distro: rke2\n  mode: "+string(mode)+"\n")))
+			if err != nil {
+				t.Fatalf("kustomize build: %v\n%s", err, errOut)
+			}
+			objs, err := manifest.Split(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMeaning(t, objs, nodes, renderer.DistroRKE2, mode)
+			checkNoBookkeeping(t, objs)
+		})
+	}
+}
+
+// TestKRMFunctionErrors: a bad functionConfig or input fails the kustomize
+// build with the renderer's one-line message on stderr and nothing on
+// stdout.
 func TestKRMFunctionErrors(t *testing.T) {
-	for name, c := range map[string]struct{ fc, want string }{
-		"unknown distro":      {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aws-ccm\ndata:\n  distro: rke3\n", `unknown distro "rke3"`},
-		"unknown key":         {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aws-ccm\ndata:\n  distros: rke\n", "data.distros: unknown key"},
-		"unknown field":       {"apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmetadata:\n  name: aws-ccm\ndistros: rke\n", "field distros not found"},
-		"contradictory flags": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aws-ccm\ndata:\n  setArgs: v=1\n  removeArgs: v\n", "contradicts"},
+	input := latestChartOutput(t)
+	for name, c := range map[string]struct {
+		input []byte
+		fc    string
+		want  string
+	}{
+		"unknown distro":      {input, configMapFC("  distro: bogus\n"), `aws-ccm-renderer: functionConfig ConfigMap aws-ccm: unknown distro "bogus": use one of auto, rke, rke2, k3s, kubeadm`},
+		"unknown key":         {input, configMapFC("  distros: rke\n"), "aws-ccm-renderer: functionConfig ConfigMap aws-ccm: data.distros: unknown key"},
+		"unknown field":       {input, rendererConfigFC("distros: rke\n"), "aws-ccm-renderer: functionConfig RendererConfig aws-ccm: yaml: unmarshal errors:"},
+		"contradictory flags": {input, configMapFC("  setArgs: v=1\n  removeArgs: v\n"), "removeArgs v contradicts v=1"},
+		"no CCM in the input": {[]byte("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: x\n"), configMapFC("  distro: rke2\n"),
+			"aws-ccm-renderer: no AWS cloud-controller-manager DaemonSet or Deployment among the 1 objects of the input; set allowMissingWorkload to true"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, errOut, err := kustomizeBuild(t, kustomizeDir(t, c.fc))
-			if err == nil {
-				t.Fatalf("kustomize build succeeded:\n%s", out)
+			t.Parallel()
+			out, errOut, err := kustomizeBuild(t, kustomizeDir(t, c.input, c.fc))
+			if testtools.ExitCode(err) < 1 {
+				t.Fatalf("kustomize build: %v, want a failure; stdout:\n%s", err, out)
 			}
 			if len(out) != 0 {
-				t.Errorf("stdout is not empty")
+				t.Errorf("stdout is not empty:\n%s", out)
 			}
 			if !strings.Contains(string(errOut), c.want) {
 				t.Errorf("stderr does not say %q:\n%s", c.want, errOut)
@@ -98,15 +170,38 @@ func TestKRMFunctionErrors(t *testing.T) {
 	}
 }
 
-// TestKRMExample runs examples/krm in place, as its README says: the exec
-// path in aws-ccm.yaml is relative to the example, ../../bin/aws-ccm-renderer.
+// TestKRMExample runs examples/krm as its README says, from a copy of the
+// repository's layout: the example's files as they are, its input generated
+// by helm template, and the renderer at bin/aws-ccm-renderer, where the
+// example's relative exec path (../../bin/aws-ccm-renderer) points.
 func TestKRMExample(t *testing.T) {
-	testtools.Renderer(t) // builds bin/aws-ccm-renderer when missing
-	example := filepath.Join(testtools.Root(), "examples", "krm")
-	input := filepath.Join(example, "ccm.yaml") // git-ignored
-	writeFile(t, input, helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil))
-	t.Cleanup(func() { os.Remove(input) })
-	out, errOut, err := kustomizeBuild(t, example)
+	root := t.TempDir()
+	example := filepath.Join(root, "examples", "krm")
+	entries, err := os.ReadDir(filepath.Join(testtools.Root(), "examples", "krm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "ccm.yaml" { // the git-ignored input of a manual run
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(testtools.Root(), "examples", "krm", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(example, e.Name()), b)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testtools.Renderer(t), filepath.Join(root, "bin", "aws-ccm-renderer")); err != nil {
+		t.Fatal(err)
+	}
+	// bin/helm template ... > examples/krm/ccm.yaml
+	writeFile(t, filepath.Join(example, "ccm.yaml"), latestChartOutput(t))
+	// bin/kustomize build --enable-alpha-plugins --enable-exec examples/krm
+	cmd := []string{"build", "--enable-alpha-plugins", "--enable-exec", "examples/krm"}
+	out, errOut, err := runIn(t, root, testtools.Kustomize(t), cmd...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
@@ -115,4 +210,16 @@ func TestKRMExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMeaning(t, objs, fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
+	checkNoBookkeeping(t, objs)
+}
+
+// runIn runs a command in a directory.
+func runIn(t *testing.T, dir, name string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
 }
