@@ -185,8 +185,8 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	args := []string{"template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus"}
 
 	code, text := runOnTerminal(t, env, helm, args...)
-	if code == 0 {
-		t.Errorf("helm exit %d, want a failure", code)
+	if code != 1 {
+		t.Errorf("helm exit %d, want 1", code)
 	}
 	if strings.Count(text, renderErr) != 1 {
 		t.Errorf("the terminal does not show the renderer's error once:\n%s", text)
