@@ -200,9 +200,15 @@ func keepIdentity(in, out []*yaml.RNode) {
 		if !ok {
 			continue
 		}
-		for k, v := range old.GetAnnotations() {
-			if isBookkeeping(k) {
-				_ = n.PipeE(yaml.SetAnnotation(k, v))
+		// In the order the item had them.
+		annotations, _ := old.Pipe(yaml.Lookup(yaml.MetadataField, yaml.AnnotationsField))
+		if annotations == nil {
+			continue
+		}
+		c := annotations.YNode().Content
+		for i := 0; i+1 < len(c); i += 2 {
+			if isBookkeeping(c[i].Value) {
+				_ = n.PipeE(yaml.SetAnnotation(c[i].Value, c[i+1].Value))
 			}
 		}
 	}
