@@ -157,11 +157,17 @@ func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []
 		}
 		return fail(fmt.Errorf("%s: %s", what, optionWords.Replace(err.Error())), fc)
 	}
-	out, warnings, err := r.RenderNodes(items)
+	// The renderer patches objects in place: give it copies, so that on
+	// error the items go back exactly as they came.
+	work := make([]*yaml.RNode, len(items))
+	for i, n := range items {
+		work[i] = n.Copy()
+	}
+	out, warnings, err := r.RenderNodes(work)
 	if err != nil {
 		return fail(errors.New(optionWords.Replace(err.Error())), failedItem(items, err))
 	}
-	keepIdentity(items, out)
+	keepIdentity(work, out)
 	var results []result
 	for _, w := range warnings {
 		results = append(results, result{Message: w, Severity: severityWarning})

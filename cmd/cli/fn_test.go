@@ -360,6 +360,8 @@ func TestFnErrors(t *testing.T) {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: opts\ndata:\n" + data
 	}
 	badDS := strings.Replace(fnItems[3], "containers:", "containers: not-a-list\n      x:", 1)
+	// Found before the workload is patched, refused after.
+	badRole := strings.Replace(fnItems[1], "rules:", "rules: not-a-list\nx:", 1)
 	cases := []struct {
 		name, fc string
 		items    []string
@@ -388,6 +390,8 @@ func TestFnErrors(t *testing.T) {
 			"functionConfig Secret s: want a RendererConfig (apiVersion aws-ccm-renderer.io/v1alpha1) or a ConfigMap",
 			&resourceRef{APIVersion: "v1", Kind: "Secret", Name: "s"}},
 		{"no workload", "", fnItems[:3], "no AWS cloud-controller-manager DaemonSet or Deployment among the 3 objects of the input; set allowMissingWorkload to true", nil},
+		{"a role of the wrong shape", "", []string{fnItems[0], badRole, fnItems[2], fnItems[3]}, "ClusterRole ccm",
+			&resourceRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "ccm"}},
 		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "object 2 (DaemonSet kube-system/ccm)",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 	}
