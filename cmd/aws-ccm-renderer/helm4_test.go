@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,16 +204,29 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 
 	// Without a terminal (CI, GitOps controllers) nothing is written
 	// anywhere but Helm's error, and still no manifests.
-	out, errOut, err := testtools.Run(t, env, helm, args...)
+	out, errOut, err := runWithoutTerminal(t, env, helm, args...)
 	if testtools.ExitCode(err) < 1 || len(out) != 0 || !strings.HasPrefix(string(errOut), helmErr) || strings.Contains(string(errOut), renderErr) {
 		t.Errorf("without a terminal: err %v, stdout %q, stderr %q", err, out, errOut)
 	}
 	// Helm's --debug, which its message suggests, shows neither the
 	// reason (it logs the plugin's stderr as empty) nor manifests.
-	out, errOut, err = testtools.Run(t, env, helm, append(args, "--debug")...)
+	out, errOut, err = runWithoutTerminal(t, env, helm, append(args, "--debug")...)
 	if testtools.ExitCode(err) < 1 || len(bytes.TrimSpace(out)) != 0 || !strings.Contains(string(errOut), `stderr=""`) {
 		t.Errorf("--debug: err %v, stdout %q, stderr %q", err, out, errOut)
 	}
+}
+
+// runWithoutTerminal runs a command in a session of its own, without a
+// controlling terminal even when the tests run in one.
+func runWithoutTerminal(t *testing.T, env []string, name string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
 }
 
 // runOnTerminal runs a command with a pseudo-terminal as its controlling
