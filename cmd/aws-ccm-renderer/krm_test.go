@@ -211,6 +211,19 @@ func TestKRMExample(t *testing.T) {
 	}
 	checkMeaning(t, objs, fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
 	checkNoBookkeeping(t, objs)
+
+	// The pitfall the docs warn of: without --enable-exec kustomize skips
+	// the function silently and prints the chart's output unpatched.
+	out, errOut, err = runIn(t, root, testtools.Kustomize(t), "build", "--enable-alpha-plugins", "examples/krm")
+	if err != nil {
+		t.Fatalf("without --enable-exec: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(string(out), "node-role.kubernetes.io/control-plane: \"\"") {
+		t.Errorf("kustomize without --enable-exec no longer skips the function; update docs/krm-function.md:\n%s", out)
+	}
+	if _, errOut, err = runIn(t, root, testtools.Kustomize(t), "build", "examples/krm"); err == nil || !strings.Contains(string(errOut), "external plugins disabled") {
+		t.Errorf("without --enable-alpha-plugins: %v\n%s", err, errOut)
+	}
 }
 
 // runIn runs a command in a directory.
