@@ -117,6 +117,15 @@ func TestHelm4Plugin(t *testing.T) {
 			})
 		}
 	}
+	// Helm 3's spelling, a path, is not a plugin name.
+	t.Run("path", func(t *testing.T) {
+		t.Parallel()
+		_, errOut, err := testtools.Run(t, env, helm, "template", "ccm", chart, "--post-renderer", testtools.Renderer(t))
+		want := `for "--post-renderer" flag: plugin: {Name:` + testtools.Renderer(t) + ` Type:postrenderer/v1} not found`
+		if testtools.ExitCode(err) != 1 || !strings.Contains(string(errOut), want) {
+			t.Errorf("--post-renderer <path>: %v\n%s", err, errOut)
+		}
+	})
 	// Every --post-renderer-args value is one argument, commas and all, in
 	// order, whether given before or after --post-renderer.
 	t.Run("args", func(t *testing.T) {
