@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,5 +59,83 @@ func TestRedactSecrets(t *testing.T) {
 	}
 	if got := redactSecrets("kind: Secret\ndata: [\n"); strings.Contains(got, "[") {
 		t.Errorf("an unparseable stream is shown: %q", got)
+	}
+}
+
+// TestDiffLinesShortest checks the edit script on random line sequences: it
+// turns a into b, keeps only common lines, and has as few edits as the
+// longest common subsequence allows.
+func TestDiffLinesShortest(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	seq := func() []string {
+		s := make([]string, rnd.IntN(30))
+		for i := range s {
+			s[i] = string(rune('a' + rnd.IntN(4)))
+		}
+		return s
+	}
+	for range 3000 {
+		a, b := seq(), seq()
+		ops := diffLines(a, b)
+		var gotA, gotB []string
+		edits := 0
+		for i, op := range ops {
+			if op.kind != '+' {
+				if op.a != len(gotA) {
+					t.Fatalf("%q → %q: op %d at a=%d, want %d", a, b, i, op.a, len(gotA))
+				}
+				gotA = append(gotA, op.line)
+			}
+			if op.kind != '-' {
+				if op.b != len(gotB) {
+					t.Fatalf("%q → %q: op %d at b=%d, want %d", a, b, i, op.b, len(gotB))
+				}
+				gotB = append(gotB, op.line)
+			}
+			if op.kind != ' ' {
+				edits++
+			}
+			if op.kind == '-' && i > 0 && ops[i-1].kind == '+' {
+				t.Fatalf("%q → %q: an insertion before a deletion", a, b)
+			}
+		}
+		if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
+			t.Fatalf("%q → %q: the script gives %q → %q", a, b, gotA, gotB)
+		}
+		if want := len(a) + len(b) - 2*lcsLen(a, b); edits != want {
+			t.Fatalf("%q → %q: %d edits, want %d", a, b, edits, want)
+		}
+	}
+}
+
+func lcsLen(a, b []string) int {
+	l := make([][]int, len(a)+1)
+	for i := range l {
+		l[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				l[i][j] = l[i+1][j+1] + 1
+			} else {
+				l[i][j] = max(l[i+1][j], l[i][j+1])
+			}
+		}
+	}
+	return l[0][0]
+}
+
+// TestDiffLinesLarge: a long stream with a few changes is quick and small.
+func TestDiffLinesLarge(t *testing.T) {
+	a := make([]string, 200000)
+	for i := range a {
+		a[i] = fmt.Sprintf("line %d", i)
+	}
+	b := slices.Clone(a)
+	b[1000], b[150000] = "changed", "changed too"
+	b = slices.Insert(b, 90000, "new")
+	got := unifiedDiff("a", "b", strings.Join(a, "\n")+"\n", strings.Join(b, "\n")+"\n", 3)
+	if strings.Count(got, "@@ -") != 3 || !strings.Contains(got, "-line 1000\n+changed\n") || !strings.Contains(got, "\n+new\n") {
+		t.Errorf("diff:\n%s", got)
 	}
 }

@@ -3,9 +3,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -71,7 +74,7 @@ func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context")
 	if kind == "diff" {
-		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what would be deployed now, instead of the chart's own output with the patched output")
+		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what would be deployed now, instead of the chart's own output with the patched output (the default when --kubeconfig or --kube-context is given)")
 		fs.BoolVar(&f.exitCode, "exit-code", false, fmt.Sprintf("exit with %d when there are changes, 0 when there are none", ExitChanges))
 		fs.BoolVar(&f.noColor, "no-color", false, "never colour the diff")
 		return
@@ -97,7 +100,7 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     kind + " [RELEASE] [CHART]",
 		Short:   short,
-		Long:    short + ".\n\n" + chartLong,
+		Long:    short + ".\n\n" + chartLong + map[string]string{"diff": diffLong}[kind],
 		Example: chartExamples[kind],
 		Args:    cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -108,6 +111,10 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 			if len(args) > 1 {
 				chartRef = args[1]
 			}
+			if kind == "diff" && !cmd.Flags().Changed("deployed") {
+				// A cluster named on the command line is there to compare with.
+				f.deployed = cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("kube-context")
+			}
 			w := &wrapper{flags: f, kind: kind, release: release, chartRef: chartRef,
 				out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), progress: isTerminal(cmd.ErrOrStderr())}
 			return w.run(cmd.Flags())
@@ -117,7 +124,12 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 	f.register(cmd.Flags(), kind)
 	complete(cmd, "distro", renderer.Distros)
 	complete(cmd, "mode", renderer.Modes)
+	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	if kind != "template" {
+		_ = cmd.MarkFlagFilename("kubeconfig")
+	}
 	return cmd
 }
 
@@ -125,7 +137,22 @@ const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from
 name in another --repo, a local directory, a .tgz package and an oci:// reference also work.
 RELEASE defaults to aws-cloud-controller-manager, the namespace to kube-system. The Helm SDK
 runs in this process with the renderer as its post-renderer: no helm binary is needed.
-The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer.`
+The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer; the
+release does not remember them, so pass the same ones on every upgrade.
+
+Exit status: 0 done, 1 the chart, values or manifests cannot be used, 2 bad flags or
+options, 3 the cluster, a repository or the output cannot be reached or written.`
+
+// diffLong is what diff adds to chartLong.
+const diffLong = `
+
+diff prints a unified diff, coloured on a terminal: of the chart's own output against the
+patched output, or with --deployed (implied by --kubeconfig or --kube-context) of the
+release's deployed manifest against what an upgrade with these flags would deploy (a
+server-side dry run; everything is new when the release does not exist). The values under
+data and stringData of every Secret are never printed: each shows as a tag, the same for the
+same value within one run. With --exit-code, diff exits 4 when there are changes and 0 when
+there are none.`
 
 var chartExamples = map[string]string{
 	"template": `  # The latest upstream chart, patched for RKE2
@@ -148,8 +175,11 @@ var chartExamples = map[string]string{
 	"diff": `  # What the renderer changes in the chart's output
   aws-ccm-renderer diff --distro=rke2
 
-  # What an upgrade would change in the cluster; exit 4 when something would (for CI)
-  aws-ccm-renderer diff --deployed --distro=rke2 --mode=install --exit-code`,
+  # What an upgrade would change in the cluster; exit 4 when something would (for CI).
+  # A --kubeconfig or --kube-context implies --deployed; a release that does not
+  # exist yet shows everything an install would create.
+  aws-ccm-renderer diff --deployed --distro=rke2 --mode=install --exit-code
+  aws-ccm-renderer diff ccm ./aws-cloud-controller-manager-0.0.11.tgz --kubeconfig ~/.kube/rke2.yaml --distro=rke2`,
 }
 
 type wrapper struct {
@@ -244,7 +274,11 @@ func (w *wrapper) loadChart() (*chart.Chart, map[string]any, error) {
 	}
 	path, err := cpo.LocateChart(w.chartRef, w.settings)
 	if err != nil {
-		return nil, nil, &renderer.InputError{Err: fmt.Errorf("chart %s: %w", w.chartRef, err)}
+		err = fmt.Errorf("chart %s: %w", w.chartRef, err)
+		if unreachable(err) {
+			return nil, nil, &ioError{err}
+		}
+		return nil, nil, &renderer.InputError{Err: err}
 	}
 	ch, err := loader.Load(path)
 	if err != nil {
@@ -287,15 +321,27 @@ func (w *wrapper) render(ch *chart.Chart, vals map[string]any, pr postrender.Pos
 	return rel, nil
 }
 
-// renderError keeps the renderer's own errors typed through Helm's wrapping.
+// renderError keeps the renderer's own errors typed through Helm's wrapping;
+// what the cluster refuses is an input error, failing to reach it or a
+// timeout an I/O error.
 func renderError(err error) error {
 	switch {
 	case renderer.IsInputError(err) || renderer.IsUsageError(err):
 		return err
-	case strings.Contains(err.Error(), "cluster unreachable"):
+	case unreachable(err):
 		return &ioError{err}
 	}
 	return &renderer.InputError{Err: err}
+}
+
+// unreachable tells a network failure or a timeout (a cluster, registry or
+// repository that cannot be reached, a rollout that did not finish) from an
+// answer.
+func unreachable(err error) bool {
+	var urlErr *url.Error
+	var netErr *net.OpError
+	return errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
+		strings.Contains(err.Error(), "cluster unreachable") || strings.Contains(err.Error(), "timed out waiting")
 }
 
 // manifestOf returns a release's manifests as `helm template` prints them.
@@ -371,18 +417,32 @@ func writeErr(err error) error {
 func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
 	var fromName, toName, from, to string
 	if w.flags.deployed {
+		w.step("comparing with release %s in namespace %s (server-side dry run)", w.release, w.flags.namespace)
 		rel, err := action.NewGet(w.cfg).Run(w.release)
-		if err != nil {
-			return &renderer.InputError{Err: fmt.Errorf("release %s in namespace %s: %w", w.release, w.flags.namespace, err)}
+		switch {
+		case errors.Is(err, driver.ErrReleaseNotFound):
+			// Nothing deployed yet: everything an install would create.
+			inst := action.NewInstall(w.cfg)
+			inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
+			inst.DryRun, inst.DryRunOption, inst.PostRenderer = true, "server", pr
+			next, err := inst.Run(ch, vals)
+			if err != nil {
+				return renderError(err)
+			}
+			fromName, toName = fmt.Sprintf("%s (no such release in namespace %s)", w.release, w.flags.namespace), fmt.Sprintf("%s (would install)", w.release)
+			to = manifestOf(next)
+		case err != nil:
+			return &ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.flags.namespace, err)}
+		default:
+			up := action.NewUpgrade(w.cfg)
+			up.Namespace, up.DryRun, up.DryRunOption, up.PostRenderer = w.flags.namespace, true, "server", pr
+			next, err := up.Run(w.release, ch, vals)
+			if err != nil {
+				return renderError(err)
+			}
+			fromName, toName = fmt.Sprintf("%s revision %d (deployed)", rel.Name, rel.Version), fmt.Sprintf("%s (would deploy)", rel.Name)
+			from, to = manifestOf(rel), manifestOf(next)
 		}
-		up := action.NewUpgrade(w.cfg)
-		up.Namespace, up.DryRun, up.DryRunOption, up.PostRenderer = w.flags.namespace, true, "server", pr
-		next, err := up.Run(w.release, ch, vals)
-		if err != nil {
-			return renderError(err)
-		}
-		fromName, toName = fmt.Sprintf("%s revision %d (deployed)", rel.Name, rel.Version), fmt.Sprintf("%s (would deploy)", rel.Name)
-		from, to = manifestOf(rel), manifestOf(next)
 	} else {
 		plain, err := w.render(ch, vals, nil)
 		if err != nil {
