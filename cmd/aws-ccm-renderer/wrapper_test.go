@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +265,72 @@ func TestWrapperProgress(t *testing.T) {
 	_, errOut, code := runRenderer(t, "template", "--repo", url, "--distro=rke2")
 	if code != 0 || len(errOut) != 0 {
 		t.Errorf("without a terminal: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestWrapperRepositoryDiff: diff of a pinned version from the loopback
+// repository, and the repository's errors.
+func TestWrapperRepositoryDiff(t *testing.T) {
+	url := chartRepo(t)
+	out, errOut, code := runRenderer(t, "diff", "--repo", url, "--version", "0.0.6", "--distro=rke", "--exit-code")
+	if code != 4 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"--- aws-cloud-controller-manager-0.0.6 (chart output)\n",
+		// 0.0.6 still selects the master label.
+		"\n-        node-role.kubernetes.io/master: \"\"\n",
+		"\n+        node-role.kubernetes.io/controlplane: \"true\"\n",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("diff lacks %q:\n%s", want, out)
+		}
+	}
+	closed := httptest.NewServer(nil)
+	closed.Close()
+	for name, c := range map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"version not in the repository": {[]string{"template", "--repo", url, "--version", "9.9.9"}, 1, "9.9.9"},
+		"chart not in the repository":   {[]string{"diff", "ccm", "no-such-chart", "--repo", url}, 1, "no-such-chart"},
+		"repository unreachable":        {[]string{"template", "--repo", closed.URL}, 3, "cannot be reached"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := runRenderer(t, c.args...)
+			if code != c.code || len(out) != 0 || strings.Count(string(errOut), "\n") != 1 || !strings.Contains(string(errOut), c.want) {
+				t.Errorf("exit %d (want %d), %d bytes out, stderr %q (want one line with %q)", code, c.code, len(out), errOut, c.want)
+			}
+		})
+	}
+}
+
+// TestWrapperHelpAndCompletion: aws-ccm-renderer, which Helm runs as its
+// post-renderer and has no Helm SDK, still gives the chart commands' full
+// help and completes their flags (from aws-ccm-renderer-helm).
+func TestWrapperHelpAndCompletion(t *testing.T) {
+	for _, kind := range []string{"template", "install", "upgrade", "diff"} {
+		for _, args := range [][]string{{kind, "--help"}, {"help", kind}} {
+			out, errOut, code := runRenderer(t, args...)
+			if code != 0 || !strings.Contains(string(out), "Examples:\n  # ") || !strings.Contains(string(out), "--distro string") ||
+				!strings.Contains(string(out), "aws-ccm-renderer "+kind+" [RELEASE] [CHART] [flags]") {
+				t.Errorf("%v: exit %d, %s\n%s", args, code, errOut, out)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "template", "--distro", ""}, []string{"auto", "rke", "rke2", "k3s", "kubeadm", ":4"}},
+		{[]string{"__complete", "diff", "ccm", "--mode", ""}, []string{"install", "migrate", ":4"}},
+		{[]string{"__completeNoDesc", "upgrade", "--leader-migration-config", ""}, []string{"rendered", "default", ":4"}},
+		{[]string{"__complete", "install", "--ato"}, []string{"--atomic\troll back (upgrade) or uninstall (install) when it fails; implies --wait", ":4"}},
+	} {
+		out, errOut, code := runRenderer(t, c.args...)
+		if got := strings.Split(strings.TrimSpace(string(out)), "\n"); code != 0 || !slices.Equal(got, c.want) {
+			t.Errorf("%v: exit %d, %q, want %q (%s)", c.args, code, got, c.want, errOut)
+		}
 	}
 }

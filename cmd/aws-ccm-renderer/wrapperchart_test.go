@@ -1,12 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -35,16 +40,24 @@ func TestWrapperChart(t *testing.T) {
 	nodes := fixtures(t)
 	chart := wrapperChart(t)
 	env := testtools.HelmEnv(t)
+	upstream := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	for _, d := range wrapperchart.Distros {
 		for _, mode := range renderer.Modes {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
-				out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system",
+				t.Parallel()
+				out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "ccm", chart, "--namespace", "kube-system",
 					"-f", filepath.Join(chart, "presets", string(d)+"-"+string(mode)+".yaml"))
 				objs, err := manifest.Split(out)
 				if err != nil {
 					t.Fatal(err)
 				}
 				checkMeaning(t, objs, nodes, d, mode)
+				// The same as the upstream chart through the post-renderer.
+				want, err := manifest.Split(helmTemplate(t, upstream, []string{"--distro=" + string(d), "--mode=" + string(mode)}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameMeaning(t, objs, want, nodes, string(d))
 			})
 		}
 	}
@@ -60,6 +73,13 @@ func TestWrapperChart(t *testing.T) {
 			"-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", "aws-cloud-controller-manager.image.tag=v1.34.0,leaderName=kcm-lock")
 		if !strings.Contains(string(out), "cloud-controller-manager:v1.34.0") || !strings.Contains(string(out), `leaderName: "kcm-lock"`) {
 			t.Errorf("values not passed through:\n%s", out)
+		}
+		// Flags of one's own beside the ones the renderer enforces.
+		values := filepath.Join(t.TempDir(), "values.yaml")
+		writeFile(t, values, []byte("aws-cloud-controller-manager:\n  args: [--v=4, --cloud-provider=aws, --use-service-account-credentials=true, --configure-cloud-routes=false, --allocate-node-cidrs=false]\n"))
+		out = testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "-f", values)
+		if !strings.Contains(string(out), "- --v=4\n") || !strings.Contains(string(out), "- --allocate-node-cidrs=false\n") {
+			t.Errorf("own flags not passed through:\n%s", out)
 		}
 	})
 	for name, c := range map[string]struct {
@@ -79,4 +99,116 @@ func TestWrapperChart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameMeaning checks that the wrapper chart's output (got) means what the
+// post-renderer's output (want) means: the same objects; a CCM pod spec
+// that is the same but for the order of the tolerations and for those the
+// renderer keeps from the chart's defaults, as long as it lands on the same
+// fixture nodes of every distribution and tolerates the same taints on the
+// distribution's nodes; the same RBAC grants; the same leader migration
+// configuration.
+func sameMeaning(t *testing.T, got, want []manifest.Object, nodes map[string][]nodefit.Node, distro string) {
+	t.Helper()
+	ids := func(objs []manifest.Object) []string {
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.ID())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+		t.Fatalf("objects %q, the post-renderer's %q", g, w)
+	}
+	byID := map[string]manifest.Object{}
+	for _, o := range want {
+		byID[o.ID()] = o
+	}
+	for _, g := range got {
+		w := byID[g.ID()]
+		switch g.Kind {
+		case "DaemonSet":
+			samePodSpec(t, g, w, nodes, distro)
+		case "ClusterRole", "Role":
+			if gr, wr := grants(g), grants(w); !slices.Equal(gr, wr) {
+				t.Errorf("%s grants %q, the post-renderer's %q", g.ID(), gr, wr)
+			}
+		case "ConfigMap":
+			if !reflect.DeepEqual(g.Doc["data"], w.Doc["data"]) {
+				t.Errorf("%s data %v, the post-renderer's %v", g.ID(), g.Doc["data"], w.Doc["data"])
+			}
+		default:
+			if !reflect.DeepEqual(g.Doc, w.Doc) {
+				t.Errorf("%s differs:\n%s\nthe post-renderer's:\n%s", g.ID(), g.Raw, w.Raw)
+			}
+		}
+	}
+}
+
+func samePodSpec(t *testing.T, got, want manifest.Object, nodes map[string][]nodefit.Node, distro string) {
+	t.Helper()
+	gs, err := manifest.PodSpec(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := manifest.PodSpec(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, ns := range nodes {
+		for _, n := range ns {
+			if g, _ := gs.Admits(n); g != must(ws.Admits(n)) {
+				t.Errorf("%s node %s: admitted %v, by the post-renderer's %v", d, n.Name, g, !g)
+			}
+			if d != distro {
+				continue
+			}
+			gt, wt := nodefit.PodSpec{Tolerations: gs.Tolerations}, nodefit.PodSpec{Tolerations: ws.Tolerations}
+			if g, _ := gt.Admits(n); g != must(wt.Admits(n)) {
+				t.Errorf("%s node %s: its taints tolerated %v, by the post-renderer's %v", d, n.Name, g, !g)
+			}
+		}
+	}
+	// Every toleration the wrapper chart sets, the post-renderer sets too.
+	for _, tol := range gs.Tolerations {
+		if !slices.Contains(ws.Tolerations, tol) {
+			t.Errorf("toleration %+v is not in the post-renderer's %+v", tol, ws.Tolerations)
+		}
+	}
+	// The rest of the DaemonSet is the same.
+	strip := func(o manifest.Object) map[string]any {
+		doc := maps.Clone(o.Doc)
+		b, _ := json.Marshal(doc)
+		var c map[string]any
+		_ = json.Unmarshal(b, &c)
+		pod := manifest.Get(c, "spec", "template", "spec").(map[string]any)
+		delete(pod, "tolerations")
+		return c
+	}
+	if g, w := strip(got), strip(want); !reflect.DeepEqual(g, w) {
+		gj, _ := json.MarshalIndent(g, "", "  ")
+		wj, _ := json.MarshalIndent(w, "", "  ")
+		t.Errorf("%s differs beyond its tolerations:\n%s\nthe post-renderer's:\n%s", got.ID(), gj, wj)
+	}
+}
+
+func must(ok bool, _ string) bool { return ok }
+
+// grants lists what a role grants as "group/resource verb", sorted.
+func grants(o manifest.Object) []string {
+	var out []string
+	rules, _ := o.Doc["rules"].([]any)
+	for _, r := range rules {
+		rule, _ := r.(map[string]any)
+		for _, g := range manifest.Strings(rule["apiGroups"]) {
+			for _, res := range manifest.Strings(rule["resources"]) {
+				for _, v := range manifest.Strings(rule["verbs"]) {
+					out = append(out, g+"/"+res+" "+v)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

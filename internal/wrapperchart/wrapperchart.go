@@ -68,13 +68,15 @@ var ClusterRoleRules = func() []rule {
 	return rules
 }()
 
-// preset is the subchart values for one distribution and mode.
-func preset(d renderer.Distro, m renderer.Mode) (map[string]any, error) {
+// preset is the subchart values for one distribution and mode, and the
+// flags the renderer enforces there (the chart's other flags, such as --v,
+// are the user's to change).
+func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error) {
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = d, m
 	r, err := renderer.New(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := r.Profile()
 	// Null removes a key of the chart's default nodeSelector; Helm keeps a
@@ -99,7 +101,7 @@ func preset(d renderer.Distro, m renderer.Mode) (map[string]any, error) {
 		v["extraVolumeMounts"] = []any{map[string]any{"name": renderer.LeaderMigrationVolume,
 			"mountPath": renderer.LeaderMigrationMountPath, "readOnly": true}}
 	}
-	return v, nil
+	return v, r.MergeArgs(nil), nil
 }
 
 // Files returns the generated files, by path relative to the chart.
@@ -109,7 +111,7 @@ func Files() (map[string][]byte, error) {
 	for _, d := range Distros {
 		for _, m := range renderer.Modes {
 			name := string(d) + "-" + string(m)
-			p, err := preset(d, m)
+			p, enforced, err := preset(d, m)
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +124,7 @@ func Files() (map[string][]byte, error) {
 			if name == Default {
 				files["values.yaml"] = defaultValues(b)
 			}
-			e := map[string]any{"nodeSelector": p["nodeSelector"], "tolerations": p["tolerations"], "args": p["args"]}
+			e := map[string]any{"nodeSelector": p["nodeSelector"], "tolerations": p["tolerations"], "args": enforced}
 			expect[name] = e
 		}
 	}

@@ -3,7 +3,6 @@
 {{- define "aws-ccm-rancher.presets" -}}
 k3s-install:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -23,7 +22,6 @@ k3s-install:
     operator: Exists
 k3s-migrate:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -45,7 +43,6 @@ k3s-migrate:
     operator: Exists
 kubeadm-install:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -65,7 +62,6 @@ kubeadm-install:
     operator: Exists
 kubeadm-migrate:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -87,7 +83,6 @@ kubeadm-migrate:
     operator: Exists
 rke-install:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -108,7 +103,6 @@ rke-install:
     operator: Exists
 rke-migrate:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -131,7 +125,6 @@ rke-migrate:
     operator: Exists
 rke2-install:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
@@ -151,7 +144,6 @@ rke2-install:
     operator: Exists
 rke2-migrate:
   args:
-  - --v=2
   - --cloud-provider=aws
   - --use-service-account-credentials=true
   - --configure-cloud-routes=false
