@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -31,17 +33,24 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	release := "wrap"
 	ns := namespace(t, release)
 	set := "namespace=" + ns + ",nameOverride=" + release + ",clusterRoleName=" + release + ",serviceAccountName=" + release + "-sa"
+	// Before the install, diff shows everything the install would create
+	// (--kubeconfig implies --deployed).
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--exit-code")
+	if testtools.ExitCode(err) != 4 || !strings.HasPrefix(out, "--- wrap (no such release in namespace wrap)\n+++ wrap (would install)\n") ||
+		!strings.Contains(out, "\n+kind: DaemonSet\n") || strings.Contains(out, "\n-") || !strings.Contains(out, "+      hostNetwork: true\n") {
+		t.Errorf("diff before the install: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
+	}
 	// No kubelet runs here, so no pod ever becomes ready: --atomic waits,
-	// times out and uninstalls what it installed.
-	_, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--atomic", "--timeout=3s")
-	if err == nil || !strings.Contains(errOut, "uninstall") {
-		t.Errorf("install --atomic without ready pods: %v, %s", err, errOut)
+	// times out (a cluster state, exit 3) and uninstalls what it installed.
+	_, errOut, err = rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--atomic", "--timeout=3s")
+	if testtools.ExitCode(err) != 3 || !strings.Contains(errOut, "uninstall") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("install --atomic without ready pods: exit %d, %s", testtools.ExitCode(err), errOut)
 	}
 	if list := helm(t, "list", "--namespace", ns, "--all"); strings.Contains(list, release) {
 		t.Errorf("--atomic left the release behind:\n%s", list)
 	}
 
-	out, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke2")
+	out, errOut, err = rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke2")
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, errOut)
 	}
@@ -99,10 +108,10 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	}
 }
 
-// TestWrapperChartInstall installs charts/aws-ccm-rancher (its dependency,
-// the upstream chart, from the test packages) with the real Helm CLI and
-// the RKE preset in migrate mode.
-func TestWrapperChartInstall(t *testing.T) {
+// wrapperChartCopy returns a copy of charts/aws-ccm-rancher with its
+// dependency, the upstream chart package, in charts/.
+func wrapperChartCopy(t *testing.T) string {
+	t.Helper()
 	chart := filepath.Join(t.TempDir(), "aws-ccm-rancher")
 	if err := os.CopyFS(chart, os.DirFS(filepath.Join(testtools.Root(), "charts", "aws-ccm-rancher"))); err != nil {
 		t.Fatal(err)
@@ -118,19 +127,116 @@ func TestWrapperChartInstall(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(chart, "charts", filepath.Base(dep)), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	release := "wrapchart"
+	return chart
+}
+
+// TestWrapperChartInstall installs charts/aws-ccm-rancher with the real Helm
+// CLI: every distribution's install preset lands on exactly that
+// distribution's control-plane nodes with the RBAC the CCM needs; the RKE
+// migrate preset adds the leader migration ConfigMap and flags, and an
+// upgrade to the install preset afterwards removes them.
+func TestWrapperChartInstall(t *testing.T) {
+	chart := wrapperChartCopy(t)
+	values := func(release, ns string) string {
+		return "aws-cloud-controller-manager.namespace=" + ns + ",aws-cloud-controller-manager.nameOverride=" + release +
+			",aws-cloud-controller-manager.clusterRoleName=" + release + ",aws-cloud-controller-manager.serviceAccountName=" + release + "-sa"
+	}
+	for _, d := range fixtureDistros {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			release := "wrapchart-" + d
+			ns := namespace(t, release)
+			helm(t, "install", release, chart, "--namespace", ns, "-f", filepath.Join(chart, "presets", d+"-install.yaml"), "--set", values(release, ns))
+			if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, d), controlPlaneNodes(d)) {
+				t.Errorf("pods on %v, want %v", onFixture(nodes, d), controlPlaneNodes(d))
+			}
+			if !can(t, ns, release+"-sa", "get", "serviceaccounts", "") || !can(t, ns, release+"-sa", "create", "serviceaccounts", "token") {
+				t.Error("the service account may not get serviceaccounts or create tokens")
+			}
+		})
+	}
+	t.Run("rke migrate, then install", func(t *testing.T) {
+		t.Parallel()
+		release := "wrapchart-migrate"
+		ns := namespace(t, release)
+		set := values(release, ns) + ",aws-cloud-controller-manager.extraVolumes[0].name=aws-ccm-leader-migration" +
+			",aws-cloud-controller-manager.extraVolumes[0].configMap.name=" + release + "-leader-migration"
+		helm(t, "install", release, chart, "--namespace", ns, "-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", set)
+		if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
+			t.Errorf("pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
+		}
+		cm, err := cp.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), release+"-leader-migration", metav1.GetOptions{})
+		if err != nil || !strings.Contains(cm.Data["leader-migration.yaml"], "name: service-lb-controller") {
+			t.Errorf("leader migration ConfigMap: %v %v", err, cm.Data)
+		}
+		if _, args := liveDaemonSet(t, ns, release); !slices.Contains(args, "--enable-leader-migration=true") || !hasArgPrefix(args, "--leader-migration-config=") {
+			t.Errorf("migrate args %q", args)
+		}
+
+		helm(t, "upgrade", release, chart, "--namespace", ns, "-f", filepath.Join(chart, "presets", "rke-install.yaml"), "--set", values(release, ns))
+		if _, err := cp.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), release+"-leader-migration", metav1.GetOptions{}); err == nil {
+			t.Error("the leader migration ConfigMap outlives migrate mode")
+		}
+		ds, err := cp.Client.AppsV1().DaemonSets(ns).Get(context.Background(), release, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args := ds.Spec.Template.Spec.Containers[0].Args; hasArgPrefix(args, "--enable-leader-migration") || hasArgPrefix(args, "--leader-migration-config") ||
+			len(ds.Spec.Template.Spec.Volumes) != 0 {
+			t.Errorf("after the upgrade to install: args %q, volumes %v", args, ds.Spec.Template.Spec.Volumes)
+		}
+		if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
+			t.Errorf("after the upgrade: pods on %v", onFixture(nodes, "rke"))
+		}
+		if list := helm(t, "list", "--namespace", ns); !strings.Contains(list, release) || !strings.Contains(list, "aws-ccm-rancher-0.1.0") {
+			t.Errorf("helm list:\n%s", list)
+		}
+	})
+}
+
+// TestWrapperDiffSecrets: diff --deployed against a real release never
+// prints Secret data, on either side, and still shows that it changed.
+func TestWrapperDiffSecrets(t *testing.T) {
+	chart := filepath.Join(t.TempDir(), "sample")
+	if err := os.CopyFS(chart, os.DirFS(testtools.SampleChart())); err != nil {
+		t.Fatal(err)
+	}
+	secret := `apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Values.name }}-credentials
+  namespace: {{ .Values.namespace }}
+data:
+  password: {{ .Values.password | b64enc }}
+stringData:
+  token: {{ .Values.token | quote }}
+`
+	if err := os.WriteFile(filepath.Join(chart, "templates", "secret.yaml"), []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release := "wrap-secret"
 	ns := namespace(t, release)
-	set := "aws-cloud-controller-manager.namespace=" + ns + ",aws-cloud-controller-manager.nameOverride=" + release +
-		",aws-cloud-controller-manager.clusterRoleName=" + release + ",aws-cloud-controller-manager.serviceAccountName=" + release + "-sa" +
-		",aws-cloud-controller-manager.extraVolumes[0].name=aws-ccm-leader-migration,aws-cloud-controller-manager.extraVolumes[0].configMap.name=" + release + "-leader-migration"
-	helm(t, "install", release, chart, "--namespace", ns, "-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", set)
-	if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
-		t.Errorf("pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
+	set := "namespace=" + ns + ",name=" + release + ",serviceAccount=" + release + ",clusterRole=" + release
+	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s"); err != nil {
+		t.Fatalf("install: %v\n%s", err, errOut)
 	}
-	if _, err := cp.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), release+"-leader-migration", metav1.GetOptions{}); err != nil {
-		t.Errorf("leader migration ConfigMap: %v", err)
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=new-pass-2,token=new-token-2", "--distro=k3s", "--exit-code")
+	if testtools.ExitCode(err) != 4 {
+		t.Fatalf("diff: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
-	if !can(t, ns, release+"-sa", "get", "serviceaccounts", "") {
-		t.Error("the service account may not get serviceaccounts")
+	for _, secret := range []string{"old-pass-1", "new-pass-2", "old-token-1", "new-token-2"} {
+		if strings.Contains(out, secret) || strings.Contains(out, base64.StdEncoding.EncodeToString([]byte(secret))) {
+			t.Errorf("the diff shows %s:\n%s", secret, out)
+		}
+	}
+	if !regexp.MustCompile(`\n-  password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
+		!regexp.MustCompile(`\n\+  password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
+		!regexp.MustCompile(`\n\+  token: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) {
+		t.Errorf("the change of the secret does not show:\n%s", out)
+	}
+	// The same values: nothing to show.
+	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s", "--exit-code")
+	if err != nil || out != "" {
+		t.Errorf("diff with the same values: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 }
