@@ -7,8 +7,10 @@ import (
 )
 
 // The chart wrapper commands run the Helm SDK. Linking it costs every
-// process about 17 ms of package initialisation (Kubernetes API schemes,
-// JSON schema compilers), more than the whole post-render path may take, so
+// process about 16 ms of package initialisation (257 more packages: a JSON
+// schema compiler's meta-schemas, the client-go and kubectl API schemes;
+// docs/chart-wrapper.md has the figures), more than the whole post-render
+// path may take, and Go initialises every linked package before main, so
 // it lives in a second build of this program, aws-ccm-renderer-helm (build
 // tag helmsdk, `make build` makes both). aws-ccm-renderer execs it — the
 // process is replaced, no subprocess — for these commands.
