@@ -334,3 +334,25 @@ func TestWrapperHelpAndCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperKubeVersion: without a cluster, charts see the Kubernetes
+// version the Helm CLI shows them (not the SDK's unstamped 1.20), or
+// --kube-version.
+func TestWrapperKubeVersion(t *testing.T) {
+	chart := t.TempDir()
+	writeFile(t, filepath.Join(chart, "Chart.yaml"), []byte("apiVersion: v2\nname: kube-version\nversion: 0.1.0\n"))
+	writeFile(t, filepath.Join(chart, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v\ndata:\n  version: {{ .Capabilities.KubeVersion.Version | quote }}\n"))
+	want := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "x", chart)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, string(want)},
+		{[]string{"--kube-version", "1.31.2"}, "  version: \"v1.31.2\"\n"},
+	} {
+		out, errOut, code := runRenderer(t, append([]string{"template", "x", chart, "--allow-missing-workload"}, c.args...)...)
+		if code != 0 || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "version: \"v1.") {
+			t.Errorf("%v: exit %d, %s\n%s, want %s", c.args, code, errOut, out, c.want)
+		}
+	}
+}

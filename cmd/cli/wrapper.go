@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
@@ -53,9 +55,10 @@ type chartFlags struct {
 	timeout     time.Duration
 	atomic      bool
 	dryRun      bool
-	install     bool // upgrade --install
-	deployed    bool // diff against the release in the cluster
-	exitCode    bool // diff --exit-code
+	kubeVersion string // template, diff without a cluster
+	install     bool   // upgrade --install
+	deployed    bool   // diff against the release in the cluster
+	exitCode    bool   // diff --exit-code
 	noColor     bool
 }
 
@@ -68,6 +71,9 @@ func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 	fs.StringArrayVar(&f.values.Values, "set", nil, "set a chart value, key=value (repeatable)")
 	fs.StringArrayVar(&f.values.StringValues, "set-string", nil, "set a chart value as a string (repeatable)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "kube-system", "namespace of the release")
+	if kind == "template" || kind == "diff" {
+		fs.StringVar(&f.kubeVersion, "kube-version", "", "the Kubernetes version charts see without a cluster (.Capabilities.KubeVersion; default: "+defaultKubeVersion().Version+", from the Kubernetes client this program is built with)")
+	}
 	if kind == "template" {
 		return
 	}
@@ -189,8 +195,31 @@ type wrapper struct {
 	out, errOut       io.Writer
 	progress          bool
 
-	settings *helmcli.EnvSettings
-	cfg      *action.Configuration
+	settings    *helmcli.EnvSettings
+	cfg         *action.Configuration
+	kubeVersion *chartutil.KubeVersion
+}
+
+// defaultKubeVersion is the Kubernetes version a chart sees without a
+// cluster: 1.<minor> of the client-go linked in, as Helm's own build stamps
+// it (the SDK's unstamped default is 1.20).
+func defaultKubeVersion() *chartutil.KubeVersion {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path != "k8s.io/client-go" {
+				continue
+			}
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			if minor, _, ok := strings.Cut(strings.TrimPrefix(d.Version, "v0."), "."); ok {
+				if kv, err := chartutil.ParseKubeVersion("v1." + minor + ".0"); err == nil {
+					return kv
+				}
+			}
+		}
+	}
+	return &chartutil.DefaultCapabilities.KubeVersion
 }
 
 func (w *wrapper) step(format string, args ...any) {
@@ -209,10 +238,21 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 		return err
 	}
 	pr.Warn = func(msg string) { fmt.Fprintln(w.errOut, "aws-ccm-renderer: warning: "+msg) }
+	w.kubeVersion = defaultKubeVersion()
+	if w.flags.kubeVersion != "" {
+		if w.kubeVersion, err = chartutil.ParseKubeVersion(w.flags.kubeVersion); err != nil {
+			return &renderer.UsageError{Err: fmt.Errorf("--kube-version: %w", err)}
+		}
+	}
 	if err := w.setup(); err != nil {
 		return err
 	}
-	ch, vals, err := w.loadChart()
+	// The values first: a mistake there shows before a chart download.
+	vals, err := w.flags.values.MergeValues(getter.All(w.settings))
+	if err != nil {
+		return &renderer.UsageError{Err: fmt.Errorf("values: %w", err)}
+	}
+	ch, err := w.loadChart()
 	if err != nil {
 		return err
 	}
@@ -260,9 +300,8 @@ func (w *wrapper) setup() error {
 	return nil
 }
 
-// loadChart finds, downloads when needed, and loads the chart, and merges
-// the values.
-func (w *wrapper) loadChart() (*chart.Chart, map[string]any, error) {
+// loadChart finds, downloads when needed, and loads the chart.
+func (w *wrapper) loadChart() (*chart.Chart, error) {
 	cpo := action.NewInstall(w.cfg).ChartPathOptions
 	cpo.Version = w.flags.version
 	cpo.PlainHTTP = w.flags.plainHTTP
@@ -276,24 +315,20 @@ func (w *wrapper) loadChart() (*chart.Chart, map[string]any, error) {
 	if err != nil {
 		err = fmt.Errorf("chart %s: %w", w.chartRef, err)
 		if unreachable(err) {
-			return nil, nil, &ioError{err}
+			return nil, &ioError{err}
 		}
-		return nil, nil, &renderer.InputError{Err: err}
+		return nil, &renderer.InputError{Err: err}
 	}
 	ch, err := loader.Load(path)
 	if err != nil {
-		return nil, nil, &renderer.InputError{Err: fmt.Errorf("loading chart %s: %w", path, err)}
+		return nil, &renderer.InputError{Err: fmt.Errorf("loading chart %s: %w", path, err)}
 	}
 	if req := ch.Metadata.Dependencies; req != nil {
 		if err := action.CheckDependencies(ch, req); err != nil {
-			return nil, nil, &renderer.InputError{Err: fmt.Errorf("chart %s: %w (run helm dependency build)", path, err)}
+			return nil, &renderer.InputError{Err: fmt.Errorf("chart %s: %w (run helm dependency build)", path, err)}
 		}
 	}
-	vals, err := w.flags.values.MergeValues(getter.All(w.settings))
-	if err != nil {
-		return nil, nil, &renderer.UsageError{Err: fmt.Errorf("values: %w", err)}
-	}
-	return ch, vals, nil
+	return ch, nil
 }
 
 func isLocal(ref string) bool {
@@ -313,6 +348,7 @@ func (w *wrapper) render(ch *chart.Chart, vals map[string]any, pr postrender.Pos
 	inst := action.NewInstall(w.cfg)
 	inst.DryRun, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, true, true, true
 	inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
+	inst.KubeVersion = w.kubeVersion
 	inst.PostRenderer = pr
 	rel, err := inst.Run(ch, vals)
 	if err != nil {
