@@ -1,34 +1,111 @@
 # The real tools the tests run, built from pinned Go modules under e2e/tools
-# into $(BIN). Each binary is rebuilt only when its module changes; the Go
-# build cache makes a rebuild quick.
+# into $(BIN), one module per tool set (their k8s.io/* versions differ):
+#
+#   e2e/tools/helm3      bin/helm                     Helm 3
+#   e2e/tools/helm4      bin/helm4                    Helm 4
+#   e2e/tools/kustomize  bin/kustomize                kustomize
+#   e2e/tools/etcd       bin/etcd                     etcd server
+#   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
+#                        bin/kube-controller-manager  staging modules pinned by
+#                        bin/cloud-controller-manager-fake  replace lines
+#
+# A module's go.mod is the only place a version is written: the version
+# stamps below are read from it when a binary is built. A binary is rebuilt
+# only when its module (go.mod, go.sum, sources) or this file is newer than
+# it; the Go build cache makes a rebuild after a small change quick.
 
-BIN   ?= $(CURDIR)/bin
-TOOLS := $(CURDIR)/e2e/tools
-TOOL_BUILD := CGO_ENABLED=0 $(GO) build -trimpath
+GO  ?= go
+BIN ?= $(CURDIR)/bin
 
-HELM3     := $(BIN)/helm
-HELM4     := $(BIN)/helm4
-KUSTOMIZE := $(BIN)/kustomize
+# The modules are found next to this file, wherever make runs from.
+TOOLS_MK := $(abspath $(lastword $(MAKEFILE_LIST)))
+TOOLS    := $(patsubst %/,%,$(dir $(TOOLS_MK)))/e2e/tools
 
-HELM3_VERSION     := v3.22.0
-HELM4_VERSION     := v4.3.1
-KUSTOMIZE_VERSION := v5.8.2
+# Static binaries without local paths or this repository's VCS state in
+# them; each recipe adds -ldflags "-s -w ..." (stripped) and ends with a
+# touch, which marks the binary up to date when go build found nothing to
+# do and left it as it was.
+TOOL_BUILD := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false
 
-.PHONY: tools tools-helm
+# e2e/kube.mk (the real-cluster test target, e2e) used to build the control
+# plane from the e2e module; it is read first so that the rules below win
+# (make warns that they override its recipes) until it no longer does.
+-include $(dir $(TOOLS_MK))e2e/kube.mk
 
-tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## Helm 3, Helm 4 and kustomize
+HELM3                   := $(BIN)/helm
+HELM4                   := $(BIN)/helm4
+KUSTOMIZE               := $(BIN)/kustomize
+ETCD                    := $(BIN)/etcd
+KUBE_APISERVER          := $(BIN)/kube-apiserver
+KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
+FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
 
-tools: tools-helm tools-kube ## every tool the tests run
+# $(call tool-version,MODULE): the version of MODULE in the current
+# directory's module graph, as a shell expression for a recipe.
+tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-$(HELM3): $(TOOLS)/helm3/go.mod $(TOOLS)/helm3/go.sum
-	cd $(TOOLS)/helm3 && $(TOOL_BUILD) -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM3_VERSION)" -o $@ helm.sh/helm/v3/cmd/helm
+.PHONY: tools tools-helm tools-kube
 
-$(HELM4): $(TOOLS)/helm4/go.mod $(TOOLS)/helm4/go.sum
-	cd $(TOOLS)/helm4 && $(TOOL_BUILD) -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM4_VERSION)" -o $@ helm.sh/helm/v4/cmd/helm
+tools: tools-helm tools-kube ## build every tool the tests run (bin/)
 
-$(KUSTOMIZE): $(TOOLS)/kustomize/go.mod $(TOOLS)/kustomize/go.sum
-	cd $(TOOLS)/kustomize && $(TOOL_BUILD) -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$(KUSTOMIZE_VERSION)" -o $@ sigs.k8s.io/kustomize/kustomize/v5
+tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
-# The control plane (etcd, kube-apiserver, kube-controller-manager) and the
-# fake-cloud CCM come from the e2e module; e2e/kube.mk defines tools-kube.
--include $(CURDIR)/e2e/kube.mk
+tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
+
+# Helm stamps its version, and the Kubernetes version `helm template` assumes
+# without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
+# Helm's own Makefile; unstamped it would be v1.20.0), through ldflags.
+# Helm 4 reads the latter from its build info.
+$(HELM3): $(TOOLS)/helm3/go.mod $(TOOLS)/helm3/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/helm3 && v=$(call tool-version,helm.sh/helm/v3) && \
+	kminor=$$(echo $(call tool-version,k8s.io/client-go) | cut -d. -f2) && \
+	$(TOOL_BUILD) -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=$$v \
+		-X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$kminor \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$kminor" \
+		-o $@ helm.sh/helm/v3/cmd/helm
+	@touch $@
+
+$(HELM4): $(TOOLS)/helm4/go.mod $(TOOLS)/helm4/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/helm4 && v=$(call tool-version,helm.sh/helm/v4) && \
+	$(TOOL_BUILD) -ldflags "-s -w \
+		-X helm.sh/helm/v4/internal/version.version=$$v \
+		-X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+		-o $@ helm.sh/helm/v4/cmd/helm
+	@touch $@
+
+$(KUSTOMIZE): $(TOOLS)/kustomize/go.mod $(TOOLS)/kustomize/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/kustomize && v=$(call tool-version,sigs.k8s.io/kustomize/kustomize/v5) && \
+	$(TOOL_BUILD) -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$$v" \
+		-o $@ sigs.k8s.io/kustomize/kustomize/v5
+	@touch $@
+
+# etcd's version is a constant in go.etcd.io/etcd/api/v3/version.
+$(ETCD): $(TOOLS)/etcd/go.mod $(TOOLS)/etcd/go.sum $(TOOLS_MK) $(wildcard $(TOOLS)/etcd/*.go)
+	cd $(TOOLS)/etcd && $(TOOL_BUILD) -ldflags "-s -w" -o $@ .
+	@touch $@
+
+# The Kubernetes binaries stamp their version the way the release build does
+# (hack/lib/version.sh): --version, /version and the version metric show
+# it. KUBE_MODULE is what they share.
+KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
+KUBE_STAMP = cd $(TOOLS)/kube && v=$(call tool-version,k8s.io/kubernetes) && \
+	minor=$$(echo $$v | cut -d. -f2) && \
+	ldflags="-s -w" && for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do \
+		ldflags="$$ldflags -X $$p.gitVersion=$$v -X $$p.gitMajor=1 -X $$p.gitMinor=$$minor -X $$p.gitTreeState=clean"; \
+	done
+
+$(KUBE_APISERVER): $(KUBE_MODULE)
+	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	@touch $@
+
+$(KUBE_CONTROLLER_MANAGER): $(KUBE_MODULE)
+	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+	@touch $@
+
+$(FAKE_CCM): $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
+	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ ./cmd/cloud-controller-manager-fake
+	@touch $@
