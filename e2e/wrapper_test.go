@@ -96,11 +96,11 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 		t.Errorf("helm history:\n%s", hist)
 	}
 
-	// upgrade --install of a new release.
+	// upgrade --install of a new release, in a namespace it creates.
 	release2 := "wrap-new"
-	ns2 := namespace(t, release2)
+	ns2 := release2
 	set2 := "namespace=" + ns2 + ",nameOverride=" + release2 + ",clusterRoleName=" + release2 + ",serviceAccountName=" + release2 + "-sa"
-	if _, errOut, err := rendererCmd(t, "upgrade", release2, chart, "--install", "--namespace", ns2, "--set", set2, "--distro=k3s"); err != nil {
+	if _, errOut, err := rendererCmd(t, "upgrade", release2, chart, "--install", "--create-namespace", "--namespace", ns2, "--set", set2, "--distro=k3s"); err != nil {
 		t.Fatalf("upgrade --install: %v\n%s", err, errOut)
 	}
 	if nodes := settle(t, ns2, release2); !slices.Equal(onFixture(nodes, "k3s"), controlPlaneNodes("k3s")) {

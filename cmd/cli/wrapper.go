@@ -57,6 +57,7 @@ type chartFlags struct {
 	dryRun      bool
 	kubeVersion string // template, diff without a cluster
 	install     bool   // upgrade --install
+	createNS    bool   // install, upgrade --install
 	deployed    bool   // diff against the release in the cluster
 	exitCode    bool   // diff --exit-code
 	noColor     bool
@@ -89,6 +90,7 @@ func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long to wait for Kubernetes operations")
 	fs.BoolVar(&f.atomic, "atomic", false, "roll back (upgrade) or uninstall (install) when it fails; implies --wait")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "simulate: render and validate against the cluster, change nothing")
+	fs.BoolVar(&f.createNS, "create-namespace", false, "create the release's namespace if it does not exist (install, upgrade --install)")
 	if kind == "upgrade" {
 		fs.BoolVarP(&f.install, "install", "i", false, "install the release when it does not exist yet")
 	}
@@ -393,7 +395,7 @@ func manifestOf(rel *release.Release) string {
 
 func (w *wrapper) installRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
 	inst := action.NewInstall(w.cfg)
-	inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
+	inst.ReleaseName, inst.Namespace, inst.CreateNamespace = w.release, w.flags.namespace, w.flags.createNS
 	inst.Wait, inst.Timeout, inst.Atomic = w.flags.wait || w.flags.atomic, w.flags.timeout, w.flags.atomic
 	if w.flags.dryRun {
 		inst.DryRun, inst.DryRunOption = true, "server"
