@@ -356,3 +356,29 @@ func TestWrapperKubeVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperWithoutHelmBuild: aws-ccm-renderer alone (no
+// aws-ccm-renderer-helm beside it or on PATH) says what is missing.
+func TestWrapperWithoutHelmBuild(t *testing.T) {
+	alone := filepath.Join(t.TempDir(), "aws-ccm-renderer")
+	b, err := os.ReadFile(testtools.Renderer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(testtools.HelmEnv(t), "PATH="+t.TempDir())
+	out, errOut, err := testtools.Run(t, env, alone, "template", "--distro=rke2")
+	if code := testtools.ExitCode(err); code != 3 || len(out) != 0 ||
+		string(errOut) != "aws-ccm-renderer: template, install, upgrade and diff need aws-ccm-renderer-helm next to this executable or on PATH (make build builds both)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The post-renderer itself needs nothing more.
+	cmd := exec.Command(alone, "--distro=rke2")
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil))
+	if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte("hostNetwork: true")) {
+		t.Errorf("post-renderer alone: %v\n%s", err, out)
+	}
+}
