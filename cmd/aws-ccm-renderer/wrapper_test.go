@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"io"
 	"log"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -380,5 +382,30 @@ func TestWrapperWithoutHelmBuild(t *testing.T) {
 	cmd.Stdin = bytes.NewReader(helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil))
 	if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte("hostNetwork: true")) {
 		t.Errorf("post-renderer alone: %v\n%s", err, out)
+	}
+}
+
+// TestPostRendererLean: the post-renderer build links neither the Helm SDK
+// nor a Kubernetes client, whose package initialisation alone would take
+// longer than its whole render (docs/chart-wrapper.md); its Helm build does.
+func TestPostRendererLean(t *testing.T) {
+	heavy := []string{"helm.sh/helm/v3", "k8s.io/client-go", "k8s.io/kubectl", "github.com/santhosh-tekuri/jsonschema/v6", "oras.land/oras-go/v2"}
+	for _, c := range []struct {
+		path   string
+		linked bool
+	}{
+		{testtools.Renderer(t), false},
+		{filepath.Join(filepath.Dir(testtools.Renderer(t)), "aws-ccm-renderer-helm"), true},
+	} {
+		bi, err := buildinfo.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mod := range heavy {
+			linked := slices.ContainsFunc(bi.Deps, func(d *debug.Module) bool { return d.Path == mod })
+			if linked != c.linked {
+				t.Errorf("%s links %s: %v", filepath.Base(c.path), mod, linked)
+			}
+		}
 	}
 }
