@@ -128,12 +128,14 @@ func TestWrapperTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := os.ReadFile(testtools.UpstreamChart(t, "0.0.10"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := client.Push(data, host+"/charts/aws-cloud-controller-manager:0.0.10"); err != nil {
-			t.Fatal(err)
+		for _, v := range []string{"0.0.10", testtools.LatestChartVersion} {
+			data, err := os.ReadFile(testtools.UpstreamChart(t, v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.Push(data, host+"/charts/aws-cloud-controller-manager:"+v); err != nil {
+				t.Fatal(err)
+			}
 		}
 		out, errOut, code := runRenderer(t, "template", "ccm", "oci://"+host+"/charts/aws-cloud-controller-manager",
 			"--version", "0.0.10", "--plain-http", "--distro=auto")
@@ -141,6 +143,12 @@ func TestWrapperTemplate(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		check(t, out, renderer.DistroAuto, renderer.ModeInstall, "0.0.10")
+		// Without --version: the highest tag.
+		out, errOut, code = runRenderer(t, "template", "ccm", "oci://"+host+"/charts/aws-cloud-controller-manager", "--plain-http", "--distro=rke2")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		check(t, out, renderer.DistroRKE2, renderer.ModeInstall, testtools.LatestChartVersion)
 	})
 }
 
