@@ -16,17 +16,27 @@ func NewOverlaysCommand(s IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "overlays [--out DIR]",
 		Short: "Write the kustomize components for places that run no executables (Fleet, Argo CD)",
-		Long: `overlays writes one kustomize Component per distribution and mode,
-DIR/<distro>/<mode>/, made from the renderer's own profiles. A component
-reproduces the renderer's patches on the upstream chart's output at its default
-args, tolerations and nodeSelector: kustomize replaces lists whole and cannot
-merge flags by name as the renderer does. See docs/overlays.md.`,
-		Example: `  # Regenerate the repository's overlays
+		Long: `overlays writes one kustomize Component per distribution and mode into
+DIR/<distro>/<mode>/ (auto, rke, rke2, k3s, kubeadm; install, migrate), made from
+the renderer's own profiles, plus DIR/README.md. Each <distro>/<mode> directory
+is replaced whole; other files under DIR are left alone. It prints the
+directories it wrote.
+
+A component patches the upstream chart's output: the DaemonSet by a strategic
+merge (placement, tolerations, host network, args; in migrate mode the leader
+migration volume, mount and ConfigMap) and the ClusterRole by a JSON patch that
+appends the service account rules. kustomize replaces the args and tolerations
+lists whole and cannot merge flags by name as the renderer does, so a component
+fits the chart at its default names, args and tolerations; with other names
+(nameOverride, namespace, clusterRoleName) kustomize build fails instead of
+passing the chart through unpatched. See docs/overlays.md.`,
+		Example: `  # Regenerate the repository's overlays (make overlays does this)
   aws-ccm-renderer overlays --out overlays
 
-  # Use one in a kustomization over the chart's output
-  #   resources: [ccm.yaml]
-  #   components: [overlays/rke2/install]`,
+  # Use one in a kustomization over the chart's output:
+  #   resources: [ccm.yaml]           # helm template ... > ccm.yaml
+  #   components: [overlays/rke2/install]
+  kustomize build .`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -44,7 +54,7 @@ merge flags by name as the renderer does. See docs/overlays.md.`,
 		},
 	}
 	setCommon(cmd, s)
-	cmd.Flags().StringVarP(&out, "out", "o", "overlays", "directory to write <distro>/<mode>/ into")
+	cmd.Flags().StringVarP(&out, "out", "o", "overlays", "directory to write README.md and <distro>/<mode>/ into")
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
 }
