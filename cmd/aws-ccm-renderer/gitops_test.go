@@ -1,12 +1,19 @@
 package main
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
@@ -14,56 +21,122 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// cmpGenerate returns the generate command of the Argo CD plugin example.
-func cmpGenerate(t *testing.T) []string {
+func exampleDir(parts ...string) string {
+	return filepath.Join(append([]string{testtools.Root(), "examples"}, parts...)...)
+}
+
+// cmpPlugin is the part of the example ConfigManagementPlugin the tests use.
+type cmpPlugin struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Version  string `yaml:"version"`
+		Generate struct {
+			Command []string `yaml:"command"`
+			Args    []string `yaml:"args"`
+		} `yaml:"generate"`
+		Discover map[string]any `yaml:"discover"`
+	} `yaml:"spec"`
+}
+
+func readPlugin(t *testing.T) cmpPlugin {
 	t.Helper()
-	var plugin struct {
-		Kind string `yaml:"kind"`
-		Spec struct {
-			Generate struct {
-				Command []string `yaml:"command"`
-				Args    []string `yaml:"args"`
-			} `yaml:"generate"`
-		} `yaml:"spec"`
-	}
-	b, err := os.ReadFile(filepath.Join(testtools.Root(), "examples", "argocd", "plugin.yaml"))
+	var p cmpPlugin
+	b, err := os.ReadFile(exampleDir("argocd", "plugin.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(b, &plugin); err != nil {
+	if err := yaml.Unmarshal(b, &p); err != nil {
 		t.Fatal(err)
 	}
-	if plugin.Kind != "ConfigManagementPlugin" || len(plugin.Spec.Generate.Command) == 0 {
-		t.Fatalf("plugin.yaml: kind %q, generate %v", plugin.Kind, plugin.Spec.Generate)
+	if p.Kind != "ConfigManagementPlugin" || len(p.Spec.Generate.Command) == 0 {
+		t.Fatalf("plugin.yaml: kind %q, generate %v", p.Kind, p.Spec.Generate)
 	}
-	return append(plugin.Spec.Generate.Command, plugin.Spec.Generate.Args...)
+	return p
 }
 
-// runCMP runs the generate command the way Argo CD's CMP server does: in the
-// application's source directory, with ARGOCD_APP_* and the Application's
-// plugin env as ARGOCD_ENV_*, and helm and aws-ccm-renderer on PATH.
-func runCMP(t *testing.T, env map[string]string, values string) (stdout, stderr []byte, err error) {
+const (
+	cmpAppName      = "aws-ccm"
+	cmpAppNamespace = "kube-system"
+)
+
+// cmpRun is one run of the plugin's generate command.
+type cmpRun struct {
+	env    map[string]string // the Application's plugin env, without ARGOCD_ENV_
+	values string            // values.yaml in the source directory, if not empty
+	helm   string            // the helm on PATH; the real one if empty
+}
+
+// run runs the generate command the way Argo CD's CMP server does: the
+// command and its args exec'd as they are, in the application's source
+// directory, with the sidecar's environment plus what the repo server sends
+// (ARGOCD_APP_*, KUBE_VERSION, KUBE_API_VERSIONS and the plugin env as
+// ARGOCD_ENV_*; entries with empty values are dropped). The sidecar has
+// helm and aws-ccm-renderer on PATH.
+func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	t.Helper()
 	bin := t.TempDir()
-	for name, target := range map[string]string{"helm": testtools.Helm3(t), "aws-ccm-renderer": testtools.Renderer(t)} {
+	helm := c.helm
+	if helm == "" {
+		helm = testtools.Helm3(t)
+	}
+	for name, target := range map[string]string{"helm": helm, "aws-ccm-renderer": testtools.Renderer(t)} {
 		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	src := t.TempDir()
-	writeFile(t, filepath.Join(src, "aws-ccm.yaml"), []byte("# marks the directory for the plugin\n"))
-	if values != "" {
-		writeFile(t, filepath.Join(src, "values.yaml"), []byte(values))
+	work := t.TempDir()
+	const sourcePath = "clusters/prod/aws-ccm"
+	app := filepath.Join(work, filepath.FromSlash(sourcePath))
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	argv := cmpGenerate(t)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = src
-	cmd.Env = append(testtools.HelmEnv(t), "PATH="+bin+":"+os.Getenv("PATH"),
-		"ARGOCD_APP_NAME=aws-ccm", "ARGOCD_APP_NAMESPACE=kube-system", "ARGOCD_APP_REVISION=0123abc",
-		"ARGOCD_APP_SOURCE_PATH=clusters/prod/aws-ccm", "ARGOCD_APP_SOURCE_REPO_URL=https://git.example.com/platform/cluster-config.git")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, "ARGOCD_ENV_"+k+"="+v)
+	if c.values != "" {
+		writeFile(t, filepath.Join(app, "values.yaml"), []byte(c.values))
 	}
+	home := t.TempDir()
+	sidecar := []string{
+		"PATH=" + bin + ":" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"HELM_CACHE_HOME=" + filepath.Join(home, "helm", "cache"),
+		"HELM_CONFIG_HOME=" + filepath.Join(home, "helm", "config"),
+		"HELM_DATA_HOME=" + filepath.Join(home, "helm", "data"),
+	}
+	sent := [][2]string{
+		{"ARGOCD_APP_NAME", cmpAppName},
+		{"ARGOCD_APP_NAMESPACE", cmpAppNamespace},
+		{"ARGOCD_APP_PROJECT_NAME", "default"},
+		{"ARGOCD_APP_REVISION", "0123456789abcdef0123456789abcdef01234567"},
+		{"ARGOCD_APP_REVISION_SHORT", "0123456"},
+		{"ARGOCD_APP_REVISION_SHORT_8", "01234567"},
+		{"ARGOCD_APP_SOURCE_REPO_URL", "https://git.example.com/platform/cluster-config.git"},
+		{"ARGOCD_APP_SOURCE_PATH", sourcePath},
+		{"ARGOCD_APP_SOURCE_TARGET_REVISION", "main"},
+		{"KUBE_VERSION", "v1.34.2"},
+		{"KUBE_API_VERSIONS", "v1,apps/v1,rbac.authorization.k8s.io/v1,coordination.k8s.io/v1"},
+	}
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range c.env {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		sent = append(sent, [2]string{"ARGOCD_ENV_" + k, c.env[k]})
+	}
+	env := sidecar
+	for _, kv := range sent {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+		}
+	}
+	p := readPlugin(t)
+	argv := append(slices.Clone(p.Spec.Generate.Command[1:]), p.Spec.Generate.Args...)
+	cmd := exec.Command(p.Spec.Generate.Command[0], argv...)
+	cmd.Dir = app
+	cmd.Env = env
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
@@ -71,28 +144,52 @@ func runCMP(t *testing.T, env map[string]string, values string) (stdout, stderr 
 }
 
 // TestArgoCDPlugin runs the example plugin's generate command for each
-// distro and mode, with values and extra renderer args, and its failure.
+// distro, in migrate mode, with the defaults, with values and renderer
+// flags, and when it must fail.
 func TestArgoCDPlugin(t *testing.T) {
-	nodes := fixtures(t)
-	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	for _, d := range renderer.Distros {
-		for _, mode := range renderer.Modes {
-			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
-				out, errOut, err := runCMP(t, map[string]string{"DISTRO": string(d), "MODE": string(mode), "CHART": chart}, "")
-				if err != nil {
-					t.Fatalf("%v\n%s", err, errOut)
-				}
-				objs, err := manifest.Split(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkMeaning(t, objs, nodes, d, mode)
-			})
-		}
+	p := readPlugin(t)
+	if p.Metadata.Name+"-"+p.Spec.Version != "aws-ccm-renderer-v1" || p.Spec.Discover != nil {
+		t.Fatalf("plugin %s-%s with discover %v: the docs and application.yaml name it aws-ccm-renderer-v1, without discovery",
+			p.Metadata.Name, p.Spec.Version, p.Spec.Discover)
 	}
-	t.Run("values and renderer args", func(t *testing.T) {
-		out, errOut, err := runCMP(t, map[string]string{"DISTRO": "rke", "CHART": chart, "RENDERER_ARGS": "--set-arg=cluster-name=prod"},
-			"nameOverride: my-ccm\n")
+	nodes := fixtures(t)
+	version := testtools.LatestChartVersion
+	chart := testtools.UpstreamChart(t, version)
+	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace)
+
+	type run struct {
+		distro renderer.Distro
+		mode   renderer.Mode
+		env    map[string]string
+	}
+	runs := map[string]run{
+		"defaults": {renderer.DistroAuto, renderer.ModeInstall, map[string]string{}},
+		"migrate":  {renderer.DistroRKE2, renderer.ModeMigrate, map[string]string{"DISTRO": "rke2", "MODE": "migrate"}},
+	}
+	for _, d := range renderer.Distros {
+		runs[string(d)] = run{d, renderer.ModeInstall, map[string]string{"DISTRO": string(d), "MODE": "install", "CHART_VERSION": version}}
+	}
+	for name, r := range runs {
+		t.Run(name, func(t *testing.T) {
+			r.env["CHART"] = chart
+			out, errOut, err := cmpRun{env: r.env}.run(t)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, errOut)
+			}
+			objs, err := manifest.Split(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkMeaning(t, objs, nodes, r.distro, r.mode)
+			sameAsRenderer(t, objs, postRendered(t, plain, r.distro, r.mode), nodes)
+		})
+	}
+
+	t.Run("values and renderer flags", func(t *testing.T) {
+		out, errOut, err := cmpRun{
+			env:    map[string]string{"DISTRO": "rke", "CHART": chart, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
+			values: "image:\n  tag: v1.34.0\n",
+		}.run(t)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
@@ -100,59 +197,332 @@ func TestArgoCDPlugin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkMeaning(t, objs, nodes, renderer.DistroRKE, renderer.ModeInstall)
-		ccm, _ := manifest.CCM(objs)
-		if v, _ := manifest.Flag(manifest.Args(ccm), "cluster-name"); ccm.Name != "my-ccm" || v != "prod" {
-			t.Errorf("values or renderer args not applied: %s, --cluster-name=%q", ccm.ID(), v)
+		ccm, err := manifest.CCM(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := manifest.Args(ccm)
+		cn, _ := manifest.Flag(args, "cluster-name")
+		v, _ := manifest.Flag(args, "v")
+		image, _ := manifest.Containers(ccm)[0]["image"].(string)
+		if cn != "prod" || v != "4" || !strings.HasSuffix(image, ":v1.34.0") {
+			t.Errorf("renderer flags or values not applied: args %q, image %s", args, image)
 		}
 	})
-	t.Run("failure prints nothing", func(t *testing.T) {
-		out, errOut, err := runCMP(t, map[string]string{"DISTRO": "bogus", "CHART": chart}, "")
-		if err == nil {
-			t.Fatal("the generate command succeeded")
+
+	for name, c := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"unknown distro": {map[string]string{"DISTRO": "bogus", "CHART": chart}, `unknown distro "bogus"`},
+		"unknown mode":   {map[string]string{"MODE": "upgrade", "CHART": chart}, `unknown mode "upgrade"`},
+		"bad flag":       {map[string]string{"CHART": chart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, "--cloud-provider=aws"},
+		"missing chart":  {map[string]string{"CHART": filepath.Join(t.TempDir(), "missing.tgz")}, "missing.tgz"},
+	} {
+		t.Run("fails: "+name, func(t *testing.T) {
+			out, errOut, err := cmpRun{env: c.env}.run(t)
+			if err == nil {
+				t.Fatal("the generate command succeeded")
+			}
+			if len(out) != 0 {
+				t.Errorf("stdout is not empty: %d bytes", len(out))
+			}
+			if !strings.Contains(string(errOut), c.want) {
+				t.Errorf("stderr %q does not say %q", errOut, c.want)
+			}
+		})
+	}
+
+	// A helm that prints the manifests and then fails: the renderer succeeds
+	// on them, and only pipefail makes the command fail, so that Argo CD
+	// drops what it printed.
+	t.Run("fails: helm fails after printing", func(t *testing.T) {
+		fake := filepath.Join(t.TempDir(), "helm")
+		writeFile(t, fake, []byte("#!/bin/sh\n\""+testtools.Helm3(t)+"\" \"$@\"\necho 'Error: something broke late' >&2\nexit 1\n"))
+		if err := os.Chmod(fake, 0o755); err != nil {
+			t.Fatal(err)
 		}
-		if len(out) != 0 {
-			t.Errorf("stdout is not empty: %d bytes", len(out))
+		out, errOut, err := cmpRun{env: map[string]string{"CHART": chart}, helm: fake}.run(t)
+		if err == nil || !strings.Contains(string(errOut), "something broke late") {
+			t.Errorf("the generate command did not fail: %v, stderr %q", err, errOut)
 		}
-		if !strings.Contains(string(errOut), `unknown distro "bogus"`) {
-			t.Errorf("stderr: %s", errOut)
-		}
-	})
-	t.Run("a failing helm fails the command", func(t *testing.T) {
-		out, _, err := runCMP(t, map[string]string{"CHART": filepath.Join(t.TempDir(), "missing.tgz")}, "")
-		if err == nil || len(out) != 0 {
-			t.Errorf("err %v, %d bytes on stdout", err, len(out))
+		if len(out) == 0 {
+			t.Error("the renderer printed nothing: this case no longer shows what pipefail does")
 		}
 	})
 }
 
-// TestFleetBundle renders the example Fleet bundle the way Fleet does: the
-// chart from fleet.yaml through helm, written as fleet-manifests.yaml into
-// the chosen kustomize.dir and prepended to its resources, then the
-// kustomize api library with root-only loading and plugins off.
-func TestFleetBundle(t *testing.T) {
-	var bundle struct {
-		DefaultNamespace string `yaml:"defaultNamespace"`
-		Helm             struct {
+// TestArgoCDPluginSidecar installs the plugin the way docs/argocd.md says:
+// the example directory as a component of the kustomization that installs
+// Argo CD, here over a stand-in for the argocd-repo-server Deployment of
+// Argo CD's install manifests (the parts the sidecar uses).
+func TestArgoCDPluginSidecar(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "aws-ccm-renderer"), os.DirFS(exampleDir("argocd"))); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "install.yaml"), []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: argocd-repo-server
+spec:
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: argocd-repo-server
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: argocd-repo-server
+    spec:
+      containers:
+      - name: argocd-repo-server
+        image: quay.io/argoproj/argocd:latest
+        volumeMounts:
+        - name: var-files
+          mountPath: /var/run/argocd
+        - name: plugins
+          mountPath: /home/argocd/cmp-server/plugins
+      volumes:
+      - name: var-files
+        emptyDir: {}
+      - name: plugins
+        emptyDir: {}
+`))
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("namespace: argocd\nresources:\n- install.yaml\ncomponents:\n- aws-ccm-renderer\n"))
+	objs, err := manifest.Split(testtools.MustRun(t, os.Environ(), testtools.Kustomize(t), "build", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin, err := os.ReadFile(exampleDir("argocd", "plugin.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm string
+	for _, o := range objs {
+		if o.Kind == "ConfigMap" && strings.HasPrefix(o.Name, "aws-ccm-renderer-cmp-") && o.Namespace == "argocd" {
+			cm = o.Name
+			if got, _ := manifest.Get(o.Doc, "data", "plugin.yaml").(string); got != string(plugin) {
+				t.Errorf("ConfigMap %s does not hold plugin.yaml:\n%s", o.Name, got)
+			}
+		}
+	}
+	if cm == "" {
+		t.Fatal("no plugin ConfigMap (aws-ccm-renderer-cmp-<hash>) in namespace argocd")
+	}
+	var deploy manifest.Object
+	for _, o := range objs {
+		if o.Kind == "Deployment" && o.Name == "argocd-repo-server" {
+			deploy = o
+		}
+	}
+	var names []string
+	var sidecar map[string]any
+	for _, c := range manifest.Containers(deploy) {
+		names = append(names, c["name"].(string))
+		if c["name"] == "aws-ccm-renderer" {
+			sidecar = c
+		}
+	}
+	if slices.Sort(names); !slices.Equal(names, []string{"argocd-repo-server", "aws-ccm-renderer"}) {
+		t.Fatalf("containers %q: want the repo server's and the sidecar", names)
+	}
+	if cmd := manifest.Strings(sidecar["command"]); !slices.Equal(cmd, []string{"/var/run/argocd/argocd-cmp-server"}) {
+		t.Errorf("sidecar command %q", cmd)
+	}
+	volumes := map[string]map[string]any{}
+	for _, v := range manifest.Get(deploy.Doc, "spec", "template", "spec", "volumes").([]any) {
+		volumes[v.(map[string]any)["name"].(string)] = v.(map[string]any)
+	}
+	mounts := map[string]string{}
+	for _, m := range sidecar["volumeMounts"].([]any) {
+		mm := m.(map[string]any)
+		if _, ok := volumes[mm["name"].(string)]; !ok {
+			t.Errorf("mount %v: no such volume", mm)
+		}
+		mounts[mm["mountPath"].(string)] = mm["name"].(string)
+		if mm["mountPath"] == "/home/argocd/cmp-server/config/plugin.yaml" {
+			if mm["subPath"] != "plugin.yaml" || manifest.Get(volumes[mm["name"].(string)], "configMap", "name") != cm {
+				t.Errorf("the plugin config mount %v does not take plugin.yaml from ConfigMap %s", mm, cm)
+			}
+		}
+	}
+	for path, volume := range map[string]string{"/var/run/argocd": "var-files", "/home/argocd/cmp-server/plugins": "plugins"} {
+		if mounts[path] != volume {
+			t.Errorf("sidecar mounts %q at %s, want volume %s", mounts[path], path, volume)
+		}
+	}
+	if _, ok := mounts["/home/argocd/cmp-server/config/plugin.yaml"]; !ok {
+		t.Error("the plugin config is not mounted")
+	}
+	if _, ok := mounts["/tmp"]; !ok {
+		t.Error("no writable /tmp for helm and the CMP server")
+	}
+}
+
+// TestArgoCDKustomizeSource builds the plugin-free example the way Argo CD
+// builds a kustomize source with --enable-helm: kustomize inflates the chart
+// with helm (from a chart home holding the chart already, as a repo server
+// that pulled it before has) and the overlay patches it.
+func TestArgoCDKustomizeSource(t *testing.T) {
+	var k struct {
+		HelmCharts []struct {
+			Name        string `yaml:"name"`
 			Repo        string `yaml:"repo"`
-			Chart       string `yaml:"chart"`
 			Version     string `yaml:"version"`
 			ReleaseName string `yaml:"releaseName"`
-		} `yaml:"helm"`
+			Namespace   string `yaml:"namespace"`
+		} `yaml:"helmCharts"`
+		Components []string `yaml:"components"`
+	}
+	src := exampleDir("argocd", "kustomize-source")
+	b, err := os.ReadFile(filepath.Join(src, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	if len(k.HelmCharts) != 1 || k.HelmCharts[0].Name != testtools.ChartName || k.HelmCharts[0].Repo != testtools.ChartRepo || len(k.Components) != 1 {
+		t.Fatalf("kustomization: %+v", k)
+	}
+	hc := k.HelmCharts[0]
+	// The repository layout: examples/argocd/kustomize-source and overlays/.
+	root := t.TempDir()
+	dir := filepath.Join(root, "examples", "argocd", "kustomize-source")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(root, "overlays"), os.DirFS(filepath.Join(testtools.Root(), "overlays"))); err != nil {
+		t.Fatal(err)
+	}
+	untar(t, testtools.UpstreamChart(t, hc.Version), filepath.Join(dir, "charts", hc.Name+"-"+hc.Version))
+	out := testtools.MustRun(t, os.Environ(), testtools.Kustomize(t), "build", "--enable-helm", "--helm-command", testtools.Helm3(t), dir)
+	objs, err := manifest.Split(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(filepath.ToSlash(k.Components[0]), "/")
+	distro, mode := renderer.Distro(parts[len(parts)-2]), renderer.Mode(parts[len(parts)-1])
+	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", hc.ReleaseName,
+		testtools.UpstreamChart(t, hc.Version), "--namespace", hc.Namespace)
+	nodes := fixtures(t)
+	checkMeaning(t, objs, nodes, distro, mode)
+	sameAsRenderer(t, objs, postRendered(t, plain, distro, mode), nodes)
+}
+
+// untar unpacks a chart package into dir.
+func untar(t *testing.T, tgz, dir string) {
+	t.Helper()
+	f, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg || !fs.ValidPath(h.Name) {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(h.Name)), b)
+	}
+}
+
+// fleetBundle is the part of fleet.yaml the test uses.
+type fleetBundle struct {
+	DefaultNamespace string `yaml:"defaultNamespace"`
+	Helm             struct {
+		Repo        string `yaml:"repo"`
+		Chart       string `yaml:"chart"`
+		Version     string `yaml:"version"`
+		ReleaseName string `yaml:"releaseName"`
+	} `yaml:"helm"`
+	Kustomize struct {
+		Dir string `yaml:"dir"`
+	} `yaml:"kustomize"`
+	TargetCustomizations []struct {
+		Name            string `yaml:"name"`
+		ClusterSelector struct {
+			MatchLabels map[string]string `yaml:"matchLabels"`
+		} `yaml:"clusterSelector"`
 		Kustomize struct {
 			Dir string `yaml:"dir"`
 		} `yaml:"kustomize"`
-		TargetCustomizations []struct {
-			Name            string `yaml:"name"`
-			ClusterSelector struct {
-				MatchLabels map[string]string `yaml:"matchLabels"`
-			} `yaml:"clusterSelector"`
-			Kustomize struct {
-				Dir string `yaml:"dir"`
-			} `yaml:"kustomize"`
-		} `yaml:"targetCustomizations"`
+	} `yaml:"targetCustomizations"`
+}
+
+// fleetKustomize does what Fleet's agent does with a bundle's kustomize.dir
+// after rendering the chart: the bundle's files in an in-memory file system,
+// the chart's output written into the directory as fleet-manifests.yaml and
+// put first in its kustomization's resources, then the kustomize api
+// library with root-only loading and plugins off.
+func fleetKustomize(t *testing.T, bundle, dir string, chartOutput []byte) []byte {
+	t.Helper()
+	mem := filesys.MakeEmptyDirInMemory()
+	err := filepath.WalkDir(bundle, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(bundle, path)
+		_, err = mem.AddFile(filepath.ToSlash(rel), b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	src := filepath.Join(testtools.Root(), "examples", "fleet")
+	if _, err := mem.AddFile(dir+"/fleet-manifests.yaml", chartOutput); err != nil {
+		t.Fatal(err)
+	}
+	kpath := dir + "/kustomization.yaml"
+	b, err := mem.ReadFile(kpath)
+	if err != nil {
+		t.Fatalf("kustomize.dir %s: %v", dir, err)
+	}
+	var k map[string]any
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	resources, _ := k["resources"].([]any)
+	if !slices.Contains(resources, any("fleet-manifests.yaml")) {
+		k["resources"] = append([]any{"fleet-manifests.yaml"}, resources...)
+	}
+	if b, err = yaml.Marshal(k); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.WriteFile(kpath, b); err != nil {
+		t.Fatal(err)
+	}
+	out, err := krustyRun(mem, dir)
+	if err != nil {
+		t.Fatalf("kustomize.dir %s: %v", dir, err)
+	}
+	return out
+}
+
+// TestFleetBundle renders the example bundle the way Fleet does, for each
+// target customization and for clusters none picks: the chart from
+// fleet.yaml through helm, then its kustomize.dir over the output.
+func TestFleetBundle(t *testing.T) {
+	src := exampleDir("fleet")
+	var bundle fleetBundle
 	b, err := os.ReadFile(filepath.Join(src, "fleet.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -160,45 +530,37 @@ func TestFleetBundle(t *testing.T) {
 	if err := yaml.Unmarshal(b, &bundle); err != nil {
 		t.Fatal(err)
 	}
-	if bundle.Helm.Chart != testtools.ChartName || bundle.Helm.Repo != testtools.ChartRepo || len(bundle.TargetCustomizations) != 2 {
-		t.Fatalf("fleet.yaml: %+v", bundle)
+	if bundle.Helm.Chart != testtools.ChartName || bundle.Helm.Repo != testtools.ChartRepo || bundle.Helm.Version != testtools.LatestChartVersion {
+		t.Fatalf("fleet.yaml: helm %+v, want the upstream chart %s", bundle.Helm, testtools.LatestChartVersion)
 	}
 	chart := testtools.UpstreamChart(t, bundle.Helm.Version)
 	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", bundle.Helm.ReleaseName, chart,
 		"--namespace", bundle.DefaultNamespace)
 	nodes := fixtures(t)
+
+	type target struct {
+		distro renderer.Distro
+		dir    string
+	}
+	targets := map[string]target{"no customization": {renderer.DistroAuto, bundle.Kustomize.Dir}}
 	for _, tc := range bundle.TargetCustomizations {
-		t.Run(tc.Name, func(t *testing.T) {
-			distro := renderer.Distro(tc.ClusterSelector.MatchLabels["provider.cattle.io"])
-			if distro != renderer.Distro(tc.Name) {
-				t.Fatalf("customization %s selects provider.cattle.io=%s", tc.Name, distro)
-			}
-			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-			kdir := filepath.Join(dir, filepath.FromSlash(tc.Kustomize.Dir))
-			writeFile(t, filepath.Join(kdir, "fleet-manifests.yaml"), out)
-			kust, err := os.ReadFile(filepath.Join(kdir, "kustomization.yaml"))
+		distro := renderer.Distro(tc.ClusterSelector.MatchLabels["provider.cattle.io"])
+		if distro != renderer.Distro(tc.Name) || len(tc.ClusterSelector.MatchLabels) != 1 {
+			t.Fatalf("customization %s selects %v", tc.Name, tc.ClusterSelector.MatchLabels)
+		}
+		targets[tc.Name] = target{distro, tc.Kustomize.Dir}
+	}
+	if len(targets) != 3 {
+		t.Fatalf("targets %v: want rke, rke2 and the rest", targets)
+	}
+	for name, tg := range targets {
+		t.Run(name, func(t *testing.T) {
+			objs, err := manifest.Split(fleetKustomize(t, src, tg.dir, out))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var k map[string]any
-			if err := yaml.Unmarshal(kust, &k); err != nil {
-				t.Fatal(err)
-			}
-			resources, _ := k["resources"].([]any)
-			k["resources"] = append([]any{"fleet-manifests.yaml"}, resources...)
-			kb, err := yaml.Marshal(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, filepath.Join(kdir, "kustomization.yaml"), kb)
-			objs, err := manifest.Split(krustyBuild(t, kdir))
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkMeaning(t, objs, nodes, distro, renderer.ModeInstall)
+			checkMeaning(t, objs, nodes, tg.distro, renderer.ModeInstall)
+			sameAsRenderer(t, objs, postRendered(t, out, tg.distro, renderer.ModeInstall), nodes)
 		})
 	}
 }
