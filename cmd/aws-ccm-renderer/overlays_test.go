@@ -393,8 +393,15 @@ func TestOverlaysChartValues(t *testing.T) {
 	t.Run("other values fit", func(t *testing.T) {
 		plain := values(t, `image: {tag: v1.34.0}
 podAnnotations: {team: platform}
+resources: {requests: {cpu: 100m, memory: 128Mi}}
+dnsPolicy: ClusterFirstWithHostNet
+hostNetworking: true
 serviceAccountName: aws-ccm
 nodeSelector: {node-pool: system}
+clusterRoleRules:
+- {apiGroups: [""], resources: [serviceaccounts], verbs: [create]}
+- {apiGroups: [""], resources: [nodes, services], verbs: ["*"]}
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, create, update]}
 extraVolumes: [{name: cloud-config, hostPath: {path: /etc/kubernetes/cloud-config}}]
 extraVolumeMounts: [{name: cloud-config, mountPath: /etc/kubernetes/cloud-config, readOnly: true}]
 `)
