@@ -82,17 +82,19 @@ func readTree(t *testing.T, root string) map[string][]byte {
 	return files
 }
 
-// overlayDir lays out what a user's repository holds: the chart's output,
-// a copy of the checked-in component, and a kustomization using both.
+// overlayDir lays out what docs/overlays.md tells a user to write: the
+// chart's output as ccm.yaml, a copy of the checked-in component under
+// overlays/, and a kustomization using both.
 func overlayDir(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join(testtools.Root(), "overlays", filepath.FromSlash(overlays.Component(distro, mode)))
-	if err := os.CopyFS(filepath.Join(dir, "component"), os.DirFS(src)); err != nil {
+	comp := "overlays/" + overlays.Component(distro, mode)
+	src := filepath.Join(testtools.Root(), filepath.FromSlash(comp))
+	if err := os.CopyFS(filepath.Join(dir, filepath.FromSlash(comp)), os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "ccm.yaml"), chartOutput)
-	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- ccm.yaml\ncomponents:\n- component\n"))
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n  - ccm.yaml\ncomponents:\n  - "+comp+"\n"))
 	return dir
 }
 
