@@ -179,6 +179,7 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 		for _, d := range renderer.Distros {
 			for _, mode := range renderer.Modes {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
+					t.Parallel()
 					want := postRendered(t, plain, d, mode)
 					for name, objs := range overlayBuilds(t, overlayDir(t, plain, d, mode)) {
 						t.Run(name, func(t *testing.T) {
