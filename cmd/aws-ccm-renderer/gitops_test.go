@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,13 +118,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		{"KUBE_VERSION", "v1.34.2"},
 		{"KUBE_API_VERSIONS", "v1,apps/v1,rbac.authorization.k8s.io/v1,coordination.k8s.io/v1"},
 	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range c.env {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(c.env)) {
 		sent = append(sent, [2]string{"ARGOCD_ENV_" + k, c.env[k]})
 	}
 	env := sidecar
