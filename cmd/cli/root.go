@@ -162,7 +162,7 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 	complete(cmd, "mode", renderer.Modes)
 	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
-	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s))
+	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s), NewPlanCommand(s))
 	cmd.AddCommand(chartCommands(s)...)
 	return cmd
 }

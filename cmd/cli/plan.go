@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+const planLong = `plan prints the ordered steps that move a cluster off the in-tree AWS cloud
+provider onto the AWS cloud controller manager (CCM): for each step why it is
+needed, the configuration to write (cluster.yml, spec.rkeConfig, K3s's
+config.yaml, kubeadm's ClusterConfiguration), the commands to run (the
+renderer's through Helm among them), what to check before the next step, and
+how to roll it back.
+
+RKE1, RKE2 and kubeadm clusters (Kubernetes 1.22 to 1.26) migrate with leader
+migration: the in-tree controller manager and the CCM share a lease, so exactly
+one of them runs the cloud controllers at any time. K3s has no in-tree provider
+to migrate from: its plan is a switch from K3s's own cloud controller.
+
+Phases: before (the cluster still runs the in-tree provider, up to the CCM
+waiting beside it), during (the switch to the external provider), after (leader
+migration off, clean-up, upgrade past 1.26). Without --phase all three.
+
+-o json prints the plan for automation, as described by docs/plan.schema.json
+(apiVersion ` + plan.APIVersion + `, kind ` + plan.Kind + `); -o markdown as
+docs/migration.md shows it. Nothing is read from or written to a cluster.`
+
+const planExamples = `  # The whole runbook for an RKE2 cluster at Kubernetes 1.26.15
+  aws-ccm-renderer plan --distro rke2
+
+  # Only what happens before the switch, for an RKE1 cluster at 1.25
+  aws-ccm-renderer plan --distro rke --phase before --kube-version v1.25.16
+
+  # For automation: the steps as JSON, with another release name
+  aws-ccm-renderer plan --distro kubeadm -o json --release ccm | jq '.phases[].steps[].id'
+
+  # K3s: a switch from K3s's own cloud controller, for a 1.30 cluster
+  aws-ccm-renderer plan --distro k3s --kube-version v1.30.14`
+
+// NewPlanCommand builds "aws-ccm-renderer plan".
+func NewPlanCommand(s IOStreams) *cobra.Command {
+	o := plan.DefaultOptions()
+	var distro, phase, output string
+	cmd := &cobra.Command{
+		Use:     "plan --distro DISTRO [--phase before|during|after] [-o text|json|markdown]",
+		Short:   "Print the migration runbook for a distribution: steps, snippets, commands, checks, rollbacks",
+		Long:    planLong,
+		Example: planExamples,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Distro, o.Phase = renderer.Distro(distro), plan.Phase(phase)
+			if !slices.Contains(plan.Formats, output) {
+				return &renderer.UsageError{Err: fmt.Errorf("unknown output format %q: use text, json or markdown", output)}
+			}
+			p, err := plan.Build(o)
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			if err := plan.Write(&b, p, output); err != nil {
+				return err
+			}
+			if _, err := b.WriteTo(cmd.OutOrStdout()); err != nil {
+				return &ioError{fmt.Errorf("writing the plan: %w", err)}
+			}
+			return nil
+		},
+	}
+	setCommon(cmd, s)
+	f := cmd.Flags()
+	f.StringVar(&distro, "distro", "", "the cluster's distribution: rke (RKE1), rke2, k3s or kubeadm (required)")
+	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
+	f.StringVarP(&output, "output", "o", plan.FormatText, "output format: text, json or markdown")
+	f.StringVar(&o.Release, "release", o.Release, "the CCM's Helm release name")
+	f.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "the CCM's namespace")
+	f.StringVar(&o.KubeVersion, "kube-version", o.KubeVersion, "the cluster's Kubernetes version (kubectl version): picks the CCM release of its minor")
+	f.StringVar(&o.CCMVersion, "ccm-version", "", "the CCM image tag, of the cluster's minor (default: the latest release of that minor known to this program)")
+	f.StringVar(&o.ChartVersion, "chart-version", o.ChartVersion, "the aws-cloud-controller-manager chart version")
+	f.StringVar(&o.KCMUser, "kcm-user", o.KCMUser, "the user the in-tree kube-controller-manager authenticates as")
+	f.StringVar(&o.LeaderName, "leader-name", o.LeaderName, "the lease the in-tree controller manager and the CCM share")
+	complete(cmd, "distro", plan.Distros)
+	complete(cmd, "phase", plan.Phases)
+	complete(cmd, "output", plan.Formats)
+	complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
+	return cmd
+}

@@ -1,0 +1,161 @@
+package plan
+
+import "fmt"
+
+func kubeadmPlan(b *builder) distroPlan {
+	r := b.r
+	editConfig := run(KindCluster, atWorkstation, "Merge the snippet into data.ClusterConfiguration", "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
+	regenerate := func(components ...string) Command {
+		s := "kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
+		for _, c := range components {
+			s += "sudo kubeadm init phase control-plane " + c + " --config cluster-configuration.yaml\n"
+		}
+		return script(KindNode, atControlPlane, "Write the static pod manifests from the new ClusterConfiguration; the kubelet restarts the pods", s)
+	}
+	kcmArgs := func(want string) *Command {
+		c := script(KindKubectl, atWorkstation, "", fmt.Sprintf(`
+kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | grep -c -- '%s'`, want))
+		return &c
+	}
+	kubeletFlags := script(KindNode, atEveryNode, "", `sudo cat /var/lib/kubelet/kubeadm-flags.env`)
+
+	kcm := b.kcmLeaderMigration(Step{
+		Why: fmt.Sprintf("kubeadm keeps the control plane's flags in the ClusterConfiguration of the ConfigMap kubeadm-config "+
+			"and writes them into the static pod manifests of /etc/kubernetes/manifests. The controller manager gets "+
+			"its own LeaderMigrationConfiguration, naming the controllers of a 1.%d controller manager as its built-in "+
+			"configuration does, under the Lease %s; kubeadm mounts only single files of /etc/kubernetes into it, so "+
+			"the file needs an extraVolume.", r.minor, r.LeaderName),
+		Notes: []string{
+			"The ClusterConfiguration of kubeadm 1.22 to 1.30 is kubeadm.k8s.io/v1beta3, where extraArgs is a map.",
+			"Editing the ConfigMap changes nothing on the nodes by itself; it keeps kubeadm upgrade from undoing the change. kubeadm init phase control-plane writes the manifest (\"Reconfiguring a kubeadm cluster\" in the Kubernetes documentation).",
+		},
+		Snippets: []Snippet{
+			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: "On every control-plane node."},
+			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+controllerManager:
+  extraArgs:
+    cloud-provider: aws               # unchanged, as is cloud-config if you have one
+    enable-leader-migration: "true"
+    leader-migration-config: ` + kcmConfigPath + `
+  extraVolumes:
+    - name: kcm-leader-migration
+      hostPath: ` + kcmConfigPath + `
+      mountPath: ` + kcmConfigPath + `
+      readOnly: true
+      pathType: File
+`, Note: "Merge into the existing controllerManager section; keep its other extraArgs and extraVolumes."},
+		},
+		Commands: []Command{
+			script(KindNode, atControlPlane, "Put the file in place", "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
+			editConfig,
+			regenerate("controller-manager"),
+		},
+		Checks: []Check{{
+			Description: "The controller managers' flags",
+			Command:     kcmArgs("--enable-leader-migration=true"),
+			Expect:      "The number of control-plane nodes.",
+		}},
+		Rollback: Rollback{
+			Description: "Remove the two extraArgs and the extraVolume from the ClusterConfiguration and write the manifest again on each control-plane node. Only while the CCM is not installed.",
+			Commands:    []Command{editConfig, regenerate("controller-manager")},
+		},
+	})
+
+	switchStep := Step{
+		ID:    "switch",
+		Title: "Switch the control plane and every kubelet to the external provider",
+		Why: "A controller manager with --cloud-provider=external runs no cloud controllers, so the CCM, waiting for the " +
+			"lease, takes them over; the kubelets stop using the in-tree provider. Under the in-tree provider a kubelet " +
+			"took its node's name from the provider (the EC2 private DNS name); with external it uses --hostname-override " +
+			"or the hostname, which must be that same name, or the kubelet registers a new Node.",
+		Notes: []string{
+			"Control-plane nodes first, one at a time: manifests, then the kubelet; then the workers. Controller managers not yet switched keep the in-tree provider and leader migration: at any moment the lease holder, one of them or the CCM, runs the cloud controllers, and nobody else.",
+			"Before restarting a kubelet, compare `hostname` with the node's name in nodes-before.txt: if they differ, the kubelet needs --hostname-override=<that name> in KUBELET_KUBEADM_ARGS (kubeadm writes it there itself for a node that joined under another name).",
+			"For nodes that join later, set nodeRegistration.kubeletExtraArgs.cloud-provider: external in the JoinConfiguration you use.",
+			"Keep kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
+		},
+		Snippets: []Snippet{
+			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
+kind: ClusterConfiguration
+apiServer:
+  extraArgs: {}                       # cloud-provider and cloud-config removed
+controllerManager:
+  extraArgs:
+    cloud-provider: external          # enable-leader-migration, leader-migration-config and cloud-config removed
+  extraVolumes: []                    # the kcm-leader-migration volume removed
+`, Note: "Remove exactly these keys and the volume; keep everything else."},
+			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
+`, Note: "On every node."},
+		},
+		Commands: []Command{
+			editConfig,
+			regenerate("apiserver", "controller-manager"),
+			script(KindNode, atEveryNode, "The kubelet", `
+sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/' -e 's/ --cloud-config=[^ "]*//' /var/lib/kubelet/kubeadm-flags.env
+sudo systemctl restart kubelet`),
+		},
+		Checks: []Check{
+			{
+				Description: "While the control plane is switched: who holds the migration lease",
+				Command:     b.migrationHolder(),
+				Expect: "Always a holder: the in-tree controller manager's leader until its node is switched, then, after at " +
+					"most a lease duration (15 s by default), a CCM pod.",
+			},
+			{Description: "The controller managers' flags", Command: kcmArgs("--cloud-provider=external"), Expect: "The number of control-plane nodes."},
+			{Description: "The kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external, no --cloud-config."},
+		},
+		Rollback: Rollback{
+			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) in kubeadm-flags.env again. The CCM, still in migrate mode, keeps the lease until the controller managers can take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Commands:    []Command{editConfig, regenerate("apiserver", "controller-manager")},
+		},
+	}
+
+	ecrFlags := "--image-credential-provider-config=/etc/kubernetes/image-credential-provider/config.yaml --image-credential-provider-bin-dir=/etc/kubernetes/image-credential-provider/bin"
+	if g := b.ecrFeatureGate(); g != "" {
+		ecrFlags += " --feature-gates=" + g
+	}
+
+	return distroPlan{
+		title:    "kubeadm (ClusterConfiguration in kube-system/kubeadm-config)",
+		strategy: LeaderMigration,
+		summary: fmt.Sprintf("Leader migration of a kubeadm cluster at Kubernetes %s from the in-tree aws provider to "+
+			"the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs "+
+			"the cloud controllers at any time; the control plane and the kubelets then switch to "+
+			"--cloud-provider=external, and the CCM drops leader migration.", r.KubeVersion, r.LeaderName),
+		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
+		duringSummary: "The static pods and the kubelets move to --cloud-provider=external, node by node; the lease passes to the CCM.",
+		afterSummary:  "The CCM alone: leader migration off, the migration's grants and files removed, then the upgrade past 1.26.",
+		before: []Step{
+			b.preflight(nodesInTree),
+			b.clusterTags(tagsInTree),
+			b.cloudConfig("kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
+				script(KindNode, atControlPlane, "The in-tree provider's config", `
+f=$(kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
+[ -n "$f" ] && sudo cat "$f"`)),
+			b.ebsCSI(ebsInTree),
+			b.ecr(ecrInTree(r.minor), []Snippet{
+				{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
+					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider."},
+				{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
+`, Note: "Add the flags on every node; for nodes that join later, put them into nodeRegistration.kubeletExtraArgs."},
+			}, []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")}),
+			b.grantLease(),
+			kcm,
+			b.installMigrate(),
+		},
+		during: []Step{
+			switchStep,
+			b.verifyHandover(Check{
+				Description: "No controller manager with the in-tree provider",
+				Command:     kcmArgs("--cloud-provider=aws"),
+				Expect:      "0",
+			}),
+		},
+		after: []Step{
+			b.installMode(),
+			b.cleanup([]Command{script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)}, nil),
+			b.upgrade(upgradeInTree+" kubeadm upgrade apply, one minor at a time, then the kubelets.", nil),
+		},
+	}
+}
