@@ -67,10 +67,10 @@ func Build(o Options) (*Plan, error) {
 
 // distroPlan is what each distribution contributes.
 type distroPlan struct {
-	title, summary                              string
-	strategy                                    Strategy
+	title, summary                             string
+	strategy                                   Strategy
 	beforeSummary, duringSummary, afterSummary string
-	before, during, after                       []Step
+	before, during, after                      []Step
 }
 
 // builder makes the commands every distribution shares.
