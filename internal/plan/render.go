@@ -159,27 +159,27 @@ func writeTextCommand(b *bytes.Buffer, c Command, prefix string) {
 // given level.
 func WriteMarkdown(b *bytes.Buffer, p *Plan, level int) {
 	h := strings.Repeat("#", level)
-	fmt.Fprintf(b, "%s %s\n\n", h, p.Title)
-	fmt.Fprintf(b, "%s\n\n", p.Summary)
-	fmt.Fprintf(b, "- CCM: `%s`, chart `%s` %s, release `%s` in `%s` (image tag: %s)\n", p.CCM.Image, p.CCM.Chart, p.CCM.ChartVersion, p.CCM.Release, p.CCM.Namespace, p.CCM.ImageTagSource)
+	fmt.Fprintf(b, "%s %s\n\n", h, md(p.Title))
+	fmt.Fprintf(b, "%s\n\n", md(p.Summary))
+	fmt.Fprintf(b, "- CCM: `%s`, chart `%s` %s, release `%s` in `%s` (image tag: %s)\n", p.CCM.Image, p.CCM.Chart, p.CCM.ChartVersion, p.CCM.Release, p.CCM.Namespace, md(p.CCM.ImageTagSource))
 	if l := p.LeaderMigration; l != nil {
 		fmt.Fprintf(b, "- Lease: `%s/%s`, taken by the in-tree controller manager as `%s`\n", l.Namespace, l.Name, l.KCMUser)
 	}
 	for _, ph := range p.Phases {
-		fmt.Fprintf(b, "\n%s# %s: %s\n\n%s\n", h, strings.ToUpper(string(ph.Name)[:1])+string(ph.Name)[1:], ph.Title, ph.Summary)
+		fmt.Fprintf(b, "\n%s# %s: %s\n\n%s\n", h, strings.ToUpper(string(ph.Name)[:1])+string(ph.Name)[1:], md(ph.Title), md(ph.Summary))
 		for i, s := range ph.Steps {
-			fmt.Fprintf(b, "\n%s## %d. %s\n\n", h, i+1, s.Title)
-			fmt.Fprintf(b, "Step `%s`. %s\n", s.ID, s.Why)
+			fmt.Fprintf(b, "\n%s## %d. %s\n\n", h, i+1, md(s.Title))
+			fmt.Fprintf(b, "Step `%s`. %s\n", s.ID, md(s.Why))
 			if len(s.Notes) > 0 {
 				b.WriteString("\n")
 				for _, n := range s.Notes {
-					fmt.Fprintf(b, "- %s\n", n)
+					fmt.Fprintf(b, "- %s\n", md(n))
 				}
 			}
 			for _, sn := range s.Snippets {
 				fmt.Fprintf(b, "\n`%s`", sn.File)
 				if sn.Note != "" {
-					fmt.Fprintf(b, " (%s)", strings.TrimSuffix(sn.Note, "."))
+					fmt.Fprintf(b, " (%s)", md(strings.TrimSuffix(sn.Note, ".")))
 				}
 				fmt.Fprintf(b, ":\n\n```%s\n%s```\n", sn.Language, ensureNewline(sn.Content))
 			}
@@ -187,15 +187,15 @@ func WriteMarkdown(b *bytes.Buffer, p *Plan, level int) {
 				writeMarkdownCommand(b, c, "Run")
 			}
 			for _, c := range s.Checks {
-				fmt.Fprintf(b, "\n**Check:** %s.", strings.TrimSuffix(c.Description, "."))
+				fmt.Fprintf(b, "\n**Check:** %s.", md(strings.TrimSuffix(c.Description, ".")))
 				if c.Command != nil {
 					b.WriteString("\n\n```sh\n" + ensureNewline(c.Command.Shell) + "```\n\n")
 				} else {
 					b.WriteString(" ")
 				}
-				fmt.Fprintf(b, "Expect: %s\n", c.Expect)
+				fmt.Fprintf(b, "Expect: %s\n", md(c.Expect))
 			}
-			fmt.Fprintf(b, "\n**Roll back:** %s\n", s.Rollback.Description)
+			fmt.Fprintf(b, "\n**Roll back:** %s\n", md(s.Rollback.Description))
 			for _, c := range s.Rollback.Commands {
 				b.WriteString("\n```sh\n" + ensureNewline(c.Shell) + "```\n")
 			}
@@ -206,11 +206,28 @@ func WriteMarkdown(b *bytes.Buffer, p *Plan, level int) {
 func writeMarkdownCommand(b *bytes.Buffer, c Command, verb string) {
 	b.WriteString("\n")
 	if c.Description != "" {
-		fmt.Fprintf(b, "%s on %s: %s.\n\n", verb, c.Where, strings.TrimSuffix(c.Description, "."))
+		fmt.Fprintf(b, "%s on %s: %s.\n\n", verb, c.Where, md(strings.TrimSuffix(c.Description, ".")))
 	} else {
 		fmt.Fprintf(b, "%s on %s:\n\n", verb, c.Where)
 	}
 	b.WriteString("```sh\n" + ensureNewline(c.Shell) + "```\n")
+}
+
+// md escapes prose for Markdown outside code spans: < would open an HTML
+// tag, * emphasis.
+func md(s string) string {
+	var b strings.Builder
+	code := false
+	for _, r := range s {
+		switch {
+		case r == '`':
+			code = !code
+		case !code && (r == '<' || r == '*'):
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func ensureNewline(s string) string {

@@ -1,0 +1,592 @@
+package plan_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/plan and the generated sections of docs/migration.md")
+
+// runCLI runs aws-ccm-renderer in-process.
+func runCLI(t *testing.T, stdin []byte, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = cli.Main(args, cli.IOStreams{In: bytes.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+// customArgs change every option that shows in the commands.
+var customArgs = []string{"--release", "ccm", "--namespace", "cloud", "--kube-version", "v1.25.16",
+	"--kcm-user", "system:kcm", "--leader-name", "ccm-migration", "--chart-version", "0.0.10"}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(testtools.Root(), "testdata", "golden", "plan", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/plan -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("aws-ccm-renderer plan output differs from %s (go test ./internal/plan -update rewrites it):\n%s", path, firstDiff(string(want), string(got)))
+	}
+}
+
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, wl, gl)
+		}
+	}
+	return "(same lines)"
+}
+
+// TestGolden: the plan of every distribution and phase, as text and JSON,
+// through the command line.
+func TestGolden(t *testing.T) {
+	for _, d := range plan.Distros {
+		for _, ph := range plan.Phases {
+			for _, format := range []string{"text", "json"} {
+				name := fmt.Sprintf("%s-%s.%s", d, ph, map[string]string{"text": "txt", "json": "json"}[format])
+				t.Run(name, func(t *testing.T) {
+					out, errOut, code := runCLI(t, nil, "plan", "--distro", string(d), "--phase", string(ph), "-o", format)
+					if code != 0 || errOut != "" {
+						t.Fatalf("exit %d: %s", code, errOut)
+					}
+					golden(t, name, []byte(out))
+				})
+			}
+		}
+	}
+	// Every option that shows in a command, changed.
+	for _, d := range []renderer.Distro{renderer.DistroRKE2, renderer.DistroKubeadm} {
+		name := string(d) + "-custom.txt"
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, nil, append([]string{"plan", "--distro", string(d)}, customArgs...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, name, []byte(out))
+		})
+	}
+}
+
+// plans builds the plans the tests look into: every distribution with the
+// defaults, with every option changed, and at each minor it accepts.
+func plans(t *testing.T) map[string]*plan.Plan {
+	t.Helper()
+	ps := map[string]*plan.Plan{}
+	for _, d := range plan.Distros {
+		o := plan.DefaultOptions()
+		o.Distro = d
+		ps[string(d)] = mustBuild(t, o)
+		o.Release, o.Namespace, o.KubeVersion, o.KCMUser, o.LeaderName, o.ChartVersion =
+			"ccm", "cloud", "v1.25.16", "system:kcm", "ccm-migration", "0.0.10"
+		ps[string(d)+"-custom"] = mustBuild(t, o)
+		for minor := 22; minor <= 35; minor++ {
+			if d != renderer.DistroK3s && minor > 26 {
+				break
+			}
+			o := plan.DefaultOptions()
+			o.Distro, o.KubeVersion = d, fmt.Sprintf("v1.%d.3", minor)
+			ps[fmt.Sprintf("%s-1.%d", d, minor)] = mustBuild(t, o)
+		}
+	}
+	return ps
+}
+
+func mustBuild(t *testing.T, o plan.Options) *plan.Plan {
+	t.Helper()
+	p, err := plan.Build(o)
+	if err != nil {
+		t.Fatalf("%+v: %v", o, err)
+	}
+	return p
+}
+
+func allSteps(p *plan.Plan) []plan.Step {
+	var s []plan.Step
+	for _, ph := range p.Phases {
+		s = append(s, ph.Steps...)
+	}
+	return s
+}
+
+func allCommands(p *plan.Plan) []plan.Command {
+	var cs []plan.Command
+	for _, s := range allSteps(p) {
+		cs = append(cs, s.Commands...)
+		cs = append(cs, s.Rollback.Commands...)
+		for _, c := range s.Checks {
+			if c.Command != nil {
+				cs = append(cs, *c.Command)
+			}
+		}
+	}
+	return cs
+}
+
+// TestOrder: phases in order, step IDs unique and of their phase, every step
+// says why and how to roll back, and the order a safe migration needs.
+func TestOrder(t *testing.T) {
+	for name, p := range plans(t) {
+		t.Run(name, func(t *testing.T) {
+			var phases []plan.Phase
+			ids := map[string]int{}
+			n := 0
+			for _, ph := range p.Phases {
+				phases = append(phases, ph.Name)
+				if len(ph.Steps) == 0 {
+					t.Errorf("phase %s has no steps", ph.Name)
+				}
+				for _, s := range ph.Steps {
+					if !strings.HasPrefix(s.ID, string(ph.Name)+".") {
+						t.Errorf("step %s is in phase %s", s.ID, ph.Name)
+					}
+					if _, dup := ids[s.ID]; dup {
+						t.Errorf("step ID %s twice", s.ID)
+					}
+					ids[s.ID] = n
+					n++
+					if s.Why == "" || s.Title == "" || s.Rollback.Description == "" {
+						t.Errorf("step %s lacks a title, a why or a rollback", s.ID)
+					}
+					if len(s.Commands) == 0 && len(s.Checks) == 0 {
+						t.Errorf("step %s has nothing to run and nothing to check", s.ID)
+					}
+				}
+			}
+			if !slices.Equal(phases, plan.Phases) {
+				t.Errorf("phases %v, want %v", phases, plan.Phases)
+			}
+			before := func(a, b string) {
+				t.Helper()
+				ia, oka := ids[a]
+				ib, okb := ids[b]
+				if !oka || !okb || ia >= ib {
+					t.Errorf("want step %s (present %v) before %s (present %v)", a, oka, b, okb)
+				}
+			}
+			if p.Strategy == plan.LeaderMigration {
+				// The grant before the controller manager asks for the
+				// lease, the controller manager under the lease before the
+				// CCM comes, the CCM before the switch, leader migration
+				// off only after it.
+				before("before.preflight", "before.grant-kcm-lease")
+				before("before.ebs-csi", "during.switch")
+				before("before.cloud-config", "before.install-ccm")
+				before("before.grant-kcm-lease", "before.kcm-leader-migration")
+				before("before.kcm-leader-migration", "before.install-ccm")
+				before("before.install-ccm", "during.switch")
+				before("during.switch", "during.verify")
+				before("during.verify", "after.ccm-install-mode")
+				before("after.ccm-install-mode", "after.cleanup")
+				before("after.cleanup", "after.upgrade")
+			} else {
+				before("before.node-identity", "during.disable-k3s-ccm")
+				before("during.disable-k3s-ccm", "during.install-ccm")
+				before("during.install-ccm", "during.reregister-nodes")
+				before("during.reregister-nodes", "during.verify")
+			}
+		})
+	}
+}
+
+// TestFacts: what each plan must and must not say.
+func TestFacts(t *testing.T) {
+	for name, p := range plans(t) {
+		t.Run(name, func(t *testing.T) {
+			all, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(all)
+			for _, c := range allCommands(p) {
+				// Cordoning keeps no daemon pod off a node (SPEC §6).
+				if strings.Contains(c.Shell, "cordon") && !strings.Contains(c.Shell, "uncordon") {
+					t.Errorf("a command cordons nodes: %s", c.Shell)
+				}
+			}
+			minor := strings.Split(p.KubernetesVersion, ".")[1]
+			if !strings.HasPrefix(p.CCM.ImageTag, "v1."+minor+".") {
+				t.Errorf("image tag %s for Kubernetes %s", p.CCM.ImageTag, p.KubernetesVersion)
+			}
+			helms := 0
+			for _, c := range allCommands(p) {
+				if len(c.Argv) > 1 && c.Argv[0] == "helm" && c.Argv[1] == "upgrade" {
+					helms++
+					if !slices.Contains(c.Argv, "--post-renderer") || !slices.Contains(c.Argv, "--post-renderer-args=--distro="+string(p.Distro)) {
+						t.Errorf("helm upgrade without the renderer for %s: %s", p.Distro, c.Shell)
+					}
+					if !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "image.tag=v1.") }) {
+						t.Errorf("helm upgrade does not pin the CCM image: %s", c.Shell)
+					}
+					if !slices.Contains(c.Argv, p.CCM.Release) || !slices.Contains(c.Argv, p.CCM.Namespace) {
+						t.Errorf("helm upgrade of another release or namespace than %s/%s: %s", p.CCM.Namespace, p.CCM.Release, c.Shell)
+					}
+				}
+			}
+			if helms == 0 {
+				t.Error("no helm upgrade")
+			}
+			switch p.Strategy {
+			case plan.LeaderMigration:
+				for _, want := range []string{"--mode=migrate", "--mode=install", "kubectl auth can-i update leases/" + p.LeaderMigration.Name,
+					"--as " + p.LeaderMigration.KCMUser, "get lease " + p.LeaderMigration.Name} {
+					if !strings.Contains(text, want) {
+						t.Errorf("the plan never says %q", want)
+					}
+				}
+			case plan.Switch:
+				if p.Distro != renderer.DistroK3s {
+					t.Errorf("switch plan for %s", p.Distro)
+				}
+				for _, not := range []string{"--mode=migrate", "enable-leader-migration", "kcm-leader-migration"} {
+					if strings.Contains(text, not) {
+						t.Errorf("the K3s plan says %q: K3s has no in-tree provider to migrate from", not)
+					}
+				}
+				for _, want := range []string{"disable-cloud-controller: true", "cloud-provider=external", "k3s://", "providerless"} {
+					if !strings.Contains(text, want) {
+						t.Errorf("the K3s plan never says %q", want)
+					}
+				}
+			}
+			if p.Distro == renderer.DistroRKE2 {
+				sw := step(t, p, "during.switch")
+				yml := sw.Snippets[0].Content
+				if !strings.Contains(yml, "cloud-provider-name: aws") || strings.Contains(yml, "cloud-provider-name: external") {
+					t.Error("the RKE2 switch must keep cloud-provider-name: aws (external renames nodes)")
+				}
+				for _, want := range []string{"disable-cloud-controller: true", "kube-controller-manager-arg:\n            - cloud-provider=external", "rke.cattle.io/etcd-role", "rke.cattle.io/worker-role"} {
+					if !strings.Contains(yml, want) {
+						t.Errorf("the RKE2 switch lacks %q", want)
+					}
+				}
+			}
+			if p.Distro == renderer.DistroRKE {
+				yml := step(t, p, "during.switch").Snippets[0].Content
+				if !strings.Contains(yml, "name: external-aws") || !strings.Contains(yml, "useInstanceMetadataHostname: true") {
+					t.Errorf("the RKE1 switch: %s", yml)
+				}
+			}
+		})
+	}
+}
+
+func step(t *testing.T, p *plan.Plan, id string) plan.Step {
+	t.Helper()
+	for _, s := range allSteps(p) {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("no step %s", id)
+	return plan.Step{}
+}
+
+// TestSnippets: every YAML snippet parses, every shell command and snippet
+// is valid POSIX shell (sh -n), and the controller manager's
+// LeaderMigrationConfiguration names the plan's lease.
+func TestSnippets(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal("sh is needed to check the plan's commands:", err)
+	}
+	for name, p := range plans(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, s := range allSteps(p) {
+				for _, sn := range s.Snippets {
+					switch sn.Language {
+					case "yaml":
+						dec := yaml.NewDecoder(strings.NewReader(sn.Content))
+						docs := 0
+						for {
+							var v any
+							err := dec.Decode(&v)
+							if errors.Is(err, io.EOF) {
+								break
+							}
+							if err != nil {
+								t.Errorf("%s: snippet %s does not parse: %v\n%s", s.ID, sn.File, err, sn.Content)
+								break
+							}
+							docs++
+							m, _ := v.(map[string]any)
+							if m["kind"] == "LeaderMigrationConfiguration" {
+								if m["leaderName"] != p.LeaderMigration.Name {
+									t.Errorf("%s: the controller manager's config names lease %v, the plan %s", s.ID, m["leaderName"], p.LeaderMigration.Name)
+								}
+								if m["apiVersion"] != "controllermanager.config.k8s.io/v1" && m["apiVersion"] != "controllermanager.config.k8s.io/v1beta1" {
+									t.Errorf("%s: LeaderMigrationConfiguration %v", s.ID, m["apiVersion"])
+								}
+							}
+						}
+						if docs == 0 {
+							t.Errorf("%s: snippet %s is empty", s.ID, sn.File)
+						}
+					case "sh":
+						shellOK(t, sh, s.ID+" "+sn.File, sn.Content)
+					default:
+						t.Errorf("%s: snippet %s in %q", s.ID, sn.File, sn.Language)
+					}
+				}
+			}
+			for _, c := range allCommands(p) {
+				shellOK(t, sh, c.Shell, c.Shell)
+				if len(c.Argv) > 0 {
+					if strings.Contains(strings.Join(c.Argv, " "), "$") {
+						t.Errorf("argv with a shell variable (a program run without a shell would see it literally): %q", c.Argv)
+					}
+					// The shell line is the argv, quoted.
+					got := shellWords(t, sh, c.Shell)
+					if !slices.Equal(got, c.Argv) {
+						t.Errorf("the shell reads %q back as %q, not as its argv", c.Shell, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+func shellOK(t *testing.T, sh, what, script string) {
+	t.Helper()
+	if out, err := exec.Command(sh, "-n", "-c", script).CombinedOutput(); err != nil {
+		t.Errorf("not valid shell (%s): %v %s\n%s", what, err, out, script)
+	}
+}
+
+// shellWords has the shell split a command line into words.
+func shellWords(t *testing.T, sh, line string) []string {
+	t.Helper()
+	out, err := exec.Command(sh, "-c", `set -- `+line+`; for w do printf '%s\0' "$w"; done`).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+}
+
+// TestSchema: the JSON of every plan and phase validates against
+// docs/plan.schema.json, and the schema rejects what it should.
+func TestSchema(t *testing.T) {
+	path := filepath.Join(testtools.Root(), "docs", "plan.schema.json")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("plan.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("plan.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(b []byte) error {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		return schema.Validate(inst)
+	}
+	for _, d := range plan.Distros {
+		for _, ph := range append([]string{""}, "before", "during", "after") {
+			args := []string{"plan", "--distro", string(d), "-o", "json"}
+			if ph != "" {
+				args = append(args, "--phase", ph)
+			}
+			out, errOut, code := runCLI(t, nil, args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut)
+			}
+			if err := validate([]byte(out)); err != nil {
+				t.Errorf("%v: %v", args, err)
+			}
+		}
+	}
+	out, _, _ := runCLI(t, nil, append([]string{"plan", "--distro", "rke2", "-o", "json"}, customArgs...)...)
+	if err := validate([]byte(out)); err != nil {
+		t.Errorf("custom options: %v", err)
+	}
+	// Changes the schema must catch.
+	for name, mutate := range map[string]func(m map[string]any){
+		"a step without rollback": func(m map[string]any) { firstStep(m)["rollback"] = nil; delete(firstStep(m), "rollback") },
+		"an unknown field":        func(m map[string]any) { m["extra"] = true },
+		"a bad step ID":           func(m map[string]any) { firstStep(m)["id"] = "preflight" },
+		"a bad phase":             func(m map[string]any) { m["phases"].([]any)[0].(map[string]any)["name"] = "sometime" },
+		"no lease for leader migration": func(m map[string]any) {
+			delete(m, "leaderMigration")
+		},
+		"a command without shell": func(m map[string]any) {
+			delete(firstStep(m)["commands"].([]any)[0].(map[string]any), "shell")
+		},
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		mutate(m)
+		b, _ := json.Marshal(m)
+		if err := validate(b); err == nil {
+			t.Errorf("the schema accepts %s", name)
+		}
+	}
+}
+
+func firstStep(m map[string]any) map[string]any {
+	return m["phases"].([]any)[0].(map[string]any)["steps"].([]any)[0].(map[string]any)
+}
+
+// TestRendererCommands: every renderer command the plans print goes through
+// the real command line's flag parsing and option checks, and renders a
+// chart's output with the plan's image: Helm's --post-renderer-args as the
+// post-renderer gets them, the chart wrapper's renderer flags as it passes
+// them on.
+func TestRendererCommands(t *testing.T) {
+	input, err := os.ReadFile(filepath.Join(testtools.Root(), "renderer", "testdata", "render", "rke2-install", "input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := regexp.MustCompile(`cloud-controller-manager:v[0-9.]+`)
+	for name, p := range plans(t) {
+		t.Run(name, func(t *testing.T) {
+			chart := image.ReplaceAll(input, []byte("cloud-controller-manager:"+p.CCM.ImageTag))
+			n := 0
+			for _, c := range allCommands(p) {
+				if c.Kind != plan.KindRenderer || len(c.Argv) < 2 || c.Argv[1] == "uninstall" || c.Argv[1] == "rollback" {
+					continue
+				}
+				var args []string
+				switch c.Argv[0] {
+				case "helm":
+					if i := slices.Index(c.Argv, "--post-renderer"); i < 0 || c.Argv[i+1] != "aws-ccm-renderer" {
+						t.Errorf("helm command without aws-ccm-renderer as post-renderer: %s", c.Shell)
+						continue
+					}
+					for _, a := range c.Argv {
+						if v, ok := strings.CutPrefix(a, "--post-renderer-args="); ok {
+							args = append(args, v)
+						}
+					}
+				case "aws-ccm-renderer":
+					// The renderer's own flags of a chart wrapper command.
+					for _, a := range c.Argv[2:] {
+						for _, f := range []string{"--distro=", "--mode=", "--leader-name=", "--kcm-user=", "--kube-version="} {
+							if strings.HasPrefix(a, f) {
+								args = append(args, a)
+							}
+						}
+					}
+				default:
+					t.Errorf("renderer command runs %s: %s", c.Argv[0], c.Shell)
+					continue
+				}
+				n++
+				out, errOut, code := runCLI(t, chart, args...)
+				if code != 0 {
+					t.Errorf("the renderer refuses %q (exit %d): %s", args, code, strings.TrimSpace(errOut))
+					continue
+				}
+				migrate := slices.Contains(args, "--mode=migrate")
+				if got := strings.Contains(out, "--enable-leader-migration=true"); got != migrate {
+					t.Errorf("%q: leader migration in the output %v, want %v", args, got, migrate)
+				}
+				if migrate && !strings.Contains(out, "leaderName: "+p.LeaderMigration.Name) && !strings.Contains(out, `leaderName: "`+p.LeaderMigration.Name+`"`) {
+					t.Errorf("%q: the output's LeaderMigrationConfiguration does not name lease %s", args, p.LeaderMigration.Name)
+				}
+			}
+			if n == 0 {
+				t.Error("no renderer command")
+			}
+		})
+	}
+}
+
+// docsPath is the guide whose per-distribution steps the plan generates.
+var docsPath = filepath.Join("docs", "migration.md")
+
+var generated = regexp.MustCompile("(?s)<!-- BEGIN GENERATED: aws-ccm-renderer (plan [^>]*?) -->\n(.*?)<!-- END GENERATED -->")
+
+// TestDocs: the generated sections of docs/migration.md are what
+// `aws-ccm-renderer plan ... -o markdown` prints now; -update rewrites them.
+func TestDocs(t *testing.T) {
+	path := filepath.Join(testtools.Root(), docsPath)
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	stale := false
+	out := generated.ReplaceAllFunc(doc, func(m []byte) []byte {
+		sub := generated.FindSubmatch(m)
+		args := strings.Fields(string(sub[1]))
+		got, errOut, code := runCLI(t, nil, args...)
+		if code != 0 {
+			t.Errorf("%s: %v: exit %d: %s", docsPath, args, code, errOut)
+			return m
+		}
+		for i, a := range args {
+			if a == "--distro" && i+1 < len(args) {
+				seen[args[i+1]] = true
+			}
+		}
+		if string(sub[2]) != got {
+			stale = true
+			if *update {
+				return []byte("<!-- BEGIN GENERATED: aws-ccm-renderer " + string(sub[1]) + " -->\n" + got + "<!-- END GENERATED -->")
+			}
+			t.Errorf("%s: the section of `aws-ccm-renderer %s` is stale (go test ./internal/plan -update rewrites it):\n%s", docsPath, sub[1], firstDiff(string(sub[2]), got))
+		}
+		return []byte("<!-- BEGIN GENERATED: aws-ccm-renderer " + string(sub[1]) + " -->\n" + got + "<!-- END GENERATED -->")
+	})
+	for _, d := range plan.Distros {
+		if !seen[string(d)] {
+			t.Errorf("%s has no generated section for --distro %s", docsPath, d)
+		}
+	}
+	if *update && stale {
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
