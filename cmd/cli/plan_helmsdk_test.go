@@ -1,0 +1,57 @@
+//go:build helmsdk
+
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+)
+
+// TestPlanWrapperCommands: every chart wrapper command the plans print
+// parses with the flags of that command in the Helm build (the renderer's
+// own flags in them are checked by internal/plan's TestRendererCommands).
+func TestPlanWrapperCommands(t *testing.T) {
+	n := 0
+	for _, d := range plan.Distros {
+		for _, custom := range []bool{false, true} {
+			o := plan.DefaultOptions()
+			o.Distro = d
+			if custom {
+				o.Release, o.Namespace, o.KubeVersion, o.KCMUser, o.LeaderName = "ccm", "cloud", "v1.25.16", "system:kcm", "other"
+			}
+			p, err := plan.Build(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ph := range p.Phases {
+				for _, s := range ph.Steps {
+					for _, c := range s.Commands {
+						if len(c.Argv) < 2 || c.Argv[0] != "aws-ccm-renderer" {
+							continue
+						}
+						n++
+						kind := c.Argv[1]
+						if !slices.Contains(ChartCommandKinds, kind) {
+							t.Errorf("%s: aws-ccm-renderer %s is not a chart wrapper command", s.ID, kind)
+							continue
+						}
+						cmd := NewChartCommand(kind, IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}})
+						if err := cmd.ParseFlags(c.Argv[2:]); err != nil {
+							t.Errorf("%s: %s: %v", s.ID, c.Shell, err)
+							continue
+						}
+						if args := cmd.Flags().Args(); !slices.Equal(args, []string{o.Release}) {
+							t.Errorf("%s: positional arguments %q, want the release %s", s.ID, args, o.Release)
+						}
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no chart wrapper command in any plan")
+	}
+}
