@@ -190,32 +190,6 @@ func emptyTerm(t *yaml.Node) bool {
 	return true
 }
 
-func cloneNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, k := range n.Content {
-		c.Content[i] = cloneNode(k)
-	}
-	return &c
-}
-
-// sameNode compares two trees by kind, tag and value, ignoring style,
-// comments and positions.
-func sameNode(a, b *yaml.Node) bool {
-	if a.Kind != b.Kind || a.Value != b.Value || len(a.Content) != len(b.Content) {
-		return false
-	}
-	if a.Kind == yaml.ScalarNode && a.ShortTag() != b.ShortTag() {
-		return false
-	}
-	for i := range a.Content {
-		if !sameNode(a.Content[i], b.Content[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

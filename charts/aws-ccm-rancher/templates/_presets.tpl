@@ -164,3 +164,15 @@ rke2-migrate:
   - key: CriticalAddonsOnly
     operator: Exists
 {{- end -}}
+{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}
+{{- define "aws-ccm-rancher.migrationAPIs" -}}
+- since: "1.21"
+  apiVersion: controllermanager.config.k8s.io/v1alpha1
+  featureGate: true
+- since: "1.22"
+  apiVersion: controllermanager.config.k8s.io/v1beta1
+  featureGate: false
+- since: "1.24"
+  apiVersion: controllermanager.config.k8s.io/v1
+  featureGate: false
+{{- end -}}

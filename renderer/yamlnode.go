@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Small helpers over yaml.Node mappings. The filters edit the parsed tree in
+// Small helpers over yaml.Node trees. The filters edit the parsed tree in
 // place so that everything they do not touch keeps its order and comments.
 
 // mapGet returns the value under key, or nil.
@@ -115,4 +115,55 @@ func scalarStrings(seq *yaml.Node, path string) ([]string, error) {
 // isNull reports whether a value is YAML null ("~", "null" or nothing).
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull
+}
+
+// cloneNode copies a tree.
+func cloneNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = cloneNode(k)
+	}
+	return &c
+}
+
+// sameNode compares two trees by kind, tag and value, ignoring style,
+// comments and positions.
+func sameNode(a, b *yaml.Node) bool {
+	if a.Kind != b.Kind || a.Value != b.Value || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if a.Kind == yaml.ScalarNode && a.ShortTag() != b.ShortTag() {
+		return false
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// kindName names a node's kind for messages.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "map"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "node"
+}
+
+// scalar returns the value of a scalar field of a mapping, "" when absent
+// or not a scalar.
+func scalar(m *yaml.Node, key string) string {
+	if v := mapGet(m, key); v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	return ""
 }
