@@ -124,7 +124,9 @@ func (l line) flagWords() []string {
 	return slices.Clone(l.args)
 }
 
-func (l line) words() []string { return append(slices.Clone(l.command), append([]string{"\x00"}, l.args...)...) }
+func (l line) words() []string {
+	return append(slices.Clone(l.command), append([]string{"\x00"}, l.args...)...)
+}
 
 func (l line) fingerprint() string {
 	h := fnv.New64a()

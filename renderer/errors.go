@@ -215,4 +215,3 @@ func (m *msg) Unwrap() []error {
 func usageErrorf(opt Opt, format string, args ...any) error {
 	return &UsageError{Option: opt, Err: errorf(format, args...)}
 }
-

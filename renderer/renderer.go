@@ -141,8 +141,8 @@ func (r *Renderer) RenderNodes(items []*yaml.RNode) ([]*yaml.RNode, []string, er
 // result is what a run did: the objects it changed in place carry their new
 // trees; these say what else changes.
 type result struct {
-	anchor   *object         // the workload: new objects go before it
-	added    []*yaml.RNode   // new generated objects
+	anchor   *object          // the workload: new objects go before it
+	added    []*yaml.RNode    // new generated objects
 	removed  map[*object]bool // generated objects no longer wanted
 	warnings []string
 }

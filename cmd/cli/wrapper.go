@@ -55,10 +55,10 @@ type chartFlags struct {
 	timeout     time.Duration
 	atomic      bool
 	dryRun      bool
-	install     bool   // upgrade --install
-	createNS    bool   // install, upgrade --install
-	deployed    bool   // diff against the release in the cluster
-	exitCode    bool   // diff --exit-code
+	install     bool // upgrade --install
+	createNS    bool // install, upgrade --install
+	deployed    bool // diff against the release in the cluster
+	exitCode    bool // diff --exit-code
 	noColor     bool
 }
 
