@@ -51,7 +51,7 @@ func Locate(root string) (Binaries, error) {
 		Etcd:              env("ETCD", "etcd"),
 		APIServer:         env("KUBE_APISERVER", "kube-apiserver"),
 		ControllerManager: env("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"),
-		FakeCCM:           env("FAKE_CCM", "fake-ccm"),
+		FakeCCM:           env("FAKE_CCM", "cloud-controller-manager-fake"),
 	}
 	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.FakeCCM} {
 		if _, err := os.Stat(p); err != nil {
