@@ -10,6 +10,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -135,6 +136,16 @@ func without(objs []*unstructured.Unstructured, kinds ...string) []*unstructured
 	return out
 }
 
+// lease reads a Lease in kube-system.
+func lease(t *testing.T, name string) *coordinationv1.Lease {
+	t.Helper()
+	l, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // since formats a duration for the timeline in the test's log.
 func since(t0 time.Time) string { return time.Since(t0).Round(10 * time.Millisecond).String() }
 
@@ -176,10 +187,10 @@ func TestRealKCMHandover(t *testing.T) {
 		t.Fatalf("the CCM's service account may not take the migration lease: %v", a)
 	}
 
-	var kcm *harness.Process
+	// Step 1 of the migration: the in-tree KCM runs with leader migration.
+	kcm := startKCM(t, "kube-controller-manager")
 	var kcmID string
 	ok := t.Run("without the rendered Role", func(t *testing.T) {
-		kcm = startKCM(t, "kube-controller-manager")
 		waitFor(t, 60*time.Second, "the KCM to hold its own lease", func() bool {
 			running(t, kcm, "kube-controller-manager")
 			kcmID = leaseHolder(t, kcmLease)
@@ -280,23 +291,35 @@ func TestRealKCMHandover(t *testing.T) {
 		}
 		t.Logf("%s: for %s the KCM kept Lease %s and the CCM's service controller waited", since(start), 2*leaseDuration, renderer.DefaultLeaderName)
 
-		// The cluster switches to the external provider: the KCM stops.
+		// The cluster switches to the external provider: the KCM stops. It
+		// does not give the lease up; the record it renewed last stays.
 		kcm.Stop()
 		stopped := time.Now()
-		var took, ran time.Duration
+		last := lease(t, renderer.DefaultLeaderName)
+		if last.Spec.HolderIdentity == nil || *last.Spec.HolderIdentity != kcmID || last.Spec.RenewTime == nil {
+			t.Fatalf("Lease %s right after the KCM stopped: %+v, want the KCM's record", renderer.DefaultLeaderName, last.Spec)
+		}
 		waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
 			running(t, ccm, "the CCM")
 			return leaseHolder(t, renderer.DefaultLeaderName) == ccmID
 		})
-		took = time.Since(stopped)
+		took := time.Since(stopped)
 		waitFor(t, 60*time.Second, "the CCM's service controller to handle the Service", finalized)
-		ran = time.Since(stopped)
-		t.Logf("%s: KCM stopped; the CCM took Lease %s after %s and its service controller ran after %s (lease duration %s, renew deadline %s, retry period %s)",
-			since(start), renderer.DefaultLeaderName, took.Round(10*time.Millisecond), ran.Round(10*time.Millisecond), leaseDuration, renewDeadline, retryPeriod)
-		// The lease the KCM held is valid for a lease duration after its
-		// last renewal; the CCM sees it expire at its next retry.
-		if bound := leaseDuration + renewDeadline; took > bound || ran > bound+renewDeadline {
-			t.Errorf("the CCM took the lease %s and ran its controllers %s after the KCM stopped; want within %s and %s", took, ran, bound, bound+renewDeadline)
+		ran := time.Since(stopped)
+		taken := lease(t, renderer.DefaultLeaderName)
+		// The KCM's record is valid for a lease duration after its last
+		// renewal; the CCM, which checks every retry period, takes the lease
+		// once it has expired: not before, and within a renew deadline after.
+		gap := taken.Spec.AcquireTime.Sub(last.Spec.RenewTime.Time)
+		t.Logf("%s: KCM stopped; the CCM took Lease %s %s after the KCM's last renewal (%s after the KCM stopped) and its service controller ran %s after the KCM stopped (lease duration %s, renew deadline %s, retry period %s)",
+			since(start), renderer.DefaultLeaderName, gap.Round(10*time.Millisecond), took.Round(10*time.Millisecond), ran.Round(10*time.Millisecond),
+			leaseDuration, renewDeadline, retryPeriod)
+		if gap < leaseDuration {
+			t.Errorf("the CCM took Lease %s %s after the KCM's last renewal, before the record expired (lease duration %s)", renderer.DefaultLeaderName, gap, leaseDuration)
+		}
+		if bound := leaseDuration + renewDeadline; gap > bound || ran > bound {
+			t.Errorf("the CCM took Lease %s %s after the KCM's last renewal and its service controller ran %s after the KCM stopped; want both within the lease duration and renew deadline, %s",
+				renderer.DefaultLeaderName, gap, ran, bound)
 		}
 		ccm.Stop()
 	})
@@ -369,15 +392,18 @@ func TestMigrationLeasePermissions(t *testing.T) {
 			objs := decode(t, render(t, version,
 				[]string{"nameOverride=" + name + ",clusterRoleName=" + name + ",serviceAccountName=" + name + ",roleBindingName=" + name},
 				"--distro=rke2", "--mode=migrate", "--leader-name="+leader))
+			user, groups := serviceAccountUser("kube-system", name)
+			if a := canLease(t, user, groups, leader); !a.none() {
+				t.Fatalf("chart %s: %s on Lease %s before the output is applied: %v, want nothing", version, user, leader, a)
+			}
 			apply(t, without(objs, "DaemonSet"))
 			t.Cleanup(func() { remove(t, without(objs, "DaemonSet")) })
 
-			user, groups := serviceAccountUser("kube-system", name)
 			t.Run("ccm", func(t *testing.T) {
 				var a leaseAccess
 				poll(30*time.Second, func() bool { a = canLease(t, user, groups, leader); return a.all() })
 				if !a.all() {
-					t.Errorf("chart %s: the CCM's service account %s on Lease %s: %v, want get, update and create", version, user, leader, a)
+					t.Fatalf("chart %s: the CCM's service account %s on Lease %s: %v, want get, update and create", version, user, leader, a)
 				}
 				t.Logf("chart %s: %s on Lease kube-system/%s: %v", version, user, leader, a)
 			})
@@ -391,7 +417,7 @@ func TestMigrationLeasePermissions(t *testing.T) {
 				var a leaseAccess
 				poll(wait, func() bool { a = canLease(t, kcmUser, kcmGroups, leader); return a.all() })
 				if !a.all() {
-					t.Errorf("chart %s: %s on Lease %s: %v, want get, update and create", version, kcmUser, leader, a)
+					t.Fatalf("chart %s: %s on Lease %s: %v, want get, update and create", version, kcmUser, leader, a)
 				}
 				if other := canLease(t, kcmUser, kcmGroups, ccmLease); other["get"] || other["update"] {
 					t.Errorf("chart %s: %s on Lease %s: %v, want neither get nor update", version, kcmUser, ccmLease, other)

@@ -148,7 +148,7 @@ func holdLease(t *testing.T, name string) (release func()) {
 const (
 	leaseDuration = 5 * time.Second
 	renewDeadline = 4 * time.Second
-	retryPeriod   = 1 * time.Second
+	retryPeriod   = 500 * time.Millisecond
 )
 
 func leaderElectionFlags() []string {
