@@ -84,7 +84,7 @@ var chartMu sync.Mutex
 func UpstreamChart(t testing.TB, version string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s-%s.tgz", ChartName, version)
-	dirs := []string{os.Getenv("AWS_CCM_CHARTS"), filepath.Join(Root(), "..", "shared", "charts"), "/work/shared/charts"}
+	dirs := []string{os.Getenv("AWS_CCM_CHARTS"), filepath.Join(Root(), "..", "shared", "charts")}
 	for _, dir := range dirs {
 		if dir == "" {
 			continue

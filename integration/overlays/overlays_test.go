@@ -1,9 +1,10 @@
-package main
+// Package overlays tests the generated kustomize components in overlays/
+// with the kustomize CLI and api: up to date, and meaning what the
+// post-renderer's output means for every chart version.
+package overlays
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
@@ -93,39 +92,20 @@ func overlayDir(t *testing.T, chartOutput []byte, distro renderer.Distro, mode r
 	if err := os.CopyFS(filepath.Join(dir, filepath.FromSlash(comp)), os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "ccm.yaml"), chartOutput)
-	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n  - ccm.yaml\ncomponents:\n  - "+comp+"\n"))
+	testtools.WriteFile(t, filepath.Join(dir, "ccm.yaml"), chartOutput)
+	testtools.WriteFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n  - ccm.yaml\ncomponents:\n  - "+comp+"\n"))
 	return dir
-}
-
-func writeFile(t *testing.T, path string, b []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // krustyBuild runs the kustomize api library the way Fleet does: root-only
 // loading, plugins off.
 func krustyBuild(t *testing.T, dir string) []byte {
 	t.Helper()
-	out, err := krustyRun(filesys.MakeFsOnDisk(), dir)
+	out, err := testtools.KrustyRun(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		t.Fatalf("krusty: %v", err)
 	}
 	return out
-}
-
-func krustyRun(fs filesys.FileSystem, dir string) ([]byte, error) {
-	k := krusty.MakeKustomizer(&krusty.Options{LoadRestrictions: kustypes.LoadRestrictionsRootOnly, PluginConfig: kustypes.DisabledPluginConfig()})
-	res, err := k.Run(fs, dir)
-	if err != nil {
-		return nil, err
-	}
-	return res.AsYaml()
 }
 
 // overlayBuilds builds a kustomization with the kustomize CLI and with the
@@ -146,45 +126,24 @@ func overlayBuilds(t *testing.T, dir string) map[string][]manifest.Object {
 	return builds
 }
 
-// postRendered is the post-renderer's output for a chart output, distro and
-// mode.
-func postRendered(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) []manifest.Object {
-	t.Helper()
-	o := renderer.DefaultOptions()
-	o.Distro, o.Mode = distro, mode
-	r, err := renderer.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := r.Render(chartOutput)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := manifest.Split(out.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
-}
-
 // TestOverlaysMeanWhatTheRendererMeans applies every overlay with the real
 // kustomize CLI and with the api library to every chart version's default
 // `helm template` output, and checks that the result means what the
 // post-renderer's output for that distro and mode means. This is the
 // evidence for the versions docs/overlays.md says the overlays fit.
 func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	for _, version := range testtools.ChartVersions {
-		plain := helmTemplate(t, testtools.UpstreamChart(t, version), nil)
+		plain := testtools.HelmTemplate(t, testtools.UpstreamChart(t, version), nil)
 		for _, d := range renderer.Distros {
 			for _, mode := range renderer.Modes {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
 					t.Parallel()
-					want := postRendered(t, plain, d, mode)
+					want := testtools.PostRendered(t, plain, d, mode)
 					for name, objs := range overlayBuilds(t, overlayDir(t, plain, d, mode)) {
 						t.Run(name, func(t *testing.T) {
-							checkMeaning(t, objs, nodes, d, mode)
-							sameAsRenderer(t, objs, want, nodes, overlayExtraTolerations(version, d)...)
+							testtools.CheckMeaning(t, objs, nodes, d, mode)
+							testtools.SameAsRenderer(t, objs, want, nodes, overlayExtraTolerations(version, d)...)
 						})
 					}
 				})
@@ -207,190 +166,18 @@ func overlayExtraTolerations(version string, d renderer.Distro) []nodefit.Tolera
 	return nil
 }
 
-// sameAsRenderer: an overlay's output means what the post-renderer's output
-// means. The same objects; the same nodes of every fixture admitted; the
-// same tolerations (but extra) and args, as sets (kustomize and the
-// renderer order them their own way); the same RBAC grants, however the
-// rules are cut; everything else equal field by field.
-func sameAsRenderer(t *testing.T, got, want []manifest.Object, nodes map[string][]nodefit.Node, extra ...nodefit.Toleration) {
-	t.Helper()
-	ids := func(objs []manifest.Object) []string {
-		var out []string
-		for _, o := range objs {
-			out = append(out, o.ID())
-		}
-		slices.Sort(out)
-		return out
-	}
-	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
-		t.Fatalf("objects %q, the post-renderer's %q", g, w)
-	}
-	byID := map[string]manifest.Object{}
-	for _, o := range want {
-		byID[o.ID()] = o
-	}
-	for _, g := range got {
-		w := byID[g.ID()]
-		gd, wd := normalized(g), normalized(w)
-		switch g.Kind {
-		case "DaemonSet":
-			sameWorkload(t, g, w, nodes, extra)
-			// Compared above; and a strategic merge puts the patch's
-			// volumes and mounts first, the renderer appends them: their
-			// order means nothing.
-			for _, doc := range []map[string]any{gd, wd} {
-				pod := manifest.Get(doc, "spec", "template", "spec").(map[string]any)
-				delete(pod, "tolerations")
-				sortByName(pod["volumes"])
-				for _, c := range pod["containers"].([]any) {
-					delete(c.(map[string]any), "args")
-					sortByName(c.(map[string]any)["volumeMounts"])
-				}
-			}
-		case "ClusterRole", "Role":
-			if gr, wr := roleGrants(g), roleGrants(w); !slices.Equal(gr, wr) {
-				t.Errorf("%s grants %q, the post-renderer's %q", g.ID(), gr, wr)
-			}
-			delete(gd, "rules")
-			delete(wd, "rules")
-		}
-		if !reflect.DeepEqual(gd, wd) {
-			gj, _ := json.MarshalIndent(gd, "", "  ")
-			wj, _ := json.MarshalIndent(wd, "", "  ")
-			t.Errorf("%s differs:\n%s\nthe post-renderer's:\n%s", g.ID(), gj, wj)
-		}
-	}
-}
-
-// sameWorkload compares placement, tolerations and args.
-func sameWorkload(t *testing.T, got, want manifest.Object, nodes map[string][]nodefit.Node, extra []nodefit.Toleration) {
-	t.Helper()
-	gs, err := manifest.PodSpec(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := manifest.PodSpec(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range slices.Sorted(maps.Keys(nodes)) {
-		for _, n := range nodes[d] {
-			g, why := gs.Admits(n)
-			if w, wwhy := ws.Admits(n); g != w {
-				t.Errorf("%s node %s: admitted %v (%s), by the post-renderer's output %v (%s)", d, n.Name, g, why, w, wwhy)
-			}
-		}
-	}
-	key := func(tol nodefit.Toleration) string { return fmt.Sprintf("%+v", tol) }
-	if g, w := sortedBy(gs.Tolerations, key), sortedBy(append(ws.Tolerations, extra...), key); !slices.Equal(g, w) {
-		t.Errorf("tolerations %q, the post-renderer's %q", g, w)
-	}
-	ga, wa := manifest.Args(got), manifest.Args(want)
-	if g, w := sortedBy(ga, nil), sortedBy(wa, nil); !slices.Equal(g, w) {
-		t.Errorf("args %q, the post-renderer's %q", ga, wa)
-	}
-	if len(slices.Compact(sortedBy(ga, nil))) != len(ga) {
-		t.Errorf("args repeat a flag: %q", ga)
-	}
-}
-
-// sortByName sorts a list of named items in place.
-func sortByName(v any) {
-	list, _ := v.([]any)
-	slices.SortStableFunc(list, func(a, b any) int {
-		an, _ := a.(map[string]any)["name"].(string)
-		bn, _ := b.(map[string]any)["name"].(string)
-		return strings.Compare(an, bn)
-	})
-}
-
-// sortedBy returns a sorted copy of a list, as strings.
-func sortedBy[T any](list []T, key func(T) string) []string {
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		if key == nil {
-			out = append(out, fmt.Sprint(x))
-		} else {
-			out = append(out, key(x))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// roleGrants lists what a role grants, one "groups resources names verb"
-// line per verb, sorted and without repeats: rules cut differently that
-// grant the same compare equal.
-func roleGrants(o manifest.Object) []string {
-	var out []string
-	rules, _ := o.Doc["rules"].([]any)
-	for _, r := range rules {
-		rule, _ := r.(map[string]any)
-		for _, g := range manifest.Strings(rule["apiGroups"]) {
-			for _, res := range manifest.Strings(rule["resources"]) {
-				for _, v := range manifest.Strings(rule["verbs"]) {
-					out = append(out, fmt.Sprintf("%q %s %v %s", g, res, manifest.Strings(rule["resourceNames"]), v))
-				}
-			}
-		}
-		for _, u := range manifest.Strings(rule["nonResourceURLs"]) {
-			for _, v := range manifest.Strings(rule["verbs"]) {
-				out = append(out, u+" "+v)
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// normalized is an object as JSON values, without what differs between two
-// writers of the same object: empty maps and lists (kustomize keeps an
-// emptied nodeSelector, the renderer drops it) and null fields.
-func normalized(o manifest.Object) map[string]any {
-	b, err := json.Marshal(o.Doc)
-	if err != nil {
-		panic(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		panic(err)
-	}
-	prune(doc)
-	return doc
-}
-
-func prune(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if prune(e) {
-				delete(x, k)
-			}
-		}
-		return len(x) == 0
-	case []any:
-		for _, e := range x {
-			prune(e)
-		}
-		return len(x) == 0
-	case nil:
-		return true
-	}
-	return false
-}
-
 // TestOverlaysChartValues shows what docs/overlays.md says about values, on
 // the latest chart: values that leave the chart's names, args and
 // tolerations alone fit; args and tolerations from values are replaced by
 // the component's lists; other names make kustomize fail instead of
 // passing the chart's output through unpatched.
 func TestOverlaysChartValues(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	values := func(t *testing.T, v string) []byte {
 		path := filepath.Join(t.TempDir(), "values.yaml")
-		writeFile(t, path, []byte(v))
-		return helmTemplate(t, chart, nil, "--values", path)
+		testtools.WriteFile(t, path, []byte(v))
+		return testtools.HelmTemplate(t, chart, nil, "--values", path)
 	}
 
 	t.Run("other values fit", func(t *testing.T) {
@@ -409,10 +196,10 @@ extraVolumes: [{name: cloud-config, hostPath: {path: /etc/kubernetes/cloud-confi
 extraVolumeMounts: [{name: cloud-config, mountPath: /etc/kubernetes/cloud-config, readOnly: true}]
 `)
 		for _, mode := range renderer.Modes {
-			want := postRendered(t, plain, renderer.DistroRKE2, mode)
+			want := testtools.PostRendered(t, plain, renderer.DistroRKE2, mode)
 			for name, objs := range overlayBuilds(t, overlayDir(t, plain, renderer.DistroRKE2, mode)) {
 				t.Run(string(mode)+"/"+name, func(t *testing.T) {
-					sameAsRenderer(t, objs, want, nodes)
+					testtools.SameAsRenderer(t, objs, want, nodes)
 					ccm, _ := manifest.CCM(objs)
 					sel, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "nodeSelector").(map[string]any)
 					if sel["node-pool"] != "system" {
@@ -462,14 +249,14 @@ tolerations: [{key: dedicated, value: ccm, effect: NoSchedule}]
 		{"clusterRoleName=my-ccm", "no matches for Id ClusterRole.v1.rbac.authorization.k8s.io/system:cloud-controller-manager"},
 	} {
 		t.Run(c.set+" fails the build", func(t *testing.T) {
-			plain := helmTemplate(t, chart, nil, "--set", c.set)
+			plain := testtools.HelmTemplate(t, chart, nil, "--set", c.set)
 			for _, mode := range renderer.Modes {
 				dir := overlayDir(t, plain, renderer.DistroRKE2, mode)
 				out, errOut, err := testtools.Run(t, os.Environ(), testtools.Kustomize(t), "build", dir)
 				if err == nil || len(out) != 0 || !strings.Contains(string(errOut), c.want) {
 					t.Errorf("%s: kustomize CLI: err %v, %d bytes on stdout, stderr %s", mode, err, len(out), errOut)
 				}
-				if _, err := krustyRun(filesys.MakeFsOnDisk(), dir); err == nil || !strings.Contains(err.Error(), c.want) {
+				if _, err := testtools.KrustyRun(filesys.MakeFsOnDisk(), dir); err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("%s: api library: %v", mode, err)
 				}
 			}

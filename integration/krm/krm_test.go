@@ -1,4 +1,7 @@
-package main
+// Package krm tests the KRM function (aws-ccm-renderer fn) from the real
+// kustomize CLI: options from a ConfigMap or a RendererConfig, output over
+// rendered charts, errors as results, the example in examples/krm.
+package krm
 
 import (
 	"bytes"
@@ -24,7 +27,7 @@ var (
 func latestChartOutput(t *testing.T) []byte {
 	t.Helper()
 	latestOutputOnce.Do(func() {
-		latestOutput = helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
+		latestOutput = testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
 	})
 	if latestOutput == nil {
 		t.Fatal("helm template of the latest chart failed")
@@ -40,9 +43,9 @@ func kustomizeDir(t *testing.T, input []byte, functionConfig string) string {
 	dir := t.TempDir()
 	annotation := "  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + testtools.Renderer(t) + "\n        args: [fn]\n"
 	fc := strings.Replace(functionConfig, "metadata:\n", "metadata:\n"+annotation, 1)
-	writeFile(t, filepath.Join(dir, "ccm.yaml"), input)
-	writeFile(t, filepath.Join(dir, "aws-ccm.yaml"), []byte(fc))
-	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- ccm.yaml\ntransformers:\n- aws-ccm.yaml\n"))
+	testtools.WriteFile(t, filepath.Join(dir, "ccm.yaml"), input)
+	testtools.WriteFile(t, filepath.Join(dir, "aws-ccm.yaml"), []byte(fc))
+	testtools.WriteFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- ccm.yaml\ntransformers:\n- aws-ccm.yaml\n"))
 	return dir
 }
 
@@ -78,7 +81,7 @@ func checkNoBookkeeping(t *testing.T, objs []manifest.Object) {
 // configured by a ConfigMap and by a RendererConfig, for every distro and
 // mode.
 func TestKRMFunctionWithKustomize(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	input := latestChartOutput(t)
 	plain, err := manifest.Split(input)
 	if err != nil {
@@ -104,8 +107,8 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkMeaning(t, objs, nodes, d, mode)
-					checkUntouchedData(t, plain, objs)
+					testtools.CheckMeaning(t, objs, nodes, d, mode)
+					testtools.CheckUntouchedData(t, plain, objs)
 					checkNoBookkeeping(t, objs)
 				})
 			}
@@ -118,8 +121,8 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 // mode without the leader migration, and in migrate mode with its
 // ConfigMap once.
 func TestKRMFunctionOverRenderedOutput(t *testing.T) {
-	nodes := fixtures(t)
-	migrated := helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), []string{"--distro=rke2", "--mode=migrate"})
+	nodes := testtools.Fixtures(t)
+	migrated := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), []string{"--distro=rke2", "--mode=migrate"})
 	for _, mode := range renderer.Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
@@ -131,7 +134,7 @@ func TestKRMFunctionOverRenderedOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkMeaning(t, objs, nodes, renderer.DistroRKE2, mode)
+			testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, mode)
 			checkNoBookkeeping(t, objs)
 		})
 	}
@@ -189,7 +192,7 @@ func TestKRMExample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(example, e.Name()), b)
+		testtools.WriteFile(t, filepath.Join(example, e.Name()), b)
 	}
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -198,7 +201,7 @@ func TestKRMExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	// bin/helm template ... > examples/krm/ccm.yaml
-	writeFile(t, filepath.Join(example, "ccm.yaml"), latestChartOutput(t))
+	testtools.WriteFile(t, filepath.Join(example, "ccm.yaml"), latestChartOutput(t))
 	// bin/kustomize build --enable-alpha-plugins --enable-exec examples/krm
 	cmd := []string{"build", "--enable-alpha-plugins", "--enable-exec", "examples/krm"}
 	out, errOut, err := runIn(t, root, testtools.Kustomize(t), cmd...)
@@ -209,7 +212,7 @@ func TestKRMExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMeaning(t, objs, fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
 	checkNoBookkeeping(t, objs)
 
 	// The pitfall the docs warn of: without --enable-exec kustomize skips

@@ -1,4 +1,7 @@
-package main
+// Package helm3 tests the renderer as the real Helm 3 CLI runs it
+// (--post-renderer): every upstream chart version, distro and mode against
+// golden files and the node fixtures, renamed values, errors through Helm.
+package helm3
 
 import (
 	"bytes"
@@ -11,51 +14,20 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-var fixtureDistros = []string{"rke", "rke2", "k3s", "kubeadm"}
-
-func fixtures(t *testing.T) map[string][]nodefit.Node {
-	t.Helper()
-	m := map[string][]nodefit.Node{}
-	for _, d := range fixtureDistros {
-		nodes, err := nodefit.LoadFixture(testtools.Root(), d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[d] = nodes
-	}
-	return m
-}
-
-// helmTemplate runs `helm template` on a chart, through the renderer when
-// rendererArgs is not nil.
-func helmTemplate(t *testing.T, chart string, rendererArgs []string, extra ...string) []byte {
-	t.Helper()
-	args := []string{"template", "ccm", chart, "--namespace", "kube-system"}
-	args = append(args, extra...)
-	if rendererArgs != nil {
-		args = append(args, "--post-renderer", testtools.Renderer(t))
-		for _, a := range rendererArgs {
-			args = append(args, "--post-renderer-args="+a)
-		}
-	}
-	return testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
-}
-
 // TestHelm3Template renders every upstream chart version with the real Helm 3
 // CLI, for every distro and mode, compares with the golden files and checks
 // what the output means.
 func TestHelm3Template(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
-		plain := helmTemplate(t, chart, nil)
+		plain := testtools.HelmTemplate(t, chart, nil)
 		plainObjs, err := manifest.Split(plain)
 		if err != nil {
 			t.Fatal(err)
@@ -64,92 +36,17 @@ func TestHelm3Template(t *testing.T) {
 			for _, mode := range renderer.Modes {
 				name := fmt.Sprintf("%s/%s-%s", version, distro, mode)
 				t.Run(name, func(t *testing.T) {
-					out := helmTemplate(t, chart, []string{"--distro=" + string(distro), "--mode=" + string(mode)})
+					out := testtools.HelmTemplate(t, chart, []string{"--distro=" + string(distro), "--mode=" + string(mode)})
 					golden(t, filepath.Join("helm3", version, string(distro)+"-"+string(mode)+".yaml"), out)
 					objs, err := manifest.Split(out)
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkMeaning(t, objs, nodes, distro, mode)
+					testtools.CheckMeaning(t, objs, nodes, distro, mode)
 					checkUntouched(t, plainObjs, objs)
 				})
 			}
 		}
-	}
-}
-
-// checkMeaning asserts what a rendered CCM release means: where its pods
-// may run, its flags, its RBAC and its network.
-func checkMeaning(t *testing.T, objs []manifest.Object, nodes map[string][]nodefit.Node, distro renderer.Distro, mode renderer.Mode) {
-	t.Helper()
-	ccm, err := manifest.CCM(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := manifest.PodSpec(ccm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range fixtureDistros {
-		if distro != renderer.DistroAuto && string(distro) != d {
-			continue
-		}
-		for _, n := range nodes[d] {
-			ok, why := spec.Admits(n)
-			if ok != n.ControlPlane() {
-				t.Errorf("%s node %s (roles %v): admitted=%v (%s), want %v", d, n.Name, n.Roles, ok, why, n.ControlPlane())
-			}
-		}
-	}
-	for _, tol := range spec.Tolerations {
-		if tol.Key == "" {
-			t.Errorf("a key-less toleration: %+v", tol)
-		}
-	}
-	if hn, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "hostNetwork").(bool); !hn {
-		t.Error("hostNetwork is not true")
-	}
-	args := manifest.Args(ccm)
-	for flag, want := range map[string]string{"cloud-provider": "aws", "use-service-account-credentials": "true", "configure-cloud-routes": "false", "v": "2"} {
-		if got, ok := manifest.Flag(args, flag); !ok || got != want {
-			t.Errorf("--%s = %q (present %v), want %q; args %q", flag, got, ok, want, args)
-		}
-	}
-	lm, lmOK := manifest.Flag(args, "enable-leader-migration")
-	cfg, cfgOK := manifest.Flag(args, "leader-migration-config")
-	if mode == renderer.ModeMigrate {
-		if lm != "true" || cfg != renderer.LeaderMigrationConfigPath {
-			t.Errorf("migrate: --enable-leader-migration=%q --leader-migration-config=%q", lm, cfg)
-		}
-	} else if lmOK || cfgOK {
-		t.Errorf("install: leader migration flags in %q", args)
-	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "--") && !strings.Contains(a, "=") {
-			t.Errorf("flag %q is not written as --flag=value", a)
-		}
-	}
-	sa, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "serviceAccountName").(string)
-	for _, p := range renderer.CCMServiceAccountPermissions {
-		if !manifest.Grants(objs, ccm.Namespace, sa, p.Resource, p.Verb) {
-			t.Errorf("service account %s may not %s %s", sa, p.Verb, p.Resource)
-		}
-	}
-	if manifest.Grants(objs, ccm.Namespace, sa, "serviceaccounts", "delete") || manifest.Grants(objs, ccm.Namespace, sa, "secrets", "get") {
-		t.Error("the RBAC grants more than it should")
-	}
-	cms := 0
-	for _, o := range objs {
-		if o.Kind == "ConfigMap" && o.Name == renderer.LeaderMigrationConfigMapName(ccm.Name) {
-			cms++
-			data, _ := manifest.Get(o.Doc, "data", renderer.LeaderMigrationFile).(string)
-			if !strings.Contains(data, "kind: LeaderMigrationConfiguration") || !strings.Contains(data, "service-lb-controller") {
-				t.Errorf("leader migration config: %q", data)
-			}
-		}
-	}
-	if want := map[renderer.Mode]int{renderer.ModeMigrate: 1, renderer.ModeInstall: 0}[mode]; cms != want {
-		t.Errorf("%d leader migration ConfigMaps, want %d", cms, want)
 	}
 }
 
@@ -176,9 +73,9 @@ func checkUntouched(t *testing.T, plain, out []manifest.Object) {
 // TestHelm3Baseline keeps the failure users report as a test: the chart's
 // defaults admit no node of RKE1, RKE2 or K3s.
 func TestHelm3Baseline(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	for _, version := range testtools.ChartVersions {
-		objs, err := manifest.Split(helmTemplate(t, testtools.UpstreamChart(t, version), nil))
+		objs, err := manifest.Split(testtools.HelmTemplate(t, testtools.UpstreamChart(t, version), nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,15 +100,15 @@ func TestHelm3Baseline(t *testing.T) {
 // TestHelm3RenamedValues: targets are found by meaning when every name the
 // chart takes from values changes.
 func TestHelm3RenamedValues(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	set := "nameOverride=my-ccm,namespace=cloud,clusterRoleName=my-ccm-role,serviceAccountName=my-ccm-sa"
-	out := helmTemplate(t, chart, []string{"--distro=rke2", "--mode=migrate"}, "--set", set)
+	out := testtools.HelmTemplate(t, chart, []string{"--distro=rke2", "--mode=migrate"}, "--set", set)
 	objs, err := manifest.Split(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeMigrate)
+	testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeMigrate)
 	ccm, _ := manifest.CCM(objs)
 	if ccm.Name != "my-ccm" || ccm.Namespace != "cloud" {
 		t.Fatalf("workload %s", ccm.ID())
@@ -221,14 +118,14 @@ func TestHelm3RenamedValues(t *testing.T) {
 // TestHelm3SampleChart renders the project's sample chart, as a DaemonSet and
 // as a Deployment.
 func TestHelm3SampleChart(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	for _, deployment := range []string{"false", "true"} {
-		out := helmTemplate(t, testtools.SampleChart(), []string{"--distro=auto"}, "--set", "deployment="+deployment)
+		out := testtools.HelmTemplate(t, testtools.SampleChart(), []string{"--distro=auto"}, "--set", "deployment="+deployment)
 		objs, err := manifest.Split(out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkMeaning(t, objs, nodes, renderer.DistroAuto, renderer.ModeInstall)
+		testtools.CheckMeaning(t, objs, nodes, renderer.DistroAuto, renderer.ModeInstall)
 	}
 }
 

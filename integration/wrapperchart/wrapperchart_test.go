@@ -1,8 +1,8 @@
-package main
+// Package wrapperchart tests the wrapper chart charts/aws-ccm-rancher with
+// the real Helm 3 CLI: every preset means what the post-renderer means.
+package wrapperchart
 
 import (
-	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,14 +30,14 @@ func wrapperChart(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "charts", filepath.Base(dep)), b)
+	testtools.WriteFile(t, filepath.Join(dir, "charts", filepath.Base(dep)), b)
 	return dir
 }
 
 // TestWrapperChart renders the wrapper chart with the real Helm 3 CLI with
 // each preset and checks it means what the post-renderer's output means.
 func TestWrapperChart(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	chart := wrapperChart(t)
 	env := testtools.HelmEnv(t)
 	upstream := testtools.UpstreamChart(t, testtools.LatestChartVersion)
@@ -51,9 +51,9 @@ func TestWrapperChart(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkMeaning(t, objs, nodes, d, mode)
+				testtools.CheckMeaning(t, objs, nodes, d, mode)
 				// The same as the upstream chart through the post-renderer.
-				want, err := manifest.Split(helmTemplate(t, upstream, []string{"--distro=" + string(d), "--mode=" + string(mode)}))
+				want, err := manifest.Split(testtools.HelmTemplate(t, upstream, []string{"--distro=" + string(d), "--mode=" + string(mode)}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,7 +66,7 @@ func TestWrapperChart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeInstall)
+		testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeInstall)
 	})
 	t.Run("own values pass through", func(t *testing.T) {
 		out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system",
@@ -76,7 +76,7 @@ func TestWrapperChart(t *testing.T) {
 		}
 		// Flags of one's own beside the ones the renderer enforces.
 		values := filepath.Join(t.TempDir(), "values.yaml")
-		writeFile(t, values, []byte("aws-cloud-controller-manager:\n  args: [--v=4, --cloud-provider=aws, --use-service-account-credentials=true, --configure-cloud-routes=false, --allocate-node-cidrs=false]\n"))
+		testtools.WriteFile(t, values, []byte("aws-cloud-controller-manager:\n  args: [--v=4, --cloud-provider=aws, --use-service-account-credentials=true, --configure-cloud-routes=false, --allocate-node-cidrs=false]\n"))
 		out = testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "-f", values)
 		if !strings.Contains(string(out), "- --v=4\n") || !strings.Contains(string(out), "- --allocate-node-cidrs=false\n") {
 			t.Errorf("own flags not passed through:\n%s", out)
@@ -129,9 +129,9 @@ func sameMeaning(t *testing.T, got, want []manifest.Object, nodes map[string][]n
 		w := byID[g.ID()]
 		switch g.Kind {
 		case "DaemonSet":
-			samePodSpec(t, g, w, nodes, distro)
+			testtools.SamePodSpec(t, g, w, nodes, distro)
 		case "ClusterRole", "Role":
-			if gr, wr := grants(g), grants(w); !slices.Equal(gr, wr) {
+			if gr, wr := testtools.Grants(g), testtools.Grants(w); !slices.Equal(gr, wr) {
 				t.Errorf("%s grants %q, the post-renderer's %q", g.ID(), gr, wr)
 			}
 		case "ConfigMap":
@@ -144,71 +144,4 @@ func sameMeaning(t *testing.T, got, want []manifest.Object, nodes map[string][]n
 			}
 		}
 	}
-}
-
-func samePodSpec(t *testing.T, got, want manifest.Object, nodes map[string][]nodefit.Node, distro string) {
-	t.Helper()
-	gs, err := manifest.PodSpec(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := manifest.PodSpec(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d, ns := range nodes {
-		for _, n := range ns {
-			if g, _ := gs.Admits(n); g != must(ws.Admits(n)) {
-				t.Errorf("%s node %s: admitted %v, by the post-renderer's %v", d, n.Name, g, !g)
-			}
-			if d != distro {
-				continue
-			}
-			gt, wt := nodefit.PodSpec{Tolerations: gs.Tolerations}, nodefit.PodSpec{Tolerations: ws.Tolerations}
-			if g, _ := gt.Admits(n); g != must(wt.Admits(n)) {
-				t.Errorf("%s node %s: its taints tolerated %v, by the post-renderer's %v", d, n.Name, g, !g)
-			}
-		}
-	}
-	// Every toleration the wrapper chart sets, the post-renderer sets too.
-	for _, tol := range gs.Tolerations {
-		if !slices.Contains(ws.Tolerations, tol) {
-			t.Errorf("toleration %+v is not in the post-renderer's %+v", tol, ws.Tolerations)
-		}
-	}
-	// The rest of the DaemonSet is the same.
-	strip := func(o manifest.Object) map[string]any {
-		doc := maps.Clone(o.Doc)
-		b, _ := json.Marshal(doc)
-		var c map[string]any
-		_ = json.Unmarshal(b, &c)
-		pod := manifest.Get(c, "spec", "template", "spec").(map[string]any)
-		delete(pod, "tolerations")
-		return c
-	}
-	if g, w := strip(got), strip(want); !reflect.DeepEqual(g, w) {
-		gj, _ := json.MarshalIndent(g, "", "  ")
-		wj, _ := json.MarshalIndent(w, "", "  ")
-		t.Errorf("%s differs beyond its tolerations:\n%s\nthe post-renderer's:\n%s", got.ID(), gj, wj)
-	}
-}
-
-func must(ok bool, _ string) bool { return ok }
-
-// grants lists what a role grants as "group/resource verb", sorted.
-func grants(o manifest.Object) []string {
-	var out []string
-	rules, _ := o.Doc["rules"].([]any)
-	for _, r := range rules {
-		rule, _ := r.(map[string]any)
-		for _, g := range manifest.Strings(rule["apiGroups"]) {
-			for _, res := range manifest.Strings(rule["resources"]) {
-				for _, v := range manifest.Strings(rule["verbs"]) {
-					out = append(out, g+"/"+res+" "+v)
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }

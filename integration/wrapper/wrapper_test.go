@@ -1,4 +1,7 @@
-package main
+// Package wrapper tests the chart wrapper commands (template, install,
+// upgrade, diff) of the built binaries against chart repositories on
+// loopback, an OCI registry, local charts, and their error paths.
+package wrapper
 
 import (
 	"bytes"
@@ -36,7 +39,7 @@ func chartRepo(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(dir, filepath.Base(testtools.UpstreamChart(t, v))), b)
+		testtools.WriteFile(t, filepath.Join(dir, filepath.Base(testtools.UpstreamChart(t, v))), b)
 	}
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
@@ -63,7 +66,7 @@ func runRenderer(t *testing.T, args ...string) (stdout, stderr []byte, code int)
 // SDK from every kind of source: a chart repository on loopback (latest and
 // pinned versions), a package, a directory and an OCI registry.
 func TestWrapperTemplate(t *testing.T) {
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	url := chartRepo(t)
 	check := func(t *testing.T, out []byte, distro renderer.Distro, mode renderer.Mode, chartVersion string) {
 		t.Helper()
@@ -71,7 +74,7 @@ func TestWrapperTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkMeaning(t, objs, nodes, distro, mode)
+		testtools.CheckMeaning(t, objs, nodes, distro, mode)
 		if chartVersion != "" && !bytes.Contains(out, []byte(`helm.sh/chart: "aws-cloud-controller-manager-`+chartVersion+`"`)) {
 			t.Errorf("not chart version %s", chartVersion)
 		}
@@ -91,14 +94,14 @@ func TestWrapperTemplate(t *testing.T) {
 			}
 			check(t, out, renderer.DistroRKE, renderer.ModeMigrate, v)
 			// The same bytes as helm template with the post-renderer.
-			if want := helmTemplate(t, testtools.UpstreamChart(t, v), []string{"--distro=rke", "--mode=migrate"}); !bytes.Equal(out, want) {
+			if want := testtools.HelmTemplate(t, testtools.UpstreamChart(t, v), []string{"--distro=rke", "--mode=migrate"}); !bytes.Equal(out, want) {
 				t.Errorf("differs from helm template --post-renderer")
 			}
 		})
 	}
 	t.Run("package, values and renderer flags", func(t *testing.T) {
 		values := filepath.Join(t.TempDir(), "values.yaml")
-		writeFile(t, values, []byte("nameOverride: my-ccm\n"))
+		testtools.WriteFile(t, values, []byte("nameOverride: my-ccm\n"))
 		out, errOut, code := runRenderer(t, "template", "ccm", testtools.UpstreamChart(t, "0.0.9"), "-f", values,
 			"--set", "namespace=cloud", "--distro=k3s", "--set-arg=v=4")
 		if code != 0 {
@@ -350,8 +353,8 @@ func TestWrapperHelpAndCompletion(t *testing.T) {
 // --kube-version.
 func TestWrapperKubeVersion(t *testing.T) {
 	chart := t.TempDir()
-	writeFile(t, filepath.Join(chart, "Chart.yaml"), []byte("apiVersion: v2\nname: kube-version\nversion: 0.1.0\n"))
-	writeFile(t, filepath.Join(chart, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v\ndata:\n  version: {{ .Capabilities.KubeVersion.Version | quote }}\n"))
+	testtools.WriteFile(t, filepath.Join(chart, "Chart.yaml"), []byte("apiVersion: v2\nname: kube-version\nversion: 0.1.0\n"))
+	testtools.WriteFile(t, filepath.Join(chart, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v\ndata:\n  version: {{ .Capabilities.KubeVersion.Version | quote }}\n"))
 	want := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "x", chart)
 	for _, c := range []struct {
 		args []string
@@ -387,7 +390,7 @@ func TestWrapperWithoutHelmBuild(t *testing.T) {
 	// The post-renderer itself needs nothing more.
 	cmd := exec.Command(alone, "--distro=rke2")
 	cmd.Env = env
-	cmd.Stdin = bytes.NewReader(helmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil))
+	cmd.Stdin = bytes.NewReader(testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil))
 	if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte("hostNetwork: true")) {
 		t.Errorf("post-renderer alone: %v\n%s", err, out)
 	}

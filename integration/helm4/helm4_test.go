@@ -1,4 +1,7 @@
-package main
+// Package helm4 tests the Helm 4 post-renderer plugin with the real Helm 4
+// CLI: install from a directory and a packaged archive, arguments, errors
+// shown on the terminal although Helm 4 hides the plugin's stderr.
+package helm4
 
 import (
 	"bytes"
@@ -6,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -94,7 +96,7 @@ func envValue(env []string, key string) string {
 // through the installed plugin, for every distro and mode.
 func TestHelm4Plugin(t *testing.T) {
 	helm, env := helm4WithPlugin(t)
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	plainObjs, err := manifest.Split(testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system"))
 	if err != nil {
@@ -110,10 +112,10 @@ func TestHelm4Plugin(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkMeaning(t, objs, nodes, d, mode)
+				testtools.CheckMeaning(t, objs, nodes, d, mode)
 				// Helm 4 re-serialises whatever a post-renderer returns, so
 				// compare the objects the renderer leaves alone as data.
-				checkUntouchedData(t, plainObjs, objs)
+				testtools.CheckUntouchedData(t, plainObjs, objs)
 			})
 		}
 	}
@@ -181,7 +183,7 @@ func TestHelm4PluginPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMeaning(t, objs, fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
 }
 
 // TestHelm4PluginErrorOnTerminal: Helm 4 throws a plugin's stderr away, so a
@@ -273,31 +275,4 @@ func runOnTerminal(t *testing.T, env []string, name string, args ...string) (int
 		t.Fatal(err)
 	}
 	return code, strings.ReplaceAll(screen.String(), "\r\n", "\n")
-}
-
-// checkUntouchedData: every object the renderer does not patch comes out
-// with the same content (Helm 4 and kustomize re-serialise, and kustomize
-// reorders, what they get back).
-func checkUntouchedData(t *testing.T, plain, out []manifest.Object) {
-	t.Helper()
-	keep := func(objs []manifest.Object) map[string]manifest.Object {
-		kept := map[string]manifest.Object{}
-		for _, o := range objs {
-			if o.Kind != "DaemonSet" && o.Kind != "ClusterRole" && o.Kind != "ConfigMap" {
-				kept[o.ID()] = o
-			}
-		}
-		return kept
-	}
-	a, b := keep(plain), keep(out)
-	if len(a) != len(b) {
-		t.Errorf("%d untouched objects, want %d", len(b), len(a))
-	}
-	for id, o := range a {
-		if got, ok := b[id]; !ok {
-			t.Errorf("%s is missing", id)
-		} else if !reflect.DeepEqual(o.Doc, got.Doc) {
-			t.Errorf("%s changed:\n%s\nvs\n%s", id, o.Raw, got.Raw)
-		}
-	}
 }

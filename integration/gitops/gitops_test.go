@@ -1,4 +1,7 @@
-package main
+// Package gitops tests the GitOps recipes in examples/ with the tools those
+// systems run: Argo CD's config management plugin command and sidecar, a
+// kustomize source, and a Fleet bundle processed as Fleet's agent does.
+package gitops
 
 import (
 	"archive/tar"
@@ -95,7 +98,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		t.Fatal(err)
 	}
 	if c.values != "" {
-		writeFile(t, filepath.Join(app, "values.yaml"), []byte(c.values))
+		testtools.WriteFile(t, filepath.Join(app, "values.yaml"), []byte(c.values))
 	}
 	home := t.TempDir()
 	sidecar := []string{
@@ -147,7 +150,7 @@ func TestArgoCDPlugin(t *testing.T) {
 		t.Fatalf("plugin %s-%s with discover %v: the docs and application.yaml name it aws-ccm-renderer-v1, without discovery",
 			p.Metadata.Name, p.Spec.Version, p.Spec.Discover)
 	}
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 	version := testtools.LatestChartVersion
 	chart := testtools.UpstreamChart(t, version)
 	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace)
@@ -175,8 +178,8 @@ func TestArgoCDPlugin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkMeaning(t, objs, nodes, r.distro, r.mode)
-			sameAsRenderer(t, objs, postRendered(t, plain, r.distro, r.mode), nodes)
+			testtools.CheckMeaning(t, objs, nodes, r.distro, r.mode)
+			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, r.distro, r.mode), nodes)
 		})
 	}
 
@@ -233,7 +236,7 @@ func TestArgoCDPlugin(t *testing.T) {
 	// drops what it printed.
 	t.Run("fails: helm fails after printing", func(t *testing.T) {
 		fake := filepath.Join(t.TempDir(), "helm")
-		writeFile(t, fake, []byte("#!/bin/sh\n\""+testtools.Helm3(t)+"\" \"$@\"\necho 'Error: something broke late' >&2\nexit 1\n"))
+		testtools.WriteFile(t, fake, []byte("#!/bin/sh\n\""+testtools.Helm3(t)+"\" \"$@\"\necho 'Error: something broke late' >&2\nexit 1\n"))
 		if err := os.Chmod(fake, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +259,7 @@ func TestArgoCDPluginSidecar(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "aws-ccm-renderer"), os.DirFS(exampleDir("argocd"))); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "install.yaml"), []byte(`apiVersion: apps/v1
+	testtools.WriteFile(t, filepath.Join(dir, "install.yaml"), []byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: argocd-repo-server
@@ -283,7 +286,7 @@ spec:
       - name: plugins
         emptyDir: {}
 `))
-	writeFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("namespace: argocd\nresources:\n- install.yaml\ncomponents:\n- aws-ccm-renderer\n"))
+	testtools.WriteFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("namespace: argocd\nresources:\n- install.yaml\ncomponents:\n- aws-ccm-renderer\n"))
 	objs, err := manifest.Split(testtools.MustRun(t, os.Environ(), testtools.Kustomize(t), "build", dir))
 	if err != nil {
 		t.Fatal(err)
@@ -400,9 +403,9 @@ func TestArgoCDKustomizeSource(t *testing.T) {
 	distro, mode := renderer.Distro(parts[len(parts)-2]), renderer.Mode(parts[len(parts)-1])
 	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", hc.ReleaseName,
 		testtools.UpstreamChart(t, hc.Version), "--namespace", hc.Namespace)
-	nodes := fixtures(t)
-	checkMeaning(t, objs, nodes, distro, mode)
-	sameAsRenderer(t, objs, postRendered(t, plain, distro, mode), nodes)
+	nodes := testtools.Fixtures(t)
+	testtools.CheckMeaning(t, objs, nodes, distro, mode)
+	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, distro, mode), nodes)
 }
 
 // untar unpacks a chart package into dir.
@@ -433,7 +436,7 @@ func untar(t *testing.T, tgz, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(dir, filepath.FromSlash(h.Name)), b)
+		testtools.WriteFile(t, filepath.Join(dir, filepath.FromSlash(h.Name)), b)
 	}
 }
 
@@ -505,7 +508,7 @@ func fleetKustomize(t *testing.T, bundle, dir string, chartOutput []byte) []byte
 	if err := mem.WriteFile(kpath, b); err != nil {
 		t.Fatal(err)
 	}
-	out, err := krustyRun(mem, dir)
+	out, err := testtools.KrustyRun(mem, dir)
 	if err != nil {
 		t.Fatalf("kustomize.dir %s: %v", dir, err)
 	}
@@ -531,7 +534,7 @@ func TestFleetBundle(t *testing.T) {
 	chart := testtools.UpstreamChart(t, bundle.Helm.Version)
 	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", bundle.Helm.ReleaseName, chart,
 		"--namespace", bundle.DefaultNamespace)
-	nodes := fixtures(t)
+	nodes := testtools.Fixtures(t)
 
 	type target struct {
 		distro renderer.Distro
@@ -554,8 +557,8 @@ func TestFleetBundle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkMeaning(t, objs, nodes, tg.distro, renderer.ModeInstall)
-			sameAsRenderer(t, objs, postRendered(t, out, tg.distro, renderer.ModeInstall), nodes)
+			testtools.CheckMeaning(t, objs, nodes, tg.distro, renderer.ModeInstall)
+			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, out, tg.distro, renderer.ModeInstall), nodes)
 		})
 	}
 }
