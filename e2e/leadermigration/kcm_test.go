@@ -183,8 +183,13 @@ func TestRealKCMHandover(t *testing.T) {
 	apply(t, without(ccmObjs, "DaemonSet"))
 	ccmKubeconfig := serviceAccountKubeconfig(t, "kube-system", sa)
 	ccmUser, ccmGroups := serviceAccountUser("kube-system", sa)
-	if a := canLease(t, ccmUser, ccmGroups, renderer.DefaultLeaderName); !a.all() {
-		t.Fatalf("the CCM's service account may not take the migration lease: %v", a)
+	var ccmAccess leaseAccess
+	poll(30*time.Second, func() bool {
+		ccmAccess = canLease(t, ccmUser, ccmGroups, renderer.DefaultLeaderName)
+		return ccmAccess.all()
+	})
+	if !ccmAccess.all() {
+		t.Fatalf("the CCM's service account %s on Lease %s: %v, want get, update and create", ccmUser, renderer.DefaultLeaderName, ccmAccess)
 	}
 
 	// Step 1 of the migration: the in-tree KCM runs with leader migration.
