@@ -15,8 +15,12 @@ SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.g
 # What the tests need, as environment variables: the helpers in
 # internal/testtools use them, and build what is missing when they are unset.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE)
+# The real-cluster tests (e2e/) also run the control plane and the
+# fake-cloud CCM; e2e/harness reads where they are from these.
+E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
+	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM)
 
-.PHONY: all build test unit vet bench demo clean help helm-plugin overlays
+.PHONY: all build test unit vet e2e bench demo clean help helm-plugin overlays
 
 all: build
 
@@ -71,6 +75,9 @@ test: vet build tools-helm tools-kube ## all tests: unit, real Helm/kustomize, a
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
+
+e2e: build tools-helm tools-kube ## the real-cluster tests: e2e/ against a control plane built from e2e/tools
+	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt

@@ -51,7 +51,7 @@ func Locate(root string) (Binaries, error) {
 		Etcd:              env("ETCD", "etcd"),
 		APIServer:         env("KUBE_APISERVER", "kube-apiserver"),
 		ControllerManager: env("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"),
-		FakeCCM:           env("FAKE_CCM", "fake-ccm"),
+		FakeCCM:           env("FAKE_CCM", "cloud-controller-manager-fake"),
 	}
 	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.FakeCCM} {
 		if _, err := os.Stat(p); err != nil {
@@ -73,11 +73,16 @@ type ControlPlane struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 
+	host string // the API server's URL
+	ca   *clientCA
+
 	mu    sync.Mutex
-	procs []*process
+	procs []*Process
 }
 
-type process struct {
+// Process is a program the control plane started; Stop stops it, and the
+// control plane stops it on its own Stop.
+type Process struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -118,8 +123,8 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		return nil, cp.failure("etcd", err)
 	}
 
-	// Credentials: a static admin token, and a key pair for service
-	// account tokens.
+	// Credentials: a static admin token, a key pair for service account
+	// tokens, and a CA for client certificates (UserKubeconfig).
 	token := randomHex(16)
 	tokens := filepath.Join(dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(token+",admin,admin,\"system:masters\"\n"), 0o600); err != nil {
@@ -129,12 +134,19 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 	if err := writeRSAKey(saKey); err != nil {
 		return nil, err
 	}
+	if cp.ca, err = newClientCA(); err != nil {
+		return nil, err
+	}
+	caFile := filepath.Join(dir, "client-ca.crt")
+	if err := os.WriteFile(caFile, cp.ca.certPEM, 0o600); err != nil {
+		return nil, err
+	}
 	certDir := filepath.Join(dir, "certs")
 	if err := cp.start("kube-apiserver", bin.APIServer,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(apiPort), "--cert-dir="+certDir,
-		"--token-auth-file="+tokens,
+		"--token-auth-file="+tokens, "--client-ca-file="+caFile,
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
@@ -145,10 +157,10 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 	); err != nil {
 		return nil, err
 	}
-	host := "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	cp.Config = &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
+	cp.host = "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	cp.Config = &rest.Config{Host: cp.host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
 	cp.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
-	if err := writeKubeconfig(cp.Kubeconfig, host, token); err != nil {
+	if err := writeKubeconfig(cp.Kubeconfig, cp.host, &clientcmdapi.AuthInfo{Token: token}); err != nil {
 		return nil, err
 	}
 	if cp.Client, err = kubernetes.NewForConfig(cp.Config); err != nil {
@@ -184,14 +196,7 @@ func (cp *ControlPlane) Stop() {
 	cp.procs = nil
 	cp.mu.Unlock()
 	for i := len(procs) - 1; i >= 0; i-- {
-		p := procs[i]
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+		procs[i].Stop()
 	}
 	if os.Getenv("E2E_KEEP") == "" && cp.Dir != "" {
 		_ = os.RemoveAll(cp.Dir)
@@ -211,13 +216,21 @@ func (cp *ControlPlane) Log(name string, max int) string {
 }
 
 func (cp *ControlPlane) start(name, path string, args ...string) error {
+	_, err := cp.Run(name, path, args...)
+	return err
+}
+
+// Run starts a program beside the control plane, its output going to
+// NAME.log in the control plane's directory (Log reads it; a name used
+// twice appends to the same log).
+func (cp *ControlPlane) Run(name, path string, args ...string) (*Process, error) {
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("%s: %w (build it with make tools-kube)", name, err)
+		return nil, fmt.Errorf("%s: %w (build it with make tools-kube)", name, err)
 	}
 	logPath := filepath.Join(cp.Dir, name+".log")
-	log, err := os.Create(logPath)
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -226,9 +239,9 @@ func (cp *ControlPlane) start(name, path string, args ...string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		return fmt.Errorf("starting %s: %w", name, err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
+	p := &Process{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
 	go func() {
 		_ = cmd.Wait()
 		log.Close()
@@ -237,7 +250,28 @@ func (cp *ControlPlane) start(name, path string, args ...string) error {
 	cp.mu.Lock()
 	cp.procs = append(cp.procs, p)
 	cp.mu.Unlock()
-	return nil
+	return p, nil
+}
+
+// Stop sends SIGTERM to the process's group and waits for it to exit,
+// killing it after 10 s. Stopping a stopped process does nothing.
+func (p *Process) Stop() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Log returns the process's log.
+func (p *Process) Log() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
 }
 
 // exited returns a channel closed when the named process has exited.
@@ -332,12 +366,13 @@ func writeRSAKey(path string) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
 }
 
-// WriteKubeconfig writes a kubeconfig for a bearer token.
-func writeKubeconfig(path, host, token string) error {
+// writeKubeconfig writes a kubeconfig for the API server at host with the
+// given credentials.
+func writeKubeconfig(path, host string, user *clientcmdapi.AuthInfo) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: host, InsecureSkipTLSVerify: true}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin"}
+	cfg.AuthInfos["user"] = user
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "user"}
 	cfg.CurrentContext = "e2e"
 	return clientcmd.WriteToFile(*cfg, path)
 }
