@@ -25,10 +25,10 @@ type Flag struct {
 }
 
 // ArgsAnnotation records, on the workload's metadata, the CCM containers'
-// command and args as they were before the renderer changed them for the
-// user's own flags (SetArgs, RemoveArgs), so that rendering its output again
-// with other flags gives what rendering the original would. It is written
-// only while there is something to undo.
+// command and args as they were before the user's own flags (SetArgs,
+// RemoveArgs) changed them, so that rendering the output again with other
+// flags gives what rendering the original would. It is written only while
+// there is something to undo.
 const ArgsAnnotation = "aws-ccm-renderer.io/args"
 
 // Args merges flags into the command line of the CCM's containers by flag
@@ -74,7 +74,9 @@ func (f Args) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 			all := ours
 			all.merge(f.User)
 			if !slices.Equal(ours.words(), all.words()) {
-				next[name] = argsRecord{Command: base.command, Args: base.args, Rendered: all.fingerprint()}
+				// What the renderer's own flags make of the command line:
+				// they are the same whatever an earlier render's were.
+				next[name] = argsRecord{Command: ours.command, Args: ours.args, Rendered: all.fingerprint()}
 			}
 			all.write(c)
 		}

@@ -96,7 +96,7 @@ func setNamed(m *yaml.Node, field, path, name string, item *yaml.Node) error {
 	}
 	if list == nil {
 		if item != nil {
-			mapSet(m, field, seqNode(item))
+			mapSetOrdered(m, field, seqNode(item), podSpecOrder)
 		}
 		return nil
 	}

@@ -35,23 +35,22 @@ func (p Placement) nodeSelector(spec *yaml.Node) error {
 	if sel != nil && !isNull(sel) && sel.Kind != yaml.MappingNode {
 		return fmt.Errorf("spec.template.spec.nodeSelector is a %s, not a map", kindName(sel))
 	}
-	removed := false
 	if sel != nil && sel.Kind == yaml.MappingNode {
 		for _, key := range ControlPlaneLabels {
-			if _, ok := p.Profile.NodeSelector[key]; !ok && mapDelete(sel, key) {
-				removed = true
+			if _, ok := p.Profile.NodeSelector[key]; !ok {
+				mapDelete(sel, key)
 			}
 		}
 	}
-	if len(p.Profile.NodeSelector) == 0 {
-		if removed && len(sel.Content) == 0 {
-			mapDelete(spec, "nodeSelector")
-		}
-		return nil
-	}
+	// The nodeSelector is always there, {} when auto empties it: a later
+	// render for a named distribution then writes its selector where the
+	// chart had it, as rendering the chart's output for it directly does.
 	sel, err := mapField(spec, "nodeSelector", "spec.template.spec.nodeSelector")
 	if err != nil {
 		return err
+	}
+	if len(sel.Content) == 0 {
+		sel.Style = 0 // "{}" emptied by an earlier render: written in block style again
 	}
 	for _, key := range sortedKeys(p.Profile.NodeSelector) {
 		mapSet(sel, key, strNode(p.Profile.NodeSelector[key]))

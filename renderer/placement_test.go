@@ -31,10 +31,11 @@ func TestPlacement(t *testing.T) {
 			want:   ds("      containers: []\n      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"\"\n"),
 		},
 		{
-			name:   "auto removes the selector and writes an affinity",
+			name:   "auto empties the selector and writes an affinity",
 			filter: Placement{Profile: mustProfile(DistroAuto)},
 			input:  ds("      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"\"\n"),
-			want: ds(`      affinity:
+			want: ds(`      nodeSelector: {}
+      affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
             nodeSelectorTerms:
@@ -98,6 +99,12 @@ func TestPlacement(t *testing.T) {
                 operator: Exists
 `),
 			want: ds("      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"true\"\n"),
+		},
+		{
+			name:   "a new selector goes before the fields the renderer orders after it",
+			filter: Placement{Profile: mustProfile(DistroRKE2)},
+			input:  ds("      containers: []\n      tolerations: []\n      hostNetwork: true\n"),
+			want:   ds("      containers: []\n      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"true\"\n      tolerations: []\n      hostNetwork: true\n"),
 		},
 		{
 			name:    "a nodeSelector that is a list",

@@ -62,7 +62,7 @@ func (f Tolerations) apply(spec *yaml.Node) error {
 	if list != nil && sameList(list.Content, out) {
 		return nil // written back as it was
 	}
-	mapSet(spec, "tolerations", seqNode(out...))
+	mapSetOrdered(spec, "tolerations", seqNode(out...), podSpecOrder)
 	return nil
 }
 
