@@ -79,6 +79,12 @@ test: vet build tools-helm tools-kube ## all tests: unit, real Helm/kustomize, a
 e2e: build tools-helm tools-kube ## the real-cluster tests: e2e/ against a control plane built from e2e/tools
 	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
 
+FUZZTIME ?= 10m
+
+fuzz: ## fuzz the whole render and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
+	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
+
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
 	$(TEST_ENV) $(GO) run ./internal/bench

@@ -414,9 +414,13 @@ func TestRerenderConverges(t *testing.T) {
 			sets[string(d)+"/"+string(m)] = func(o *Options) { o.Distro, o.Mode = d, m }
 		}
 	}
-	sets["rke2/flags"] = func(o *Options) { o.Distro, o.SetArgs, o.RemoveArgs = DistroRKE2, []string{"v=5", "cluster-name=x"}, []string{"allocate-node-cidrs"} }
+	sets["rke2/flags"] = func(o *Options) {
+		o.Distro, o.SetArgs, o.RemoveArgs = DistroRKE2, []string{"v=5", "cluster-name=x"}, []string{"allocate-node-cidrs"}
+	}
 	sets["k3s/no-host-network"] = func(o *Options) { f := false; o.Distro, o.HostNetwork = DistroK3s, &f }
-	sets["kubeadm/migrate/lease"] = func(o *Options) { o.Distro, o.Mode, o.LeaderName, o.KCMUser = DistroKubeadm, ModeMigrate, "other-lease", "kcm" }
+	sets["kubeadm/migrate/lease"] = func(o *Options) {
+		o.Distro, o.Mode, o.LeaderName, o.KCMUser = DistroKubeadm, ModeMigrate, "other-lease", "kcm"
+	}
 	for a, optsA := range sets {
 		first, _, err := renderCase(t, string(in), optsA)
 		if err != nil {
