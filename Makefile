@@ -58,9 +58,8 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-overlays: build ## regenerate the kustomize components in overlays/ (and the Fleet example's copy)
-	$(RENDERER) overlays --out overlays
-	$(RENDERER) overlays --out examples/fleet/overlays
+generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, the wrapper chart's values, presets and templates
+	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...

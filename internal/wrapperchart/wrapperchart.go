@@ -106,7 +106,7 @@ func Files() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files["templates/_presets.tpl"] = []byte(fmt.Sprintf("{{- /* Generated from aws-ccm-renderer's profiles (go test ./internal/wrapperchart -update): do not edit. */ -}}\n"+
+	files["templates/_presets.tpl"] = []byte(fmt.Sprintf("{{- /* Generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit. */ -}}\n"+
 		"{{- /* What each distro and mode needs in the upstream chart's values; templates/validate.yaml checks it. */ -}}\n"+
 		"{{- define \"aws-ccm-rancher.presets\" -}}\n%s{{- end -}}\n", b))
 	var apis strings.Builder
@@ -125,14 +125,14 @@ func Files() (map[string][]byte, error) {
 }
 
 func presetHeader(d renderer.Distro, m renderer.Mode) string {
-	return fmt.Sprintf("# Values for distro=%s mode=%s, generated from aws-ccm-renderer's profiles: do not edit.\n"+
+	return fmt.Sprintf("# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n"+
 		"#   helm install aws-ccm charts/aws-ccm-rancher -n kube-system -f presets/%s-%s.yaml\n"+
 		"# The upstream chart's values go under %s; lists here replace the chart's whole.\n", d, m, d, m, Subchart)
 }
 
 func defaultValues(preset []byte) []byte {
 	var b strings.Builder
-	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's profiles: do not edit;\n")
+	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n")
 	b.WriteString("# the defaults are presets/" + Default + ".yaml.\n#\n")
 	b.WriteString("# distro: rke, rke2, k3s or kubeadm (auto needs a node affinity, which the upstream\n")
 	b.WriteString("#   chart has no value for). mode: install, or migrate during a move off the in-tree\n")
@@ -215,7 +215,7 @@ func migrateTemplate() ([]byte, error) {
 		return fmt.Sprintf("{{ printf %q %s | quote }}", s, strings.Join(args, " "))
 	})
 	var b strings.Builder
-	b.WriteString("{{- /* Generated from what aws-ccm-renderer adds in migrate mode (go test ./internal/generated -update): do not edit. */ -}}\n")
+	b.WriteString("{{- /* Generated from what aws-ccm-renderer adds in migrate mode (make generate): do not edit. */ -}}\n")
 	b.WriteString("{{- if eq .Values.mode \"migrate\" }}\n")
 	b.WriteString("{{- $ccm := index .Values \"" + Subchart + "\" }}\n")
 	b.WriteString(text)

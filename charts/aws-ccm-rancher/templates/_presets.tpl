@@ -1,4 +1,4 @@
-{{- /* Generated from aws-ccm-renderer's profiles (go test ./internal/wrapperchart -update): do not edit. */ -}}
+{{- /* Generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit. */ -}}
 {{- /* What each distro and mode needs in the upstream chart's values; templates/validate.yaml checks it. */ -}}
 {{- define "aws-ccm-rancher.presets" -}}
 k3s-install:
