@@ -107,45 +107,72 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 	if err != nil {
 		return nil, err
 	}
-	etcdClient, etcdPeer, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
+	etcdURL, err := cp.startEtcd(ctx, bin.Etcd, ports[0], ports[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.startAPIServer(ctx, bin.APIServer, etcdURL, ports[2]); err != nil {
+		return nil, err
+	}
+	if len(controllers) == 0 {
+		return cp, nil
+	}
+	return cp, cp.start("kube-controller-manager", bin.ControllerManager,
+		"--kubeconfig="+cp.Kubeconfig,
+		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[3]),
+		"--controllers="+strings.Join(controllers, ","), "--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--concurrent-daemonset-syncs=5",
+		"--v=0",
+	)
+}
 
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
-	if err := cp.start("etcd", bin.Etcd,
-		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
+// startEtcd starts etcd on the client and peer ports and returns its URL
+// once it is healthy.
+func (cp *ControlPlane) startEtcd(ctx context.Context, path string, client, peer int) (string, error) {
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(client)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
+	if err := cp.start("etcd", path,
+		"--name=e2e", "--data-dir="+filepath.Join(cp.Dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=e2e="+peerURL, "--unsafe-no-fsync", "--log-level=warn",
 	); err != nil {
-		return nil, err
+		return "", err
 	}
 	if err := waitHTTP(ctx, etcdURL+"/health", 30*time.Second, cp.exited("etcd")); err != nil {
-		return nil, cp.failure("etcd", err)
+		return "", cp.failure("etcd", err)
 	}
+	return etcdURL, nil
+}
 
-	// Credentials: a static admin token, a key pair for service account
-	// tokens, and a CA for client certificates (UserKubeconfig).
+// startAPIServer makes the credentials (a static admin token, a key pair
+// for service account tokens, a CA for client certificates: UserKubeconfig),
+// starts kube-apiserver on port and waits until it is ready; the admin
+// client and kubeconfig are set then.
+func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string, port int) error {
 	token := randomHex(16)
-	tokens := filepath.Join(dir, "tokens.csv")
+	tokens := filepath.Join(cp.Dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(token+",admin,admin,\"system:masters\"\n"), 0o600); err != nil {
-		return nil, err
+		return err
 	}
-	saKey := filepath.Join(dir, "sa.key")
+	saKey := filepath.Join(cp.Dir, "sa.key")
 	if err := writeRSAKey(saKey); err != nil {
-		return nil, err
+		return err
 	}
+	var err error
 	if cp.ca, err = newClientCA(); err != nil {
-		return nil, err
+		return err
 	}
-	caFile := filepath.Join(dir, "client-ca.crt")
+	caFile := filepath.Join(cp.Dir, "client-ca.crt")
 	if err := os.WriteFile(caFile, cp.ca.certPEM, 0o600); err != nil {
-		return nil, err
+		return err
 	}
-	certDir := filepath.Join(dir, "certs")
-	if err := cp.start("kube-apiserver", bin.APIServer,
+	if err := cp.start("kube-apiserver", path,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort), "--cert-dir="+certDir,
+		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(cp.Dir, "certs"),
 		"--token-auth-file="+tokens, "--client-ca-file="+caFile,
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
@@ -155,37 +182,21 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		"--enable-priority-and-fairness=false",
 		"--v=0",
 	); err != nil {
-		return nil, err
+		return err
 	}
-	cp.host = "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	cp.host = "https://127.0.0.1:" + strconv.Itoa(port)
 	cp.Config = &rest.Config{Host: cp.host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
-	cp.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	cp.Kubeconfig = filepath.Join(cp.Dir, "admin.kubeconfig")
 	if err := writeKubeconfig(cp.Kubeconfig, cp.host, &clientcmdapi.AuthInfo{Token: token}); err != nil {
-		return nil, err
+		return err
 	}
 	if cp.Client, err = kubernetes.NewForConfig(cp.Config); err != nil {
-		return nil, err
+		return err
 	}
 	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
-		return nil, cp.failure("kube-apiserver", err)
+		return cp.failure("kube-apiserver", err)
 	}
-
-	if len(controllers) == 0 {
-		return cp, nil
-	}
-	ctrl := strings.Join(controllers, ",")
-	if err := cp.start("kube-controller-manager", bin.ControllerManager,
-		"--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
-		"--controllers="+ctrl, "--leader-elect=false",
-		"--use-service-account-credentials=false",
-		"--concurrent-daemonset-syncs=5",
-		"--v=0",
-	); err != nil {
-		return nil, err
-	}
-	return cp, nil
+	return nil
 }
 
 // Stop stops every process the control plane started, in reverse order,
