@@ -111,7 +111,7 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 	case len(found) > 1:
 		names := make([]string, len(found))
 		for i, f := range found {
-			names[i] = f.ref().String() + " (" + f.loc.String() + ")"
+			names[i] = f.ref().String() + " (" + f.loc().String() + ")"
 		}
 		how := "render one release at a time or name the one to patch with %s"
 		if tgt != nil {

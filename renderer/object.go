@@ -12,9 +12,9 @@ import (
 // target identification looks at, and what the output is made of. Items
 // arrive parsed; documents are parsed only when they may be targets.
 type object struct {
-	loc  Location
-	kind string
-	doc  *stream.Doc // a document of a stream; nil for an item
+	index int // 1-based position in the stream or list
+	kind  string
+	doc   *stream.Doc // a document of a stream; nil for an item
 
 	node   *yaml.RNode // the parsed tree, once parsed
 	before *yaml.Node  // a copy taken before the plan ran (targets only)
@@ -25,7 +25,7 @@ type object struct {
 func docObjects(docs []*stream.Doc) []*object {
 	objs := make([]*object, len(docs))
 	for i, d := range docs {
-		objs[i] = &object{doc: d, kind: d.Kind, loc: Location{Index: d.Index, Line: d.Line, Source: d.Source()}}
+		objs[i] = &object{doc: d, kind: d.Kind, index: d.Index}
 	}
 	return objs
 }
@@ -33,9 +33,18 @@ func docObjects(docs []*stream.Doc) []*object {
 func itemObjects(items []*yaml.RNode) []*object {
 	objs := make([]*object, len(items))
 	for i, n := range items {
-		objs[i] = &object{node: n, kind: n.GetKind(), loc: Location{Index: i + 1, Item: true}}
+		objs[i] = &object{node: n, kind: n.GetKind(), index: i + 1}
 	}
 	return objs
+}
+
+// loc says where the object is, for messages (computed then: finding
+// Helm's "# Source:" line costs a scan).
+func (o *object) loc() Location {
+	if o.doc == nil {
+		return Location{Index: o.index, Item: true}
+	}
+	return Location{Index: o.index, Line: o.doc.Line, Source: o.doc.Source()}
 }
 
 // mentions reports whether the object may contain s: a cheap test before
@@ -75,15 +84,15 @@ func (o *object) read() (*yaml.RNode, error) {
 	}
 	text, err := o.doc.Content()
 	if err != nil {
-		return nil, &InputError{Location: o.loc, Err: err}
+		return nil, &InputError{Location: o.loc(), Err: err}
 	}
 	rn, err := yaml.Parse(string(text))
 	if err != nil {
-		return nil, &InputError{Location: o.loc, Err: o.doc.ParseError(err)}
+		return nil, &InputError{Location: o.loc(), Err: o.doc.ParseError(err)}
 	}
 	if !o.doc.Simple {
 		if err := rn.DeAnchor(); err != nil {
-			return nil, &InputError{Location: o.loc, Err: err}
+			return nil, &InputError{Location: o.loc(), Err: err}
 		}
 	}
 	if rn.YNode().Kind != yaml.MappingNode {
@@ -106,7 +115,7 @@ func refOf(rn *yaml.RNode) *ObjectRef {
 
 // errorf returns an *InputError about the object.
 func (o *object) errorf(format string, args ...any) *InputError {
-	e := &InputError{Location: o.loc, Err: errorf(format, args...)}
+	e := &InputError{Location: o.loc(), Err: errorf(format, args...)}
 	if o.node != nil {
 		e.Object = refOf(o.node)
 	}

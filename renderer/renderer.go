@@ -105,7 +105,7 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 		case obj.changed():
 			text, err := encodePatched(obj.node.YNode(), obj.doc.Raw[obj.doc.ContentStart():])
 			if err != nil {
-				return nil, &InputError{Location: obj.loc, Object: obj.ref(), Err: err}
+				return nil, &InputError{Location: obj.loc(), Object: obj.ref(), Err: err}
 			}
 			out.Replace(obj.doc, text)
 			out.Changed++
@@ -213,7 +213,7 @@ func locate(err error, targets []*object, s step) error {
 	if errors.As(err, &pe) {
 		for _, obj := range targets {
 			if r := obj.ref(); r.Kind == pe.Object.Kind && r.Namespace == pe.Object.Namespace && r.Name == pe.Object.Name {
-				return &InputError{Location: obj.loc, Object: pe.Object, Err: pe.Err}
+				return &InputError{Location: obj.loc(), Object: pe.Object, Err: pe.Err}
 			}
 		}
 		return &InputError{Object: pe.Object, Err: pe.Err}
