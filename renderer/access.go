@@ -107,21 +107,33 @@ func readBinding(obj *object) (binding, error) {
 func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms []Permission) (access, error) {
 	var a access
 	ours := func(o *object) bool { return slices.Contains(generated, o) }
-	isBinding := func(o *object) bool { return (o.kind == "RoleBinding" || o.kind == "ClusterRoleBinding") && !ours(o) }
+	// bindings reads the input's bindings (not the renderer's own) that
+	// may hold what the caller looks for, as may tells by a byte test.
+	bindings := func(may func(*object) bool) ([]binding, error) {
+		var out []binding
+		for _, obj := range objs {
+			if obj.kind != "RoleBinding" && obj.kind != "ClusterRoleBinding" || ours(obj) || !may(obj) {
+				continue
+			}
+			if _, err := obj.parse(); err != nil {
+				return nil, err
+			}
+			b, err := readBinding(obj)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+		return out, nil
+	}
 
 	// The bindings of the service account, and the roles they grant.
+	named, err := bindings(func(o *object) bool { return o.mentions(sa.name) })
+	if err != nil {
+		return a, err
+	}
 	var mine []binding
-	for _, obj := range objs {
-		if !isBinding(obj) || !obj.mentions(sa.name) {
-			continue
-		}
-		if _, err := obj.parse(); err != nil {
-			return a, err
-		}
-		b, err := readBinding(obj)
-		if err != nil {
-			return a, err
-		}
+	for _, b := range named {
 		if slices.ContainsFunc(b.subjects, func(s subject) bool { return s.is(sa) }) {
 			mine = append(mine, b)
 		}
@@ -171,17 +183,13 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		}
 	}
 	// Every binding of those roles: who else holds them.
-	for _, obj := range objs {
-		if !isBinding(obj) || !slices.ContainsFunc(roles, func(r *role) bool { return obj.mentions(r.key.name) }) {
-			continue
-		}
-		if _, err := obj.parse(); err != nil {
-			return a, err
-		}
-		b, err := readBinding(obj)
-		if err != nil {
-			return a, err
-		}
+	all, err := bindings(func(o *object) bool {
+		return slices.ContainsFunc(roles, func(r *role) bool { return o.mentions(r.key.name) })
+	})
+	if err != nil {
+		return a, err
+	}
+	for _, b := range all {
 		for _, r := range roles {
 			if r.key != b.role {
 				continue

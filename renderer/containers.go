@@ -62,16 +62,21 @@ func ImageTag(image string) string {
 }
 
 // podSpec returns spec.template.spec of a workload, failing when the field
-// has the wrong shape.
+// or one above it has the wrong shape.
 func podSpec(rn *yaml.RNode) (*yaml.RNode, error) {
-	spec, err := rn.Pipe(yaml.Lookup("spec", "template", "spec"))
-	if err != nil {
-		return nil, fmt.Errorf("spec.template.spec: %w", err)
+	n, path := rn.YNode(), ""
+	for _, field := range []string{"spec", "template", "spec"} {
+		path = joinPath(path, field)
+		v := mapGet(n, field)
+		if v == nil || isNull(v) {
+			return nil, fmt.Errorf("no pod template (spec.template.spec)")
+		}
+		if v.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%s is a %s, not a map", path, kindName(v))
+		}
+		n = v
 	}
-	if spec == nil || spec.YNode().Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("no pod template (spec.template.spec)")
-	}
-	return spec, nil
+	return yaml.NewRNode(n), nil
 }
 
 // containers returns the containers of a pod spec.

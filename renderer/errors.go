@@ -70,7 +70,8 @@ func (e *InputError) message(sp Spelling) string {
 	if e.Object != nil {
 		parts = append(parts, e.Object.String())
 	}
-	return strings.Join(append(parts, spell(e.Err, sp)), ": ")
+	// One line, whatever a library's message holds.
+	return strings.Join(strings.Fields(strings.Join(append(parts, spell(e.Err, sp)), ": ")), " ")
 }
 
 // UsageError reports options that are unknown, malformed or contradict each

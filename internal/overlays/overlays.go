@@ -144,17 +144,13 @@ func component(r *upstream.Rendered) (map[string][]byte, error) {
 	var resources []*yaml.Node
 	if len(r.Generated) > 0 {
 		resources = append(resources, str(FileLeaderMigration))
-		var docs []string
-		for _, n := range r.Generated {
-			s, err := n.String()
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, s)
+		docs, err := r.GeneratedYAML()
+		if err != nil {
+			return nil, err
 		}
 		files[FileLeaderMigration] = []byte(h + "# The objects the renderer adds in this mode (the leader migration ConfigMap the DaemonSet\n" +
 			"# patch mounts; the Role and RoleBinding that let the in-tree controller manager hold the\n" +
-			"# migration lease), as the renderer writes them.\n" + strings.Join(docs, "---\n"))
+			"# migration lease), as the renderer writes them.\n" + docs)
 	}
 
 	k := mapping("apiVersion", str("kustomize.config.k8s.io/v1alpha1"), "kind", str("Component"))

@@ -8,6 +8,7 @@ package upstream
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -118,6 +119,19 @@ func Render(o renderer.Options) (*Rendered, error) {
 		return nil, err
 	}
 	return RenderObjects(o, in)
+}
+
+// GeneratedYAML returns the generated objects as one YAML stream.
+func (r *Rendered) GeneratedYAML() (string, error) {
+	docs := make([]string, len(r.Generated))
+	for i, n := range r.Generated {
+		s, err := n.String()
+		if err != nil {
+			return "", err
+		}
+		docs[i] = s
+	}
+	return strings.Join(docs, "---\n"), nil
 }
 
 // PodSpec returns a field of the rendered DaemonSet's pod spec, nil when

@@ -185,15 +185,10 @@ func migrateTemplate() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var docs []string
-	for _, n := range r.Generated {
-		s, err := n.String()
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, s)
+	text, err := r.GeneratedYAML()
+	if err != nil {
+		return nil, err
 	}
-	text := strings.Join(docs, "---\n")
 	last := renderer.MigrationAPIs[len(renderer.MigrationAPIs)-1].APIVersion
 	if !strings.Contains(text, "apiVersion: "+last+"\n") {
 		return nil, fmt.Errorf("the rendered LeaderMigrationConfiguration is not %s", last)
