@@ -15,8 +15,12 @@ SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.g
 # What the tests need, as environment variables: the helpers in
 # internal/testtools use them, and build what is missing when they are unset.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE)
+# The real-cluster tests (e2e/) also run the control plane and the
+# fake-cloud CCM; e2e/harness reads where they are from these.
+E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
+	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM)
 
-.PHONY: all build test unit vet bench demo clean help helm-plugin overlays
+.PHONY: all build test unit vet e2e bench demo clean help helm-plugin overlays
 
 all: build
 
@@ -54,9 +58,8 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-overlays: build ## regenerate the kustomize components in overlays/ (and the Fleet example's copy)
-	$(RENDERER) overlays --out overlays
-	$(RENDERER) overlays --out examples/fleet/overlays
+generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, the wrapper chart's values, presets and templates
+	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
@@ -71,6 +74,15 @@ test: vet build tools-helm tools-kube ## all tests: unit, real Helm/kustomize, a
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
+
+e2e: build tools-helm tools-kube ## the real-cluster tests: e2e/ against a control plane built from e2e/tools
+	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
+
+FUZZTIME ?= 10m
+
+fuzz: ## fuzz the whole render and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
+	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt

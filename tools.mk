@@ -10,7 +10,9 @@
 #                        bin/cloud-controller-manager-fake  replace lines
 #
 # A module's go.mod is the only place a version is written: the version
-# stamps below are read from it when a binary is built. A binary is rebuilt
+# stamps below are read from it when a binary is built. The control plane
+# and the fake-cloud CCM are one Kubernetes release (e2e/tools/kube), and
+# the e2e module's client libraries are pinned to the same release. A binary is rebuilt
 # only when its module (go.mod, go.sum, sources) or this file is newer than
 # it; the Go build cache makes a rebuild after a small change quick.
 
@@ -26,11 +28,6 @@ TOOLS    := $(patsubst %/,%,$(dir $(TOOLS_MK)))/e2e/tools
 # touch, which marks the binary up to date when go build found nothing to
 # do and left it as it was.
 TOOL_BUILD := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false
-
-# e2e/kube.mk (the real-cluster test target, e2e) used to build the control
-# plane from the e2e module; it is read first so that the rules below win
-# (make warns that they override its recipes) until it no longer does.
--include $(dir $(TOOLS_MK))e2e/kube.mk
 
 HELM3                   := $(BIN)/helm
 HELM4                   := $(BIN)/helm4

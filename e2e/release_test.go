@@ -144,8 +144,9 @@ func TestLifecycle(t *testing.T) {
 	if gen2 == gen1 {
 		t.Error("migrate did not change the DaemonSet")
 	}
-	if got := releaseObjects(t, ns, name); len(got) != len(installed)+1 {
-		t.Errorf("migrate: objects %v, want %v plus the ConfigMap", got, installed)
+	lease := renderer.MigrationLeaseRBACName(name)
+	if got, want := releaseObjects(t, ns, name), append(slices.Clone(installed), "ConfigMap/"+cm, "Role/"+lease, "RoleBinding/"+lease); !sameSet(got, want) {
+		t.Errorf("migrate: objects %v, want %v: the install's plus the ConfigMap and the lease Role and RoleBinding", got, want)
 	}
 
 	// The same options again: no rollout.
@@ -173,6 +174,14 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
+// sameSet reports whether two lists hold the same elements.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
 // TestServerAcceptsEveryVersion: the API server accepts every object the
 // renderer writes for every chart version, distribution and mode (a
 // server-side dry run: validation and admission, nothing stored).
@@ -187,6 +196,9 @@ func TestServerAcceptsEveryVersion(t *testing.T) {
 		chart := testtools.UpstreamChart(t, version)
 		for _, d := range renderer.Distros {
 			for _, mode := range renderer.Modes {
+				if version == "0.0.2" && mode == renderer.ModeMigrate {
+					continue // refused: its CCM (v1.20) has no leader migration (integration/helm3 checks the refusal)
+				}
 				out := helm(t, append([]string{"template", "ccm", chart, "--namespace", "kube-system"},
 					rendererArgs(t, "--distro="+string(d), "--mode="+string(mode))...)...)
 				n := 0

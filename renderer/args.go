@@ -1,92 +1,284 @@
 package renderer
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Flag is one flag of an args merge.
+// Flag is one operation of an args merge: set the flag Name to Value, or
+// remove it.
 type Flag struct {
-	Name  string // without dashes
-	Value string
+	Name   string // without dashes
+	Value  string
+	Remove bool
+	// Entries: Value is a comma-separated list of KEY=VALUE entries (as
+	// --feature-gates takes) merged into the flag's entries by key.
+	Entries bool
 }
 
-// Args merges flags into the args of every CCM container by flag name, never
-// by position. "--flag=value" and "--flag value" are both read; every flag
-// is written as "--flag=value". A flag that is set keeps its place (later
-// duplicates go), a new flag is appended, removed flags go wherever they are.
+// ArgsAnnotation records, on the workload's metadata, the CCM containers'
+// command and args as they were before the user's own flags (SetArgs,
+// RemoveArgs) changed them, so that rendering the output again with other
+// flags gives what rendering the original would. It is written only while
+// there is something to undo.
+const ArgsAnnotation = "aws-ccm-renderer.io/args"
+
+// Args merges flags into the command line of the CCM's containers by flag
+// name, never by position. The command line is command after the CCM's
+// executable, then args: a flag in either is found, and every flag appears
+// once in the result. "--flag=value" and "--flag value" are both read; every
+// flag set is written as "--flag=value". A flag that is set keeps its place
+// (later duplicates go), a new flag is appended to args, a removed flag goes
+// wherever it is.
 type Args struct {
-	Set    []Flag
-	Remove []string
+	Workload
+	Flags []Flag // the renderer's flags, applied first
+	User  []Flag // the user's flags: ArgsAnnotation remembers how to undo them
+	// Warn, when set, is told about command lines edited since the
+	// renderer last wrote them.
+	Warn func(string)
 }
 
 var _ kio.Filter = Args{}
 
 func (f Args) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	return eachPodSpec(nodes, func(_, spec *yaml.RNode) error {
-		containers, err := ccmContainers(spec)
+	return f.each(nodes, func(rn, _ *yaml.RNode, ccm []*yaml.RNode) error {
+		memory, err := readArgsMemory(rn)
 		if err != nil {
 			return err
 		}
-		for _, c := range containers {
-			if err := f.apply(c.YNode()); err != nil {
-				return fmt.Errorf("container %q: %w", containerName(c), err)
+		next := argsMemory{}
+		for _, c := range ccm {
+			name := containerName(c)
+			base, err := readLine(c)
+			if err != nil {
+				return fmt.Errorf("container %q: %w", name, err)
 			}
+			if m, ok := memory[name]; ok {
+				if m.Rendered == base.fingerprint() {
+					base = m.lines() // undo the last render's user flags
+				} else if f.Warn != nil {
+					f.Warn(fmt.Sprintf("%s: the command line of container %q changed since the renderer wrote it: taken as it is now", refOf(rn), name))
+				}
+			}
+			ours := base
+			ours.merge(f.Flags)
+			all := ours
+			all.merge(f.User)
+			if !slices.Equal(ours.words(), all.words()) {
+				// What the renderer's own flags make of the command line:
+				// they are the same whatever an earlier render's were.
+				next[name] = argsRecord{Command: ours.command, Args: ours.args, Rendered: all.fingerprint()}
+			}
+			all.write(c)
 		}
-		return nil
+		return writeArgsMemory(rn, next)
 	})
 }
 
-func (f Args) apply(c *yaml.Node) error {
-	list, err := listField(c, "args", "args")
+// commandLine returns a container's flags: command after the CCM's
+// executable, then args.
+func commandLine(c *yaml.RNode) ([]string, error) {
+	l, err := readLine(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	old, err := scalarStrings(list, "args")
-	if err != nil {
-		return err
-	}
-	merged := f.Merge(old)
-	if slices.Equal(old, merged) {
-		return nil
-	}
-	items := make([]*yaml.Node, len(merged))
-	for i, a := range merged {
-		items[i] = strNode(a)
-	}
-	if list != nil {
-		list.Content = items
-		return nil
-	}
-	mapSet(c, "args", seqNode(items...))
-	return nil
+	return l.flagWords(), nil
 }
 
-// arg is one parsed element of an args list: a flag with or without a value,
-// or a positional argument (flag == "").
+// line is a container's command and args.
+type line struct {
+	command, args []string
+	hasArgs       bool // args is present (possibly empty)
+}
+
+func readLine(c *yaml.RNode) (line, error) {
+	var l line
+	var err error
+	if l.command, err = stringList(c, "command"); err != nil {
+		return l, err
+	}
+	if l.args, err = stringList(c, "args"); err != nil {
+		return l, err
+	}
+	l.hasArgs = c.Field("args") != nil
+	return l, nil
+}
+
+// inCommand reports whether the command's words after the executable are
+// flags of the CCM: only when the executable is the CCM's own.
+func (l line) inCommand() bool {
+	return len(l.command) > 0 && path.Base(l.command[0]) == CCMBinary
+}
+
+func (l line) flagWords() []string {
+	if l.inCommand() {
+		return append(slices.Clone(l.command[1:]), l.args...)
+	}
+	return slices.Clone(l.args)
+}
+
+func (l line) words() []string {
+	return append(slices.Clone(l.command), append([]string{"\x00"}, l.args...)...)
+}
+
+func (l line) fingerprint() string {
+	h := fnv.New64a()
+	for _, w := range l.words() {
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// merge applies the flag operations in order.
+func (l *line) merge(flags []Flag) {
+	split := 0 // words of the flag line that belong to command
+	if l.inCommand() {
+		split = len(l.command) - 1
+	}
+	args := parseArgs(l.flagWords(), split)
+	for _, f := range flags {
+		if f.Remove && f.Entries {
+			for i := range args {
+				if args[i].flag == f.Name {
+					args[i].value = removeEntries(args[i].value, f.Value)
+				}
+			}
+			args = slices.DeleteFunc(args, func(a arg) bool { return a.flag == f.Name && a.hasValue && a.value == "" })
+			continue
+		}
+		if f.Remove {
+			args = slices.DeleteFunc(args, func(a arg) bool { return a.flag == f.Name })
+			continue
+		}
+		i := slices.IndexFunc(args, func(a arg) bool { return a.flag == f.Name })
+		if i < 0 {
+			args = append(args, arg{dashes: "--", flag: f.Name, value: f.Value, hasValue: true})
+			continue
+		}
+		if f.Entries {
+			args[i].value = mergeEntries(args[i].value, f.Value)
+		} else {
+			args[i].value = f.Value
+		}
+		args[i].hasValue = true
+		// Later duplicates go.
+		rest := slices.DeleteFunc(args[i+1:], func(a arg) bool { return a.flag == f.Name })
+		args = args[:i+1+len(rest)]
+	}
+	var command, rest []string
+	if l.inCommand() {
+		command = l.command[:1:1]
+	}
+	for _, a := range args {
+		if a.inCommand {
+			command = append(command, a.words()...)
+		} else {
+			rest = append(rest, a.words()...)
+		}
+	}
+	if l.inCommand() {
+		l.command = command
+	}
+	l.args = rest
+}
+
+// write puts the command line back into the container, changing only what
+// differs.
+func (l line) write(c *yaml.RNode) {
+	m := c.YNode()
+	if l.inCommand() {
+		setStrings(m, "command", l.command)
+	}
+	if l.hasArgs || len(l.args) > 0 {
+		setStrings(m, "args", l.args)
+	}
+}
+
+func setStrings(m *yaml.Node, field string, list []string) {
+	old := mapGet(m, field)
+	if old != nil && old.Kind == yaml.SequenceNode {
+		if have, err := scalarStrings(old, field); err == nil && slices.Equal(have, list) {
+			return
+		}
+	}
+	items := make([]*yaml.Node, len(list))
+	for i, s := range list {
+		items[i] = strNode(s)
+	}
+	if old != nil && old.Kind == yaml.SequenceNode {
+		old.Content = items
+		return
+	}
+	mapSet(m, field, seqNode(items...))
+}
+
+// mergeEntries merges comma-separated KEY=VALUE entries into a list of them
+// by key: a key present keeps its place, a new one is appended.
+func mergeEntries(list, add string) string {
+	var entries []string
+	if list != "" {
+		entries = strings.Split(list, ",")
+	}
+	for _, e := range strings.Split(add, ",") {
+		key, _, _ := strings.Cut(e, "=")
+		i := slices.IndexFunc(entries, func(x string) bool { k, _, _ := strings.Cut(x, "="); return k == key })
+		if i < 0 {
+			entries = append(entries, e)
+		} else {
+			entries[i] = e
+		}
+	}
+	return strings.Join(entries, ",")
+}
+
+// removeEntries removes the entries of the keys in remove (KEY=VALUE or
+// KEY, comma-separated) from a list of entries.
+func removeEntries(list, remove string) string {
+	var keys []string
+	for _, e := range strings.Split(remove, ",") {
+		k, _, _ := strings.Cut(e, "=")
+		keys = append(keys, k)
+	}
+	entries := slices.DeleteFunc(strings.Split(list, ","), func(x string) bool {
+		k, _, _ := strings.Cut(x, "=")
+		return slices.Contains(keys, k)
+	})
+	return strings.Join(entries, ",")
+}
+
+// arg is one parsed element of a command line: a flag with or without a
+// value, or a positional argument (flag == "").
 type arg struct {
-	dashes   string
-	flag     string
-	value    string
-	hasValue bool
-	text     string // positional arguments
+	dashes    string
+	flag      string
+	value     string
+	hasValue  bool
+	text      string // positional arguments
+	inCommand bool   // the flag's word is in command, not args
+	split     bool   // "--flag value" as two words
 }
 
-func (a arg) String() string {
+func (a arg) words() []string {
 	switch {
 	case a.flag == "":
-		return a.text
+		return []string{a.text}
 	case a.hasValue:
-		return a.dashes + a.flag + "=" + a.value
+		return []string{a.dashes + a.flag + "=" + a.value}
 	}
-	return a.dashes + a.flag
+	return []string{a.dashes + a.flag}
 }
 
-// splitFlag splits "--name=value" or "-name"; ok is false for a value.
+// splitFlag splits "--name=value" or "-name"; name is "" for a value.
 func splitFlag(s string) (name, value string, hasValue bool) {
 	if len(s) < 2 || s[0] != '-' || s == "--" {
 		return "", "", false
@@ -95,20 +287,21 @@ func splitFlag(s string) (name, value string, hasValue bool) {
 	return name, value, hasValue
 }
 
-// parseArgs reads an args list. A flag without "=" takes the next element as
-// its value unless that element is itself a flag.
-func parseArgs(list []string) []arg {
+// parseArgs reads a command line whose first inCommand words come from
+// command. A flag without "=" takes the next word as its value unless that
+// word is itself a flag.
+func parseArgs(list []string, inCommand int) []arg {
 	out := make([]arg, 0, len(list))
 	for i := 0; i < len(list); i++ {
 		s := list[i]
 		name, value, hasValue := splitFlag(s)
 		if name == "" {
-			out = append(out, arg{text: s})
+			out = append(out, arg{text: s, inCommand: i < inCommand})
 			continue
 		}
-		a := arg{dashes: s[:len(s)-len(strings.TrimLeft(s, "-"))], flag: name, value: value, hasValue: hasValue}
+		a := arg{dashes: s[:len(s)-len(strings.TrimLeft(s, "-"))], flag: name, value: value, hasValue: hasValue, inCommand: i < inCommand}
 		if !hasValue && i+1 < len(list) && !strings.HasPrefix(list[i+1], "-") {
-			a.value, a.hasValue = list[i+1], true
+			a.value, a.hasValue, a.split = list[i+1], true, true
 			i++
 		}
 		out = append(out, a)
@@ -116,38 +309,58 @@ func parseArgs(list []string) []arg {
 	return out
 }
 
-// Merge applies the merge to an args list and returns the new list.
-func (f Args) Merge(list []string) []string {
-	args := parseArgs(list)
-	for _, set := range f.Set {
-		found := false
-		args = slices.DeleteFunc(args, func(a arg) bool {
-			if a.flag != set.Name {
-				return false
-			}
-			if found {
-				return true // a later duplicate
-			}
-			found = true
-			return false
-		})
-		if i := slices.IndexFunc(args, func(a arg) bool { return a.flag == set.Name }); i >= 0 {
-			args[i].value, args[i].hasValue = set.Value, true
-		} else {
-			args = append(args, arg{dashes: "--", flag: set.Name, value: set.Value, hasValue: true})
+// flagValue returns the value of a flag in a command line.
+func flagValue(words []string, name string) (string, bool) {
+	for _, a := range parseArgs(words, 0) {
+		if a.flag == name {
+			return a.value, true
 		}
 	}
-	args = slices.DeleteFunc(args, func(a arg) bool { return slices.Contains(f.Remove, a.flag) && a.flag != "" })
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a.String()
-	}
-	return out
+	return "", false
 }
 
-func containerName(c *yaml.RNode) string {
-	if v := mapGet(c.YNode(), "name"); v != nil {
-		return v.Value
+// MergeArgs returns a command line merged with flag operations, as the Args
+// filter writes it.
+func MergeArgs(list []string, flags []Flag) []string {
+	l := line{args: list}
+	l.merge(flags)
+	return l.args
+}
+
+// argsMemory is ArgsAnnotation's value: per CCM container, its command line
+// before the user's flags were applied, and a fingerprint of what the
+// renderer wrote.
+type argsMemory map[string]argsRecord
+
+type argsRecord struct {
+	Command  []string `json:"command,omitempty"`
+	Args     []string `json:"args"` // null when the container had no args
+	Rendered string   `json:"rendered"`
+}
+
+func (r argsRecord) lines() line {
+	return line{command: r.Command, args: r.Args, hasArgs: r.Args != nil}
+}
+
+func readArgsMemory(rn *yaml.RNode) (argsMemory, error) {
+	v := rn.GetAnnotations()[ArgsAnnotation]
+	if v == "" {
+		return nil, nil
 	}
-	return ""
+	var m argsMemory
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", ArgsAnnotation, err)
+	}
+	return m, nil
+}
+
+func writeArgsMemory(rn *yaml.RNode, m argsMemory) error {
+	if len(m) == 0 {
+		return removeAnnotation(rn, ArgsAnnotation)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return setAnnotation(rn, ArgsAnnotation, string(b))
 }

@@ -18,7 +18,7 @@ var _ kio.Filter = HostNetwork{}
 func (f HostNetwork) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	return eachPodSpec(nodes, func(_, spec *yaml.RNode) error {
 		if f.Enabled {
-			mapSet(spec.YNode(), "hostNetwork", boolNode(true))
+			mapSetOrdered(spec.YNode(), "hostNetwork", boolNode(true), podSpecOrder)
 		} else {
 			mapDelete(spec.YNode(), "hostNetwork")
 		}

@@ -16,10 +16,6 @@ const (
 	LeaderMigrationFile      = "leader-migration.yaml"
 	// LeaderMigrationConfigPath is the value of --leader-migration-config.
 	LeaderMigrationConfigPath = LeaderMigrationMountPath + "/" + LeaderMigrationFile
-
-	// GeneratedAnnotation marks objects the renderer adds to the stream.
-	GeneratedAnnotation = "aws-ccm-renderer.io/generated"
-	leaderMigrationMark = "leader-migration-config"
 )
 
 // LeaderMigrationControllers are the controllers the rendered configuration
@@ -37,10 +33,11 @@ func LeaderMigrationConfigMapName(workload string) string {
 	return workload + "-leader-migration"
 }
 
-// LeaderMigrationConfiguration returns the configuration file's text.
-func LeaderMigrationConfiguration(leaderName string) string {
+// LeaderMigrationConfiguration returns the configuration file's text, in
+// the API version the CCM reads (see migrationAPI).
+func LeaderMigrationConfiguration(leaderName, apiVersion string) string {
 	var b strings.Builder
-	b.WriteString("apiVersion: controllermanager.config.k8s.io/v1\n")
+	b.WriteString("apiVersion: " + apiVersion + "\n")
 	b.WriteString("kind: LeaderMigrationConfiguration\n")
 	b.WriteString("leaderName: " + strconv.Quote(leaderName) + "\n")
 	b.WriteString("controllerLeaders:\n")
@@ -50,48 +47,22 @@ func LeaderMigrationConfiguration(leaderName string) string {
 	return b.String()
 }
 
-// LeaderMigrationConfigMap returns the ConfigMap document (without a
-// separator line) that holds the configuration for a workload.
-func LeaderMigrationConfigMap(workload, namespace, leaderName string) []byte {
-	return leaderMigrationConfigMap(workload, namespace, leaderName)
-}
-
-func leaderMigrationConfigMap(workload, namespace, leaderName string) []byte {
-	var b strings.Builder
-	b.WriteString("# Source: aws-ccm-renderer/leader-migration-config.yaml\n")
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n")
-	b.WriteString("  name: " + strconv.Quote(LeaderMigrationConfigMapName(workload)) + "\n")
-	if namespace != "" {
-		b.WriteString("  namespace: " + strconv.Quote(namespace) + "\n")
-	}
-	b.WriteString("  annotations:\n    " + GeneratedAnnotation + ": " + leaderMigrationMark + "\n")
-	b.WriteString("data:\n  " + LeaderMigrationFile + ": |\n")
-	for _, line := range strings.SplitAfter(LeaderMigrationConfiguration(leaderName), "\n") {
-		if line != "" {
-			b.WriteString("    " + line)
-		}
-	}
-	return []byte(b.String())
-}
-
-// LeaderMigration mounts the rendered LeaderMigrationConfiguration into every
-// CCM container (Mount true), or removes that volume and its mounts.
-// The --leader-migration-config flag itself is the Args filter's.
-type LeaderMigration struct {
+// LeaderMigrationMount mounts the rendered LeaderMigrationConfiguration
+// (LeaderMigrationConfigMap) into the CCM's containers (Mount true), or
+// removes that volume and its mounts. The --leader-migration-config flag
+// itself is the Args filter's.
+type LeaderMigrationMount struct {
+	Workload
 	Mount bool
 }
 
-var _ kio.Filter = LeaderMigration{}
+var _ kio.Filter = LeaderMigrationMount{}
 
-func (f LeaderMigration) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	return eachPodSpec(nodes, func(rn, spec *yaml.RNode) error { return f.apply(rn.GetName(), spec) })
+func (f LeaderMigrationMount) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	return f.each(nodes, func(rn, spec *yaml.RNode, ccm []*yaml.RNode) error { return f.apply(rn.GetName(), spec, ccm) })
 }
 
-func (f LeaderMigration) apply(workload string, spec *yaml.RNode) error {
-	containers, err := ccmContainers(spec)
-	if err != nil {
-		return err
-	}
+func (f LeaderMigrationMount) apply(workload string, spec *yaml.RNode, containers []*yaml.RNode) error {
 	var volume *yaml.Node
 	if f.Mount {
 		volume = &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: []*yaml.Node{
@@ -125,7 +96,7 @@ func setNamed(m *yaml.Node, field, path, name string, item *yaml.Node) error {
 	}
 	if list == nil {
 		if item != nil {
-			mapSet(m, field, seqNode(item))
+			mapSetOrdered(m, field, seqNode(item), podSpecOrder)
 		}
 		return nil
 	}

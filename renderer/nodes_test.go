@@ -65,13 +65,13 @@ func TestRenderNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mid) != len(nodes)+1 || len(back) != len(nodes) {
+	if len(mid) != len(nodes)+3 || len(back) != len(nodes) { // ConfigMap, Role, RoleBinding
 		t.Fatalf("objects: %d in, %d after migrate, %d after install", len(nodes), len(mid), len(back))
 	}
 
 	bad, _ := yaml.Parse("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ccm\nspec:\n  template:\n    spec:\n      containers:\n      - name: ccm\n        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1\n      tolerations: {a: b}\n")
 	_, _, err = ri.RenderNodes([]*yaml.RNode{bad})
-	if err == nil || !strings.Contains(err.Error(), "object 1 (DaemonSet ccm)") {
+	if err == nil || !strings.Contains(err.Error(), "item 1: DaemonSet ccm: ") {
 		t.Fatalf("error %v does not name the object", err)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Mode says where the cluster is in its move to the external cloud provider.
@@ -39,6 +41,10 @@ const (
 	// DefaultLeaderName is the lease the in-tree kube-controller-manager and
 	// the CCM share during a migration.
 	DefaultLeaderName = "cloud-provider-extraction-migration"
+
+	// DefaultKCMUser is the identity the in-tree kube-controller-manager
+	// authenticates as on kubeadm, RKE1 and RKE2 clusters.
+	DefaultKCMUser = "system:kube-controller-manager"
 )
 
 // Options select what the renderer writes. The zero value is not valid; start
@@ -47,10 +53,10 @@ type Options struct {
 	Distro      Distro `yaml:"distro,omitempty" json:"distro,omitempty"`
 	Mode        Mode   `yaml:"mode,omitempty" json:"mode,omitempty"`
 	HostNetwork *bool  `yaml:"hostNetwork,omitempty" json:"hostNetwork,omitempty"`
-	// SetArgs are "FLAG=VALUE" pairs merged into the CCM container's args by
+	// SetArgs are "FLAG=VALUE" pairs merged into the CCM's command line by
 	// flag name ("v=4" and "--v=4" are the same).
 	SetArgs []string `yaml:"setArgs,omitempty" json:"setArgs,omitempty"`
-	// RemoveArgs are flag names removed from the CCM container's args.
+	// RemoveArgs are flag names removed from the CCM's command line.
 	RemoveArgs []string `yaml:"removeArgs,omitempty" json:"removeArgs,omitempty"`
 	// AllowMissingWorkload passes input without a CCM workload through
 	// unchanged instead of failing.
@@ -58,8 +64,23 @@ type Options struct {
 	// LeaderMigrationConfig is "rendered" (default) or "default"; only used
 	// in migrate mode.
 	LeaderMigrationConfig string `yaml:"leaderMigrationConfig,omitempty" json:"leaderMigrationConfig,omitempty"`
-	// LeaderName overrides the migration lease name in the rendered config.
+	// LeaderName is the migration lease's name.
 	LeaderName string `yaml:"leaderName,omitempty" json:"leaderName,omitempty"`
+	// Target names the CCM's workload, KIND/NAMESPACE/NAME (or KIND/NAME),
+	// for builds the renderer does not recognise by binary or image.
+	Target string `yaml:"target,omitempty" json:"target,omitempty"`
+	// KCMUser is the identity of the in-tree kube-controller-manager, which
+	// migrate mode lets hold the migration lease.
+	KCMUser string `yaml:"kcmUser,omitempty" json:"kcmUser,omitempty"`
+	// KubeVersion is the cluster's Kubernetes version, when known: the CCM's
+	// version is checked against it.
+	KubeVersion string `yaml:"kubeVersion,omitempty" json:"kubeVersion,omitempty"`
+	// CCMVersion is the CCM's version when its image tag does not tell
+	// (an untagged or digest-pinned image).
+	CCMVersion string `yaml:"ccmVersion,omitempty" json:"ccmVersion,omitempty"`
+	// AllowVersionSkew lets migrate mode render a CCM newer than the
+	// cluster.
+	AllowVersionSkew bool `yaml:"allowVersionSkew,omitempty" json:"allowVersionSkew,omitempty"`
 }
 
 // DefaultOptions returns the defaults of the command line.
@@ -71,6 +92,7 @@ func DefaultOptions() Options {
 		HostNetwork:           &t,
 		LeaderMigrationConfig: LeaderMigrationRendered,
 		LeaderName:            DefaultLeaderName,
+		KCMUser:               DefaultKCMUser,
 	}
 }
 
@@ -97,11 +119,11 @@ type Config struct {
 func ReadConfigFile(path string) (Options, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Options{}, usageErrorf("--config: %v", err)
+		return Options{}, &UsageError{Err: fmt.Errorf("--config: %w", err)}
 	}
 	o, err := ParseConfig(data)
 	if err != nil {
-		return Options{}, usageErrorf("--config %s: %v", path, err)
+		return Options{}, &UsageError{Err: fmt.Errorf("--config %s: %w", path, err)}
 	}
 	return o, nil
 }
@@ -130,109 +152,150 @@ func ParseConfig(data []byte) (Options, error) {
 	return c.Options, nil
 }
 
-// forcedArgs are the flags every rendered CCM runs with.
-var forcedArgs = []flagValue{
-	{name: "cloud-provider", value: "aws"},
-	{name: "use-service-account-credentials", value: "true"},
-	{name: "configure-cloud-routes", value: "false"},
-}
-
+// The flags the renderer manages.
 const (
+	flagCloudProvider         = "cloud-provider"
+	flagServiceAccountCreds   = "use-service-account-credentials"
+	flagCloudRoutes           = "configure-cloud-routes"
 	flagEnableLeaderMigration = "enable-leader-migration"
 	flagLeaderMigrationConfig = "leader-migration-config"
+	flagFeatureGates          = "feature-gates"
+	flagLeaseNamespace        = "leader-elect-resource-namespace"
 )
 
-// flagValue is one flag of a merge: set name to value, or remove name.
-type flagValue struct {
-	name  string
-	value string
+// requiredArgs are the flags every rendered CCM runs with. A user may
+// change the value of those with a risk (a warning says which) but not of
+// those without: the CCM must be the AWS one.
+var requiredArgs = []struct {
+	name, value string
+	risk        string // why another value is unusual; "" when none is allowed
+}{
+	{name: flagCloudProvider, value: "aws"},
+	{name: flagServiceAccountCreds, value: "true", risk: "every CCM controller then runs with the CCM's own service account " +
+		"and its permissions, not a service account of its own"},
+	{name: flagCloudRoutes, value: "false", risk: "the CCM's route controller then writes pod CIDR routes into the VPC's " +
+		"route tables; only clusters whose pod network relies on cloud routes want that"},
 }
 
 // Validate checks the options and their combinations. It returns a
 // *UsageError naming the first problem.
 func (o Options) Validate() error {
+	_, err := o.check()
+	return err
+}
+
+// check validates the options and returns warnings about values that are
+// allowed but unusual.
+func (o Options) check() (warnings []string, err error) {
 	if _, ok := ProfileFor(o.Distro); !ok {
-		return usageErrorf("unknown distro %q: use one of %s", o.Distro, joinValues(Distros))
+		return nil, usageErrorf(OptDistro, "%q is unknown: use one of %s", o.Distro, joinValues(Distros))
 	}
 	if o.Mode != ModeInstall && o.Mode != ModeMigrate {
-		return usageErrorf("unknown mode %q: use one of %s", o.Mode, joinValues(Modes))
+		return nil, usageErrorf(OptMode, "%q is unknown: use one of %s", o.Mode, joinValues(Modes))
 	}
 	if o.HostNetwork == nil {
-		return usageErrorf("hostNetwork must be true or false")
+		return nil, usageErrorf(OptHostNetwork, "must be true or false")
 	}
 	switch o.LeaderMigrationConfig {
 	case LeaderMigrationRendered, LeaderMigrationDefault:
 	default:
-		return usageErrorf("unknown leader migration config %q: use %s or %s",
+		return nil, usageErrorf(OptLeaderMigrationConfig, "%q is unknown: use %s or %s",
 			o.LeaderMigrationConfig, LeaderMigrationRendered, LeaderMigrationDefault)
 	}
-	if o.LeaderName == "" {
-		return usageErrorf("the leader name must not be empty")
+	if errs := validation.IsDNS1123Subdomain(o.LeaderName); len(errs) > 0 {
+		return nil, usageErrorf(OptLeaderName, "%q is not a valid Lease name: %s", o.LeaderName, strings.Join(errs, "; "))
 	}
 	if o.Mode == ModeInstall && o.LeaderName != DefaultLeaderName {
-		return usageErrorf("--leader-name only applies to --mode=migrate")
+		return nil, usageErrorf(OptLeaderName, "only applies to %s", OptValue{OptMode, string(ModeMigrate)})
 	}
 	if o.Mode == ModeMigrate && o.LeaderMigrationConfig == LeaderMigrationDefault && o.LeaderName != DefaultLeaderName {
-		return usageErrorf("--leader-name needs the rendered leader migration config, not the built-in default")
+		return nil, usageErrorf(OptLeaderName, "needs the rendered leader migration config, not the built-in default")
 	}
-	_, err := o.argMerge()
-	return err
+	if o.KCMUser == "" {
+		return nil, usageErrorf(OptKCMUser, "must not be empty")
+	}
+	if _, err := parseTarget(o.Target); err != nil {
+		return nil, err
+	}
+	for _, v := range []struct {
+		opt Opt
+		s   string
+	}{{OptKubeVersion, o.KubeVersion}, {OptCCMVersion, o.CCMVersion}} {
+		if _, err := parseVersion(v.s); v.s != "" && err != nil {
+			return nil, usageErrorf(v.opt, "%q: %v; write it as v1.26.15 or 1.26", v.s, err)
+		}
+	}
+	flags, err := o.userFlags()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range flags {
+		for _, r := range requiredArgs {
+			if f.Name == r.name && !f.Remove && f.Value != r.value {
+				warnings = append(warnings, fmt.Sprintf("--%s=%s: %s", f.Name, f.Value, r.risk))
+			}
+		}
+	}
+	return warnings, nil
 }
 
-// argMerge turns the options into the ordered flag operations of the args
-// patch, rejecting options that contradict each other or the renderer.
-func (o Options) argMerge() (argOps, error) {
-	var ops argOps
+// userFlags turns SetArgs and RemoveArgs into flag operations, rejecting
+// those that contradict each other or undo what the renderer must do.
+func (o Options) userFlags() ([]Flag, error) {
+	var flags []Flag
 	seen := map[string]string{}
 	for _, s := range o.SetArgs {
 		name, value, ok := strings.Cut(s, "=")
 		name = strings.TrimLeft(name, "-")
 		if !ok || !validFlagName(name) {
-			return ops, usageErrorf("--set-arg %q: want FLAG=VALUE, e.g. --set-arg=v=4", s)
+			return nil, usageErrorf(OptSetArgs, "%q: want FLAG=VALUE, e.g. %s", s, OptValue{OptSetArgs, "v=4"})
 		}
-		if err := o.checkManaged("--set-arg", name, value); err != nil {
-			return ops, err
+		if err := checkManaged(OptSetArgs, name, value); err != nil {
+			return nil, err
 		}
 		if prev, dup := seen[name]; dup {
-			return ops, usageErrorf("--set-arg %s is given twice (%s and %s)", name, prev, s)
+			return nil, usageErrorf(OptSetArgs, "%s is given twice (%s and %s)", name, prev, s)
 		}
 		seen[name] = s
-		ops.set = append(ops.set, flagValue{name: name, value: value})
+		flags = append(flags, Flag{Name: name, Value: value})
 	}
 	for _, s := range o.RemoveArgs {
 		name := strings.TrimLeft(s, "-")
-		if i := strings.IndexByte(name, '='); i >= 0 || !validFlagName(name) {
-			return ops, usageErrorf("--remove-arg %q: want a flag name, e.g. --remove-arg=v", s)
+		if strings.IndexByte(name, '=') >= 0 || !validFlagName(name) {
+			return nil, usageErrorf(OptRemoveArgs, "%q: want a flag name, e.g. %s", s, OptValue{OptRemoveArgs, "v"})
 		}
 		if prev, dup := seen[name]; dup {
-			return ops, usageErrorf("--remove-arg %s contradicts %s", s, prev)
+			return nil, usageErrorf(OptRemoveArgs, "%s contradicts %s", s, prev)
 		}
-		if err := o.checkManaged("--remove-arg", name, ""); err != nil {
-			return ops, err
+		if err := checkManaged(OptRemoveArgs, name, ""); err != nil {
+			return nil, err
 		}
-		seen[name] = "--remove-arg " + s
-		ops.remove = append(ops.remove, name)
+		seen[name] = s
+		flags = append(flags, Flag{Name: name, Remove: true})
 	}
-	return ops, nil
+	return flags, nil
 }
 
 // checkManaged rejects user flags that would undo what the renderer needs.
-func (o Options) checkManaged(option, name, value string) error {
-	for _, f := range forcedArgs {
-		if f.name == name && (option == "--remove-arg" || value != f.value) {
-			return usageErrorf("%s %s: the CCM must run with --%s=%s on a cluster moving off the in-tree provider; drop this option",
-				option, name, f.name, f.value)
+func checkManaged(opt Opt, name, value string) error {
+	for _, r := range requiredArgs {
+		if r.name != name {
+			continue
+		}
+		if opt == OptRemoveArgs {
+			return usageErrorf(opt, "%s: the renderer sets --%s=%s; to run the CCM with another value, use %s",
+				name, r.name, r.value, OptValue{OptSetArgs, r.name + "=VALUE"})
+		}
+		if r.risk == "" && value != r.value {
+			return usageErrorf(opt, "%s: the CCM must run with --%s=%s on a cluster moving off the in-tree provider; drop this option",
+				name, r.name, r.value)
 		}
 	}
-	if name == flagEnableLeaderMigration || name == flagLeaderMigrationConfig {
-		return usageErrorf("%s %s: leader migration follows --mode (migrate adds it, install removes it); drop this option", option, name)
+	switch name {
+	case flagEnableLeaderMigration, flagLeaderMigrationConfig:
+		return usageErrorf(opt, "%s: leader migration follows %s (migrate adds it, install removes it); drop this option", name, OptMode)
 	}
 	return nil
-}
-
-type argOps struct {
-	set    []flagValue
-	remove []string
 }
 
 func validFlagName(name string) bool {
@@ -253,4 +316,48 @@ func joinValues[T ~string](vs []T) string {
 		s[i] = string(v)
 	}
 	return strings.Join(s, ", ")
+}
+
+// target is a parsed Options.Target.
+type target struct {
+	kind, namespace, name string
+	anyNamespace          bool // KIND/NAME: the workload of that name in whatever namespace
+}
+
+func parseTarget(s string) (*target, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, "/")
+	bad := func() error {
+		return usageErrorf(OptTarget, "%q: want KIND/NAMESPACE/NAME (or KIND/NAME) of a DaemonSet or Deployment, e.g. %s",
+			s, OptValue{OptTarget, "DaemonSet/kube-system/aws-cloud-controller-manager"})
+	}
+	if len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
+		return nil, bad()
+	}
+	t := &target{name: parts[len(parts)-1], anyNamespace: len(parts) == 2}
+	if len(parts) == 3 {
+		t.namespace = parts[1]
+	}
+	for k := range workloadKinds {
+		if strings.EqualFold(parts[0], k) {
+			t.kind = k
+		}
+	}
+	if t.kind == "" {
+		return nil, bad()
+	}
+	return t, nil
+}
+
+func (t *target) String() string {
+	if t.anyNamespace {
+		return t.kind + "/" + t.name
+	}
+	return t.kind + "/" + t.namespace + "/" + t.name
+}
+
+func (t *target) matches(r *ObjectRef) bool {
+	return r.Kind == t.kind && r.Name == t.name && (t.anyNamespace || r.Namespace == t.namespace)
 }

@@ -35,23 +35,22 @@ func (p Placement) nodeSelector(spec *yaml.Node) error {
 	if sel != nil && !isNull(sel) && sel.Kind != yaml.MappingNode {
 		return fmt.Errorf("spec.template.spec.nodeSelector is a %s, not a map", kindName(sel))
 	}
-	removed := false
 	if sel != nil && sel.Kind == yaml.MappingNode {
 		for _, key := range ControlPlaneLabels {
-			if _, ok := p.Profile.NodeSelector[key]; !ok && mapDelete(sel, key) {
-				removed = true
+			if _, ok := p.Profile.NodeSelector[key]; !ok {
+				mapDelete(sel, key)
 			}
 		}
 	}
-	if len(p.Profile.NodeSelector) == 0 {
-		if removed && len(sel.Content) == 0 {
-			mapDelete(spec, "nodeSelector")
-		}
-		return nil
-	}
+	// The nodeSelector is always there, {} when auto empties it: a later
+	// render for a named distribution then writes its selector where the
+	// chart had it, as rendering the chart's output for it directly does.
 	sel, err := mapField(spec, "nodeSelector", "spec.template.spec.nodeSelector")
 	if err != nil {
 		return err
+	}
+	if len(sel.Content) == 0 {
+		sel.Style = 0 // "{}" emptied by an earlier render: written in block style again
 	}
 	for _, key := range sortedKeys(p.Profile.NodeSelector) {
 		mapSet(sel, key, strNode(p.Profile.NodeSelector[key]))
@@ -184,32 +183,6 @@ func stripControlPlane(term *yaml.Node, path string) (*yaml.Node, bool, error) {
 func emptyTerm(t *yaml.Node) bool {
 	for i := 0; i+1 < len(t.Content); i += 2 {
 		if v := t.Content[i+1]; len(v.Content) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func cloneNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, k := range n.Content {
-		c.Content[i] = cloneNode(k)
-	}
-	return &c
-}
-
-// sameNode compares two trees by kind, tag and value, ignoring style,
-// comments and positions.
-func sameNode(a, b *yaml.Node) bool {
-	if a.Kind != b.Kind || a.Value != b.Value || len(a.Content) != len(b.Content) {
-		return false
-	}
-	if a.Kind == yaml.ScalarNode && a.ShortTag() != b.ShortTag() {
-		return false
-	}
-	for i := range a.Content {
-		if !sameNode(a.Content[i], b.Content[i]) {
 			return false
 		}
 	}

@@ -1,5 +1,7 @@
 package renderer
 
+import "slices"
+
 // The node facts of each distribution, as data. Every patch that depends on
 // the distribution reads them from here; so do the generated kustomize
 // overlays and the wrapper chart's tests.
@@ -100,3 +102,17 @@ func ProfileFor(d Distro) (Profile, bool) {
 	p, ok := profiles[d]
 	return p, ok
 }
+
+// ManagedTolerationKeys are the taint keys some profile tolerates: the
+// tolerations the renderer owns (see Tolerations).
+var ManagedTolerationKeys = func() []string {
+	var keys []string
+	for _, d := range Distros {
+		for _, t := range profiles[d].Tolerations {
+			if !slices.Contains(keys, t.Key) {
+				keys = append(keys, t.Key)
+			}
+		}
+	}
+	return keys
+}()

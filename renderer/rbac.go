@@ -23,10 +23,11 @@ var CCMServiceAccountPermissions = []Permission{
 	{Resource: "serviceaccounts/token", Verb: "create"},
 }
 
-// RBAC grants Permissions through the (Cluster)Roles it is given, which
-// together are the roles bound to the CCM's service account. A permission
-// some rule already grants is left alone. A missing verb is added in place
-// to the rule dedicated to that resource (core group, that one resource, no
+// RBAC grants Permissions through the (Cluster)Roles it is given: the roles
+// bound to the CCM's service account and to nobody else (the renderer's
+// access decision picks them; see decideAccess). A permission some rule
+// already grants is left alone. A missing verb is added in place to the rule
+// dedicated to that resource (core group, that one resource, no
 // resourceNames); when there is none, a new rule for just that resource and
 // verb is appended to the role that holds the service account rules (else
 // the first ClusterRole, else the first role). No other rule is touched and
@@ -50,11 +51,11 @@ func (f RBAC) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	rules := make([][]rule, len(nodes))
 	for i, rn := range nodes {
 		if k := rn.GetKind(); k != "Role" && k != "ClusterRole" {
-			return nil, fmt.Errorf("%s is not a Role or ClusterRole", objectName(rn))
+			return nil, &patchError{Object: refOf(rn), Err: fmt.Errorf("not a Role or ClusterRole")}
 		}
 		r, err := readRules(rn.YNode())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", objectName(rn), err)
+			return nil, &patchError{Object: refOf(rn), Err: err}
 		}
 		rules[i] = r
 	}

@@ -3,148 +3,65 @@
 // and kubeadm clusters, with the flags, RBAC and leader migration the move
 // off the in-tree AWS cloud provider needs.
 //
-// The input is a stream of YAML documents, as `helm template` prints it. The
-// renderer finds the CCM's workload, its service account and the roles bound
-// to it by meaning, not by name; parses only those; applies one kyaml filter
-// per patch; and writes every other document back byte for byte.
+// The flow (docs/architecture.md draws it): input bytes → split into
+// documents (package stream, never parsing) → identify the targets (the CCM's
+// workload, the role its access decision patches, objects earlier renders
+// generated; only those are parsed) → run the plan, an ordered list of
+// kio.Filters, one per patch, over the targets → join: untouched documents
+// are copied as slices of the input, changed ones re-encoded, generated ones
+// added before the workload. Items of a KRM ResourceList take the same path
+// from the identification on.
 package renderer
 
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"slices"
 
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // Renderer applies one set of options to manifest streams.
 type Renderer struct {
-	opts    Options
-	profile Profile
-	args    Args
+	opts     Options
+	profile  Profile
+	warnings []string // about the options
+	spelling Spelling // of the options warnings name
 }
 
 // New validates the options and returns a Renderer; bad options give a
 // *UsageError.
 func New(o Options) (*Renderer, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	ops, err := o.argMerge()
+	warnings, err := o.check()
 	if err != nil {
 		return nil, err
 	}
-	r := &Renderer{opts: o}
+	r := &Renderer{opts: o, warnings: warnings, spelling: FlagSpelling}
 	r.profile, _ = ProfileFor(o.Distro)
-	for _, f := range forcedArgs {
-		r.args.Set = append(r.args.Set, Flag{Name: f.name, Value: f.value})
-	}
-	switch {
-	case o.Mode == ModeInstall:
-		r.args.Remove = append(r.args.Remove, flagEnableLeaderMigration, flagLeaderMigrationConfig)
-	case o.LeaderMigrationConfig == LeaderMigrationRendered:
-		r.args.Set = append(r.args.Set, Flag{Name: flagEnableLeaderMigration, Value: "true"},
-			Flag{Name: flagLeaderMigrationConfig, Value: LeaderMigrationConfigPath})
-	default:
-		r.args.Set = append(r.args.Set, Flag{Name: flagEnableLeaderMigration, Value: "true"})
-		r.args.Remove = append(r.args.Remove, flagLeaderMigrationConfig)
-	}
-	for _, f := range ops.set {
-		r.args.Set = append(r.args.Set, Flag{Name: f.name, Value: f.value})
-	}
-	r.args.Remove = append(r.args.Remove, ops.remove...)
 	return r, nil
+}
+
+// WithSpelling returns a copy of the renderer whose warnings spell options
+// with sp (errors carry their options and are spelled by Message).
+func (r *Renderer) WithSpelling(sp Spelling) *Renderer {
+	c := *r
+	c.spelling = sp
+	return &c
 }
 
 // Options returns the renderer's options.
 func (r *Renderer) Options() Options { return r.opts }
 
-// Profile returns the profile of the renderer's distribution.
-func (r *Renderer) Profile() Profile { return r.profile }
-
-// MergeArgs returns a CCM args list as the renderer writes it.
-func (r *Renderer) MergeArgs(list []string) []string { return r.args.Merge(list) }
-
-// RendersLeaderMigrationConfig reports whether the output carries the
-// leader migration ConfigMap, volume and mount.
-func (r *Renderer) RendersLeaderMigrationConfig() bool { return r.renderMigrationConfig() }
-
-// renderMigrationConfig reports whether the output carries the rendered
-// LeaderMigrationConfiguration.
-func (r *Renderer) renderMigrationConfig() bool {
-	return r.opts.Mode == ModeMigrate && r.opts.LeaderMigrationConfig == LeaderMigrationRendered
-}
-
-// workloadFilters are the patches applied to each CCM workload, in order.
-func (r *Renderer) workloadFilters() []kio.Filter {
-	return []kio.Filter{
-		Placement{Profile: r.profile},
-		Tolerations{Tolerations: r.profile.Tolerations},
-		HostNetwork{Enabled: *r.opts.HostNetwork},
-		Args{Set: r.args.Set, Remove: r.args.Remove},
-		LeaderMigration{Mount: r.renderMigrationConfig()},
-	}
-}
-
-// Output is a rendered stream: slices of the input and new documents, in
-// order. It is only ever returned whole.
+// Output is a rendered stream. It is only ever returned whole.
 type Output struct {
-	parts    [][]byte
-	size     int
+	stream.Builder
 	Warnings []string // things the user should know; the stream is still valid
 	Changed  int      // how many documents the patches changed, added or removed
 }
 
-// Len returns the size of the rendered stream in bytes.
-func (o *Output) Len() int { return o.size }
-
-// WriteTo writes the stream to w.
-func (o *Output) WriteTo(w io.Writer) (int64, error) {
-	var n int64
-	for _, p := range o.parts {
-		m, err := w.Write(p)
-		n += int64(m)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// Bytes returns the stream as one slice.
-func (o *Output) Bytes() []byte {
-	b := make([]byte, 0, o.size)
-	for _, p := range o.parts {
-		b = append(b, p...)
-	}
-	return b
-}
-
-func (o *Output) add(p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	// Input documents that follow each other in the input stay one slice.
-	if n := len(o.parts); n > 0 {
-		if last := o.parts[n-1]; cap(last) > len(last) && &last[:len(last)+1][len(last)] == &p[0] {
-			o.parts[n-1] = last[:len(last)+len(p)]
-			o.size += len(p)
-			return
-		}
-	}
-	o.parts = append(o.parts, p)
-	o.size += len(p)
-}
-
-// target is a document the renderer parsed because it may need a patch.
-type target struct {
-	doc    *document
-	node   *yaml.RNode
-	before *yaml.Node // a copy taken before the patches
-}
+const noWorkloadWarning = "no AWS cloud-controller-manager DaemonSet or Deployment in the input: passed through unchanged"
 
 // Render patches a manifest stream. It returns the whole output or an error,
 // never a part: an *InputError for manifests it cannot accept.
@@ -152,194 +69,197 @@ func (r *Renderer) Render(in []byte) (*Output, error) {
 	return r.RenderChunks([][]byte{in})
 }
 
-// RenderChunks patches a manifest stream read by ReadStream.
+// RenderChunks patches a manifest stream read by stream.Read.
 func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 	if !slices.ContainsFunc(in, func(c []byte) bool { return len(bytes.TrimSpace(c)) > 0 }) {
-		return nil, &InputError{Err: errors.New("empty input: expected the manifests `helm template` prints, on stdin")}
+		return nil, &InputError{Err: errorf("empty input: expected the manifests `helm template` prints, on stdin")}
 	}
-	docs := splitChunks(in)
-	if err := checkAll(docs); err != nil {
-		return nil, err
+	docs := stream.Split(in)
+	if err := stream.Scan(docs); err != nil {
+		var se *stream.Error
+		if errors.As(err, &se) {
+			return nil, &InputError{Location: Location{Index: se.Doc.Index, Line: se.Doc.Line, Source: se.Doc.Source()}, Err: err}
+		}
+		return nil, &InputError{Err: err}
 	}
-	out := &Output{}
-	p, err := r.patch(docs)
+	objs := docObjects(docs)
+	res, err := r.run(objs)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil {
-		for _, c := range in {
-			out.add(c)
-		}
-		out.Warnings = append(out.Warnings, noWorkloadWarning)
-		return out, nil
-	}
-	out.Warnings = p.warnings
-	for _, t := range append(p.workloads, p.roles...) {
-		if sameNode(t.before, t.node.YNode()) {
-			continue
-		}
-		s, err := t.encode()
-		if err != nil {
-			return nil, &InputError{Doc: t.doc.describe(), Err: err}
-		}
-		t.doc.out = append(append(slices.Clip(t.doc.raw[:t.doc.prefix()]), separatorIfNeeded(t.doc)...), s...)
-	}
-	for _, d := range docs {
-		if cm, ok := p.insert[d]; ok {
-			out.add(cm)
-			out.Changed++
+	out := &Output{Warnings: res.warnings}
+	for _, obj := range objs {
+		if obj == res.anchor {
+			for _, n := range res.added {
+				text, err := encodeNew(n)
+				if err != nil {
+					return nil, &InputError{Err: err}
+				}
+				out.Add(text)
+				out.Changed++
+			}
 		}
 		switch {
-		case d.removed:
+		case res.removed[obj]:
 			out.Changed++
-		case d.out != nil:
-			out.add(d.out)
+		case obj.changed():
+			text, err := encodePatched(obj.node.YNode(), obj.doc.Raw[obj.doc.ContentStart():])
+			if err != nil {
+				return nil, &InputError{Location: obj.loc(), Object: obj.ref(), Err: err}
+			}
+			out.Replace(obj.doc, text)
 			out.Changed++
 		default:
-			out.add(d.raw)
+			out.Keep(obj.doc)
 		}
 	}
 	return out, nil
 }
 
-const noWorkloadWarning = "no AWS cloud-controller-manager DaemonSet or Deployment in the input: passed through unchanged"
-
-// patched is what patch found and did.
-type patched struct {
-	workloads, roles []*target
-	insert           map[*document][]byte // ConfigMaps to add before a workload's document
-	warnings         []string
-}
-
-// patch finds the targets among the documents and applies the filters to
-// them. It returns nil, nil when there is no CCM workload and the options
-// allow that.
-func (r *Renderer) patch(docs []*document) (*patched, error) {
-	workloads, err := r.findWorkloads(docs)
-	if err != nil {
-		return nil, err
-	}
-	if len(workloads) == 0 {
-		if r.opts.AllowMissingWorkload {
-			return nil, nil
-		}
-		objects := 0
-		for _, d := range docs {
-			if d.kind != "" {
-				objects++
-			}
-		}
-		return nil, &InputError{Err: fmt.Errorf("no AWS cloud-controller-manager DaemonSet or Deployment among the %d objects of the input; "+
-			"pass --allow-missing-workload to let such input through unchanged", objects)}
-	}
-	roles, warnings, err := r.findRoles(docs, workloads)
-	if err != nil {
-		return nil, err
-	}
-	if err := applyFilters(workloads, r.workloadFilters()); err != nil {
-		return nil, err
-	}
-	if err := applyFilters(roles, []kio.Filter{RBAC{Permissions: CCMServiceAccountPermissions}}); err != nil {
-		return nil, err
-	}
-	insert, err := r.migrationConfigMaps(docs, workloads)
-	if err != nil {
-		return nil, err
-	}
-	return &patched{workloads: workloads, roles: roles, insert: insert, warnings: warnings}, nil
-}
-
-// RenderNodes patches parsed objects in place, as the KRM function gets
-// them, and returns the new list: objects may be added (the leader
-// migration ConfigMap, before its workload) or removed. Warnings come back
+// RenderNodes patches the items of a KRM ResourceList in place and returns
+// the new list: generated objects are added before the CCM's workload, and
+// objects earlier renders generated may be removed. Warnings come back
 // beside it.
-func (r *Renderer) RenderNodes(nodes []*yaml.RNode) ([]*yaml.RNode, []string, error) {
-	docs := make([]*document, len(nodes))
-	for i, n := range nodes {
-		docs[i] = &document{index: i + 1, node: n, kind: n.GetKind()}
-	}
-	p, err := r.patch(docs)
+func (r *Renderer) RenderNodes(items []*yaml.RNode) ([]*yaml.RNode, []string, error) {
+	objs := itemObjects(items)
+	res, err := r.run(objs)
 	if err != nil {
 		return nil, nil, err
 	}
-	if p == nil {
-		return nodes, []string{noWorkloadWarning}, nil
+	out := make([]*yaml.RNode, 0, len(items)+len(res.added))
+	for _, obj := range objs {
+		if obj == res.anchor {
+			out = append(out, res.added...)
+		}
+		if !res.removed[obj] {
+			out = append(out, obj.node)
+		}
 	}
-	out := make([]*yaml.RNode, 0, len(nodes)+len(p.insert))
-	for _, d := range docs {
-		if text, ok := p.insert[d]; ok {
-			for _, part := range bytes.Split(text, []byte("---\n")) {
-				if len(bytes.TrimSpace(part)) == 0 {
-					continue
-				}
-				if bytes.HasPrefix(part, []byte("#")) { // the "# Source:" line: no comments in objects
-					part = part[bytes.IndexByte(part, '\n')+1:]
-				}
-				n, err := yaml.Parse(string(part))
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, n)
+	return out, res.warnings, nil
+}
+
+// result is what a run did: the objects it changed in place carry their new
+// trees; these say what else changes.
+type result struct {
+	anchor   *object          // the workload: new objects go before it
+	added    []*yaml.RNode    // new generated objects
+	removed  map[*object]bool // generated objects no longer wanted
+	warnings []string
+}
+
+// run identifies the targets, builds the plan and runs it.
+func (r *Renderer) run(objs []*object) (*result, error) {
+	res := &result{warnings: slices.Clone(r.warnings)}
+	t, err := identify(objs, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		res.warnings = append(res.warnings, noWorkloadWarning)
+		return res, nil
+	}
+	res.warnings = append(res.warnings, t.warnings...)
+	warn := func(err error) { res.warnings = append(res.warnings, spell(err, r.spelling)) }
+	steps, err := r.plan(t, warn)
+	if err != nil {
+		return nil, err
+	}
+	targets := append([]*object{t.workload}, t.generated...)
+	if t.access.patch != nil {
+		targets = append(targets, t.access.patch)
+	}
+	for _, obj := range targets {
+		obj.before = cloneNode(obj.node.YNode())
+	}
+	generated := make([]*yaml.RNode, len(t.generated))
+	for i, g := range t.generated {
+		generated[i] = g.node
+	}
+	for _, s := range steps {
+		var err error
+		switch s.on {
+		case onWorkload:
+			_, err = s.filter.Filter([]*yaml.RNode{t.workload.node})
+		case onRole:
+			_, err = s.filter.Filter([]*yaml.RNode{t.access.patch.node})
+		case onGenerated:
+			generated, err = s.filter.Filter(generated)
+		}
+		if err != nil {
+			return nil, locate(err, targets, s)
+		}
+	}
+	res.anchor, res.removed = t.workload, map[*object]bool{}
+	for _, g := range t.generated {
+		if !slices.Contains(generated, g.node) {
+			res.removed[g] = true
+		}
+	}
+	for _, n := range generated {
+		if !slices.ContainsFunc(t.generated, func(g *object) bool { return g.node == n }) {
+			res.added = append(res.added, n)
+		}
+	}
+	if err := collisions(objs, t.generated, res.added); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// locate turns a filter's error into an *InputError that says where its
+// object is in the input.
+func locate(err error, targets []*object, s step) error {
+	var pe *patchError
+	if errors.As(err, &pe) {
+		for _, obj := range targets {
+			if r := obj.ref(); r.Kind == pe.Object.Kind && r.Namespace == pe.Object.Namespace && r.Name == pe.Object.Name {
+				return &InputError{Location: obj.loc(), Object: pe.Object, Err: pe.Err}
 			}
 		}
-		switch {
-		case d.removed:
-		case d.replace != nil:
-			n, err := yaml.Parse(string(d.replace))
+		return &InputError{Object: pe.Object, Err: pe.Err}
+	}
+	return &InputError{Err: errorf("%s: %w", s.name, err)}
+}
+
+// collisions fails when an object the renderer would add is already in the
+// input and is not the renderer's own: two objects with one name, of which
+// the cluster would keep one.
+func collisions(objs, generated []*object, added []*yaml.RNode) error {
+	for _, n := range added {
+		for _, obj := range objs {
+			if obj.kind != n.GetKind() || slices.Contains(generated, obj) || !obj.mentions(n.GetName()) {
+				continue
+			}
+			rn, err := obj.parse()
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
-			out = append(out, n)
-		default:
-			out = append(out, d.node)
-		}
-	}
-	return out, p.warnings, nil
-}
-
-// separatorIfNeeded returns a line break when a patched document's prefix
-// ends without one (a separator line at the very end of a document).
-func separatorIfNeeded(d *document) []byte {
-	p := d.prefix()
-	if p > 0 && d.raw[p-1] != '\n' {
-		return []byte("\n")
-	}
-	return nil
-}
-
-func applyFilters(targets []*target, filters []kio.Filter) error {
-	if len(targets) == 0 {
-		return nil
-	}
-	nodes := make([]*yaml.RNode, len(targets))
-	for i, t := range targets {
-		nodes[i] = t.node
-	}
-	for _, f := range filters {
-		if _, err := f.Filter(nodes); err != nil {
-			// Filters name the object; find its document for the message.
-			return &InputError{Doc: describeTargets(targets, err), Err: err}
+			ns := rn.GetNamespace()
+			if rn.GetName() == n.GetName() && (ns == n.GetNamespace() || ns == "" || n.GetNamespace() == "") {
+				return obj.errorf("the renderer generates an object of this kind and name (%s) for the CCM, and this one is not "+
+					"the renderer's; rename it, or remove it if it is a copy of the renderer's output without its %s annotation",
+					generatedMark(n), GeneratedAnnotation)
+			}
 		}
 	}
 	return nil
 }
 
-func describeTargets(targets []*target, err error) string {
-	msg := err.Error()
-	for _, t := range targets {
-		if name := objectName(t.node); len(msg) >= len(name) && msg[:len(name)] == name {
-			return t.doc.describe()
-		}
+// encodeNew writes a generated object as a document, with a "# Source:"
+// line saying where it comes from, as Helm's documents have.
+func encodeNew(n *yaml.RNode) ([]byte, error) {
+	b, err := yaml.MarshalWithOptions(n.YNode(), &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle})
+	if err != nil {
+		return nil, err
 	}
-	return ""
+	return append([]byte("# Source: aws-ccm-renderer/"+generatedMark(n)+".yaml\n"), b...), nil
 }
 
-// encode writes a patched document in the sequence indentation style, wide
-// or compact, that keeps the most of its input's lines, so that a diff shows
-// little beyond what the patches changed. (Templated documents often mix
-// both styles; the encoder writes one.)
-func (t *target) encode() ([]byte, error) {
-	orig := t.doc.raw[t.doc.prefix():]
+// encodePatched writes a patched document in the sequence indentation style,
+// wide or compact, that keeps the most of its input's lines, so that a diff
+// shows little beyond what the patches changed. (Templated documents often
+// mix both styles; the encoder writes one.)
+func encodePatched(n *yaml.Node, orig []byte) ([]byte, error) {
 	have := map[string]bool{}
 	for _, line := range bytes.Split(orig, []byte("\n")) {
 		have[string(bytes.TrimRight(line, " \r"))] = true
@@ -347,7 +267,7 @@ func (t *target) encode() ([]byte, error) {
 	var best []byte
 	bestNew := -1
 	for _, style := range []yaml.SequenceIndentStyle{yaml.SequenceIndentStyle(yaml.DeriveSeqIndentStyle(string(orig))), yaml.CompactSequenceStyle, yaml.WideSequenceStyle} {
-		b, err := yaml.MarshalWithOptions(t.node.YNode(), &yaml.EncoderOptions{SeqIndent: style})
+		b, err := yaml.MarshalWithOptions(n, &yaml.EncoderOptions{SeqIndent: style})
 		if err != nil {
 			return nil, err
 		}
@@ -388,30 +308,4 @@ func indentTopLevelLists(b []byte) []byte {
 		out = append(out, line...)
 	}
 	return out
-}
-
-// parse builds the tree of a document the renderer may patch.
-func (r *Renderer) parse(d *document) (*target, error) {
-	if d.node != nil {
-		if d.node.YNode().Kind != yaml.MappingNode {
-			return nil, &InputError{Doc: d.describe(), Err: fmt.Errorf("a %s is a %s, not an object", d.kind, kindName(d.node.YNode()))}
-		}
-		return &target{doc: d, node: d.node, before: cloneNode(d.node.YNode())}, nil
-	}
-	if d.multi {
-		return nil, &InputError{Doc: d.describe(), Err: errors.New(`a "..." line ends a document inside it; separate documents with "---"`)}
-	}
-	rn, err := yaml.Parse(string(d.raw[d.prefix():]))
-	if err != nil {
-		return nil, &InputError{Doc: d.describe(), Err: relocate(err, d.line+bytes.Count(d.raw[:d.prefix()], []byte("\n")))}
-	}
-	if !d.simple {
-		if err := rn.DeAnchor(); err != nil {
-			return nil, &InputError{Doc: d.describe(), Err: err}
-		}
-	}
-	if rn.YNode().Kind != yaml.MappingNode {
-		return nil, &InputError{Doc: d.describe(), Err: fmt.Errorf("a %s is a %s, not an object", d.kind, kindName(rn.YNode()))}
-	}
-	return &target{doc: d, node: rn, before: cloneNode(rn.YNode())}, nil
 }

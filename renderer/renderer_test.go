@@ -5,10 +5,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected.yaml golden files")
@@ -84,6 +86,16 @@ func render(o Options, in []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// scanned splits and scans a stream.
+func scanned(t *testing.T, b []byte) []*stream.Doc {
+	t.Helper()
+	docs := stream.Split([][]byte{b})
+	if err := stream.Scan(docs); err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -122,17 +134,17 @@ func TestUntouchedDocuments(t *testing.T) {
 			if !bytes.HasPrefix(out, extra) {
 				t.Fatalf("the first documents changed:\n%s", out)
 			}
-			inDocs, outDocs := splitDocuments(in), splitDocuments(out)
+			inDocs, outDocs := scanned(t, in), scanned(t, out)
 			for _, d := range inDocs {
-				if d.kind != "ConfigMap" && d.kind != "ServiceAccount" && d.kind != "ClusterRoleBinding" {
+				if d.Kind != "ConfigMap" && d.Kind != "ServiceAccount" && d.Kind != "ClusterRoleBinding" {
 					continue
 				}
 				found := false
 				for _, od := range outDocs {
-					found = found || bytes.Equal(od.raw, d.raw)
+					found = found || bytes.Equal(od.Raw, d.Raw)
 				}
 				if !found {
-					t.Errorf("%s changed", d.describe())
+					t.Errorf("%s changed", d)
 				}
 			}
 			again, err := render(o, out)
@@ -169,19 +181,8 @@ func TestModeRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, b := splitDocuments(direct), splitDocuments(back)
-			if len(a) != len(b) {
-				t.Fatalf("%d documents after migrate→install, %d after install", len(b), len(a))
-			}
-			for i := range a {
-				x, err1 := yaml.Parse(string(a[i].raw))
-				y, err2 := yaml.Parse(string(b[i].raw))
-				if err1 != nil || err2 != nil {
-					t.Fatal(err1, err2)
-				}
-				if !sameNode(x.YNode(), y.YNode()) {
-					t.Errorf("document %d differs:\n%s\nvs\n%s", i+1, a[i].raw, b[i].raw)
-				}
+			if !bytes.Equal(direct, back) {
+				t.Errorf("migrate then install:\n%s\ninstall alone:\n%s", back, direct)
 			}
 		})
 	}
@@ -196,7 +197,14 @@ func TestOptionsErrors(t *testing.T) {
 		"bad set-arg":              func(o *Options) { o.SetArgs = []string{"v"} },
 		"set-arg twice":            func(o *Options) { o.SetArgs = []string{"v=1", "--v=2"} },
 		"remove forced":            func(o *Options) { o.RemoveArgs = []string{"cloud-provider"} },
-		"change forced":            func(o *Options) { o.SetArgs = []string{"configure-cloud-routes=true"} },
+		"remove a risky one":       func(o *Options) { o.RemoveArgs = []string{"configure-cloud-routes"} },
+		"another cloud provider":   func(o *Options) { o.SetArgs = []string{"cloud-provider=gce"} },
+		"leader migration by hand": func(o *Options) { o.SetArgs = []string{"enable-leader-migration=true"} },
+		"lease name not DNS-1123":  func(o *Options) { o.Mode = ModeMigrate; o.LeaderName = "Cloud_Lock" },
+		"target without a name":    func(o *Options) { o.Target = "DaemonSet/kube-system/" },
+		"target of another kind":   func(o *Options) { o.Target = "ConfigMap/kube-system/x" },
+		"bad kube version":         func(o *Options) { o.KubeVersion = "one.twenty-six" },
+		"empty kcm user":           func(o *Options) { o.KCMUser = "" },
 		"remove-arg with value":    func(o *Options) { o.RemoveArgs = []string{"v=2"} },
 		"leader name in install":   func(o *Options) { o.LeaderName = "x" },
 		"unknown migration config": func(o *Options) { o.LeaderMigrationConfig = "maybe" },
@@ -208,6 +216,35 @@ func TestOptionsErrors(t *testing.T) {
 			mutate(&o)
 			if _, err := New(o); !IsUsageError(err) {
 				t.Fatalf("New = %v, want a usage error", err)
+			}
+		})
+	}
+}
+
+// TestRiskyArgs: unusual but legitimate values are rendered, with a
+// warning that says what they risk.
+func TestRiskyArgs(t *testing.T) {
+	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	for arg, risk := range map[string]string{
+		"configure-cloud-routes=true":           "route tables",
+		"use-service-account-credentials=false": "the CCM's own service account",
+	} {
+		t.Run(arg, func(t *testing.T) {
+			o := DefaultOptions()
+			o.SetArgs = []string{arg}
+			r, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := r.Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(out.Bytes(), []byte("--"+arg)) {
+				t.Errorf("--%s is not in the output", arg)
+			}
+			if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], risk) || !strings.Contains(out.Warnings[0], arg) {
+				t.Errorf("warnings %q, want one naming %s and %q", out.Warnings, arg, risk)
 			}
 		})
 	}
@@ -255,5 +292,37 @@ func TestIndentTopLevelLists(t *testing.T) {
 	want := "a: 1\nrules:\n  - x: |\n      text\n    y:\n    - z\n\nb:\n  c: 2\nlist:\n  - 1\n"
 	if got := string(indentTopLevelLists([]byte(in))); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestRenderChunks: rendering chunks gives the bytes rendering the whole
+// stream gives, and document numbers and lines run on across chunks.
+func TestRenderChunks(t *testing.T) {
+	in := benchdata.Umbrella(500)
+	r, err := New(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := r.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := stream.Read(bytes.NewReader(in), 0)
+	if err != nil || len(chunks) < 3 {
+		t.Fatalf("%d chunks, %v: the test does not exercise chunks", len(chunks), err)
+	}
+	parts, err := r.RenderChunks(chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(whole.Bytes(), parts.Bytes()) {
+		t.Fatal("chunked rendering differs")
+	}
+	bad := append(append([]byte{}, in...), "---\nkind: [\n"...)
+	chunks, _ = stream.Read(bytes.NewReader(bad), 0)
+	_, err = r.RenderChunks(chunks)
+	lines := bytes.Count(in, []byte("\n")) + 1
+	if err == nil || !strings.Contains(err.Error(), "document 501 (line "+strconv.Itoa(lines)+")") {
+		t.Fatalf("error %v does not name document 501 at line %d", err, lines)
 	}
 }

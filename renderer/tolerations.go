@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -9,9 +10,13 @@ import (
 
 // Tolerations makes a workload tolerate the taints of a distribution's
 // control-plane nodes with operator Exists, which matches a taint whatever
-// its value. A toleration the profile covers (same key, same or any effect)
-// is replaced in its place; every other toleration stays, in order; no
-// duplicate is added, and no key-less toleration ever is.
+// its value. The renderer owns the tolerations of every key some profile
+// tolerates (ManagedTolerationKeys): those are replaced by the profile's, as
+// one block where the first of them stood (at the end when there was none);
+// every other toleration stays, in order. So the result depends only on the
+// tolerations the renderer does not own, and rendering its own output with
+// another distribution gives what rendering the original would. No key-less
+// toleration is ever added.
 type Tolerations struct {
 	Tolerations []Toleration
 }
@@ -32,63 +37,38 @@ func (f Tolerations) apply(spec *yaml.Node) error {
 	if list != nil {
 		existing = list.Content
 	}
-	placed := make([]bool, len(f.Tolerations))
 	out := make([]*yaml.Node, 0, len(existing)+len(f.Tolerations))
+	at := -1 // where the block goes
 	for _, n := range existing {
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("%s holds a %s, not a toleration", path, kindName(n))
 		}
-		t := readToleration(n)
-		i := f.covering(t)
-		switch {
-		case i < 0:
-			out = append(out, n)
-			for j, want := range f.Tolerations {
-				if broader(t, want) {
-					placed[j] = true
-				}
+		if slices.Contains(ManagedTolerationKeys, scalar(n, "key")) {
+			if at < 0 {
+				at = len(out)
 			}
-		case !placed[i]:
-			out = append(out, tolerationNode(f.Tolerations[i]))
-			placed[i] = true
+			continue
 		}
+		out = append(out, n)
 	}
-	for i, want := range f.Tolerations {
-		if !placed[i] {
-			out = append(out, tolerationNode(want))
-		}
+	if at < 0 {
+		at = len(out)
 	}
-	mapSet(spec, "tolerations", seqNode(out...))
+	block := make([]*yaml.Node, len(f.Tolerations))
+	for i, t := range f.Tolerations {
+		block[i] = tolerationNode(t)
+	}
+	out = slices.Insert(out, at, block...)
+	if list != nil && sameList(list.Content, out) {
+		return nil // written back as it was
+	}
+	mapSetOrdered(spec, "tolerations", seqNode(out...), podSpecOrder)
 	return nil
 }
 
-// covering returns the index of the wanted toleration that covers t, or -1.
-func (f Tolerations) covering(t Toleration) int {
-	for i, want := range f.Tolerations {
-		if t.Key == want.Key && t.Key != "" && (want.Effect == "" || t.Effect == want.Effect) {
-			return i
-		}
-	}
-	return -1
-}
-
-// broader reports whether t tolerates everything want does.
-func broader(t, want Toleration) bool {
-	return t.Operator == "Exists" && (t.Key == "" || t.Key == want.Key) && (t.Effect == "" || t.Effect == want.Effect)
-}
-
-func readToleration(n *yaml.Node) Toleration {
-	get := func(k string) string {
-		if v := mapGet(n, k); v != nil && v.Kind == yaml.ScalarNode {
-			return v.Value
-		}
-		return ""
-	}
-	t := Toleration{Key: get("key"), Operator: get("operator"), Value: get("value"), Effect: get("effect")}
-	if t.Operator == "" {
-		t.Operator = "Equal"
-	}
-	return t
+// sameList reports whether two lists of nodes hold the same trees.
+func sameList(a, b []*yaml.Node) bool {
+	return slices.EqualFunc(a, b, sameNode)
 }
 
 func tolerationNode(t Toleration) *yaml.Node {

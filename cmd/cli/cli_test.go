@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
 )
 
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -38,7 +40,7 @@ func TestRender(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "warning: no Role or ClusterRole bound") {
+	if !strings.Contains(errOut, "warning: no Role or ClusterRole is bound to ServiceAccount kube-system/default") {
 		t.Errorf("no RBAC warning on stderr: %q", errOut)
 	}
 }
@@ -52,8 +54,8 @@ func TestErrors(t *testing.T) {
 		want  string
 	}{
 		{"unknown flag", ccm, []string{"--distor=rke"}, ExitUsage, "unknown flag: --distor"},
-		{"unknown distro", ccm, []string{"--distro=rke3"}, ExitUsage, `unknown distro "rke3"`},
-		{"unknown mode", ccm, []string{"--mode=upgrade"}, ExitUsage, `unknown mode "upgrade"`},
+		{"unknown distro", ccm, []string{"--distro=rke3"}, ExitUsage, `--distro "rke3" is unknown`},
+		{"unknown mode", ccm, []string{"--mode=upgrade"}, ExitUsage, `--mode "upgrade" is unknown`},
 		{"bad bool", ccm, []string{"--host-network=maybe"}, ExitUsage, "host-network"},
 		{"positional argument", ccm, []string{"chart.yaml"}, ExitUsage, "unknown command"},
 		{"contradiction", ccm, []string{"--set-arg=v=1", "--remove-arg=v"}, ExitUsage, "contradicts"},
@@ -92,7 +94,7 @@ func TestConfigFileAndFlags(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "node-role.kubernetes.io/controlplane") || strings.Contains(out, "hostNetwork") || !strings.Contains(out, "--v=3") {
+	if !strings.Contains(out, "node-role.kubernetes.io/controlplane") || strings.Contains(out, "hostNetwork: ") || !strings.Contains(out, "--v=3") {
 		t.Errorf("config file not applied:\n%s", out)
 	}
 	// A flag on the command line wins over the file.
@@ -128,20 +130,30 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+// TestStdinTerminal: only a terminal is a terminal; empty input (as from
+// /dev/null, a character device too) is empty input.
 func TestStdinTerminal(t *testing.T) {
-	tty, err := os.Open("/dev/tty")
+	ptmx, tty, err := pty.Open()
 	if err != nil {
-		// No controlling terminal here: use a character device instead,
-		// which is what the check looks at.
-		if tty, err = os.Open(os.DevNull); err != nil {
-			t.Fatal(err)
-		}
+		t.Fatalf("opening a pseudo-terminal: %v", err)
 	}
+	defer ptmx.Close()
 	defer tty.Close()
 	var out, errOut bytes.Buffer
 	code := Main(nil, IOStreams{In: tty, Out: &out, ErrOut: &errOut})
 	if code != ExitUsage || out.Len() != 0 || !strings.Contains(errOut.String(), "stdin is a terminal") {
-		t.Errorf("exit %d, stderr %q", code, errOut.String())
+		t.Errorf("a terminal: exit %d, stderr %q", code, errOut.String())
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	out.Reset()
+	errOut.Reset()
+	code = Main(nil, IOStreams{In: null, Out: &out, ErrOut: &errOut})
+	if code != ExitInput || out.Len() != 0 || !strings.Contains(errOut.String(), "empty input") {
+		t.Errorf("/dev/null: exit %d, stderr %q", code, errOut.String())
 	}
 }
 

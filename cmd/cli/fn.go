@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -32,7 +33,8 @@ const fnExamples = `  # As a kustomize exec transformer (kustomization.yaml: tra
 
 // fnConfigKeys are the keys a ConfigMap functionConfig may hold.
 var fnConfigKeys = []string{"distro", "mode", "hostNetwork", "setArgs", "removeArgs",
-	"allowMissingWorkload", "leaderMigrationConfig", "leaderName"}
+	"allowMissingWorkload", "leaderMigrationConfig", "leaderName", "target", "kcmUser",
+	"kubeVersion", "ccmVersion", "allowVersionSkew"}
 
 // resourceListKind is what the KRM function protocol wraps items in.
 const resourceListKind = "ResourceList"
@@ -68,7 +70,7 @@ and on stderr, with a non-zero exit; notes as results of severity warning.`,
 
 func runFn(cmd *cobra.Command) error {
 	if f, ok := cmd.InOrStdin().(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		if term.IsTerminal(int(f.Fd())) {
 			return &renderer.UsageError{Err: errors.New("stdin is a terminal: fn reads a KRM ResourceList, as kustomize or kpt send it; see --help")}
 		}
 	}
@@ -134,13 +136,11 @@ func refTo(obj *yaml.RNode) *resourceRef {
 // processResourceList is the function: options from functionConfig, then
 // the renderer over the items. On error the items come back unchanged, with
 // the problem as a result of severity error that names the object (the
-// functionConfig, or the item the renderer could not accept).
+// functionConfig, or the item the renderer could not accept). Messages spell
+// options as functionConfig keys.
 func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []result, error) {
-	fail := func(err error, obj *yaml.RNode) ([]*yaml.RNode, []result, error) {
-		r := result{Message: oneLine(err.Error()), Severity: severityError}
-		if obj != nil {
-			r.ResourceRef = refTo(obj)
-		}
+	fail := func(msg string, ref *resourceRef) ([]*yaml.RNode, []result, error) {
+		r := result{Message: oneLine(msg), Severity: severityError, ResourceRef: ref}
 		return items, []result{r}, &renderer.InputError{Err: errors.New(r.Message)}
 	}
 	opts, err := fnOptions(fc)
@@ -149,13 +149,10 @@ func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []
 		r, err = renderer.New(opts)
 	}
 	if err != nil {
-		what := "functionConfig"
-		if !fc.IsNil() {
-			what += " " + fc.GetKind() + " " + fc.GetName()
-		} else {
-			fc = nil
+		if fc.IsNil() {
+			return fail("functionConfig: "+renderer.Message(err, renderer.KeySpelling), nil)
 		}
-		return fail(fmt.Errorf("%s: %s", what, optionWords.Replace(err.Error())), fc)
+		return fail("functionConfig "+fc.GetKind()+" "+fc.GetName()+": "+renderer.Message(err, renderer.KeySpelling), refTo(fc))
 	}
 	// The renderer patches objects in place: give it copies, so that on
 	// error the items go back exactly as they came.
@@ -163,9 +160,14 @@ func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []
 	for i, n := range items {
 		work[i] = n.Copy()
 	}
-	out, warnings, err := r.RenderNodes(work)
+	out, warnings, err := r.WithSpelling(renderer.KeySpelling).RenderNodes(work)
 	if err != nil {
-		return fail(errors.New(optionWords.Replace(err.Error())), failedItem(items, err))
+		var ref *resourceRef
+		var in *renderer.InputError
+		if errors.As(err, &in) && in.Item && in.Index >= 1 && in.Index <= len(items) {
+			ref = refTo(items[in.Index-1])
+		}
+		return fail(renderer.Message(err, renderer.KeySpelling), ref)
 	}
 	keepIdentity(work, out)
 	var results []result
@@ -238,37 +240,6 @@ func clearComments(n *yaml.Node) {
 	}
 }
 
-// optionWords turns the command line's option names in the renderer's
-// messages into the functionConfig's keys.
-var optionWords = strings.NewReplacer(
-	"pass --allow-missing-workload", "set allowMissingWorkload to true",
-	"--allow-missing-workload", "allowMissingWorkload",
-	"--set-arg", "setArgs",
-	"--remove-arg", "removeArgs",
-	"--leader-name", "leaderName",
-	"--mode=migrate", "mode migrate",
-	"--mode", "mode",
-)
-
-// failedItem returns the item an error of RenderNodes names ("object 3
-// (...)" counts the items from 1), or nil.
-func failedItem(items []*yaml.RNode, err error) *yaml.RNode {
-	var in *renderer.InputError
-	if !errors.As(err, &in) {
-		return nil
-	}
-	num, ok := strings.CutPrefix(in.Doc, "object ")
-	if !ok {
-		return nil
-	}
-	num, _, _ = strings.Cut(num, " ")
-	i, convErr := strconv.Atoi(num)
-	if convErr != nil || i < 1 || i > len(items) {
-		return nil
-	}
-	return items[i-1]
-}
-
 // fnOptions reads the options from a functionConfig.
 func fnOptions(fc *yaml.RNode) (renderer.Options, error) {
 	if fc.IsNilOrEmpty() {
@@ -330,6 +301,20 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 			o.LeaderMigrationConfig = v
 		case "leaderName":
 			o.LeaderName = v
+		case "target":
+			o.Target = v
+		case "kcmUser":
+			o.KCMUser = v
+		case "kubeVersion":
+			o.KubeVersion = v
+		case "ccmVersion":
+			o.CCMVersion = v
+		case "allowVersionSkew":
+			b, err := parseBool()
+			if err != nil {
+				return o, err
+			}
+			o.AllowVersionSkew = b
 		default:
 			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, strings.Join(fnConfigKeys, ", "))
 		}

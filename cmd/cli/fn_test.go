@@ -150,7 +150,7 @@ func checkBookkeeping(t *testing.T, o fnOutput) {
 		fmt.Sscan(i, &idx)
 		want := bookkeeping(idx)
 		for k, v := range got {
-			if strings.HasPrefix(k, renderer.GeneratedAnnotation) {
+			if strings.HasPrefix(k, "aws-ccm-renderer.io/") { // the renderer's own
 				delete(got, k)
 			} else if want[k] != v {
 				t.Errorf("%s %s: annotation %s=%q, sent %q", n.GetKind(), n.GetName(), k, v, want[k])
@@ -198,6 +198,11 @@ data:
   allowMissingWorkload: "false"
   leaderMigrationConfig: rendered
   leaderName: my-lease
+  target: DaemonSet/kube-system/ccm
+  kcmUser: system:kcm
+  kubeVersion: v1.35.2
+  ccmVersion: v1.35.0
+  allowVersionSkew: "false"
 `, check: func(t *testing.T, o fnOutput) {
 			ds := o.find("DaemonSet", "ccm")
 			spec := ds.Field("spec").Value.Field("template").Value.Field("spec").Value
@@ -220,8 +225,14 @@ data:
 			if got := lookup(t, cm, "data", renderer.LeaderMigrationFile); !strings.Contains(got, `leaderName: "my-lease"`) {
 				t.Errorf("leader migration config:\n%s", got)
 			}
-			if i := slices.Index(o.items, cm); i != slices.Index(o.items, ds)-1 {
-				t.Errorf("the ConfigMap is item %d, the DaemonSet %d", i, slices.Index(o.items, ds))
+			role := o.find("Role", renderer.MigrationLeaseRBACName("ccm"))
+			binding := o.find("RoleBinding", renderer.MigrationLeaseRBACName("ccm"))
+			if role == nil || binding == nil || !strings.Contains(lookup(t, binding, "subjects"), "name: system:kcm") {
+				t.Fatalf("no lease Role and RoleBinding for the kcmUser: %v", o.items)
+			}
+			// The generated objects come right before the workload.
+			if i, d := slices.Index(o.items, cm), slices.Index(o.items, ds); i != d-3 || slices.Index(o.items, role) != d-2 || slices.Index(o.items, binding) != d-1 {
+				t.Errorf("the ConfigMap is item %d, the DaemonSet %d", i, d)
 			}
 		}},
 		{name: "RendererConfig", fc: `apiVersion: aws-ccm-renderer.io/v1alpha1
@@ -372,13 +383,13 @@ func TestFnErrors(t *testing.T) {
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"bad boolean", cm("  hostNetwork: maybe\n"), nil, `functionConfig ConfigMap opts: data.hostNetwork="maybe": want true or false`,
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
-		{"unknown distro", cm("  distro: bogus\n"), nil, `functionConfig ConfigMap opts: unknown distro "bogus": use one of auto, rke, rke2, k3s, kubeadm`,
+		{"unknown distro", cm("  distro: bogus\n"), nil, `functionConfig ConfigMap opts: distro "bogus" is unknown: use one of auto, rke, rke2, k3s, kubeadm`,
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
-		{"unknown mode", cm("  mode: upgrade\n"), nil, `unknown mode "upgrade"`,
+		{"unknown mode", cm("  mode: upgrade\n"), nil, `mode "upgrade" is unknown`,
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"contradictory args", cm("  setArgs: v=1\n  removeArgs: v\n"), nil, "removeArgs v contradicts v=1",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
-		{"leader name outside migrate mode", cm("  leaderName: x\n"), nil, "leaderName only applies to mode migrate",
+		{"leader name outside migrate mode", cm("  leaderName: x\n"), nil, "leaderName only applies to mode: migrate",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"RendererConfig unknown field", "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmetadata: {name: rc}\ndistros: rke\n", nil,
 			"functionConfig RendererConfig rc: yaml: unmarshal errors: line 4: field distros not found",
@@ -389,10 +400,10 @@ func TestFnErrors(t *testing.T) {
 		{"another kind", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n", nil,
 			"functionConfig Secret s: want a RendererConfig (apiVersion aws-ccm-renderer.io/v1alpha1) or a ConfigMap",
 			&resourceRef{APIVersion: "v1", Kind: "Secret", Name: "s"}},
-		{"no workload", "", fnItems[:3], "no AWS cloud-controller-manager DaemonSet or Deployment among the 3 objects of the input; set allowMissingWorkload to true", nil},
+		{"no workload", "", fnItems[:3], "no AWS cloud-controller-manager DaemonSet or Deployment among the 3 objects of the input (the CCM is recognised by its executable aws-cloud-controller-manager or its image .../provider-aws/cloud-controller-manager); name an unusual build with target: KIND/NAMESPACE/NAME, or pass allowMissingWorkload: true", nil},
 		{"a role of the wrong shape", "", []string{fnItems[0], badRole, fnItems[2], fnItems[3]}, "ClusterRole ccm",
 			&resourceRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "ccm"}},
-		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "object 2 (DaemonSet kube-system/ccm)",
+		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "item 2: DaemonSet kube-system/ccm: spec.template.spec.containers is a scalar, not a list",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 	}
 	for _, c := range cases {

@@ -30,7 +30,7 @@ lists whole and cannot merge flags by name as the renderer does, so a component
 fits the chart at its default names, args and tolerations; with other names
 (nameOverride, namespace, clusterRoleName) kustomize build fails instead of
 passing the chart through unpatched. See docs/overlays.md.`,
-		Example: `  # Regenerate the repository's overlays (make overlays does this)
+		Example: `  # Write the overlays into a directory of your own (make generate refreshes the repository's)
   aws-ccm-renderer overlays --out overlays
 
   # Use one in a kustomization over the chart's output:

@@ -7,8 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 const rootExamples = `  # Helm 3: install the upstream chart on an RKE2 cluster
@@ -67,6 +69,11 @@ type rootFlags struct {
 	allowEmpty  bool
 	lmConfig    string
 	leaderName  string
+	target      string
+	kcmUser     string
+	kubeVersion string
+	ccmVersion  string
+	allowSkew   bool
 }
 
 func (f *rootFlags) register(fs *pflag.FlagSet) {
@@ -81,6 +88,11 @@ func (f *rootFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lmConfig, "leader-migration-config", d.LeaderMigrationConfig,
 		"in migrate mode: rendered (a ConfigMap naming the CCM's controllers) or default (the CCM's built-in config; unsafe, its service controller starts outside the migration lock)")
 	fs.StringVar(&f.leaderName, "leader-name", d.LeaderName, "in migrate mode: the lease the in-tree controller manager and the CCM share")
+	fs.StringVar(&f.target, "target", "", "the CCM's workload, KIND/NAMESPACE/NAME, for a build the renderer does not recognise by its executable or image")
+	fs.StringVar(&f.kcmUser, "kcm-user", d.KCMUser, "in migrate mode: the in-tree kube-controller-manager's identity, which may then hold the migration lease")
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "the cluster's Kubernetes version (e.g. v1.26.15): the CCM's version is checked against it")
+	fs.StringVar(&f.ccmVersion, "ccm-version", "", "the CCM's version when its image tag does not tell (an untagged or digest-pinned image)")
+	fs.BoolVar(&f.allowSkew, "allow-version-skew", false, "in migrate mode, render a CCM newer than the cluster (--kube-version) anyway")
 }
 
 // options merges the config file, if any, with the flags set on the command
@@ -116,6 +128,21 @@ func (f *rootFlags) options(fs *pflag.FlagSet) (renderer.Options, error) {
 	}
 	if fs.Changed("leader-name") {
 		o.LeaderName = f.leaderName
+	}
+	if fs.Changed("target") {
+		o.Target = f.target
+	}
+	if fs.Changed("kcm-user") {
+		o.KCMUser = f.kcmUser
+	}
+	if fs.Changed("kube-version") {
+		o.KubeVersion = f.kubeVersion
+	}
+	if fs.Changed("ccm-version") {
+		o.CCMVersion = f.ccmVersion
+	}
+	if fs.Changed("allow-version-skew") {
+		o.AllowVersionSkew = f.allowSkew
 	}
 	return o, nil
 }
@@ -180,16 +207,14 @@ func complete[T ~string](cmd *cobra.Command, flag string, values []T) {
 func readInput(r io.Reader) ([][]byte, error) {
 	var hint int64
 	if f, ok := r.(*os.File); ok {
-		if st, err := f.Stat(); err == nil {
-			if st.Mode()&os.ModeCharDevice != 0 {
-				return nil, &renderer.UsageError{Err: errStdinTerminal}
-			}
-			if st.Mode().IsRegular() {
-				hint = st.Size()
-			}
+		if term.IsTerminal(int(f.Fd())) {
+			return nil, &renderer.UsageError{Err: errStdinTerminal}
+		}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			hint = st.Size()
 		}
 	}
-	chunks, err := renderer.ReadStream(r, hint)
+	chunks, err := stream.Read(r, hint)
 	return chunks, readError(err)
 }
 

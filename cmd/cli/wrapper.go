@@ -55,11 +55,10 @@ type chartFlags struct {
 	timeout     time.Duration
 	atomic      bool
 	dryRun      bool
-	kubeVersion string // template, diff without a cluster
-	install     bool   // upgrade --install
-	createNS    bool   // install, upgrade --install
-	deployed    bool   // diff against the release in the cluster
-	exitCode    bool   // diff --exit-code
+	install     bool // upgrade --install
+	createNS    bool // install, upgrade --install
+	deployed    bool // diff against the release in the cluster
+	exitCode    bool // diff --exit-code
 	noColor     bool
 }
 
@@ -72,9 +71,9 @@ func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 	fs.StringArrayVar(&f.values.Values, "set", nil, "set a chart value, key=value (repeatable)")
 	fs.StringArrayVar(&f.values.StringValues, "set-string", nil, "set a chart value as a string (repeatable)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "kube-system", "namespace of the release")
-	if kind == "template" || kind == "diff" {
-		fs.StringVar(&f.kubeVersion, "kube-version", "", "the Kubernetes version charts see without a cluster (.Capabilities.KubeVersion; default: "+defaultKubeVersion().Version+", from the Kubernetes client this program is built with)")
-	}
+	// --kube-version, one of the renderer's flags, is also what charts see
+	// without a cluster (.Capabilities.KubeVersion; default: the version
+	// of the Kubernetes client this program is built with).
 	if kind == "template" {
 		return
 	}
@@ -241,8 +240,8 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 	}
 	pr.Warn = func(msg string) { fmt.Fprintln(w.errOut, "aws-ccm-renderer: warning: "+msg) }
 	w.kubeVersion = defaultKubeVersion()
-	if w.flags.kubeVersion != "" {
-		if w.kubeVersion, err = chartutil.ParseKubeVersion(w.flags.kubeVersion); err != nil {
+	if opts.KubeVersion != "" {
+		if w.kubeVersion, err = chartutil.ParseKubeVersion(opts.KubeVersion); err != nil {
 			return &renderer.UsageError{Err: fmt.Errorf("--kube-version: %w", err)}
 		}
 	}

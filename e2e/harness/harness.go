@@ -51,7 +51,7 @@ func Locate(root string) (Binaries, error) {
 		Etcd:              env("ETCD", "etcd"),
 		APIServer:         env("KUBE_APISERVER", "kube-apiserver"),
 		ControllerManager: env("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"),
-		FakeCCM:           env("FAKE_CCM", "fake-ccm"),
+		FakeCCM:           env("FAKE_CCM", "cloud-controller-manager-fake"),
 	}
 	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.FakeCCM} {
 		if _, err := os.Stat(p); err != nil {
@@ -73,11 +73,16 @@ type ControlPlane struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 
+	host string // the API server's URL
+	ca   *clientCA
+
 	mu    sync.Mutex
-	procs []*process
+	procs []*Process
 }
 
-type process struct {
+// Process is a program the control plane started; Stop stops it, and the
+// control plane stops it on its own Stop.
+type Process struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -102,39 +107,73 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 	if err != nil {
 		return nil, err
 	}
-	etcdClient, etcdPeer, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
+	etcdURL, err := cp.startEtcd(ctx, bin.Etcd, ports[0], ports[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.startAPIServer(ctx, bin.APIServer, etcdURL, ports[2]); err != nil {
+		return nil, err
+	}
+	if len(controllers) == 0 {
+		return cp, nil
+	}
+	return cp, cp.start("kube-controller-manager", bin.ControllerManager,
+		"--kubeconfig="+cp.Kubeconfig,
+		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[3]),
+		"--controllers="+strings.Join(controllers, ","), "--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--concurrent-daemonset-syncs=5",
+		"--v=0",
+	)
+}
 
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
-	if err := cp.start("etcd", bin.Etcd,
-		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
+// startEtcd starts etcd on the client and peer ports and returns its URL
+// once it is healthy.
+func (cp *ControlPlane) startEtcd(ctx context.Context, path string, client, peer int) (string, error) {
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(client)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
+	if err := cp.start("etcd", path,
+		"--name=e2e", "--data-dir="+filepath.Join(cp.Dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=e2e="+peerURL, "--unsafe-no-fsync", "--log-level=warn",
 	); err != nil {
-		return nil, err
+		return "", err
 	}
 	if err := waitHTTP(ctx, etcdURL+"/health", 30*time.Second, cp.exited("etcd")); err != nil {
-		return nil, cp.failure("etcd", err)
+		return "", cp.failure("etcd", err)
 	}
+	return etcdURL, nil
+}
 
-	// Credentials: a static admin token, and a key pair for service
-	// account tokens.
+// startAPIServer makes the credentials (a static admin token, a key pair
+// for service account tokens, a CA for client certificates: UserKubeconfig),
+// starts kube-apiserver on port and waits until it is ready; the admin
+// client and kubeconfig are set then.
+func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string, port int) error {
 	token := randomHex(16)
-	tokens := filepath.Join(dir, "tokens.csv")
+	tokens := filepath.Join(cp.Dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(token+",admin,admin,\"system:masters\"\n"), 0o600); err != nil {
-		return nil, err
+		return err
 	}
-	saKey := filepath.Join(dir, "sa.key")
+	saKey := filepath.Join(cp.Dir, "sa.key")
 	if err := writeRSAKey(saKey); err != nil {
-		return nil, err
+		return err
 	}
-	certDir := filepath.Join(dir, "certs")
-	if err := cp.start("kube-apiserver", bin.APIServer,
+	var err error
+	if cp.ca, err = newClientCA(); err != nil {
+		return err
+	}
+	caFile := filepath.Join(cp.Dir, "client-ca.crt")
+	if err := os.WriteFile(caFile, cp.ca.certPEM, 0o600); err != nil {
+		return err
+	}
+	if err := cp.start("kube-apiserver", path,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort), "--cert-dir="+certDir,
-		"--token-auth-file="+tokens,
+		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(cp.Dir, "certs"),
+		"--token-auth-file="+tokens, "--client-ca-file="+caFile,
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
@@ -143,37 +182,21 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		"--enable-priority-and-fairness=false",
 		"--v=0",
 	); err != nil {
-		return nil, err
+		return err
 	}
-	host := "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	cp.Config = &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
-	cp.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
-	if err := writeKubeconfig(cp.Kubeconfig, host, token); err != nil {
-		return nil, err
+	cp.host = "https://127.0.0.1:" + strconv.Itoa(port)
+	cp.Config = &rest.Config{Host: cp.host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
+	cp.Kubeconfig = filepath.Join(cp.Dir, "admin.kubeconfig")
+	if err := writeKubeconfig(cp.Kubeconfig, cp.host, &clientcmdapi.AuthInfo{Token: token}); err != nil {
+		return err
 	}
 	if cp.Client, err = kubernetes.NewForConfig(cp.Config); err != nil {
-		return nil, err
+		return err
 	}
 	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
-		return nil, cp.failure("kube-apiserver", err)
+		return cp.failure("kube-apiserver", err)
 	}
-
-	if len(controllers) == 0 {
-		return cp, nil
-	}
-	ctrl := strings.Join(controllers, ",")
-	if err := cp.start("kube-controller-manager", bin.ControllerManager,
-		"--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
-		"--controllers="+ctrl, "--leader-elect=false",
-		"--use-service-account-credentials=false",
-		"--concurrent-daemonset-syncs=5",
-		"--v=0",
-	); err != nil {
-		return nil, err
-	}
-	return cp, nil
+	return nil
 }
 
 // Stop stops every process the control plane started, in reverse order,
@@ -184,14 +207,7 @@ func (cp *ControlPlane) Stop() {
 	cp.procs = nil
 	cp.mu.Unlock()
 	for i := len(procs) - 1; i >= 0; i-- {
-		p := procs[i]
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+		procs[i].Stop()
 	}
 	if os.Getenv("E2E_KEEP") == "" && cp.Dir != "" {
 		_ = os.RemoveAll(cp.Dir)
@@ -211,13 +227,21 @@ func (cp *ControlPlane) Log(name string, max int) string {
 }
 
 func (cp *ControlPlane) start(name, path string, args ...string) error {
+	_, err := cp.Run(name, path, args...)
+	return err
+}
+
+// Run starts a program beside the control plane, its output going to
+// NAME.log in the control plane's directory (Log reads it; a name used
+// twice appends to the same log).
+func (cp *ControlPlane) Run(name, path string, args ...string) (*Process, error) {
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("%s: %w (build it with make tools-kube)", name, err)
+		return nil, fmt.Errorf("%s: %w (build it with make tools-kube)", name, err)
 	}
 	logPath := filepath.Join(cp.Dir, name+".log")
-	log, err := os.Create(logPath)
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -226,9 +250,9 @@ func (cp *ControlPlane) start(name, path string, args ...string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		return fmt.Errorf("starting %s: %w", name, err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
+	p := &Process{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
 	go func() {
 		_ = cmd.Wait()
 		log.Close()
@@ -237,7 +261,28 @@ func (cp *ControlPlane) start(name, path string, args ...string) error {
 	cp.mu.Lock()
 	cp.procs = append(cp.procs, p)
 	cp.mu.Unlock()
-	return nil
+	return p, nil
+}
+
+// Stop sends SIGTERM to the process's group and waits for it to exit,
+// killing it after 10 s. Stopping a stopped process does nothing.
+func (p *Process) Stop() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Log returns the process's log.
+func (p *Process) Log() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
 }
 
 // exited returns a channel closed when the named process has exited.
@@ -332,12 +377,13 @@ func writeRSAKey(path string) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
 }
 
-// WriteKubeconfig writes a kubeconfig for a bearer token.
-func writeKubeconfig(path, host, token string) error {
+// writeKubeconfig writes a kubeconfig for the API server at host with the
+// given credentials.
+func writeKubeconfig(path, host string, user *clientcmdapi.AuthInfo) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: host, InsecureSkipTLSVerify: true}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin"}
+	cfg.AuthInfos["user"] = user
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "user"}
 	cfg.CurrentContext = "e2e"
 	return clientcmd.WriteToFile(*cfg, path)
 }

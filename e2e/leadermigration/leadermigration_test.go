@@ -16,12 +16,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,13 +71,7 @@ func run(m *testing.M) int {
 // the latest upstream chart.
 func rendered(t *testing.T, flags ...string) (args []string, config string) {
 	t.Helper()
-	args = []string{"template", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion), "--namespace", "kube-system",
-		"--post-renderer", testtools.Renderer(t)}
-	for _, f := range flags {
-		args = append(args, "--post-renderer-args="+f)
-	}
-	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
-	objs, err := manifest.Split(out)
+	objs, err := manifest.Split(render(t, testtools.LatestChartVersion, nil, flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +143,34 @@ func holdLease(t *testing.T, name string) (release func()) {
 	return release
 }
 
-// startCCM runs the fake-cloud CCM with the rendered args; the cloud
-// provider becomes the fake one and the config file's path is the test's
-// copy. It is stopped when the test ends, on failure too.
-func startCCM(t *testing.T, rendered []string, config string) {
+// The leader election timings both controller managers run with in these
+// tests: short, so that a handover takes seconds.
+const (
+	leaseDuration = 5 * time.Second
+	renewDeadline = 4 * time.Second
+	retryPeriod   = 500 * time.Millisecond
+)
+
+func leaderElectionFlags() []string {
+	return []string{"--leader-elect=true",
+		"--leader-elect-lease-duration=" + leaseDuration.String(),
+		"--leader-elect-renew-deadline=" + renewDeadline.String(),
+		"--leader-elect-retry-period=" + retryPeriod.String()}
+}
+
+// startCCM runs the fake-cloud CCM as an administrator with the rendered
+// args; see startCCMAs.
+func startCCM(t *testing.T, rendered []string, config string) *harness.Process {
+	t.Helper()
+	return startCCMAs(t, "ccm", cp.Kubeconfig, rendered, config)
+}
+
+// startCCMAs runs the fake-cloud CCM with the rendered args and the
+// credentials of a kubeconfig; the cloud provider becomes the fake one and
+// the config file's path is the test's copy. It waits until the CCM holds
+// its own leader lease, and stops it when the test ends, on failure too,
+// showing the tail of its log (NAME.log in the control plane's directory).
+func startCCMAs(t *testing.T, name, kubeconfig string, rendered []string, config string) *harness.Process {
 	t.Helper()
 	dir := t.TempDir()
 	var args []string
@@ -171,53 +187,45 @@ func startCCM(t *testing.T, rendered []string, config string) {
 		}
 		args = append(args, a)
 	}
-	port := freePort(t)
 	// What the DaemonSet's environment gives the CCM in a cluster: the API
-	// server, and a short lease period so the test need not wait long.
-	args = append(args, "--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
-		"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s")
+	// server; and short leader election timings.
+	args = append(args, "--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(freePort(t)))
+	args = append(args, leaderElectionFlags()...)
 	// A fresh start: no leader lease left by an earlier CCM.
 	leases := cp.Client.CoordinationV1().Leases("kube-system")
 	if err := leases.Delete(context.Background(), "cloud-controller-manager", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	log, err := os.Create(filepath.Join(dir, "ccm.log"))
+	p, err := cp.Run(name, bin.FakeCCM, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin.FakeCCM, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("fake CCM args: %q", args)
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Logf("fake CCM %s args: %q", name, args)
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-		log.Close()
+		p.Stop()
 		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			if len(b) > 4000 {
-				b = b[len(b)-4000:]
-			}
-			t.Logf("fake CCM log tail:\n%s", b)
+			t.Logf("%s log tail:\n%s", name, tail(p.Log(), 4000))
 		}
 	})
 	// The CCM is up once it holds its own leader lease.
 	waitFor(t, 60*time.Second, "the CCM to hold its leader lease", func() bool {
 		select {
-		case <-exited:
-			t.Fatal("the fake CCM exited")
+		case <-p.Done():
+			t.Fatalf("the fake CCM exited:\n%s", tail(p.Log(), 4000))
 		default:
 		}
-		l, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "cloud-controller-manager", metav1.GetOptions{})
-		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != ""
+		return leaseHolder(t, "cloud-controller-manager") != ""
 	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
 
 // loadBalancer creates a Service of type LoadBalancer and returns a function
@@ -254,6 +262,7 @@ func loadBalancer(t *testing.T, name string) func() bool {
 }
 
 func leaseHolder(t *testing.T, name string) string {
+	t.Helper()
 	l, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil || l.Spec.HolderIdentity == nil {
 		return ""

@@ -212,8 +212,8 @@ func TestArgoCDPlugin(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"unknown distro": {map[string]string{"DISTRO": "bogus", "CHART": chart}, `unknown distro "bogus"`},
-		"unknown mode":   {map[string]string{"MODE": "upgrade", "CHART": chart}, `unknown mode "upgrade"`},
+		"unknown distro": {map[string]string{"DISTRO": "bogus", "CHART": chart}, `--distro "bogus" is unknown`},
+		"unknown mode":   {map[string]string{"MODE": "upgrade", "CHART": chart}, `--mode "upgrade" is unknown`},
 		"bad flag":       {map[string]string{"CHART": chart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, "--cloud-provider=aws"},
 		"missing chart":  {map[string]string{"CHART": filepath.Join(t.TempDir(), "missing.tgz")}, "missing.tgz"},
 	} {

@@ -192,7 +192,7 @@ func TestHelm4PluginPackage(t *testing.T) {
 func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	helm, env := helm4WithPlugin(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	renderErr := `aws-ccm-renderer: unknown distro "bogus": use one of auto, rke, rke2, k3s, kubeadm`
+	renderErr := `aws-ccm-renderer: --distro "bogus" is unknown: use one of auto, rke, rke2, k3s, kubeadm`
 	helmErr := `Error: error while running post render on files: failed to invoke post-renderer plugin "aws-ccm": plugin "aws-ccm" exited with error`
 	args := []string{"template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus"}
 

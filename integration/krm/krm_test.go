@@ -100,9 +100,7 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 					if err != nil {
 						t.Fatalf("kustomize build: %v\n%s", err, errOut)
 					}
-					if len(errOut) != 0 {
-						t.Errorf("stderr: %s", errOut)
-					}
+					testtools.CheckStderr(t, string(errOut), mode)
 					objs, err := manifest.Split(out)
 					if err != nil {
 						t.Fatal(err)
@@ -150,12 +148,12 @@ func TestKRMFunctionErrors(t *testing.T) {
 		fc    string
 		want  string
 	}{
-		"unknown distro":      {input, configMapFC("  distro: bogus\n"), `aws-ccm-renderer: functionConfig ConfigMap aws-ccm: unknown distro "bogus": use one of auto, rke, rke2, k3s, kubeadm`},
+		"unknown distro":      {input, configMapFC("  distro: bogus\n"), `aws-ccm-renderer: functionConfig ConfigMap aws-ccm: distro "bogus" is unknown: use one of auto, rke, rke2, k3s, kubeadm`},
 		"unknown key":         {input, configMapFC("  distros: rke\n"), "aws-ccm-renderer: functionConfig ConfigMap aws-ccm: data.distros: unknown key"},
 		"unknown field":       {input, rendererConfigFC("distros: rke\n"), "aws-ccm-renderer: functionConfig RendererConfig aws-ccm: yaml: unmarshal errors:"},
 		"contradictory flags": {input, configMapFC("  setArgs: v=1\n  removeArgs: v\n"), "removeArgs v contradicts v=1"},
 		"no CCM in the input": {[]byte("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: x\n"), configMapFC("  distro: rke2\n"),
-			"aws-ccm-renderer: no AWS cloud-controller-manager DaemonSet or Deployment among the 1 objects of the input; set allowMissingWorkload to true"},
+			"aws-ccm-renderer: no AWS cloud-controller-manager DaemonSet or Deployment among the 1 objects of the input (the CCM is recognised by its executable aws-cloud-controller-manager or its image .../provider-aws/cloud-controller-manager); name an unusual build with target: KIND/NAMESPACE/NAME, or pass allowMissingWorkload: true"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -102,12 +102,10 @@ func TestWrapperChart(t *testing.T) {
 }
 
 // sameMeaning checks that the wrapper chart's output (got) means what the
-// post-renderer's output (want) means: the same objects; a CCM pod spec
-// that is the same but for the order of the tolerations and for those the
-// renderer keeps from the chart's defaults, as long as it lands on the same
-// fixture nodes of every distribution and tolerates the same taints on the
-// distribution's nodes; the same RBAC grants; the same leader migration
-// configuration.
+// post-renderer's output (want) means: the same objects; the same DaemonSet
+// (landing on the same fixture nodes of every distribution), but for the
+// options annotation the upstream chart has no value for; the same RBAC
+// grants; the same leader migration configuration.
 func sameMeaning(t *testing.T, got, want []manifest.Object, nodes map[string][]nodefit.Node, distro string) {
 	t.Helper()
 	ids := func(objs []manifest.Object) []string {

@@ -81,18 +81,36 @@ func tool(env, fallback string) string {
 	return fallback
 }
 
+// bench is one run's tools and scratch directory.
+type bench struct {
+	renderer, baseline, helm, kustomize string
+	work                                string
+}
+
 func run() error {
 	root, _ := os.Getwd()
-	renderer := tool("AWS_CCM_RENDERER", filepath.Join(root, "bin", "aws-ccm-renderer"))
-	helm := tool("HELM3", filepath.Join(root, "bin", "helm"))
-	kustomize := tool("KUSTOMIZE", filepath.Join(root, "bin", "kustomize"))
-	work, err := os.MkdirTemp("", "aws-ccm-bench")
-	if err != nil {
+	b := bench{
+		renderer:  tool("AWS_CCM_RENDERER", filepath.Join(root, "bin", "aws-ccm-renderer")),
+		baseline:  os.Getenv("AWS_CCM_RENDERER_BASELINE"), // another build, measured beside it
+		helm:      tool("HELM3", filepath.Join(root, "bin", "helm")),
+		kustomize: tool("KUSTOMIZE", filepath.Join(root, "bin", "kustomize")),
+	}
+	var err error
+	if b.work, err = os.MkdirTemp("", "aws-ccm-bench"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer os.RemoveAll(b.work)
+	if err := b.chart(root); err != nil {
+		return err
+	}
+	if err := b.umbrellas(); err != nil {
+		return err
+	}
+	return kyamlPeer()
+}
 
-	// 1. One release of the latest upstream chart, per process.
+// chartOutput renders the latest upstream chart with Helm into a file.
+func (b bench) chartOutput(root string) (string, int, error) {
 	chart := filepath.Join(root, "..", "shared", "charts", "aws-cloud-controller-manager-0.0.11.tgz")
 	if c := os.Getenv("AWS_CCM_CHART"); c != "" {
 		chart = c
@@ -100,60 +118,78 @@ func run() error {
 	if _, err := os.Stat(chart); err != nil {
 		chart = filepath.Join(root, ".cache", "charts", "aws-cloud-controller-manager-0.0.11.tgz")
 	}
-	tmpl := exec.Command(helm, "template", "ccm", chart, "--namespace", "kube-system")
-	tmpl.Env = append(os.Environ(), "HELM_CACHE_HOME="+work, "HELM_CONFIG_HOME="+work, "HELM_DATA_HOME="+work)
-	chartOut, err := tmpl.Output()
+	tmpl := exec.Command(b.helm, "template", "ccm", chart, "--namespace", "kube-system")
+	tmpl.Env = append(os.Environ(), "HELM_CACHE_HOME="+b.work, "HELM_CONFIG_HOME="+b.work, "HELM_DATA_HOME="+b.work)
+	out, err := tmpl.Output()
 	if err != nil {
-		return fmt.Errorf("helm template %s: %v", chart, err)
+		return "", 0, fmt.Errorf("helm template %s: %v", chart, err)
 	}
-	small := filepath.Join(work, "chart.yaml")
-	if err := os.WriteFile(small, chartOut, 0o644); err != nil {
+	file := filepath.Join(b.work, "chart.yaml")
+	return file, len(out), os.WriteFile(file, out, 0o644)
+}
+
+// chart measures one release of the latest upstream chart, one process per
+// render, beside cat, a kustomize post-renderer and the Helm SDK build.
+func (b bench) chart(root string) error {
+	small, size, err := b.chartOutput(root)
+	if err != nil {
 		return err
 	}
-	wrapper := filepath.Join(work, "kustomize-postrenderer.sh")
+	wrapper := filepath.Join(b.work, "kustomize-postrenderer.sh")
 	if err := os.WriteFile(wrapper, []byte(kustomizeWrapper), 0o755); err != nil {
 		return err
 	}
-	os.Setenv("KUSTOMIZE", kustomize)
+	os.Setenv("KUSTOMIZE", b.kustomize)
 
 	const runs = 31
 	fmt.Printf("aws-ccm-renderer benchmark (%d runs per command; median, p90)\n\n", runs)
-	fmt.Printf("1. helm template of chart 0.0.11 (%d bytes), one process per render\n", len(chartOut))
-	cat, err := measure(runs, small, "cat")
-	if err != nil {
-		return err
+	fmt.Printf("1. helm template of chart 0.0.11 (%d bytes), one process per render\n", size)
+	commands := []struct {
+		name string
+		argv []string
+	}{
+		{"cat", []string{"cat"}},
+		{"aws-ccm-renderer --distro=rke2", []string{b.renderer, "--distro=rke2"}},
+		{"kustomize wrapper (placement patch only)", []string{wrapper}},
+		{"aws-ccm-renderer-helm (Helm SDK linked)", []string{filepath.Join(filepath.Dir(b.renderer), "aws-ccm-renderer-helm"), "--distro=rke2"}},
 	}
-	ren, err := measure(runs, small, renderer, "--distro=rke2")
-	if err != nil {
-		return err
+	if b.baseline != "" {
+		commands = append(commands, struct {
+			name string
+			argv []string
+		}{"baseline build --distro=rke2", []string{b.baseline, "--distro=rke2"}})
 	}
-	kus, err := measure(runs, small, wrapper)
-	if err != nil {
-		return err
+	results := map[string]result{}
+	for _, c := range commands {
+		r, err := measure(runs, small, c.argv[0], c.argv[1:]...)
+		if err != nil {
+			return err
+		}
+		results[c.name] = r
+		fmt.Printf("   %-40s %8.2f ms %8.2f ms %7.1f MiB\n", c.name, ms(r.median), ms(r.p90), float64(r.maxRSS)/(1<<20))
 	}
-	withSDK, err := measure(runs, small, filepath.Join(filepath.Dir(renderer), "aws-ccm-renderer-helm"), "--distro=rke2")
-	if err != nil {
-		return err
-	}
-	row := func(name string, r result) {
-		fmt.Printf("   %-40s %8.2f ms %8.2f ms %7.1f MiB\n", name, ms(r.median), ms(r.p90), float64(r.maxRSS)/(1<<20))
-	}
-	row("cat", cat)
-	row("aws-ccm-renderer --distro=rke2", ren)
-	row("kustomize wrapper (placement patch only)", kus)
-	row("aws-ccm-renderer-helm (Helm SDK linked)", withSDK)
+	ren, cat, kus := results[commands[1].name], results["cat"], results[commands[2].name]
+	withSDK := results[commands[3].name]
 	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time\n",
 		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median))
-	fmt.Printf("   linking the Helm SDK costs %.1f ms per process (%.1fx the lean binary's time): why the chart wrapper commands live in aws-ccm-renderer-helm\n\n",
+	fmt.Printf("   linking the Helm SDK costs %.1f ms per process (%.1fx the lean binary's time): why the chart wrapper commands live in aws-ccm-renderer-helm\n",
 		ms(withSDK.median-ren.median), float64(withSDK.median)/float64(ren.median))
+	if base, ok := results["baseline build --distro=rke2"]; ok {
+		fmt.Printf("   renderer vs baseline build: %.2fx the time\n", float64(ren.median)/float64(base.median))
+	}
+	fmt.Println()
+	return nil
+}
 
-	// 2. Umbrella streams.
+// umbrellas measures umbrella streams with the CCM inside, one process per
+// render, from a file and through a pipe.
+func (b bench) umbrellas() error {
 	fmt.Println("2. umbrella streams with the CCM inside, one process per render")
 	var base result
 	var baseSize int
 	for i, docs := range []int{10000, 100000} {
 		data := benchdata.Umbrella(docs)
-		file := filepath.Join(work, fmt.Sprintf("umbrella-%d.yaml", docs))
+		file := filepath.Join(b.work, fmt.Sprintf("umbrella-%d.yaml", docs))
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			return err
 		}
@@ -165,11 +201,11 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		r, err := measure(n, file, renderer, "--distro=rke2")
+		r, err := measure(n, file, b.renderer, "--distro=rke2")
 		if err != nil {
 			return err
 		}
-		p, err := measureVia(true, n, file, renderer, "--distro=rke2")
+		p, err := measureVia(true, n, file, b.renderer, "--distro=rke2")
 		if err != nil {
 			return err
 		}
@@ -178,6 +214,13 @@ func run() error {
 			docs, mb, ms(c.median), ms(r.median), mb/r.median.Seconds(), float64(r.maxRSS)/(1<<20), float64(r.maxRSS)/float64(len(data)))
 		fmt.Printf("   %30s  through a pipe %8.1f ms = %6.1f MB/s, peak RSS %6.1f MiB = %.2fx the input\n",
 			"", ms(p.median), mb/p.median.Seconds(), float64(p.maxRSS)/(1<<20), float64(p.maxRSS)/float64(len(data)))
+		if b.baseline != "" {
+			bl, err := measure(n, file, b.baseline, "--distro=rke2")
+			if err != nil {
+				return err
+			}
+			fmt.Printf("   %30s  baseline build %8.1f ms: the renderer takes %.2fx its time\n", "", ms(bl.median), float64(r.median)/float64(bl.median))
+		}
 		if i == 0 {
 			base, baseSize = r, len(data)
 		} else {
@@ -185,8 +228,12 @@ func run() error {
 		}
 		os.Remove(file)
 	}
+	return nil
+}
 
-	// 3. The kyaml peer, in process on the 10,000-document stream.
+// kyamlPeer times kyaml's read-and-write round trip of the 10,000-document
+// stream in process: what parsing every document would cost.
+func kyamlPeer() error {
 	data := benchdata.Umbrella(10000)
 	start := time.Now()
 	var out bytes.Buffer

@@ -257,11 +257,12 @@ subjects:
 func Umbrella(n int) []byte {
 	var b bytes.Buffer
 	b.Grow(n * 1150)
-	docs := 0
+	docs, ccm := 0, false
 	for i := 0; docs < n; i++ {
-		if docs >= n/2 && docs < n/2+len(app) {
-			b.WriteString(CCM)
+		if !ccm && docs >= n/2 {
+			b.WriteString(CCM) // once: one CCM release in the umbrella
 			docs += 4
+			ccm = true
 			continue
 		}
 		for _, tmpl := range app {

@@ -4,9 +4,7 @@ package manifest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -192,22 +190,4 @@ func Flag(args []string, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// Decode reads every document of a stream into values; it errors on the
-// first that does not decode.
-func Decode(stream []byte) (int, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(stream))
-	n := 0
-	for {
-		var v any
-		err := dec.Decode(&v)
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-	}
 }

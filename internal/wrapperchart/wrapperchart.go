@@ -1,7 +1,9 @@
 // Package wrapperchart generates the values of the wrapper chart
-// charts/aws-ccm-rancher from the renderer's profiles: a values preset per
-// distribution and mode, the default values (rke2, install), and the
-// expectations the chart's validation template checks. Helm gives a parent
+// charts/aws-ccm-rancher from what the renderer makes of the upstream chart's
+// defaults (package upstream): a values preset per distribution and mode, the
+// default values (rke2, install), the expectations the chart's validation
+// template checks, and the objects the renderer adds in migrate mode, as a
+// template. Helm gives a parent
 // chart no way to compute a subchart's values from its own, so the choice of
 // distribution is a choice of values file; the chart checks that the values
 // in effect match its distro and mode values and says what to use if not.
@@ -10,12 +12,13 @@ package wrapperchart
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -29,79 +32,50 @@ var Distros = []renderer.Distro{renderer.DistroRKE, renderer.DistroRKE2, rendere
 // Default is the combination values.yaml holds.
 const Default = "rke2-install"
 
-type rule struct {
-	APIGroups []string `yaml:"apiGroups"`
-	Resources []string `yaml:"resources"`
-	Verbs     []string `yaml:"verbs"`
-}
-
-// ClusterRoleRules is the CCM's ClusterRole as the chart's clusterRoleRules
-// value: what the upstream chart grants (0.0.11, a superset of earlier
-// versions), with get on serviceaccounts, which it lacks.
-var ClusterRoleRules = func() []rule {
-	rules := []rule{
-		{[]string{""}, []string{"events"}, []string{"create", "patch", "update"}},
-		{[]string{""}, []string{"nodes"}, []string{"*"}},
-		{[]string{""}, []string{"nodes/status"}, []string{"patch"}},
-		{[]string{""}, []string{"services"}, []string{"list", "patch", "update", "watch"}},
-		{[]string{""}, []string{"services/status"}, []string{"list", "patch", "update", "watch"}},
-		{[]string{""}, []string{"serviceaccounts"}, nil},
-		{[]string{""}, []string{"persistentvolumes"}, []string{"get", "list", "update", "watch"}},
-		{[]string{""}, []string{"endpoints"}, []string{"create", "get", "list", "watch", "update"}},
-		{[]string{"coordination.k8s.io"}, []string{"leases"}, []string{"create", "get", "list", "watch", "update"}},
-		{[]string{""}, []string{"serviceaccounts/token"}, nil},
-		{[]string{"authentication.k8s.io"}, []string{"tokenreviews"}, []string{"create"}},
-		{[]string{"authorization.k8s.io"}, []string{"subjectaccessreviews"}, []string{"create"}},
-	}
-	for _, p := range renderer.CCMServiceAccountPermissions {
-		for i := range rules {
-			if rules[i].Resources[0] == p.Resource && !slices.Contains(rules[i].Verbs, p.Verb) {
-				rules[i].Verbs = append(rules[i].Verbs, p.Verb)
-			}
-		}
-	}
-	for i := range rules {
-		if rules[i].Resources[0] == "serviceaccounts" {
-			slices.Sort(rules[i].Verbs) // create, get
-		}
-	}
-	return rules
-}()
-
 // preset is the subchart values for one distribution and mode, and the
 // flags the renderer enforces there (the chart's other flags, such as --v,
 // are the user's to change).
 func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error) {
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = d, m
-	r, err := renderer.New(o)
+	r, err := upstream.Render(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	p := r.Profile()
 	// Null removes a key of the chart's default nodeSelector; Helm keeps a
-	// null for a key the default lacks, so only the default key is nulled.
+	// null for a key the default lacks, so only default keys are nulled.
 	sel := map[string]any{}
-	if _, ok := p.NodeSelector[renderer.LabelControlPlane]; !ok {
-		sel[renderer.LabelControlPlane] = nil
+	for _, k := range r.RemovedSelectorKeys() {
+		sel[k] = nil
 	}
-	for k, v := range p.NodeSelector {
-		sel[k] = v
+	v := map[string]any{"nodeSelector": sel}
+	for value, node := range map[string]*yaml.RNode{
+		"tolerations": r.PodSpec("tolerations"), "args": r.Container("args"),
+		"extraVolumes": r.PodSpec("volumes"), "extraVolumeMounts": r.Container("volumeMounts"),
+	} {
+		if node != nil {
+			var x any
+			if err := node.YNode().Decode(&x); err != nil {
+				return nil, nil, err
+			}
+			v[value] = x
+		}
 	}
-	v := map[string]any{
-		"nodeSelector":     sel,
-		"tolerations":      overlays.Tolerations(p),
-		"args":             r.MergeArgs(overlays.ChartArgs),
-		"hostNetworking":   true,
-		"clusterRoleRules": ClusterRoleRules,
+	if s := r.PodSpec("nodeSelector"); s != nil {
+		var rendered map[string]any
+		if err := s.YNode().Decode(&rendered); err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(sel, rendered)
 	}
-	if r.RendersLeaderMigrationConfig() {
-		v["extraVolumes"] = []any{map[string]any{"name": renderer.LeaderMigrationVolume,
-			"configMap": map[string]any{"name": renderer.LeaderMigrationConfigMapName(overlays.ChartWorkload)}}}
-		v["extraVolumeMounts"] = []any{map[string]any{"name": renderer.LeaderMigrationVolume,
-			"mountPath": renderer.LeaderMigrationMountPath, "readOnly": true}}
+	v["hostNetworking"] = r.PodSpec("hostNetwork") != nil
+	var rules any
+	if err := r.ClusterRole.Field("rules").Value.YNode().Decode(&rules); err != nil {
+		return nil, nil, err
 	}
-	return v, r.MergeArgs(nil), nil
+	v["clusterRoleRules"] = rules
+	enforced, err := upstream.EnforcedArgs(o)
+	return v, enforced, err
 }
 
 // Files returns the generated files, by path relative to the chart.
@@ -132,22 +106,33 @@ func Files() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files["templates/_presets.tpl"] = []byte(fmt.Sprintf("{{- /* Generated from aws-ccm-renderer's profiles (go test ./internal/wrapperchart -update): do not edit. */ -}}\n"+
+	files["templates/_presets.tpl"] = []byte(fmt.Sprintf("{{- /* Generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit. */ -}}\n"+
 		"{{- /* What each distro and mode needs in the upstream chart's values; templates/validate.yaml checks it. */ -}}\n"+
 		"{{- define \"aws-ccm-rancher.presets\" -}}\n%s{{- end -}}\n", b))
-	files["templates/leader-migration.yaml"] = []byte(leaderMigrationTemplate())
+	var apis strings.Builder
+	for _, a := range renderer.MigrationAPIs {
+		fmt.Fprintf(&apis, "- since: %q\n  apiVersion: %s\n  featureGate: %v\n", a.Since, a.APIVersion, a.FeatureGate)
+	}
+	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
+		"{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}\n"+
+			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
+	lm, err := migrateTemplate()
+	if err != nil {
+		return nil, err
+	}
+	files["templates/leader-migration.yaml"] = lm
 	return files, nil
 }
 
 func presetHeader(d renderer.Distro, m renderer.Mode) string {
-	return fmt.Sprintf("# Values for distro=%s mode=%s, generated from aws-ccm-renderer's profiles: do not edit.\n"+
+	return fmt.Sprintf("# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n"+
 		"#   helm install aws-ccm charts/aws-ccm-rancher -n kube-system -f presets/%s-%s.yaml\n"+
 		"# The upstream chart's values go under %s; lists here replace the chart's whole.\n", d, m, d, m, Subchart)
 }
 
 func defaultValues(preset []byte) []byte {
 	var b strings.Builder
-	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's profiles: do not edit;\n")
+	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n")
 	b.WriteString("# the defaults are presets/" + Default + ".yaml.\n#\n")
 	b.WriteString("# distro: rke, rke2, k3s or kubeadm (auto needs a node affinity, which the upstream\n")
 	b.WriteString("#   chart has no value for). mode: install, or migrate during a move off the in-tree\n")
@@ -156,32 +141,81 @@ func defaultValues(preset []byte) []byte {
 	b.WriteString("#   templates/validate.yaml fails with what to change when they do not.\n")
 	b.WriteString("# leaderName: the lease shared with the in-tree controller manager during a migration.\n")
 	b.WriteString("# " + Subchart + ": the upstream chart's own values, passed through.\n")
+	b.WriteString("# kcmUser: the in-tree controller manager's identity, which migrate mode lets hold that lease.\n")
 	b.WriteString("leaderName: " + renderer.DefaultLeaderName + "\n")
+	b.WriteString("kcmUser: " + renderer.DefaultKCMUser + "\n")
 	b.Write(preset)
 	return []byte(b.String())
 }
 
-// leaderMigrationTemplate renders the leader migration ConfigMap in migrate
-// mode, named after the upstream chart's workload.
-func leaderMigrationTemplate() string {
-	cfg := renderer.LeaderMigrationConfiguration("LEADER")
-	cfg = strings.Replace(cfg, `leaderName: "LEADER"`, `leaderName: {{ .Values.leaderName | quote }}`, 1)
+// Placeholders the objects of migrate mode are rendered with, and the
+// template expressions that stand for them in the chart.
+var placeholders = []struct{ text, expr string }{
+	{"workloadplaceholder", "$ccm.nameOverride"},
+	{"namespaceplaceholder", "$ccm.namespace"},
+	{"leaderplaceholder", "$.Values.leaderName"},
+	{"kcmuserplaceholder", "$.Values.kcmUser"},
+}
+
+// scalarWithPlaceholder is a YAML scalar, quoted or not, holding a
+// placeholder.
+var scalarWithPlaceholder = regexp.MustCompile(`"?[A-Za-z0-9:._/-]*placeholder[A-Za-z0-9:._/-]*"?`)
+
+// migrateTemplate renders the objects the renderer adds in migrate mode
+// with placeholders for the names the chart's values decide, and turns them
+// into a template: the leader migration ConfigMap named after the upstream
+// chart's workload, with the LeaderMigrationConfiguration version the CCM's
+// image reads (templates/_helpers of this chart pick it), and the Role and
+// RoleBinding for the in-tree controller manager.
+func migrateTemplate() ([]byte, error) {
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode, o.LeaderName, o.KCMUser = Distros[0], renderer.ModeMigrate, "leaderplaceholder", "kcmuserplaceholder"
+	in, err := upstream.Defaults()
+	if err != nil {
+		return nil, err
+	}
+	ds := in[len(in)-1]
+	if err := ds.SetName("workloadplaceholder"); err != nil {
+		return nil, err
+	}
+	if err := ds.SetNamespace("namespaceplaceholder"); err != nil {
+		return nil, err
+	}
+	r, err := upstream.RenderObjects(o, in)
+	if err != nil {
+		return nil, err
+	}
+	text, err := r.GeneratedYAML()
+	if err != nil {
+		return nil, err
+	}
+	last := renderer.MigrationAPIs[len(renderer.MigrationAPIs)-1].APIVersion
+	if !strings.Contains(text, "apiVersion: "+last+"\n") {
+		return nil, fmt.Errorf("the rendered LeaderMigrationConfiguration is not %s", last)
+	}
+	text = strings.Replace(text, "apiVersion: "+last+"\n", "apiVersion: {{ include \"aws-ccm-rancher.migrationAPI\" . }}\n", 1)
+	text = scalarWithPlaceholder.ReplaceAllStringFunc(text, func(s string) string {
+		s = strings.Trim(s, `"`)
+		var args []string
+		for _, p := range placeholders {
+			for strings.Contains(s, p.text) {
+				i := strings.Index(s, p.text)
+				args = append(args, p.expr)
+				s = s[:i] + "%s" + s[i+len(p.text):]
+			}
+		}
+		if s == "%s" {
+			return "{{ " + args[0] + " | quote }}"
+		}
+		return fmt.Sprintf("{{ printf %q %s | quote }}", s, strings.Join(args, " "))
+	})
 	var b strings.Builder
-	b.WriteString("{{- /* Generated from aws-ccm-renderer (go test ./internal/wrapperchart -update): do not edit. */ -}}\n")
+	b.WriteString("{{- /* Generated from what aws-ccm-renderer adds in migrate mode (make generate): do not edit. */ -}}\n")
 	b.WriteString("{{- if eq .Values.mode \"migrate\" }}\n")
 	b.WriteString("{{- $ccm := index .Values \"" + Subchart + "\" }}\n")
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n")
-	b.WriteString("  name: {{ printf \"%s-leader-migration\" $ccm.nameOverride | quote }}\n")
-	b.WriteString("  namespace: {{ $ccm.namespace | quote }}\n")
-	b.WriteString("  annotations:\n    " + renderer.GeneratedAnnotation + ": leader-migration-config\n")
-	b.WriteString("data:\n  " + renderer.LeaderMigrationFile + ": |\n")
-	for _, line := range strings.SplitAfter(cfg, "\n") {
-		if line != "" {
-			b.WriteString("    " + line)
-		}
-	}
+	b.WriteString(text)
 	b.WriteString("{{- end }}\n")
-	return b.String()
+	return []byte(b.String()), nil
 }
 
 // Names lists the generated files in order.

@@ -1,4 +1,4 @@
-{{- /* Generated from aws-ccm-renderer's profiles (go test ./internal/wrapperchart -update): do not edit. */ -}}
+{{- /* Generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit. */ -}}
 {{- /* What each distro and mode needs in the upstream chart's values; templates/validate.yaml checks it. */ -}}
 {{- define "aws-ccm-rancher.presets" -}}
 k3s-install:
@@ -163,4 +163,16 @@ rke2-migrate:
     operator: Exists
   - key: CriticalAddonsOnly
     operator: Exists
+{{- end -}}
+{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}
+{{- define "aws-ccm-rancher.migrationAPIs" -}}
+- since: "1.21"
+  apiVersion: controllermanager.config.k8s.io/v1alpha1
+  featureGate: true
+- since: "1.22"
+  apiVersion: controllermanager.config.k8s.io/v1beta1
+  featureGate: false
+- since: "1.24"
+  apiVersion: controllermanager.config.k8s.io/v1
+  featureGate: false
 {{- end -}}

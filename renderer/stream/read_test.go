@@ -1,8 +1,7 @@
-package renderer
+package stream
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -41,37 +40,5 @@ func TestReadStream(t *testing.T) {
 				t.Fatalf("%d chunks: the test does not exercise the cutting", len(chunks))
 			}
 		}
-	}
-}
-
-// TestRenderChunks: rendering chunks gives the bytes rendering the whole
-// stream gives, and document numbers and lines run on across chunks.
-func TestRenderChunks(t *testing.T) {
-	in := benchdata.Umbrella(500)
-	r, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := r.Render(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, err := readStream(bytes.NewReader(in), 0, 1024, 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := r.RenderChunks(chunks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(whole.Bytes(), parts.Bytes()) {
-		t.Fatal("chunked rendering differs")
-	}
-	bad := append(append([]byte{}, in...), "---\nkind: [\n"...)
-	chunks, _ = readStream(bytes.NewReader(bad), 0, 1024, 4096)
-	_, err = r.RenderChunks(chunks)
-	lines := bytes.Count(in, []byte("\n")) + 1
-	if err == nil || !strings.Contains(err.Error(), "document 501 (line "+strconv.Itoa(lines)+")") {
-		t.Fatalf("error %v does not name document 501 at line %d", err, lines)
 	}
 }

@@ -1,4 +1,4 @@
-package renderer
+package stream
 
 import (
 	"bytes"
@@ -75,19 +75,9 @@ func (c *checker) line(line []byte) bool {
 		return false
 	}
 	if c.block {
-		if indent < len(line) && line[indent] == '\t' && (c.blockIndent == 0 || indent < c.blockIndent) {
-			return false // a tab where the parser expects indentation
+		if ok, inside := c.blockLine(line, indent); inside {
+			return ok
 		}
-		if indent == len(line) { // blank or all-space line
-			return indent == 0 || c.blockIndent != 0
-		}
-		if indent > c.blockParent {
-			if c.blockIndent == 0 {
-				c.blockIndent = indent
-			}
-			return indent >= c.blockIndent
-		}
-		c.block = false
 	}
 	rest := line[indent:]
 	if len(rest) == 0 || rest[0] == '#' {
@@ -106,31 +96,65 @@ func (c *checker) line(line []byte) bool {
 		}
 		c.scalarLimit = -1
 	}
-
 	if c.pending >= 0 {
-		p, key := c.pending, c.pendingKey
-		c.pending = -1
-		switch {
-		case indent > p:
-			if t == scalarLine {
-				// "key:" and its value on the next line, as toYaml prints
-				// "env:\n  []". A complete one-line scalar only.
-				c.scalarLimit = p
-				if c.pendingKind {
-					if rest[0] == '"' && bytes.IndexByte(rest, '\\') >= 0 {
-						return false
-					}
-					c.kind = scalarText(rest)
-				}
-				return value(rest) == plainValue
-			}
-			c.stack = append(c.stack, frame{indent: indent, seq: t == seqLine})
-			return c.entry(indent, rest, t)
-		case indent == p && key && t == seqLine:
-			c.stack = append(c.stack, frame{indent: indent, seq: true, compact: true})
-			return c.entry(indent, rest, t)
+		if ok, taken := c.afterPending(indent, rest, t); taken {
+			return ok
 		}
 	}
+	return c.node(indent, rest, t)
+}
+
+// blockLine checks a line while a block scalar is open: inside reports
+// whether the line belongs to the scalar (ok then says whether it is
+// well-formed); a line less indented ends the scalar.
+func (c *checker) blockLine(line []byte, indent int) (ok, inside bool) {
+	if indent < len(line) && line[indent] == '\t' && (c.blockIndent == 0 || indent < c.blockIndent) {
+		return false, true // a tab where the parser expects indentation
+	}
+	if indent == len(line) { // blank or all-space line
+		return indent == 0 || c.blockIndent != 0, true
+	}
+	if indent > c.blockParent {
+		if c.blockIndent == 0 {
+			c.blockIndent = indent
+		}
+		return indent >= c.blockIndent, true
+	}
+	c.block = false
+	return false, false
+}
+
+// afterPending checks the line after a key or dash whose value did not
+// start on its own line: taken reports whether the line is that value.
+func (c *checker) afterPending(indent int, rest []byte, t lineType) (ok, taken bool) {
+	p, key := c.pending, c.pendingKey
+	c.pending = -1
+	switch {
+	case indent > p:
+		if t == scalarLine {
+			// "key:" and its value on the next line, as toYaml prints
+			// "env:\n  []". A complete one-line scalar only.
+			c.scalarLimit = p
+			if c.pendingKind {
+				if rest[0] == '"' && bytes.IndexByte(rest, '\\') >= 0 {
+					return false, true
+				}
+				c.kind = scalarText(rest)
+			}
+			return value(rest) == plainValue, true
+		}
+		c.stack = append(c.stack, frame{indent: indent, seq: t == seqLine})
+		return c.entry(indent, rest, t), true
+	case indent == p && key && t == seqLine:
+		c.stack = append(c.stack, frame{indent: indent, seq: true, compact: true})
+		return c.entry(indent, rest, t), true
+	}
+	return false, false
+}
+
+// node checks a line that starts a node of the collection it is indented
+// into, or the document's root node.
+func (c *checker) node(indent int, rest []byte, t lineType) bool {
 	if c.rootScalar {
 		return false
 	}

@@ -1,4 +1,4 @@
-package renderer
+package stream
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ const (
 	maxChunk   = 4 << 20
 )
 
-// ReadStream reads a manifest stream into chunks that each end at a document
+// Read reads a manifest stream into chunks that each end at a document
 // boundary, so that every document lies whole in one chunk and the stream is
 // never copied into one big buffer: reading costs the input's size plus one
 // chunk, not twice the input. sizeHint, when known (a regular file), sizes
 // the first chunk.
-func ReadStream(r io.Reader, sizeHint int64) ([][]byte, error) {
+func Read(r io.Reader, sizeHint int64) ([][]byte, error) {
 	return readStream(r, sizeHint, firstChunk, maxChunk)
 }
 

@@ -1,4 +1,4 @@
-package renderer
+package stream
 
 import (
 	"bytes"
@@ -128,7 +128,7 @@ func TestFastCheckEscapes(t *testing.T) {
 // the parser fails here rather than only in a benchmark.
 func TestFastPathCoverage(t *testing.T) {
 	inputs := map[string][]byte{"umbrella": benchdata.Umbrella(2000)}
-	golden, _ := filepath.Glob("../testdata/golden/helm3/*/*.yaml")
+	golden, _ := filepath.Glob("../../testdata/golden/helm3/*/*.yaml")
 	for _, g := range golden {
 		b, err := os.ReadFile(g)
 		if err != nil {
@@ -140,12 +140,12 @@ func TestFastPathCoverage(t *testing.T) {
 		t.Fatalf("only %d inputs", len(inputs))
 	}
 	for name, in := range inputs {
-		for _, d := range splitDocuments(in) {
-			if err := d.check(); err != nil {
+		for _, d := range Split([][]byte{in}) {
+			if err := d.scan(); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if !d.simple {
-				t.Errorf("%s: %s took the slow path:\n%s", name, d.describe(), d.raw)
+			if !d.Simple {
+				t.Errorf("%s: %s took the slow path:\n%s", name, d, d.Raw)
 			}
 		}
 	}

@@ -1,0 +1,455 @@
+package leadermigration
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+const (
+	// kcmUser is the in-tree controller manager's identity: the common name
+	// of its client certificate, as kubeadm, RKE and RKE2 issue it.
+	kcmUser = "system:kube-controller-manager"
+	// kcmLease and ccmLease are the managers' own leader leases.
+	kcmLease = "kube-controller-manager"
+	ccmLease = "cloud-controller-manager"
+)
+
+var kcmGroups = []string{"system:authenticated"}
+
+// policy126 puts the bootstrap RBAC of Kubernetes 1.26 for the
+// kube-controller-manager back in place (testdata/kcm-rbac-v1.26.yaml) and
+// waits until the API server's authorizer shows its gap: the controller
+// manager may not get or update the migration lease, while it may still
+// take its own.
+func policy126(t *testing.T) {
+	t.Helper()
+	apply(t, readObjects(t, filepath.Join("testdata", "kcm-rbac-v1.26.yaml")))
+	var own, migration leaseAccess
+	waitFor(t, 30*time.Second, "the 1.26 policy to take effect", func() bool {
+		own = canLease(t, kcmUser, kcmGroups, kcmLease)
+		migration = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
+		return own.all() && !migration["get"] && !migration["update"]
+	})
+	t.Logf("1.26 policy in effect for %s: Lease %s: %v; Lease %s: %v", kcmUser, kcmLease, own, renderer.DefaultLeaderName, migration)
+}
+
+// startKCM runs the real kube-controller-manager as kcmUser, with leader
+// election and leader migration on and the KCM-side configuration in
+// testdata. It runs only the service account token controller, which leader
+// migration waits for before it tries the migration lease, and the cloud
+// controllers, which a 1.34 KCM skips (it has no in-tree provider left):
+// what is under test is the leases, read through the API. It is stopped when
+// the test ends.
+func startKCM(t *testing.T, name string) *harness.Process {
+	t.Helper()
+	kubeconfig, err := cp.UserKubeconfig(kcmUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := filepath.Abs(filepath.Join("testdata", "kcm-leader-migration.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(freePort(t)),
+		"--controllers=serviceaccount-token,cloud-node-lifecycle-controller,service-lb-controller,node-route-controller",
+		"--enable-leader-migration=true", "--leader-migration-config=" + config,
+		"--v=2"}
+	args = append(args, leaderElectionFlags()...)
+	p, err := cp.Run(name, bin.ControllerManager, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kube-controller-manager args: %q", args)
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("%s log tail:\n%s", name, tail(p.Log(), 4000))
+		}
+	})
+	return p
+}
+
+// running fails the test if a process has exited.
+func running(t *testing.T, p *harness.Process, what string) {
+	t.Helper()
+	select {
+	case <-p.Done():
+		t.Fatalf("%s exited (its log tail follows)", what)
+	default:
+	}
+}
+
+// serviceAccountKubeconfig returns a kubeconfig with a token of a service
+// account, as a pod of that account gets it.
+func serviceAccountKubeconfig(t *testing.T, ns, name string) string {
+	t.Helper()
+	tr, err := cp.Client.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo[int64](3600)}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for service account %s/%s: %v", ns, name, err)
+	}
+	path, err := cp.TokenKubeconfig("sa-"+ns+"-"+name, tr.Status.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// daemonSet returns the CCM's DaemonSet of a rendered output.
+func daemonSet(t *testing.T, objs []*unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "DaemonSet" {
+			return o
+		}
+	}
+	t.Fatalf("no DaemonSet among %v", ids(objs))
+	return nil
+}
+
+// without drops the objects of some kinds.
+func without(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if !slices.Contains(kinds, o.GetKind()) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// lease reads a Lease in kube-system.
+func lease(t *testing.T, name string) *coordinationv1.Lease {
+	t.Helper()
+	l, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// since formats a duration for the timeline in the test's log.
+func since(t0 time.Time) string { return time.Since(t0).Round(10 * time.Millisecond).String() }
+
+// TestRealKCMHandover runs the real kube-controller-manager, authenticated as
+// system:kube-controller-manager under the bootstrap RBAC of Kubernetes 1.26,
+// with leader migration on, beside the fake-cloud CCM running as its service
+// account with the renderer's output, and reads the leases through the API:
+//
+//   - without the renderer's Role the KCM never holds the migration lease,
+//     and the CCM, once started, takes it at once;
+//   - with it the KCM holds the lease, and the CCM's migrating controllers
+//     wait until the KCM stops, then start within the lease duration and
+//     renew deadline;
+//   - after --mode=install the CCM runs with no migration lease at all.
+func TestRealKCMHandover(t *testing.T) {
+	start := time.Now()
+	policy126(t)
+	// A cluster before the migration: no migration lease.
+	if err := cp.Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), renderer.DefaultLeaderName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+
+	version := testtools.LatestChartVersion
+	migrate := decode(t, render(t, version, nil, "--distro=rke2", "--mode=migrate"))
+	kcmRBAC, ccmObjs := split(migrate, generatedRBAC)
+	ds := daemonSet(t, migrate)
+	sa, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "serviceAccountName")
+	if sa == "" {
+		t.Fatalf("the DaemonSet names no service account")
+	}
+	migrateArgs, migrateConfig := rendered(t, "--distro=rke2", "--mode=migrate")
+	// The CCM's objects, without the Role and RoleBinding for the KCM; the
+	// DaemonSet stays out too, as no kubelet would run it: the CCM runs
+	// here as a process, as its service account.
+	apply(t, without(ccmObjs, "DaemonSet"))
+	ccmKubeconfig := serviceAccountKubeconfig(t, "kube-system", sa)
+	ccmUser, ccmGroups := serviceAccountUser("kube-system", sa)
+	var ccmAccess leaseAccess
+	poll(30*time.Second, func() bool {
+		ccmAccess = canLease(t, ccmUser, ccmGroups, renderer.DefaultLeaderName)
+		return ccmAccess.all()
+	})
+	if !ccmAccess.all() {
+		t.Fatalf("the CCM's service account %s on Lease %s: %v, want get, update and create", ccmUser, renderer.DefaultLeaderName, ccmAccess)
+	}
+
+	// Step 1 of the migration: the in-tree KCM runs with leader migration.
+	kcm := startKCM(t, "kube-controller-manager")
+	var kcmID string
+	ok := t.Run("without the rendered Role", func(t *testing.T) {
+		waitFor(t, 60*time.Second, "the KCM to hold its own lease", func() bool {
+			running(t, kcm, "kube-controller-manager")
+			kcmID = leaseHolder(t, kcmLease)
+			return kcmID != ""
+		})
+		t.Logf("%s: the KCM holds Lease %s as %q", since(start), kcmLease, kcmID)
+		// It tries the migration lease once its main controllers started
+		// (leader election's first step is a get) and is refused.
+		refusal := ""
+		waitFor(t, 60*time.Second, "the KCM to try the migration lease", func() bool {
+			running(t, kcm, "kube-controller-manager")
+			for _, line := range strings.Split(kcm.Log(), "\n") {
+				if strings.Contains(line, "kube-system/"+renderer.DefaultLeaderName) && strings.Contains(line, "forbidden") {
+					refusal = line
+					return true
+				}
+			}
+			return false
+		})
+		t.Logf("%s: KCM log: %s", since(start), strings.TrimSpace(refusal))
+		// Give it a lease duration more: it never creates or holds the lease.
+		for deadline := time.Now().Add(leaseDuration); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+			_, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), renderer.DefaultLeaderName, metav1.GetOptions{})
+			if !apierrors.IsNotFound(err) {
+				t.Fatalf("Lease %s: %v (holder %q), want none: the KCM was refused", renderer.DefaultLeaderName, err, leaseHolder(t, renderer.DefaultLeaderName))
+			}
+		}
+		if strings.Contains(kcm.Log(), "leader migration: starting migrated controllers") {
+			t.Fatal("the KCM started its migrated controllers without the migration lease")
+		}
+		t.Logf("%s: no Lease %s after %s: the KCM runs, holding only its own lease, and its cloud controllers are stopped", since(start), renderer.DefaultLeaderName, leaseDuration)
+
+		// The CCM, installed as the guide says, takes the lease the KCM
+		// cannot and runs its cloud controllers while the KCM still runs.
+		finalized := loadBalancer(t, "kcm-without-role")
+		t0 := time.Now()
+		ccm := startCCMAs(t, "ccm-without-role", ccmKubeconfig, migrateArgs, migrateConfig)
+		ccmID := leaseHolder(t, ccmLease)
+		waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+			running(t, ccm, "the CCM")
+			return leaseHolder(t, renderer.DefaultLeaderName) == ccmID
+		})
+		t.Logf("%s: the CCM holds Lease %s, %s after it started", since(start), renderer.DefaultLeaderName, since(t0))
+		waitFor(t, 60*time.Second, "the CCM's service controller to handle the Service", finalized)
+		running(t, kcm, "kube-controller-manager")
+		if h := leaseHolder(t, kcmLease); h != kcmID {
+			t.Fatalf("Lease %s is held by %q, not the KCM %q", kcmLease, h, kcmID)
+		}
+		t.Logf("%s: the CCM's service controller ran (%s, %s after the CCM started) while the KCM was running", since(start), cleanupFinalizer, since(t0))
+		ccm.Stop()
+	})
+	if !ok {
+		return
+	}
+
+	ok = t.Run("with the rendered Role", func(t *testing.T) {
+		if len(kcmRBAC) != 2 || !slices.Equal(ids(kcmRBAC), []string{
+			"Role kube-system/" + ds.GetName() + "-leader-migration", "RoleBinding kube-system/" + ds.GetName() + "-leader-migration"}) {
+			t.Fatalf("the renderer's --mode=migrate output has %v annotated %s: %s, want the Role and RoleBinding %s-leader-migration in kube-system; objects: %v",
+				ids(kcmRBAC), renderer.GeneratedAnnotation, generatedRBAC, ds.GetName(), ids(migrate))
+		}
+		apply(t, kcmRBAC)
+		// Whatever the steps below do, the grant does not outlive the test.
+		t.Cleanup(func() { remove(t, kcmRBAC) })
+		t0 := time.Now()
+		var access leaseAccess
+		waitFor(t, 30*time.Second, "the Role to take effect", func() bool {
+			access = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
+			return access.all()
+		})
+		if other := canLease(t, kcmUser, kcmGroups, ccmLease); other["get"] || other["update"] {
+			t.Errorf("the Role lets %s at Lease %s too: %v", kcmUser, ccmLease, other)
+		}
+		t.Logf("%s: Role applied; %s on Lease %s: %v", since(start), kcmUser, renderer.DefaultLeaderName, access)
+
+		// The KCM, still running, takes the lease once the stopped CCM's
+		// record has expired.
+		waitFor(t, 60*time.Second, "the KCM to take the migration lease", func() bool {
+			running(t, kcm, "kube-controller-manager")
+			return leaseHolder(t, renderer.DefaultLeaderName) == kcmID
+		})
+		t.Logf("%s: the KCM holds Lease %s, %s after the Role was applied", since(start), renderer.DefaultLeaderName, since(t0))
+		waitFor(t, 30*time.Second, "the KCM to start its migrated controllers", func() bool {
+			return strings.Contains(kcm.Log(), "leader migration: starting migrated controllers")
+		})
+
+		// The CCM starts and holds its own lease; its migrating controllers
+		// wait while the KCM holds the migration lease.
+		finalized := loadBalancer(t, "kcm-with-role")
+		ccm := startCCMAs(t, "ccm-with-role", ccmKubeconfig, migrateArgs, migrateConfig)
+		ccmID := leaseHolder(t, ccmLease)
+		for deadline := time.Now().Add(2 * leaseDuration); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+			running(t, ccm, "the CCM")
+			if h := leaseHolder(t, renderer.DefaultLeaderName); h != kcmID {
+				t.Fatalf("Lease %s is held by %q while the KCM runs, want the KCM %q", renderer.DefaultLeaderName, h, kcmID)
+			}
+			if finalized() {
+				t.Fatal("the CCM's service controller ran while the KCM held the migration lease")
+			}
+		}
+		t.Logf("%s: for %s the KCM kept Lease %s and the CCM's service controller waited", since(start), 2*leaseDuration, renderer.DefaultLeaderName)
+
+		// The cluster switches to the external provider: the KCM stops. It
+		// does not give the lease up; the record it renewed last stays.
+		kcm.Stop()
+		stopped := time.Now()
+		last := lease(t, renderer.DefaultLeaderName)
+		if last.Spec.HolderIdentity == nil || *last.Spec.HolderIdentity != kcmID || last.Spec.RenewTime == nil {
+			t.Fatalf("Lease %s right after the KCM stopped: %+v, want the KCM's record", renderer.DefaultLeaderName, last.Spec)
+		}
+		waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+			running(t, ccm, "the CCM")
+			return leaseHolder(t, renderer.DefaultLeaderName) == ccmID
+		})
+		took := time.Since(stopped)
+		waitFor(t, 60*time.Second, "the CCM's service controller to handle the Service", finalized)
+		ran := time.Since(stopped)
+		taken := lease(t, renderer.DefaultLeaderName)
+		// The KCM's record is valid for a lease duration after its last
+		// renewal; the CCM, which checks every retry period, takes the lease
+		// once it has expired: not before, and within a renew deadline after.
+		gap := taken.Spec.AcquireTime.Sub(last.Spec.RenewTime.Time)
+		t.Logf("%s: KCM stopped; the CCM took Lease %s %s after the KCM's last renewal (%s after the KCM stopped) and its service controller ran %s after the KCM stopped (lease duration %s, renew deadline %s, retry period %s)",
+			since(start), renderer.DefaultLeaderName, gap.Round(10*time.Millisecond), took.Round(10*time.Millisecond), ran.Round(10*time.Millisecond),
+			leaseDuration, renewDeadline, retryPeriod)
+		// The KCM stamps RenewTime before its update reaches the API server,
+		// and the CCM counts the lease duration from when it saw the update:
+		// one retry period of slack.
+		if gap < leaseDuration-retryPeriod {
+			t.Errorf("the CCM took Lease %s %s after the KCM's last renewal, before the record expired (lease duration %s)", renderer.DefaultLeaderName, gap, leaseDuration)
+		}
+		if bound := leaseDuration + renewDeadline; gap > bound || ran > bound {
+			t.Errorf("the CCM took Lease %s %s after the KCM's last renewal and its service controller ran %s after the KCM stopped; want both within the lease duration and renew deadline, %s",
+				renderer.DefaultLeaderName, gap, ran, bound)
+		}
+		ccm.Stop()
+	})
+	if !ok {
+		return
+	}
+
+	t.Run("after --mode=install", func(t *testing.T) {
+		install := decode(t, render(t, version, nil, "--distro=rke2", "--mode=install"))
+		for _, o := range install {
+			if g := generated(o); g == generatedRBAC || g == generatedConfig {
+				t.Errorf("--mode=install output keeps %s (%s: %s)", id(o), renderer.GeneratedAnnotation, g)
+			}
+		}
+		// What `helm upgrade` does: objects no longer rendered are deleted,
+		// the others updated.
+		var gone []*unstructured.Unstructured
+		kept := ids(install)
+		for _, o := range migrate {
+			if !slices.Contains(kept, id(o)) {
+				gone = append(gone, o)
+			}
+		}
+		t.Logf("objects --mode=install drops: %v", ids(gone))
+		remove(t, gone)
+		apply(t, without(install, "DaemonSet"))
+		var access leaseAccess
+		waitFor(t, 30*time.Second, "the Role's removal to take effect", func() bool {
+			access = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
+			return !access["get"] && !access["update"]
+		})
+		// The lease the migration left behind goes too, so that the API
+		// shows whether anything takes it again.
+		if err := cp.Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), renderer.DefaultLeaderName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		args, config := rendered(t, "--distro=rke2", "--mode=install")
+		if config != "" || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--enable-leader-migration") }) {
+			t.Fatalf("--mode=install renders leader migration: args %q, config %q", args, config)
+		}
+		finalized := loadBalancer(t, "kcm-install")
+		t0 := time.Now()
+		ccm := startCCMAs(t, "ccm-install", ccmKubeconfig, args, "")
+		waitFor(t, 60*time.Second, "the CCM's service controller to handle the Service", finalized)
+		ran := since(t0)
+		// A lease duration more for anything to take the lease.
+		time.Sleep(leaseDuration)
+		running(t, ccm, "the CCM")
+		_, err := cp.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), renderer.DefaultLeaderName, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("Lease %s after --mode=install: %v (holder %q), want none", renderer.DefaultLeaderName, err, leaseHolder(t, renderer.DefaultLeaderName))
+		}
+		t.Logf("%s: --mode=install: %s on Lease %s: %v; the CCM's service controller ran %s after it started, and no Lease %s exists",
+			since(start), kcmUser, renderer.DefaultLeaderName, access, ran, renderer.DefaultLeaderName)
+	})
+}
+
+// TestMigrationLeasePermissions asks the real authorizer, for every chart
+// version's --mode=migrate output applied to the API server, whether the
+// CCM's service account and (under the 1.26 bootstrap policy) the in-tree
+// kube-controller-manager may get, update and create the migration lease.
+// Each version gets its own names and its own --leader-name, so that one
+// version's grants cannot stand in for another's.
+func TestMigrationLeasePermissions(t *testing.T) {
+	policy126(t)
+	for _, version := range testtools.ChartVersions {
+		t.Run(version, func(t *testing.T) {
+			name := "lm-" + strings.ReplaceAll(version, ".", "-")
+			leader := name + "-migration"
+			set := "nameOverride=" + name + ",clusterRoleName=" + name + ",serviceAccountName=" + name + ",roleBindingName=" + name
+			if version == "0.0.2" {
+				// Its default CCM (v1.20) has no leader migration, and the
+				// renderer refuses it; the chart's RBAC is checked with a
+				// CCM that has.
+				set += ",image.tag=v1.21.0"
+			}
+			objs := decode(t, render(t, version,
+				[]string{set},
+				"--distro=rke2", "--mode=migrate", "--leader-name="+leader))
+			user, groups := serviceAccountUser("kube-system", name)
+			if a := canLease(t, user, groups, leader); !a.none() {
+				t.Fatalf("chart %s: %s on Lease %s before the output is applied: %v, want nothing", version, user, leader, a)
+			}
+			apply(t, without(objs, "DaemonSet"))
+			t.Cleanup(func() { remove(t, without(objs, "DaemonSet")) })
+
+			t.Run("ccm", func(t *testing.T) {
+				var a leaseAccess
+				poll(30*time.Second, func() bool { a = canLease(t, user, groups, leader); return a.all() })
+				if !a.all() {
+					t.Fatalf("chart %s: the CCM's service account %s on Lease %s: %v, want get, update and create", version, user, leader, a)
+				}
+				t.Logf("chart %s: %s on Lease kube-system/%s: %v", version, user, leader, a)
+			})
+			t.Run("kcm", func(t *testing.T) {
+				rbac, _ := split(objs, generatedRBAC)
+				wait := 30 * time.Second
+				if len(rbac) == 0 {
+					t.Errorf("chart %s: the --mode=migrate output has no object annotated %s: %s", version, renderer.GeneratedAnnotation, generatedRBAC)
+					wait = 0 // nothing to wait for: ask once
+				}
+				var a leaseAccess
+				poll(wait, func() bool { a = canLease(t, kcmUser, kcmGroups, leader); return a.all() })
+				if !a.all() {
+					t.Fatalf("chart %s: %s on Lease %s: %v, want get, update and create", version, kcmUser, leader, a)
+				}
+				if other := canLease(t, kcmUser, kcmGroups, ccmLease); other["get"] || other["update"] {
+					t.Errorf("chart %s: %s on Lease %s: %v, want neither get nor update", version, kcmUser, ccmLease, other)
+				}
+				t.Logf("chart %s: %s on Lease kube-system/%s: %v", version, kcmUser, leader, a)
+			})
+		})
+	}
+}
+
+// poll calls cond until it holds or the timeout passes (the authorizer
+// sees RBAC objects a moment after they are written); the caller judges
+// the last answer.
+func poll(timeout time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(timeout); !cond() && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+	}
+}

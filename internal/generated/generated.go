@@ -1,0 +1,128 @@
+// Package generated is the one place that knows every file of the
+// repository generated from the renderer: the kustomize overlays (and the
+// Fleet example's copy of them) and the wrapper chart's values, presets and
+// templates. Its test fails when one is stale; `make generate` (go test
+// ./internal/generated -update) rewrites them.
+package generated
+
+import (
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
+)
+
+// Tree is a set of generated files under one directory of the repository.
+type Tree struct {
+	Dir   string            // slash-separated, relative to the repository
+	Files map[string][]byte // by slash-separated path relative to Dir
+	// Owned are subdirectories of Dir whose every file is generated: a
+	// file there that Files lacks is stale.
+	Owned []string
+}
+
+// Trees returns every generated tree.
+func Trees() ([]Tree, error) {
+	ov, err := overlays.Files()
+	if err != nil {
+		return nil, err
+	}
+	chart, err := wrapperchart.Files()
+	if err != nil {
+		return nil, err
+	}
+	var owned []string
+	for name := range ov {
+		if d := path.Dir(name); d != "." && !slices.Contains(owned, d) {
+			owned = append(owned, d)
+		}
+	}
+	slices.Sort(owned)
+	return []Tree{
+		{Dir: "overlays", Files: ov, Owned: owned},
+		{Dir: "examples/fleet/overlays", Files: ov, Owned: owned},
+		{Dir: "charts/aws-ccm-rancher", Files: chart, Owned: []string{"presets"}},
+	}, nil
+}
+
+// Stale compares a tree with the files under root (the repository) and
+// returns what differs: "path: missing", "path: stale", "path: not
+// generated any more".
+func (t Tree) Stale(root string) ([]string, error) {
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(t.Files)) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(t.Dir), filepath.FromSlash(name)))
+		switch {
+		case os.IsNotExist(err):
+			problems = append(problems, t.Dir+"/"+name+": missing")
+		case err != nil:
+			return nil, err
+		case string(b) != string(t.Files[name]):
+			problems = append(problems, t.Dir+"/"+name+": stale")
+		}
+	}
+	extra, err := t.extra(root)
+	for _, name := range extra {
+		problems = append(problems, t.Dir+"/"+name+": not generated any more")
+	}
+	return problems, err
+}
+
+// extra returns the files of the owned directories that are not generated.
+func (t Tree) extra(root string) ([]string, error) {
+	var extra []string
+	for _, dir := range t.Owned {
+		entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(t.Dir), filepath.FromSlash(dir)))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if name := dir + "/" + e.Name(); !e.IsDir() && t.Files[name] == nil {
+				extra = append(extra, name)
+			}
+		}
+	}
+	return extra, nil
+}
+
+// Write writes the tree under root and removes the files of its owned
+// directories that are no longer generated.
+func (t Tree) Write(root string) error {
+	base := filepath.Join(root, filepath.FromSlash(t.Dir))
+	extra, err := t.extra(root)
+	if err != nil {
+		return err
+	}
+	for _, name := range extra {
+		if err := os.Remove(filepath.Join(base, filepath.FromSlash(name))); err != nil {
+			return err
+		}
+	}
+	for name, b := range t.Files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Summary names the trees, for messages.
+func Summary(trees []Tree) string {
+	var dirs []string
+	for _, t := range trees {
+		dirs = append(dirs, t.Dir)
+	}
+	return strings.Join(dirs, ", ")
+}

@@ -1,0 +1,140 @@
+package renderer
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// GeneratedAnnotation marks the objects the renderer adds to a stream; its
+// value says which filter added it. A later render over the same stream
+// finds them by it and keeps, replaces or removes them: they are the
+// renderer's, never the user's.
+const GeneratedAnnotation = "aws-ccm-renderer.io/generated"
+
+// The marks of the generators.
+const (
+	markMigrationConfig = "leader-migration-config" // LeaderMigrationConfigMap
+	markMigrationLease  = "leader-migration-rbac"   // MigrationLeaseRBAC
+	markAccountRBAC     = "serviceaccount-rbac"     // AccountRBAC
+)
+
+// generatedMark returns the value of an object's GeneratedAnnotation.
+func generatedMark(rn *yaml.RNode) string {
+	return rn.GetAnnotations()[GeneratedAnnotation]
+}
+
+// generate is what the generator filters share. The nodes they get are the
+// objects earlier renders generated; generate keeps exactly the objects in
+// want among those carrying mark. An object already there keeps its node
+// (and so its bytes) when it is what is wanted, and its place when it is
+// replaced; wanted objects not there are added after the others. Objects
+// with other marks pass through.
+func generate(nodes []*yaml.RNode, mark string, want []*yaml.RNode) []*yaml.RNode {
+	for _, w := range want {
+		_ = setAnnotation(w, GeneratedAnnotation, mark) // a new object: metadata is a map
+	}
+	placed := make([]bool, len(want))
+	out := make([]*yaml.RNode, 0, len(nodes)+len(want))
+	for _, n := range nodes {
+		if generatedMark(n) != mark {
+			out = append(out, n)
+			continue
+		}
+		i := indexOfObject(want, n)
+		if i < 0 || placed[i] {
+			continue // no longer wanted, or a duplicate
+		}
+		placed[i] = true
+		keepForeign(want[i], n, "labels")
+		keepForeign(want[i], n, "annotations")
+		if !sameNode(n.YNode(), want[i].YNode()) {
+			n.SetYNode(want[i].YNode())
+		}
+		out = append(out, n)
+	}
+	for i, w := range want {
+		if !placed[i] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// keepForeign copies into want the entries of the metadata map field
+// (labels, annotations) that old has and want does not: what other tools
+// added to a generated object (kustomize's commonLabels, a KRM
+// orchestrator's bookkeeping) stays when the renderer replaces it.
+func keepForeign(want, old *yaml.RNode, field string) {
+	from, _ := old.Pipe(yaml.Lookup("metadata", field))
+	if from == nil || from.YNode().Kind != yaml.MappingNode {
+		return
+	}
+	meta := mapGet(want.YNode(), "metadata")
+	to, err := mapField(meta, field, "metadata."+field)
+	if err != nil {
+		return
+	}
+	c := from.YNode().Content
+	for i := 0; i+1 < len(c); i += 2 {
+		if mapGet(to, c[i].Value) == nil {
+			to.Content = append(to.Content, c[i], c[i+1])
+		}
+	}
+	if len(to.Content) == 0 {
+		mapDelete(meta, field)
+	}
+}
+
+// indexOfObject returns the index in list of the object with n's kind,
+// namespace and name, or -1.
+func indexOfObject(list []*yaml.RNode, n *yaml.RNode) int {
+	for i, w := range list {
+		if w.GetKind() == n.GetKind() && w.GetNamespace() == n.GetNamespace() && w.GetName() == n.GetName() {
+			return i
+		}
+	}
+	return -1
+}
+
+// newObject builds the skeleton of a generated object.
+func newObject(apiVersion, kind, namespace, name string) *yaml.RNode {
+	meta := pairsNode("name", name, "namespace", namespace)
+	return yaml.NewRNode(&yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: []*yaml.Node{
+		strNode("apiVersion"), strNode(apiVersion),
+		strNode("kind"), strNode(kind),
+		strNode("metadata"), meta,
+	}})
+}
+
+// setAnnotation sets an annotation in place, appending it when new.
+func setAnnotation(rn *yaml.RNode, key, value string) error {
+	meta, err := mapField(rn.YNode(), "metadata", "metadata")
+	if err != nil {
+		return err
+	}
+	annotations, err := mapField(meta, "annotations", "metadata.annotations")
+	if err != nil {
+		return err
+	}
+	if v := mapGet(annotations, key); v != nil && v.Kind == yaml.ScalarNode && v.Value == value {
+		return nil
+	}
+	mapSet(annotations, key, strNode(value))
+	return nil
+}
+
+// removeAnnotation removes an annotation, and metadata.annotations when it
+// becomes empty.
+func removeAnnotation(rn *yaml.RNode, key string) error {
+	meta := mapGet(rn.YNode(), "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode {
+		return nil
+	}
+	annotations := mapGet(meta, "annotations")
+	if annotations == nil || annotations.Kind != yaml.MappingNode || !mapDelete(annotations, key) {
+		return nil
+	}
+	if len(annotations.Content) == 0 {
+		mapDelete(meta, "annotations")
+	}
+	return nil
+}

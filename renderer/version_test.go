@@ -1,0 +1,90 @@
+package renderer
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestVersions: the leader migration configuration's API version follows
+// the CCM's image; a CCM without leader migration, or newer than the
+// cluster, is refused in migrate mode; skew is warned about.
+func TestVersions(t *testing.T) {
+	withImage := func(image string) string {
+		return docs(saDoc, roleDoc, bindDoc, strings.Replace(dsDoc, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", image, 1))
+	}
+	cases := []struct {
+		name     string
+		image    string
+		opts     func(*Options)
+		want     []string // in the output
+		notWant  []string
+		warnings []string // each in one of the warnings
+		err      []string
+	}{
+		{name: "1.21: v1alpha1 and the feature gate", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.21.2", opts: migrate,
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1alpha1", "--feature-gates=ControllerManagerLeaderMigration=true"}},
+		{name: "1.22 alpha: v1beta1", image: "us.gcr.io/k8s-artifacts-prod/provider-aws/cloud-controller-manager:v1.22.0-alpha.0", opts: migrate,
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1beta1"}, notWant: []string{"feature-gates"}},
+		{name: "1.23: v1beta1", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.23.4", opts: migrate,
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1beta1"}},
+		{name: "1.24: v1", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.24.0", opts: migrate,
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1\n"}},
+		{name: "1.20: no leader migration", image: "gcr.io/k8s-staging-provider-aws/cloud-controller-manager:v1.20.0-alpha.0", opts: migrate,
+			err: []string{"DaemonSet kube-system/ccm", "v1.20.0-alpha.0) has no leader migration"}},
+		{name: "1.20 in install mode is fine", image: "gcr.io/k8s-staging-provider-aws/cloud-controller-manager:v1.20.0-alpha.0",
+			want: []string{"--cloud-provider=aws"}},
+		{name: "a digest: the version must be given", image: "registry.k8s.io/provider-aws/cloud-controller-manager@sha256:0123", opts: migrate,
+			err: []string{"cannot tell the CCM's version", "--ccm-version=v1.26.1"}},
+		{name: "a digest with --ccm-version", image: "registry.k8s.io/provider-aws/cloud-controller-manager@sha256:0123",
+			opts: func(o *Options) { o.Mode, o.CCMVersion = ModeMigrate, "v1.23.0" }, want: []string{"controllermanager.config.k8s.io/v1beta1"}},
+		{name: "migrate: a CCM newer than the cluster is refused", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0",
+			opts: func(o *Options) { o.Mode, o.KubeVersion = ModeMigrate, "v1.26.15" },
+			err:  []string{"newer than the cluster (--kube-version v1.26.15)", "--set image.tag=v1.26.<patch>", "--allow-version-skew"}},
+		{name: "migrate: refused unless allowed, then a warning", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0",
+			opts:     func(o *Options) { o.Mode, o.KubeVersion, o.AllowVersionSkew = ModeMigrate, "v1.26.15", true },
+			warnings: []string{"is 1.35 and the cluster 1.26"}},
+		{name: "migrate without the cluster's version: a CCM newer than any cluster that migrates", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0", opts: migrate,
+			warnings: []string{"newer than any cluster that can migrate", "--kube-version checks it"}},
+		{name: "install: skew is a warning", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.0",
+			opts: func(o *Options) { o.KubeVersion = "1.35" }, warnings: []string{"is 1.33 and the cluster 1.35"}},
+		{name: "the same minor: nothing to say", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1",
+			opts: func(o *Options) { o.Mode, o.KubeVersion = ModeMigrate, "v1.26.15+rke2r1" }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, warnings, err := renderCase(t, withImage(c.image), c.opts)
+			if len(c.err) > 0 {
+				if err == nil {
+					t.Fatalf("no error:\n%s", out)
+				}
+				for _, w := range c.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(string(out), w) {
+					t.Errorf("output has %q", w)
+				}
+			}
+			if len(c.warnings) == 0 && len(warnings) > 0 {
+				t.Errorf("warnings %q", warnings)
+			}
+			for _, w := range c.warnings {
+				if !strings.Contains(strings.Join(warnings, "\n"), w) {
+					t.Errorf("warnings %q lack %q", warnings, w)
+				}
+			}
+		})
+	}
+}
