@@ -126,12 +126,11 @@ func (b *builder) helmUpgradeTo(description string, mode renderer.Mode, tag stri
 	return run(KindRenderer, atWorkstation, description, argv...)
 }
 
-// diff previews what helmUpgrade changes in the cluster (the chart wrapper
-// reads the cluster's version itself).
+// diff previews what helmUpgrade changes in the cluster.
 func (b *builder) diff(mode renderer.Mode) Command {
 	argv := []string{"aws-ccm-renderer", "diff", b.r.Release, "--deployed"}
 	argv = append(argv, b.chartArgs(b.r.tag)...)
-	argv = append(argv, b.rendererFlags(mode, false)...)
+	argv = append(argv, b.rendererFlags(mode, true)...)
 	return run(KindRenderer, atWorkstation,
 		"Preview: what the upgrade below would change in the cluster (the release's deployed manifest against the new one, a server-side dry run)", argv...)
 }

@@ -329,7 +329,7 @@ func (b *builder) installMigrate() Step {
 			"daemon pod), so the CCM's pods start now; the lease is what holds their cloud controllers back.",
 			ccmLease, r.LeaderName),
 		Notes: []string{
-			"The renderer sees only what Helm renders now, not what runs in the cluster: on a plain helm upgrade it cannot tell that --mode=migrate was forgotten. Pass the same --post-renderer-args on every upgrade until the after phase; `aws-ccm-renderer upgrade` reads the mode the deployed release recorded instead.",
+			"The renderer sees only what Helm renders now, not what runs in the cluster: on a plain helm upgrade it cannot tell that --mode=migrate was forgotten. Pass the same --post-renderer-args on every upgrade until the after phase, and preview each upgrade with aws-ccm-renderer diff --deployed; the DaemonSet records the options it was rendered with (checked below).",
 		},
 		Commands: []Command{
 			b.diff(renderer.ModeMigrate),
@@ -457,7 +457,7 @@ func (b *builder) upgrade(how string, extraChecks []Check) Step {
 	notes := []string{
 		"A CCM must not be newer than the API server (the Kubernetes version skew policy), and the AWS CCM is meant for its own minor: upgrade the control plane first, then the CCM; one minor at a time.",
 		ecrUpgradeNote(r.minor),
-		"This command leaves out --kube-version; add --post-renderer-args=--kube-version=<the cluster's new version> so the renderer can warn about skew, or use `aws-ccm-renderer upgrade`, which reads it from the cluster.",
+		"This command leaves out --kube-version, which only you know by then: add --post-renderer-args=--kube-version=<the cluster's new version> so the renderer can warn about skew.",
 	}
 	if ok {
 		cmds = append(cmds, b.helmUpgradeTo(fmt.Sprintf("After the control plane runs 1.%d: the CCM of 1.%d", next, next), renderer.ModeInstall, tag, false))
