@@ -6,7 +6,7 @@ func kubeadmPlan(b *builder) distroPlan {
 	r := b.r
 	editConfig := run(KindCluster, atWorkstation, "Merge the snippet into data.ClusterConfiguration", "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	regenerate := func(components ...string) Command {
-		s := "kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
+		s := "sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \\\n  -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
 		for _, c := range components {
 			s += "sudo kubeadm init phase control-plane " + c + " --config cluster-configuration.yaml\n"
 		}
@@ -23,8 +23,8 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 		Why: fmt.Sprintf("kubeadm keeps the control plane's flags in the ClusterConfiguration of the ConfigMap kubeadm-config "+
 			"and writes them into the static pod manifests of /etc/kubernetes/manifests. The controller manager gets "+
 			"its own LeaderMigrationConfiguration, naming the controllers of a 1.%d controller manager as its built-in "+
-			"configuration does, under the Lease %s; kubeadm mounts only single files of /etc/kubernetes into it, so "+
-			"the file needs an extraVolume.", r.minor, r.LeaderName),
+			"configuration does, under the Lease %s; kubeadm mounts only /etc/kubernetes/pki and its kubeconfig "+
+			"from /etc/kubernetes into it, so the file needs an extraVolume.", r.minor, r.LeaderName),
 		Notes: []string{
 			"The ClusterConfiguration of kubeadm 1.22 to 1.30 is kubeadm.k8s.io/v1beta3, where extraArgs is a map.",
 			"Editing the ConfigMap changes nothing on the nodes by itself; it keeps kubeadm upgrade from undoing the change. kubeadm init phase control-plane writes the manifest (\"Reconfiguring a kubeadm cluster\" in the Kubernetes documentation).",
@@ -131,7 +131,8 @@ sudo systemctl restart kubelet`),
 			b.clusterTags(tagsInTree),
 			b.cloudConfig("kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
 				script(KindNode, atControlPlane, "The in-tree provider's config", `
-f=$(kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
+f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
+  -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
 [ -n "$f" ] && sudo cat "$f"`)),
 			b.ebsCSI(ebsInTree),
 			b.ecr(ecrInTree(r.minor), []Snippet{
