@@ -329,6 +329,12 @@ func TestSnippets(t *testing.T) {
 		t.Fatal("sh is needed to check the plan's commands:", err)
 	}
 	for name, p := range plans(t) {
+		// The commands differ between minors only in versions, except
+		// where an API version changes (1.22, 1.24, 1.27): those and the
+		// default and custom plans.
+		if m := regexp.MustCompile(`-1\.(\d+)$`).FindStringSubmatch(name); m != nil && !slices.Contains([]string{"22", "24", "27"}, m[1]) {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			for _, s := range allSteps(p) {
 				for _, sn := range s.Snippets {
