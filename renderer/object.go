@@ -64,6 +64,9 @@ func (o *object) parse() (*yaml.RNode, error) {
 	o.parsed = true
 	o.node, o.err = o.read()
 	if o.err == nil {
+		o.err = o.checkMetadata()
+	}
+	if o.err == nil {
 		offset := 0 // an item's lines are those of the ResourceList
 		if o.doc != nil {
 			offset = o.doc.ContentLine() - 1
@@ -73,6 +76,30 @@ func (o *object) parse() (*yaml.RNode, error) {
 		}
 	}
 	return o.node, o.err
+}
+
+// checkMetadata makes sure metadata and its labels and annotations are
+// maps where present: the renderer reads names and annotations with kyaml's
+// getters, which take that for granted.
+func (o *object) checkMetadata() error {
+	meta := mapGet(o.node.YNode(), "metadata")
+	if meta == nil || isNull(meta) {
+		return nil
+	}
+	if meta.Kind != yaml.MappingNode {
+		return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata is a %s, not a map", o.kind, kindName(meta))}
+	}
+	for _, field := range []string{"name", "namespace"} {
+		if v := mapGet(meta, field); v != nil && v.Kind != yaml.ScalarNode {
+			return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata.%s is a %s, not a string", o.kind, field, kindName(v))}
+		}
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		if v := mapGet(meta, field); v != nil && !isNull(v) && v.Kind != yaml.MappingNode {
+			return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata.%s is a %s, not a map", o.kind, field, kindName(v))}
+		}
+	}
+	return nil
 }
 
 func (o *object) read() (*yaml.RNode, error) {
