@@ -18,15 +18,18 @@ const rootExamples = `  # Helm 3: install the upstream chart on an RKE2 cluster
     --repo https://kubernetes.github.io/cloud-provider-aws --namespace kube-system \
     --post-renderer aws-ccm-renderer --post-renderer-args=--distro=rke2
 
-  # Zero-downtime migration off the in-tree provider on RKE1: leader migration on ...
+  # Zero-downtime migration of a 1.26 RKE1 cluster off the in-tree provider (the
+  # whole runbook: aws-ccm-renderer plan --distro=rke): leader migration on, with
+  # the CCM of the cluster's minor ...
   helm upgrade --install aws-ccm aws-cloud-controller-manager \
     --repo https://kubernetes.github.io/cloud-provider-aws --namespace kube-system \
-    --post-renderer aws-ccm-renderer \
-    --post-renderer-args=--distro=rke --post-renderer-args=--mode=migrate
+    --set image.tag=v1.26.14 --post-renderer aws-ccm-renderer \
+    --post-renderer-args=--distro=rke --post-renderer-args=--mode=migrate \
+    --post-renderer-args=--kube-version=v1.26.15
   # ... and off again once the cluster runs with the external cloud provider
   helm upgrade aws-ccm aws-cloud-controller-manager \
     --repo https://kubernetes.github.io/cloud-provider-aws --namespace kube-system \
-    --post-renderer aws-ccm-renderer --post-renderer-args=--distro=rke
+    --set image.tag=v1.26.14 --post-renderer aws-ccm-renderer --post-renderer-args=--distro=rke
 
   # In a pipeline, with one more flag for the CCM and one flag removed
   helm template aws-ccm ./aws-cloud-controller-manager --namespace kube-system \
