@@ -271,10 +271,6 @@ func str(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
 }
 
-func boolean(v bool) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: fmt.Sprint(v)}
-}
-
 func null() *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
 }

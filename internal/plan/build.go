@@ -78,8 +78,6 @@ type builder struct {
 	r resolved
 }
 
-func (b *builder) distro() renderer.Distro { return b.r.Distro }
-
 // rendererFlags are the renderer's flags for mode, as the plan passes them.
 func (b *builder) rendererFlags(mode renderer.Mode, withKubeVersion bool) []string {
 	f := []string{"--distro=" + string(b.r.Distro), "--mode=" + string(mode)}
