@@ -81,10 +81,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	width := 0
-	for _, f := range r.Findings {
-		width = max(width, len(f.Area))
-	}
+	width := len(AreaDistribution) // the longest area name
 	indent := strings.Repeat(" ", 2+2+width+2)
 	for _, f := range r.Findings {
 		line := f.Message
