@@ -622,14 +622,10 @@ func (c *checker) nodeFindings(n *corev1.Node, nr *NodeReport, distro string) bo
 			Message: fmt.Sprintf("providerID %s: initialised by another cloud controller, not the AWS CCM", n.Spec.ProviderID),
 			Fix:     "a providerID never changes: " + externalFix(distro)}
 		if scheme == "k3s" || scheme == "rke2" {
-			f.Message = fmt.Sprintf("providerID %s: initialised by %s's embedded cloud controller, not the AWS CCM", n.Spec.ProviderID, strings.ToUpper(scheme[:1])+scheme[1:])
+			f.Message = fmt.Sprintf("providerID %s: initialised by %s's embedded cloud controller, not the AWS CCM", n.Spec.ProviderID, DisplayName(scheme))
 		}
 		c.rep.add(f)
 		return false
-	}
-	external := ""
-	if len(nr.ExternalProvider) > 0 {
-		external = " (kubelet with the external provider: " + strings.Join(nr.ExternalProvider, ", ") + ")"
 	}
 	switch {
 	case nr.Uninitialized && scheme == "aws":
@@ -643,26 +639,26 @@ func (c *checker) nodeFindings(n *corev1.Node, nr *NodeReport, distro string) bo
 			Fix:     "the CCM removes the taint once it has initialised the node: check that a CCM pod runs and read its log"})
 		return false
 	case nr.Uninitialized:
-		sev := Warning
-		msg := "not initialised yet: tainted " + renderer.TaintUninitialized + ", no providerID" + external
-		fix := "it is initialised once the CCM runs"
+		f := Finding{Area: AreaNode, Severity: Warning, Subject: n.Name,
+			Message: "not initialised yet: tainted " + renderer.TaintUninitialized + ", no providerID",
+			Fix:     "the CCM initialises it once it runs"}
 		if installed {
-			sev = Error
-			msg = "uninitialised: tainted " + renderer.TaintUninitialized + ", no providerID" + external
-			fix = "the CCM has not initialised it: see the placement findings, and the CCM's log for this node"
+			f.Severity = Error
+			f.Message = "uninitialised: tainted " + renderer.TaintUninitialized + ", no providerID"
+			f.Fix = "the CCM has not initialised it: see the placement findings, and the CCM's log for this node"
 		}
 		if _, _, ok := ec2NameOf(n.Name); !ok {
-			fix = "the CCM looks the instance up by its EC2 private DNS name: " + nameFix(distro, expectedEC2Name(ip, regionOf(n)))
-			msg += "; the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal)"
-			sev = Error
+			f.Severity = Error
+			f.Message += "; the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal), so the CCM cannot find the instance"
+			f.Fix = nameFix(distro, expectedEC2Name(ip, regionOf(n)))
 		}
-		c.rep.add(Finding{Area: AreaNode, Severity: sev, Subject: n.Name, Message: msg, Fix: fix})
+		c.rep.add(f)
 		return false
 	}
 	// No providerID and no taint: registered without the external provider.
 	msg := "no providerID and no " + renderer.TaintUninitialized + " taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint"
 	if len(nr.ExternalProvider) > 0 {
-		msg = "no providerID and no " + renderer.TaintUninitialized + " taint, although" + strings.TrimSuffix(strings.TrimPrefix(external, " ("), ")") + ": the taint was removed by hand, and the CCM only initialises nodes that carry it"
+		msg = "no providerID and no " + renderer.TaintUninitialized + " taint, although " + strings.Join(nr.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
 	}
 	c.rep.add(Finding{Area: AreaNode, Severity: Error, Subject: n.Name, Message: msg, Fix: externalFix(distro)})
 	if _, _, ok := ec2NameOf(n.Name); !ok {

@@ -28,10 +28,9 @@ func (c *checker) checkLeases(ctx context.Context) error {
 	if w == nil {
 		return nil
 	}
-	type want struct{ role, ref string }
-	wants := []want{{LeaseKCM, DefaultLeaseNS + "/" + KCMLease}}
+	wants := []leaseWant{{LeaseKCM, DefaultLeaseNS + "/" + KCMLease}}
 	if w.LeaderElect {
-		wants = append(wants, want{LeaseCCM, w.Lease})
+		wants = append(wants, leaseWant{LeaseCCM, w.Lease})
 	}
 	migration := w.MigrationLease
 	if migration == "" {
@@ -43,7 +42,7 @@ func (c *checker) checkLeases(ctx context.Context) error {
 		}
 		migration = ns + "/" + defaultMigrationName
 	}
-	wants = append(wants, want{LeaseMigration, migration})
+	wants = append(wants, leaseWant{LeaseMigration, migration})
 
 	c.leases = map[string]*coordinationv1.Lease{}
 	var namespaces []string
@@ -63,8 +62,18 @@ func (c *checker) checkLeases(ctx context.Context) error {
 			c.leases[l.Namespace+"/"+l.Name] = l
 		}
 	}
+	c.judgeLeases(wants)
+	return nil
+}
+
+// leaseWant is a lease check looks for: its role and NAMESPACE/NAME.
+type leaseWant struct{ role, ref string }
+
+// judgeLeases reports the leases read and who holds them.
+func (c *checker) judgeLeases(wants []leaseWant) {
+	list := make([]LeaseReport, len(wants))
 	reports := map[string]*LeaseReport{}
-	for _, wt := range wants {
+	for i, wt := range wants {
 		ns, name, _ := strings.Cut(wt.ref, "/")
 		lr := LeaseReport{Role: wt.role, Namespace: ns, Name: name}
 		if l := c.leases[wt.ref]; l != nil {
@@ -73,15 +82,15 @@ func (c *checker) checkLeases(ctx context.Context) error {
 				lr.Holder = *l.Spec.HolderIdentity
 			}
 			if t := l.Spec.AcquireTime; t != nil {
-				lr.Acquired = t.UTC().Format(time.RFC3339)
+				lr.Acquired, lr.acquiredAt = t.UTC().Format(time.RFC3339), t.Time
 			}
 			if t := l.Spec.RenewTime; t != nil {
-				lr.Renewed = t.UTC().Format(time.RFC3339)
+				lr.Renewed, lr.renewedAt = t.UTC().Format(time.RFC3339), t.Time
 			}
 			lr.Expired = c.expired(l)
 		}
-		c.rep.Leases = append(c.rep.Leases, lr)
-		reports[wt.role] = &c.rep.Leases[len(c.rep.Leases)-1]
+		list[i] = lr
+		reports[wt.role] = &list[i]
 	}
 	ccm, kcm, mig := reports[LeaseCCM], reports[LeaseKCM], reports[LeaseMigration]
 	if mig.Holder != "" {
@@ -94,11 +103,11 @@ func (c *checker) checkLeases(ctx context.Context) error {
 			mig.Side = "unknown"
 		}
 	}
+	c.rep.Leases = append(c.rep.Leases, list...)
 	if ccm != nil {
 		c.ccmLeaseFinding(ccm)
 	}
 	c.migrationLeaseFinding(mig)
-	return nil
 }
 
 // expired tells whether a lease's holder has stopped renewing it: its
@@ -115,18 +124,12 @@ func (c *checker) expired(l *coordinationv1.Lease) bool {
 	return c.now.After(l.Spec.RenewTime.Add(d))
 }
 
-func (c *checker) since(rfc string) string {
-	t, err := time.Parse(time.RFC3339, rfc)
-	if err != nil {
-		return "?"
-	}
-	return age(c.now.Sub(t))
-}
+func (c *checker) since(t time.Time) string { return age(c.now.Sub(t)) }
 
 func (c *checker) held(l *LeaseReport) string {
 	s := "held by " + l.Holder
 	if l.Acquired != "" {
-		s += " since " + c.since(l.Acquired) + " ago"
+		s += " since " + c.since(l.acquiredAt) + " ago"
 	}
 	return s
 }
@@ -135,7 +138,7 @@ func (c *checker) lapsed(l *LeaseReport) string {
 	if l.Holder == "" {
 		return "held by no one"
 	}
-	return fmt.Sprintf("last renewed %s ago by %s, expired", c.since(l.Renewed), l.Holder)
+	return fmt.Sprintf("last renewed %s ago by %s, expired", c.since(l.renewedAt), l.Holder)
 }
 
 func (c *checker) ccmLeaseFinding(l *LeaseReport) {

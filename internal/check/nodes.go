@@ -142,7 +142,7 @@ func nameFix(distro, want string) string {
 		return "RKE1: name the node " + name + ": in Rancher, cloud provider External Amazon (out-of-tree) with useInstanceMetadataHostname: true (use_instance_metadata_hostname in cluster.yml), or --node-name / hostname_override set to it; then re-register the node"
 	case string(renderer.DistroRKE2), string(renderer.DistroK3s):
 		cfg := "/etc/rancher/" + distro + "/config.yaml"
-		return strings.ToUpper(distro[:1]) + distro[1:] + ": name the node " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in " + cfg + "; then re-register the node"
+		return DisplayName(distro) + ": name the node " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in " + cfg + "; then re-register the node"
 	case string(renderer.DistroKubeadm):
 		return "kubeadm: name the node " + name + " with nodeRegistration.name in its InitConfiguration/JoinConfiguration (the metadata service's local-hostname), then re-join it"
 	}
@@ -157,11 +157,24 @@ func externalFix(distro string) string {
 	case string(renderer.DistroRKE):
 		how = "RKE1: cloud provider external-aws (Rancher: External Amazon (out-of-tree)) sets --cloud-provider=external on every kubelet"
 	case string(renderer.DistroRKE2), string(renderer.DistroK3s):
-		how = strings.ToUpper(distro[:1]) + distro[1:] + ": kubelet-arg cloud-provider=external on every node (Rancher: machineSelectorConfig per role) and disable-cloud-controller: true on the servers"
+		how = DisplayName(distro) + ": kubelet-arg cloud-provider=external on every node (Rancher: machineSelectorConfig per role) and disable-cloud-controller: true on the servers"
 	case string(renderer.DistroKubeadm):
 		how = "kubeadm: nodeRegistration.kubeletExtraArgs cloud-provider: external"
 	default:
 		how = "start every kubelet with --cloud-provider=external"
 	}
 	return how + "; the kubelet adds the uninitialized taint only when it registers the node, so drain the node, delete the Node object and restart the kubelet"
+}
+
+// DisplayName writes a distribution as its makers do.
+func DisplayName(distro string) string {
+	switch distro {
+	case string(renderer.DistroRKE):
+		return "RKE1"
+	case string(renderer.DistroRKE2):
+		return "RKE2"
+	case string(renderer.DistroK3s):
+		return "K3s"
+	}
+	return distro
 }

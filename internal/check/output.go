@@ -24,7 +24,7 @@ type Result struct {
 
 // Failed returns the report of a cluster check could not read.
 func Failed(context, server string, err error) *Report {
-	return &Report{Context: context, Server: server, Error: err.Error(), Nodes: []NodeReport{}, Leases: []LeaseReport{}, Permissions: []Permission{}, Findings: []Finding{}}
+	return &Report{Context: context, Server: server, Error: err.Error(), Distribution: Distribution{Detected: DistroUnknown}, Nodes: []NodeReport{}, Leases: []LeaseReport{}, Permissions: []Permission{}, Findings: []Finding{}}
 }
 
 // WriteJSON writes the reports as one indented JSON document.

@@ -10,6 +10,7 @@ package check
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Severity grades a finding.
@@ -185,6 +186,8 @@ type LeaseReport struct {
 	Acquired string `json:"acquired,omitempty"` // RFC 3339
 	Renewed  string `json:"renewed,omitempty"`  // RFC 3339
 	Expired  bool   `json:"expired"`
+
+	acquiredAt, renewedAt time.Time
 }
 
 // Permission is one SubjectAccessReview and its answer.
