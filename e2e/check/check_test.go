@@ -230,3 +230,31 @@ func pinnedNode(p corev1.Pod) string {
 	}
 	return ""
 }
+
+// TestDetect: --distro=detect refuses a cluster whose nodes disagree, and
+// a cluster with no sign of its distribution.
+func TestDetect(t *testing.T) {
+	state(t, "rke")
+	state(t, "kubeadm")
+	r := renderer(t, nil, []string{"KUBECONFIG=" + cp.Kubeconfig}, "template", "--distro=detect", "--repo", "http://127.0.0.1:1")
+	if r.code != 2 || r.out != "" || !strings.Contains(r.errOut, "--distro=detect: the nodes disagree (kubeadm: annotation kubeadm.alpha.kubernetes.io/cri-socket on 3 of 7 nodes; rke: annotation rke.cattle.io/external-ip on 4 of 7 nodes); pass --distro") {
+		t.Errorf("mixed: exit %d, %q", r.code, r.errOut)
+	}
+}
+
+// TestHandOver: the lean aws-ccm-renderer hands check over to its Helm
+// build, for its help and its completion as for running it.
+func TestHandOver(t *testing.T) {
+	r := renderer(t, nil, nil, "check", "--help")
+	if r.code != 0 || !strings.Contains(r.out, "check reads a cluster and tells whether the AWS cloud controller manager will") || !strings.Contains(r.out, "--all-contexts") {
+		t.Errorf("check --help: exit %d\n%s", r.code, r.out)
+	}
+	r = renderer(t, nil, nil, "help", "check")
+	if !strings.Contains(r.out, "--kube-context stringArray") {
+		t.Errorf("help check:\n%s", r.out)
+	}
+	r = renderer(t, nil, nil, "__complete", "check", "--output", "")
+	if !strings.HasPrefix(r.out, "table\njson\n:4") {
+		t.Errorf("completion: %q", r.out)
+	}
+}
