@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +60,29 @@ func TestInstalled(t *testing.T) {
 		t.Fatalf("%d CCM pods, want one per control-plane node (3)", n)
 	}
 
+	before := requests(t)
 	r = check(t, nil)
 	if r.code != 0 || r.errOut != "" {
 		t.Errorf("the cluster: exit %d, want 0\n%s%s", r.code, r.out, r.errOut)
+	}
+	// One list per kind, no request per node: what the API server counted
+	// (the controller manager's watches count nothing here).
+	made := requests(t)
+	var counts []string
+	for k, n := range made {
+		if d := n - before[k]; d > 0 {
+			counts = append(counts, fmt.Sprintf("%s %.0f", k, d))
+		}
+	}
+	sort.Strings(counts)
+	t.Logf("requests of one check of the cluster: %s", strings.Join(counts, ", "))
+	for _, k := range []string{"LIST nodes", "LIST daemonsets", "LIST deployments", "LIST pods", "LIST leases"} {
+		if d := made[k] - before[k]; d != 1 {
+			t.Errorf("%s: %.0f requests, want 1", k, d)
+		}
+	}
+	if d := made["GET nodes"] - before["GET nodes"]; d != 0 {
+		t.Errorf("GET nodes: %.0f requests, want none", d)
 	}
 	if strings.Count(r.out, "running and ready") != 3 {
 		t.Errorf("want 3 CCM pods running and ready:\n%s", r.out)
@@ -306,4 +330,35 @@ func readClusterRole(t *testing.T) *rbacv1.ClusterRole {
 		t.Fatal(err)
 	}
 	return &role
+}
+
+// requests reads the API server's request counters, by verb and resource.
+func requests(t *testing.T) map[string]float64 {
+	t.Helper()
+	body, err := cp.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := regexp.MustCompile(`(\w+)="([^"]*)"`)
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		labels := map[string]string{}
+		for _, m := range label.FindAllStringSubmatch(line[:end], -1) {
+			labels[m[1]] = m[2]
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		out[key] += n
+	}
+	return out
 }
