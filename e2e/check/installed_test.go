@@ -362,3 +362,33 @@ func requests(t *testing.T) map[string]float64 {
 	}
 	return out
 }
+
+// TestChartDefaults: the failure operators meet most, a CCM that never
+// lands. The upstream chart at its defaults, installed with the real Helm
+// CLI on a new RKE2 cluster whose nodes all wait uninitialized: its node
+// selector matches no RKE2 node, so no pod runs, nothing leads, and every
+// node stays uninitialised.
+func TestChartDefaults(t *testing.T) {
+	state(t, "never-lands")
+	helm := func(args ...string) {
+		testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), append(args, "--namespace", "kube-system", "--kubeconfig", cp.Kubeconfig)...)
+	}
+	helm("install", release, testtools.UpstreamChart(t, testtools.LatestChartVersion))
+	t.Cleanup(func() { helm("uninstall", release) })
+	r := check(t, nil)
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	for _, want := range []string{
+		`ip-10-0-1-11.us-west-2.compute.internal: control plane (label node-role.kubernetes.io/control-plane="true"), but no CCM pod: nodeSelector node-role.kubernetes.io/control-plane="": the node has "true"`,
+		"ip-10-0-2-21.us-west-2.compute.internal: uninitialised: tainted node.cloudprovider.kubernetes.io/uninitialized, no providerID",
+		"Lease kube-system/cloud-controller-manager: no CCM instance has taken its leader-election lease",
+		"CCM v1.35.0 is newer than the API server v1.34.10",
+		"not rendered by aws-ccm-renderer",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	golden(t, "never-lands", "check.txt", r.out)
+}
