@@ -318,7 +318,7 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 	getter := settings.RESTClientGetter()
 	cfg, err := getter.ToRESTConfig()
 	if err != nil {
-		return nil, &check.ClusterError{Err: fmt.Errorf("kubeconfig: %w (set --kubeconfig or $KUBECONFIG)", err)}
+		return nil, fmt.Errorf("kubeconfig: %w (set --kubeconfig or $KUBECONFIG)", err)
 	}
 	cfg = restCopy(cfg, f.timeout)
 	client, err := kubernetes.NewForConfig(cfg)

@@ -684,3 +684,29 @@ func TestVersions(t *testing.T) {
 var rbacBinding = rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kcm-migration", Namespace: "kube-system"},
 	RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kcm-migration"},
 	Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: DefaultKCMUser}}}
+
+// TestOptionsAnnotation: the options the renderer records on the workload
+// name the distribution; a mode there that the flags contradict is a
+// warning.
+func TestOptionsAnnotation(t *testing.T) {
+	objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
+	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
+	ds.Annotations = map[string]string{OptionsAnnotation: `{"distro":"k3s","mode":"migrate"}`}
+	c := checkerFor(t, []corev1.Node{rke2Server("cp-1")}, objs, false)
+	c.checkDistribution()
+	if d := c.rep.Distribution; d.Rendered != "k3s" || d.RenderedFrom != "annotation" {
+		t.Errorf("%+v", d)
+	}
+	if f := one(t, c.rep, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != OK || f.Message != "rendered for k3s, which fits rke2" {
+		t.Errorf("%+v", f)
+	}
+	var mode []Finding
+	for _, f := range findings(c.rep, AreaWorkload, "DaemonSet kube-system/aws-cloud-controller-manager") {
+		if f.Severity == Warning {
+			mode = append(mode, f)
+		}
+	}
+	if len(mode) != 1 || !strings.Contains(mode[0].Message, "says mode migrate, but the CCM's flags run it in install mode") {
+		t.Errorf("%+v", mode)
+	}
+}
