@@ -101,7 +101,7 @@ func NewCheckCommand(s IOStreams) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVarP(&f.file, "filename", "f", "", "rendered manifests to check (- reads stdin), e.g. aws-ccm-renderer template ... | aws-ccm-renderer check -f -")
 	fs.StringVar(&f.release, "release", "", "check the deployed manifest of this Helm release")
-	fs.StringVarP(&f.namespace, "namespace", "n", "", "the release's namespace (default kube-system); without -f or --release, where to look for the CCM (default: every namespace)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "with --release, its namespace (default kube-system); with -f, the namespace of objects that name none (default: default); with neither, where to look for the CCM (default: every namespace)")
 	fs.StringVar(&f.target, "target", "", "the CCM workload to check when there are several, KIND/NAMESPACE/NAME")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringArrayVar(&f.contexts, "kube-context", nil, "kubeconfig context (repeatable: several clusters are checked concurrently; default: $HELM_KUBECONTEXT or the current context)")
