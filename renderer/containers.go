@@ -40,7 +40,11 @@ func IsCCMImage(image string) bool {
 	if name == CCMBinary {
 		return true
 	}
-	return name == "cloud-controller-manager" && len(parts) > 1 && strings.HasSuffix(parts[len(parts)-2], "provider-aws")
+	project := ""
+	if len(parts) > 1 {
+		project = parts[len(parts)-2]
+	}
+	return name == "cloud-controller-manager" && (project == "provider-aws" || strings.HasSuffix(project, "-provider-aws"))
 }
 
 // ImageRepository returns an image reference without its tag and digest.

@@ -21,6 +21,7 @@ func TestIsCCMContainer(t *testing.T) {
 		{[]string{"aws-cloud-controller-manager"}, "", true},
 		// Not the AWS CCM.
 		{nil, "registry.k8s.io/cloud-controller-manager:v1.30.0", false},
+		{nil, "example.com/xprovider-aws/cloud-controller-manager:v1", false},
 		{nil, "gcr.io/k8s-staging-cloud-provider-gcp/cloud-controller-manager:v30", false},
 		{nil, "123456789012.dkr.ecr.eu-west-1.amazonaws.com/cloud-controller-manager:v1", false},
 		{nil, "registry.k8s.io/autoscaling/cluster-autoscaler:v1.26.2", false},

@@ -21,7 +21,11 @@ func (l Location) String() string {
 	if l.Item {
 		return "item " + strconv.Itoa(l.Index)
 	}
-	s := "document " + strconv.Itoa(l.Index) + " (line " + strconv.Itoa(l.Line)
+	s := "document " + strconv.Itoa(l.Index)
+	if l.Line == 0 {
+		return s
+	}
+	s += " (line " + strconv.Itoa(l.Line)
 	if l.Source != "" {
 		s += ", " + l.Source
 	}

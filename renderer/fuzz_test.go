@@ -175,31 +175,43 @@ func checkOracle(t *testing.T, in, out []byte) {
 		}
 	}
 	patchable := map[string]bool{"DaemonSet": true, "Deployment": true, "Role": true, "ClusterRole": true}
-	changed := map[string]int{}
-	j := 0
-	for _, d := range ins {
-		k := j
-		for k < len(outs) && !bytes.Equal(outs[k].body, d.body) {
-			k++
+	// Align the streams on their longest common subsequence of identical
+	// documents: what is left on either side is what the render changed.
+	lcs := make([][]int, len(ins)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(outs)+1)
+	}
+	for i := len(ins) - 1; i >= 0; i-- {
+		for j := len(outs) - 1; j >= 0; j-- {
+			if bytes.Equal(ins[i].body, outs[j].body) {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
 		}
-		if k == len(outs) {
+	}
+	changed := map[string]int{}
+	for i, j := 0, 0; i < len(ins) || j < len(outs); {
+		switch {
+		case i < len(ins) && j < len(outs) && bytes.Equal(ins[i].body, outs[j].body):
+			i, j = i+1, j+1
+		case j < len(outs) && (i == len(ins) || lcs[i][j+1] >= lcs[i+1][j]):
+			// New in the output: a patched target or a generated object.
+			if o := outs[j]; !o.generated && !patchable[o.kind] {
+				t.Fatalf("a new %s document in the output:\n%s", o.kind, o.body)
+			}
+			j++
+		default:
 			// Patched or removed: only a target may be.
+			d := ins[i]
 			if !d.generated && !patchable[d.kind] {
 				t.Fatalf("a %s document changed or went:\n%s\noutput:\n%s", d.kind, d.body, out)
 			}
 			if !d.generated {
 				changed[d.kind]++
 			}
-			continue
+			i++
 		}
-		// What the output holds before the match is new: a patched target or
-		// a generated object.
-		for _, o := range outs[j:k] {
-			if !o.generated && !patchable[o.kind] {
-				t.Fatalf("a new %s document in the output:\n%s", o.kind, o.body)
-			}
-		}
-		j = k + 1
 	}
 	if changed["DaemonSet"]+changed["Deployment"] > 1 || changed["Role"]+changed["ClusterRole"] > 1 {
 		t.Fatalf("more than the CCM's workload and one role changed: %v", changed)

@@ -41,6 +41,10 @@ func Main(args []string, s IOStreams) int {
 	if errors.Is(err, errChanges) {
 		return ExitChanges
 	}
+	var quiet *exitError
+	if errors.As(err, &quiet) {
+		return quiet.code
+	}
 	msg := "aws-ccm-renderer: " + oneLine(err.Error())
 	fmt.Fprintln(s.ErrOut, msg)
 	tellTerminal(msg)
@@ -78,6 +82,12 @@ func ExitCode(err error) int {
 	}
 	return ExitUsage
 }
+
+// exitError ends a command with a status and no message of its own: what
+// it printed says why (check's report).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // ioError is a failure to read or write, not a problem of the input.
 type ioError struct{ err error }

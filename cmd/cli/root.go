@@ -194,6 +194,7 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s), NewPlanCommand(s))
 	cmd.AddCommand(chartCommands(s)...)
+	cmd.AddCommand(checkCommand(s))
 	return cmd
 }
 

@@ -129,7 +129,7 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 	}
 	setCommon(cmd, s)
 	f.register(cmd.Flags(), kind)
-	complete(cmd, "distro", renderer.Distros)
+	distroDetectFlag(cmd)
 	complete(cmd, "mode", renderer.Modes)
 	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
@@ -233,6 +233,11 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 	opts, err := w.flags.render.options(fs)
 	if err != nil {
 		return err
+	}
+	if opts.Distro == DistroDetect {
+		if opts.Distro, err = detectDistro(w.flags.kubeconfig, w.flags.kubeContext, w.errOut); err != nil {
+			return err
+		}
 	}
 	pr, err := renderer.NewPostRenderer(opts)
 	if err != nil {

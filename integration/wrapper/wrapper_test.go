@@ -340,7 +340,7 @@ func TestWrapperHelpAndCompletion(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"__complete", "template", "--distro", ""}, []string{"auto", "rke", "rke2", "k3s", "kubeadm", ":4"}},
+		{[]string{"__complete", "template", "--distro", ""}, []string{"auto", "rke", "rke2", "k3s", "kubeadm", "detect", ":4"}},
 		{[]string{"__complete", "diff", "ccm", "--mode", ""}, []string{"install", "migrate", ":4"}},
 		{[]string{"__completeNoDesc", "upgrade", "--leader-migration-config", ""}, []string{"rendered", "default", ":4"}},
 		{[]string{"__complete", "install", "--ato"}, []string{"--atomic\troll back (upgrade) or uninstall (install) when it fails; implies --wait", ":4"}},

@@ -1,0 +1,452 @@
+//go:build helmsdk
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"helm.sh/helm/v3/pkg/action"
+	helmcli "helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+const checkLong = `check reads a cluster and tells whether the AWS cloud controller manager will
+work there, and if not, why. It never writes to the cluster. It reports:
+
+  distribution  RKE1, RKE2, K3s or kubeadm, from the nodes, and whether the CCM was
+                rendered for it
+  workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config
+  placement     per control-plane node: would a CCM pod run there, and if not which rule
+                (node selector, affinity term, untolerated taint) keeps it off, by the
+                Kubernetes libraries' rules and the DaemonSet controller's tolerations
+  node          providerID, the uninitialized taint, the node name against the EC2
+                private DNS name, signs of a kubelet with --cloud-provider=external
+  rbac          the CCM's service account, and in migrate mode the in-tree controller
+                manager on the migration lease, asked by SubjectAccessReview
+  lease         who holds the CCM's lease and the migration lease, against the mode
+  version       the CCM image against the API server (skew), the chart
+
+What is checked: the rendered manifests (-f FILE, - for stdin), a Helm release's deployed
+manifest (--release NAME), or, with neither, the CCM workload running in the cluster.
+Several --kube-context flags, or --all-contexts, check clusters concurrently and end with
+one summary row per cluster. The kubeconfig is found as Helm finds it: --kubeconfig,
+$KUBECONFIG, ~/.kube/config; the context from --kube-context, $HELM_KUBECONTEXT, or the
+current context.
+
+Exit status: 0 no errors (warnings allowed), 1 errors found (or manifests without a CCM),
+2 bad flags, 3 a cluster unreachable, refusing the credentials, or forbidding a read
+check needs (the message names the permission).`
+
+const checkExamples = `  # What runs in the cluster of the current context
+  aws-ccm-renderer check
+
+  # Before installing: the rendered manifests against the cluster
+  aws-ccm-renderer template --distro=rke2 | aws-ccm-renderer check -f -
+
+  # A Helm release's deployed manifest, as JSON
+  aws-ccm-renderer check --release aws-ccm --namespace kube-system -o json
+
+  # A fleet: every context of the kubeconfig, one summary row per cluster
+  aws-ccm-renderer check --all-contexts
+  aws-ccm-renderer check --kube-context prod-a --kube-context prod-b
+
+  # Two CCM workloads in the cluster: pick one
+  aws-ccm-renderer check --target DaemonSet/kube-system/aws-cloud-controller-manager`
+
+type checkFlags struct {
+	file        string
+	release     string
+	namespace   string
+	target      string
+	kubeconfig  string
+	contexts    []string
+	allContexts bool
+	output      string
+	kcmUser     string
+	timeout     time.Duration
+	noColor     bool
+}
+
+// NewCheckCommand builds check.
+func NewCheckCommand(s IOStreams) *cobra.Command {
+	f := &checkFlags{}
+	cmd := &cobra.Command{
+		Use:     "check [flags]",
+		Short:   "Check a live cluster for what keeps the AWS CCM from working (read-only)",
+		Long:    checkLong,
+		Example: checkExamples,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCheck(cmd, f)
+		},
+	}
+	setCommon(cmd, s)
+	fs := cmd.Flags()
+	fs.StringVarP(&f.file, "filename", "f", "", "rendered manifests to check (- reads stdin), e.g. aws-ccm-renderer template ... | aws-ccm-renderer check -f -")
+	fs.StringVar(&f.release, "release", "", "check the deployed manifest of this Helm release")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "with --release, its namespace (default kube-system); with -f, the namespace of objects that name none (default: default); with neither, where to look for the CCM (default: every namespace)")
+	fs.StringVar(&f.target, "target", "", "the CCM workload to check when there are several, KIND/NAMESPACE/NAME")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringArrayVar(&f.contexts, "kube-context", nil, "kubeconfig context (repeatable: several clusters are checked concurrently; default: $HELM_KUBECONTEXT or the current context)")
+	fs.BoolVar(&f.allContexts, "all-contexts", false, "check the cluster of every context in the kubeconfig")
+	fs.StringVarP(&f.output, "output", "o", "table", "table or json")
+	fs.StringVar(&f.kcmUser, "kcm-user", check.DefaultKCMUser, "the in-tree kube-controller-manager's user, whose access to the migration lease is checked in migrate mode")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each cluster")
+	fs.BoolVar(&f.noColor, "no-color", false, "never colour the table")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("kubeconfig")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("kube-context", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		kc, _ := cmd.Flags().GetString("kubeconfig")
+		names, _ := kubeContexts(kc)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
+	switch {
+	case f.output != "table" && f.output != "json":
+		return &renderer.UsageError{Err: fmt.Errorf("--output %q: use table or json", f.output)}
+	case f.file != "" && f.release != "":
+		return &renderer.UsageError{Err: errors.New("-f and --release both name what to check: give one")}
+	case f.allContexts && len(f.contexts) > 0:
+		return &renderer.UsageError{Err: errors.New("--all-contexts and --kube-context: give one")}
+	case f.timeout <= 0:
+		return &renderer.UsageError{Err: errors.New("--timeout must be positive")}
+	}
+	return nil
+}
+
+// kubeContexts lists the contexts of the kubeconfig Helm would read, and
+// its current context.
+func kubeContexts(kubeconfig string) ([]string, string) {
+	settings := helmcli.New()
+	settings.KubeConfig = kubeconfig
+	raw, err := settings.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, ""
+	}
+	var names []string
+	for name := range raw.Contexts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, raw.CurrentContext
+}
+
+// checkTarget is one cluster to check.
+type checkTarget struct {
+	context string // "" for the kubeconfig's current context
+	label   string // as the report names it
+}
+
+func (f *checkFlags) targets() ([]checkTarget, error) {
+	names, current := kubeContexts(f.kubeconfig)
+	if f.allContexts {
+		if len(names) == 0 {
+			return nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
+		}
+		var ts []checkTarget
+		for _, n := range names {
+			ts = append(ts, checkTarget{context: n, label: n})
+		}
+		return ts, nil
+	}
+	want := f.contexts
+	if len(want) == 0 {
+		if env := os.Getenv("HELM_KUBECONTEXT"); env != "" {
+			want = []string{env}
+		} else {
+			label := current
+			if label == "" {
+				label = "(no context)"
+			}
+			return []checkTarget{{label: label}}, nil
+		}
+	}
+	var ts []checkTarget
+	for _, c := range want {
+		if !slices.Contains(names, c) {
+			return nil, &renderer.UsageError{Err: fmt.Errorf("context %q is not in the kubeconfig (contexts: %s)", c, orNone(names))}
+		}
+		if !slices.ContainsFunc(ts, func(t checkTarget) bool { return t.context == c }) {
+			ts = append(ts, checkTarget{context: c, label: c})
+		}
+	}
+	return ts, nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func runCheck(cmd *cobra.Command, f *checkFlags) error {
+	if err := f.validate(cmd.Flags()); err != nil {
+		return err
+	}
+	targets, err := f.targets()
+	if err != nil {
+		return err
+	}
+	in := check.Input{Source: check.SourceCluster, Namespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	switch {
+	case f.file != "":
+		data, err := readManifestFile(cmd.InOrStdin(), f.file)
+		if err != nil {
+			return err
+		}
+		if in.Objects, err = check.DecodeManifests(data); err != nil {
+			return err
+		}
+		if in.Objects == nil {
+			in.Objects = []runtime.Object{}
+		}
+		in.Source = check.SourceManifests
+	case f.release != "":
+		in.Source = check.SourceRelease
+		if in.Namespace == "" {
+			in.Namespace = "kube-system"
+		}
+	}
+
+	reports := make([]*check.Report, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			reports[i], errs[i] = f.checkOne(cmd.Context(), t, in)
+		}()
+	}
+	wg.Wait()
+
+	// One cluster: an error is the command's error, and nothing is printed.
+	if len(targets) == 1 && errs[0] != nil {
+		return contextError(targets[0].label, errs[0])
+	}
+	code := ExitOK
+	for i, err := range errs {
+		if err == nil {
+			if reports[i].Problems() {
+				code = max(code, ExitInput)
+			}
+			continue
+		}
+		reports[i] = check.Failed(targets[i].label, "", err)
+		code = max(code, ExitCode(contextError(targets[i].label, err)))
+	}
+	out := cmd.OutOrStdout()
+	colour := !f.noColor && colourTerminal(out)
+	if f.output == "json" {
+		if err := check.WriteJSON(out, reports); err != nil {
+			return writeErr(err)
+		}
+	} else {
+		for i, r := range reports {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			if err := check.WriteTable(out, r, colour); err != nil {
+				return writeErr(err)
+			}
+		}
+		if len(reports) > 1 {
+			fmt.Fprintln(out)
+			if err := check.WriteSummary(out, reports, colour); err != nil {
+				return writeErr(err)
+			}
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+oneLine(contextError(targets[i].label, err).Error()))
+		}
+	}
+	if code != ExitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// contextError names the cluster in an error and types it for the exit
+// code: a cluster that cannot be read is exit 3.
+func contextError(label string, err error) error {
+	var ce *check.ClusterError
+	switch {
+	case errors.As(err, &ce):
+		return &ioError{fmt.Errorf("context %s: %w", label, err)}
+	case renderer.IsUsageError(err):
+		return &renderer.UsageError{Err: fmt.Errorf("context %s: %w", label, err)}
+	case renderer.IsInputError(err):
+		return &renderer.InputError{Err: fmt.Errorf("context %s: %w", label, err)}
+	}
+	return &ioError{fmt.Errorf("context %s: %w", label, err)}
+}
+
+// checkOne checks one cluster.
+func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input) (*check.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	settings := helmcli.New()
+	settings.KubeConfig = f.kubeconfig
+	settings.KubeContext = t.context
+	getter := settings.RESTClientGetter()
+	cfg, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w (set --kubeconfig or $KUBECONFIG)", err)
+	}
+	cfg = restCopy(cfg, f.timeout)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, &check.ClusterError{Err: err}
+	}
+	in.Context, in.Server = t.label, cfg.Host
+	if in.Source == check.SourceRelease {
+		ac := new(action.Configuration)
+		if err := ac.Init(getter, in.Namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+			return nil, &check.ClusterError{Err: err}
+		}
+		rel, err := action.NewGet(ac).Run(f.release)
+		switch {
+		case errors.Is(err, driver.ErrReleaseNotFound):
+			return nil, &renderer.InputError{Err: fmt.Errorf("no release %s in namespace %s", f.release, in.Namespace)}
+		case apierrors.IsForbidden(err):
+			return nil, &check.ClusterError{Forbidden: true, Verb: "list", Resource: "secrets", Namespace: in.Namespace, Err: err}
+		case err != nil:
+			return nil, &check.ClusterError{Err: err}
+		}
+		if in.Objects, err = check.DecodeManifests([]byte(rel.Manifest)); err != nil {
+			return nil, &renderer.InputError{Err: fmt.Errorf("release %s: %w", f.release, err)}
+		}
+		in.Release = fmt.Sprintf("%s revision %d", rel.Name, rel.Version)
+		if rel.Chart != nil && rel.Chart.Metadata != nil {
+			in.ReleaseChart = rel.Chart.Metadata.Name + "-" + rel.Chart.Metadata.Version
+		}
+	}
+	rep, err := check.Run(ctx, client, in)
+	if err != nil && check.IsUnreachable(err) {
+		var ce *check.ClusterError
+		if !errors.As(err, &ce) {
+			err = &check.ClusterError{Err: err}
+		}
+	}
+	return rep, err
+}
+
+func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
+	if file == "-" {
+		if st, ok := stdin.(*os.File); ok {
+			if fi, err := st.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
+			}
+		}
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, readError(err)
+		}
+		return data, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &renderer.UsageError{Err: fmt.Errorf("-f: %w", err)}
+	}
+	return data, nil
+}
+
+// colourTerminal tells whether to colour: a terminal, and neither NO_COLOR
+// nor TERM=dumb.
+func colourTerminal(w io.Writer) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return isTerminal(w)
+}
+
+// checkCommand is check, with the Kubernetes client.
+func checkCommand(s IOStreams) *cobra.Command { return NewCheckCommand(s) }
+
+// restCopy returns a copy of a client config with room for check's
+// concurrent SubjectAccessReviews, and a per-request timeout.
+func restCopy(cfg *rest.Config, timeout time.Duration) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst, c.Timeout = 50, 100, timeout
+	return c
+}
+
+// DistroDetect is the --distro value that asks the cluster.
+const DistroDetect = "detect"
+
+// wrapperDistros are the --distro values of template, install, upgrade and
+// diff: the renderer's, and detect.
+func wrapperDistros() []string {
+	vs := []string{}
+	for _, d := range renderer.Distros {
+		vs = append(vs, string(d))
+	}
+	return append(vs, DistroDetect)
+}
+
+// detectDistro resolves --distro=detect for the chart wrapper commands: it
+// reads the nodes of the cluster Helm would use (--kubeconfig,
+// --kube-context, $KUBECONFIG, $HELM_KUBECONTEXT) and says on errOut what it
+// found.
+func detectDistro(kubeconfig, kubeContext string, errOut io.Writer) (renderer.Distro, error) {
+	settings := helmcli.New()
+	settings.KubeConfig = kubeconfig
+	if kubeContext != "" {
+		settings.KubeContext = kubeContext
+	}
+	cfg, err := settings.RESTClientGetter().ToRESTConfig()
+	if err != nil {
+		return "", &ioError{fmt.Errorf("--distro=detect needs a cluster: %w", err)}
+	}
+	client, err := kubernetes.NewForConfig(restCopy(cfg, 30*time.Second))
+	if err != nil {
+		return "", &ioError{fmt.Errorf("--distro=detect: %w", err)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, found, err := check.DetectDistro(ctx, client)
+	if err != nil {
+		if renderer.IsUsageError(err) {
+			return "", err
+		}
+		return "", &ioError{fmt.Errorf("--distro=detect: %w", err)}
+	}
+	fmt.Fprintf(errOut, "aws-ccm-renderer: --distro=detect: %s (%s)\n", d, strings.Join(found.Evidence, "; "))
+	return d, nil
+}
+
+// distroDetectFlag offers --distro=detect on a chart wrapper command: in
+// its help and its completion.
+func distroDetectFlag(cmd *cobra.Command) {
+	if f := cmd.Flags().Lookup("distro"); f != nil {
+		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the cluster's nodes, as check does; template uses $KUBECONFIG and $HELM_KUBECONTEXT)"
+	}
+	complete(cmd, "distro", wrapperDistros())
+}

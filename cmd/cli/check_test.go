@@ -1,0 +1,158 @@
+//go:build helmsdk
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// kubeconfig writes a kubeconfig whose contexts point at servers nothing
+// listens on; usage errors come before any connection.
+func kubeconfig(t *testing.T, contexts ...string) string {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["none"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: "t"}
+	for _, c := range contexts {
+		cfg.Contexts[c] = &clientcmdapi.Context{Cluster: "none", AuthInfo: "u"}
+	}
+	if len(contexts) > 0 {
+		cfg.CurrentContext = contexts[0]
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCheckUsage(t *testing.T) {
+	kc := kubeconfig(t, "prod-a", "prod-b")
+	manifests := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(manifests, []byte(ccm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"bad output", "", []string{"check", "-o", "yaml"}, ExitUsage, `--output "yaml": use table or json`},
+		{"two inputs", "", []string{"check", "-f", manifests, "--release", "x"}, ExitUsage, "-f and --release both name what to check"},
+		{"contexts twice over", "", []string{"check", "--all-contexts", "--kube-context", "prod-a"}, ExitUsage, "--all-contexts and --kube-context"},
+		{"unknown context", "", []string{"check", "--kube-context", "prod-c"}, ExitUsage, `context "prod-c" is not in the kubeconfig (contexts: prod-a, prod-b)`},
+		{"no timeout", "", []string{"check", "--timeout", "0s"}, ExitUsage, "--timeout must be positive"},
+		{"argument", "", []string{"check", "extra"}, ExitUsage, "unknown command"},
+		{"missing file", "", []string{"check", "-f", manifests + ".gone"}, ExitUsage, "-f: open"},
+		{"not YAML", "a: [\n", []string{"check", "-f", "-"}, ExitInput, "document 1"},
+		{"unreachable", "", []string{"check", "-f", manifests}, ExitOther, "context prod-a: cannot reach the cluster"},
+		{"unreachable by HELM_KUBECONTEXT", "", []string{"check"}, ExitOther, "context prod-b: cannot reach the cluster"},
+	}
+	t.Setenv("KUBECONFIG", kc)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.Contains(c.name, "HELM_KUBECONTEXT") {
+				t.Setenv("HELM_KUBECONTEXT", "prod-b")
+			}
+			code, out, errOut := run(t, c.stdin, append(c.args, "--timeout=5s")...)
+			if c.name == "no timeout" {
+				code, out, errOut = run(t, c.stdin, c.args...)
+			}
+			if code != c.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q (want %q)", code, c.code, out, errOut, c.want)
+			}
+		})
+	}
+}
+
+// TestCheckFleetUnreachable: several contexts that cannot be reached still
+// give one report and one summary row each, exit 3, and one line per
+// cluster on stderr.
+func TestCheckFleetUnreachable(t *testing.T) {
+	t.Setenv("KUBECONFIG", kubeconfig(t, "a", "b"))
+	code, out, errOut := run(t, "", "check", "--all-contexts", "--timeout=5s")
+	if code != ExitOther || strings.Count(errOut, "\n") != 2 || !strings.Contains(errOut, "aws-ccm-renderer: context a: cannot reach the cluster") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "Cluster a\n  ✗ cannot reach the cluster") || !strings.Contains(out, "CONTEXT") || strings.Count(out, "\n✗  ") != 2 {
+		t.Errorf("stdout:\n%s", out)
+	}
+	code, out, _ = run(t, "", "check", "--all-contexts", "--timeout=5s", "-o", "json")
+	if code != ExitOther || !strings.Contains(out, `"kind": "CheckResult"`) || strings.Count(out, `"error": "cannot reach the cluster`) != 2 {
+		t.Errorf("json: exit %d\n%s", code, out)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig(t))
+	if code, _, errOut := run(t, "", "check", "--all-contexts"); code != ExitUsage || !strings.Contains(errOut, "the kubeconfig has no contexts") {
+		t.Errorf("no contexts: exit %d, %q", code, errOut)
+	}
+}
+
+// TestCheckTerminal: stdin on a terminal is a usage error for -f -, and the
+// table is coloured only on a terminal without NO_COLOR or TERM=dumb.
+func TestCheckTerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	data, err := readManifestFile(tty, "-")
+	if err == nil || !strings.Contains(err.Error(), "stdin is a terminal") || data != nil {
+		t.Errorf("-f - on a terminal: %v", err)
+	}
+	t.Setenv("TERM", "xterm")
+	os.Unsetenv("NO_COLOR")
+	if !colourTerminal(tty) {
+		t.Error("a terminal is not coloured")
+	}
+	if colourTerminal(os.Stderr) && !isTerminal(os.Stderr) {
+		t.Error("a file is coloured")
+	}
+	t.Setenv("NO_COLOR", "")
+	if colourTerminal(tty) {
+		t.Error("NO_COLOR set (even empty) still colours")
+	}
+	os.Unsetenv("NO_COLOR")
+	t.Setenv("TERM", "dumb")
+	if colourTerminal(tty) {
+		t.Error("TERM=dumb still colours")
+	}
+}
+
+// TestCheckCompletion: --kube-context completes the kubeconfig's contexts,
+// --output its values; the chart wrapper commands offer --distro=detect.
+func TestCheckCompletion(t *testing.T) {
+	t.Setenv("KUBECONFIG", kubeconfig(t, "prod-a", "prod-b"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "check", "--kube-context", ""}, "prod-a\nprod-b\n:4\n"},
+		{[]string{"__complete", "check", "-o", ""}, "table\njson\n:4\n"},
+		{[]string{"__complete", "template", "--distro", ""}, "auto\nrke\nrke2\nk3s\nkubeadm\ndetect\n:4\n"},
+	} {
+		_, out, _ := run(t, "", c.args...)
+		if !strings.HasPrefix(out, c.want) {
+			t.Errorf("%v: %q, want %q", c.args, out, c.want)
+		}
+	}
+	_, out, _ := run(t, "", "install", "--help")
+	if !strings.Contains(out, "or detect (read from the cluster's nodes") {
+		t.Errorf("install --help does not offer --distro=detect:\n%s", out)
+	}
+	// detect needs a cluster: without one it is exit 3, with nothing on
+	// stdout.
+	code, out, errOut := run(t, "", "template", "--distro=detect", "--repo", "http://127.0.0.1:1")
+	if code != ExitOther || out != "" || !strings.Contains(errOut, "--distro=detect") {
+		t.Errorf("detect without a cluster: exit %d, %q, %q", code, out, errOut)
+	}
+}

@@ -1,0 +1,151 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// ResultAPIVersion and ResultKind identify check's JSON output.
+const (
+	ResultAPIVersion = "aws-ccm-renderer.io/v1alpha1"
+	ResultKind       = "CheckResult"
+)
+
+// Result is check's JSON output: one report per cluster, in the order the
+// contexts were given.
+type Result struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Clusters   []*Report `json:"clusters"`
+}
+
+// Failed returns the report of a cluster check could not read.
+func Failed(context, server string, err error) *Report {
+	return &Report{Context: context, Server: server, Error: err.Error(), Distribution: Distribution{Detected: DistroUnknown}, Nodes: []NodeReport{}, Leases: []LeaseReport{}, Permissions: []Permission{}, Findings: []Finding{}}
+}
+
+// WriteJSON writes the reports as one indented JSON document.
+func WriteJSON(w io.Writer, reports []*Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(Result{APIVersion: ResultAPIVersion, Kind: ResultKind, Clusters: reports})
+}
+
+// Colours of the marks on a terminal.
+const (
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	red    = "\x1b[31m"
+	dim    = "\x1b[2m"
+	bold   = "\x1b[1m"
+	reset  = "\x1b[0m"
+)
+
+func paint(on bool, colour, s string) string {
+	if !on {
+		return s
+	}
+	return colour + s + reset
+}
+
+func (s Severity) colour() string {
+	switch s {
+	case OK:
+		return green
+	case Warning:
+		return yellow
+	case Error:
+		return red
+	}
+	return dim
+}
+
+// WriteTable writes one cluster's report for a person: a heading, one
+// line per finding with its mark, and the fix on the line below.
+func WriteTable(w io.Writer, r *Report, colour bool) error {
+	var b strings.Builder
+	head := "Cluster " + r.Context
+	if r.Server != "" {
+		head += " (" + r.Server + ")"
+	}
+	if r.KubernetesVersion != "" {
+		head += ", Kubernetes " + r.KubernetesVersion
+	}
+	b.WriteString(paint(colour, bold, head) + "\n")
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  %s %s\n", paint(colour, red, Error.Symbol()), r.Error)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	width := len(AreaDistribution) // the longest area name
+	indent := strings.Repeat(" ", 2+2+width+2)
+	for _, f := range r.Findings {
+		line := f.Message
+		if f.Subject != "" {
+			line = f.Subject + ": " + line
+		}
+		fmt.Fprintf(&b, "  %s %-*s  %s\n", paint(colour, f.Severity.colour(), f.Severity.Symbol()), width, f.Area, line)
+		if f.Fix != "" {
+			fmt.Fprintf(&b, "%s→ %s\n", indent, f.Fix)
+		}
+	}
+	fmt.Fprintf(&b, "  %s (checked in %dms)\n", counts(r), r.DurationMS)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func counts(r *Report) string {
+	if r.Summary.Errors == 0 && r.Summary.Warnings == 0 {
+		return "no problems"
+	}
+	var parts []string
+	if n := r.Summary.Errors; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, "error", "errors")))
+	}
+	if n := r.Summary.Warnings; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, "warning", "warnings")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteSummary writes one row per cluster: what a fleet's readiness looks
+// like at a glance.
+func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tCONTEXT\tDISTRIBUTION\tKUBERNETES\tCCM ON CONTROL PLANE\tUNINITIALISED\tPROBLEMS")
+	for _, r := range reports {
+		mark := OK
+		switch {
+		case r.Error != "":
+			mark = Error
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", paint(colour, mark.colour(), mark.Symbol()), r.Context, firstClause(r.Error))
+			continue
+		case r.Summary.Errors > 0:
+			mark = Error
+		case r.Summary.Warnings > 0:
+			mark = Warning
+		}
+		placed := fmt.Sprintf("%d/%d", r.Summary.CCMOnControlPlane, r.Summary.ControlPlaneNodes)
+		if r.Workload == nil {
+			placed = "no CCM"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", paint(colour, mark.colour(), mark.Symbol()), r.Context, r.Distribution.Detected,
+			r.KubernetesVersion, placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r))
+	}
+	return tw.Flush()
+}
+
+// firstClause shortens an error for the summary table.
+func firstClause(s string) string {
+	if i := strings.Index(s, " (kubectl"); i > 0 {
+		return s[:i]
+	}
+	if len(s) > 100 {
+		return s[:97] + "..."
+	}
+	return s
+}

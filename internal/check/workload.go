@@ -1,0 +1,274 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// OptionsAnnotation is where the renderer records the options a workload
+// was rendered with, as JSON: {"distro":"rke2","mode":"migrate"}.
+const OptionsAnnotation = renderer.OptionsAnnotation
+
+// Default names the CCM and the in-tree controller manager use.
+const (
+	DefaultCCMLease      = "cloud-controller-manager"
+	DefaultLeaseNS       = "kube-system"
+	KCMLease             = "kube-controller-manager"
+	DefaultKCMUser       = renderer.DefaultKCMUser
+	ServiceAccountsNS    = "kube-system" // where --use-service-account-credentials gets and creates its accounts
+	chartLabel           = "helm.sh/chart"
+	defaultMigrationName = renderer.DefaultLeaderName
+)
+
+// isCCMContainer tells whether a container runs the AWS cloud controller
+// manager: the renderer's rule (renderer.IsCCMContainer), so check and the
+// renderer agree on what the CCM is.
+func isCCMContainer(c corev1.Container) bool { return renderer.IsCCMContainer(c.Command, c.Image) }
+
+// imageTag returns an image reference's tag, "" without one.
+func imageTag(image string) string { return renderer.ImageTag(image) }
+
+// candidate is a DaemonSet or Deployment with a CCM container.
+type candidate struct {
+	kind, namespace, name string
+	meta                  metav1.ObjectMeta
+	spec                  corev1.PodTemplateSpec
+	selector              *metav1.LabelSelector
+	container             int // index of the CCM container
+	ds                    *appsv1.DaemonSet
+	deploy                *appsv1.Deployment
+}
+
+func (c candidate) id() string { return c.kind + "/" + c.namespace + "/" + c.name }
+
+func ccmContainer(spec corev1.PodSpec) int {
+	for i, c := range spec.Containers {
+		if isCCMContainer(c) {
+			return i
+		}
+	}
+	return -1
+}
+
+// candidates returns the workloads among objs that run the AWS CCM,
+// sorted by their KIND/NAMESPACE/NAME.
+func candidates(objs []runtime.Object, defaultNS string) []candidate {
+	var out []candidate
+	for _, o := range objs {
+		var c candidate
+		switch w := o.(type) {
+		case *appsv1.DaemonSet:
+			c = candidate{kind: "DaemonSet", namespace: w.Namespace, name: w.Name, meta: w.ObjectMeta, spec: w.Spec.Template, selector: w.Spec.Selector, ds: w}
+		case *appsv1.Deployment:
+			c = candidate{kind: "Deployment", namespace: w.Namespace, name: w.Name, meta: w.ObjectMeta, spec: w.Spec.Template, selector: w.Spec.Selector, deploy: w}
+		default:
+			continue
+		}
+		if c.namespace == "" {
+			c.namespace = defaultNS
+		}
+		if c.container = ccmContainer(c.spec.Spec); c.container >= 0 {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id() < out[j].id() })
+	return out
+}
+
+// pick chooses the one candidate, or the one --target names.
+func pick(cands []candidate, target, where string) (*candidate, error) {
+	if target != "" {
+		kind, rest, _ := strings.Cut(target, "/")
+		ns, name, ok := strings.Cut(rest, "/")
+		if !ok || kind == "" || ns == "" || name == "" {
+			return nil, &renderer.UsageError{Err: fmt.Errorf("--target %q: want KIND/NAMESPACE/NAME, e.g. DaemonSet/kube-system/aws-cloud-controller-manager", target)}
+		}
+		for i := range cands {
+			c := &cands[i]
+			if strings.EqualFold(c.kind, kind) && c.namespace == ns && c.name == name {
+				return c, nil
+			}
+		}
+		return nil, &renderer.UsageError{Err: fmt.Errorf("--target %s: no such AWS CCM workload in %s (found: %s)", target, where, candidateList(cands))}
+	}
+	switch len(cands) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &cands[0], nil
+	}
+	return nil, &renderer.UsageError{Err: fmt.Errorf("%d AWS CCM workloads in %s: %s; pick one with --target=KIND/NAMESPACE/NAME", len(cands), where, candidateList(cands))}
+}
+
+func candidateList(cands []candidate) string {
+	if len(cands) == 0 {
+		return "none"
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id()
+	}
+	return strings.Join(ids, ", ")
+}
+
+// DecodeManifests reads a stream of YAML documents (what `helm template`
+// or `aws-ccm-renderer template` print) into typed objects. Documents of
+// kinds the Kubernetes client does not know (custom resources) are left
+// out; empty documents are skipped.
+func DecodeManifests(data []byte) ([]runtime.Object, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	dec := scheme.Codecs.UniversalDeserializer()
+	var objs []runtime.Object
+	for n := 1; ; n++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, &renderer.InputError{Location: renderer.Location{Index: n}, Err: err}
+		}
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return nil, &renderer.InputError{Location: renderer.Location{Index: n}, Err: err}
+		}
+		if head.Kind == "" && head.APIVersion == "" {
+			continue // empty, or only comments
+		}
+		obj, _, err := dec.Decode(doc, nil, nil)
+		if runtime.IsNotRegisteredError(err) {
+			continue
+		}
+		if err != nil {
+			return nil, &renderer.InputError{Location: renderer.Location{Index: n}, Object: &renderer.ObjectRef{APIVersion: head.APIVersion, Kind: head.Kind}, Err: err}
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// renderedOptions are the options the renderer records on a workload.
+type renderedOptions struct {
+	Distro string `json:"distro"`
+	Mode   string `json:"mode"`
+}
+
+func readOptionsAnnotation(meta metav1.ObjectMeta) (renderedOptions, bool) {
+	var o renderedOptions
+	v, ok := meta.Annotations[OptionsAnnotation]
+	if !ok {
+		return o, false
+	}
+	return o, json.Unmarshal([]byte(v), &o) == nil
+}
+
+// flags reads a container's command line: --name=value, --name value and a
+// bare --name (a boolean, true). The last occurrence wins.
+func flags(c corev1.Container) map[string]string {
+	words := append([]string{}, c.Command...)
+	if len(words) > 0 {
+		words = words[1:]
+	}
+	words = append(words, c.Args...)
+	out := map[string]string{}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		name := strings.TrimLeft(w, "-")
+		if k, v, ok := strings.Cut(name, "="); ok {
+			out[k] = v
+			continue
+		}
+		if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") {
+			out[name] = words[i+1]
+			i++
+			continue
+		}
+		out[name] = "true"
+	}
+	return out
+}
+
+// isTrue reads a boolean flag value as the Go flag package does.
+func isTrue(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "t", "true":
+		return true
+	}
+	return false
+}
+
+// leaderMigrationConfig is the part of a LeaderMigrationConfiguration
+// check reads.
+type leaderMigrationConfig struct {
+	APIVersion        string `json:"apiVersion"`
+	Kind              string `json:"kind"`
+	LeaderName        string `json:"leaderName"`
+	ResourceLock      string `json:"resourceLock"`
+	ControllerLeaders []struct {
+		Name      string `json:"name"`
+		Component string `json:"component"`
+	} `json:"controllerLeaders"`
+}
+
+// configMapSource finds the ConfigMap and key a file path in the container
+// is mounted from.
+func configMapSource(spec corev1.PodSpec, c corev1.Container, file string) (name, key string, ok bool) {
+	for _, m := range c.VolumeMounts {
+		var rel string
+		switch {
+		case m.SubPath != "" && file == m.MountPath:
+			rel = m.SubPath
+		case m.SubPath == "" && strings.HasPrefix(file, strings.TrimSuffix(m.MountPath, "/")+"/"):
+			rel = strings.TrimPrefix(file, strings.TrimSuffix(m.MountPath, "/")+"/")
+		default:
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name != m.Name || v.ConfigMap == nil {
+				continue
+			}
+			key = rel
+			for _, item := range v.ConfigMap.Items {
+				if item.Path == rel {
+					key = item.Key
+				}
+			}
+			return v.ConfigMap.Name, key, true
+		}
+	}
+	return "", "", false
+}
+
+func parseLeaderMigrationConfig(text string) (leaderMigrationConfig, error) {
+	var lmc leaderMigrationConfig
+	if err := yaml.Unmarshal([]byte(text), &lmc); err != nil {
+		return lmc, err
+	}
+	if lmc.Kind != "LeaderMigrationConfiguration" {
+		return lmc, fmt.Errorf("kind %q, want LeaderMigrationConfiguration", lmc.Kind)
+	}
+	return lmc, nil
+}
+
+// chartOf reads the helm.sh/chart label: aws-cloud-controller-manager-0.0.11.
+func chartOf(meta metav1.ObjectMeta) string { return meta.Labels[chartLabel] }
