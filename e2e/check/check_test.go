@@ -10,6 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
 )
 
 // TestDistributions: on a healthy cluster of each distribution,
@@ -103,32 +107,44 @@ func TestMigrationRBAC(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	r = check(t, migrate, "-f", "-")
+	// Without the renderer's grant in the manifests: an error.
+	var plain, grant []string
+	for _, doc := range strings.Split(string(migrate), "\n---") {
+		if strings.Contains(doc, "aws-ccm-renderer.io/generated: leader-migration-rbac") {
+			grant = append(grant, doc)
+		} else {
+			plain = append(plain, doc)
+		}
+	}
+	if len(grant) != 2 {
+		t.Fatalf("the migrate output has %d documents annotated leader-migration-rbac, want the Role and RoleBinding", len(grant))
+	}
+	r = check(t, []byte(strings.Join(plain, "\n---")), "-f", "-")
 	want := "✗ rbac          User system:kube-controller-manager: may not get and update leases.coordination.k8s.io cloud-provider-extraction-migration in namespace kube-system"
 	if r.code != 1 || !strings.Contains(r.out, want) {
 		t.Errorf("with the 1.26 rules: exit %d, want 1 and %q\n%s", r.code, want, r.out)
 	}
 	golden(t, "migration-rbac", "check.txt", r.out)
+	// With it in the manifests, not yet installed: a warning that says so.
+	r = check(t, migrate, "-f", "-")
+	if want := "! rbac          User system:kube-controller-manager: may not get and update"; r.code != 0 || !strings.Contains(r.out, want) ||
+		!strings.Contains(r.out, "RoleBinding kube-system/aws-cloud-controller-manager-leader-migration grants it") {
+		t.Errorf("with the grant in the manifests: exit %d, want 0 and %q\n%s", r.code, want, r.out)
+	}
 
-	// The grant the renderer makes in migrate mode.
-	grant := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "aws-ccm-leader-migration", Namespace: "kube-system"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"cloud-provider-extraction-migration"}, Verbs: []string{"get", "update"}},
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
-		}}
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "aws-ccm-leader-migration", Namespace: "kube-system"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: grant.Name},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "system:kube-controller-manager"}}}
-	if _, err := roles.Create(ctx, grant, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// The grant the renderer makes in migrate mode, applied.
+	for _, doc := range grant {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: strings.ToLower(u.GetKind()) + "s"}
+		res := dynamic.NewForConfigOrDie(cp.Config).Resource(gvr).Namespace(u.GetNamespace())
+		if _, err := res.Create(ctx, &u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { ignoreNotFound(t, res.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{})) }()
 	}
-	defer func() { ignoreNotFound(t, roles.Delete(context.Background(), grant.Name, metav1.DeleteOptions{})) }()
-	if _, err := cp.Client.RbacV1().RoleBindings("kube-system").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ignoreNotFound(t, cp.Client.RbacV1().RoleBindings("kube-system").Delete(context.Background(), binding.Name, metav1.DeleteOptions{}))
-	}()
 	r = check(t, migrate, "-f", "-")
 	if want := "✓ rbac          User system:kube-controller-manager: allowed all 3 requests it needs"; !strings.Contains(r.out, want) {
 		t.Errorf("with the grant: want %q\n%s", want, r.out)

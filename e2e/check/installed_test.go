@@ -222,7 +222,7 @@ func fleet(t *testing.T) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["e2e"] = admin.Clusters["e2e"]
 	cfg.Clusters["gone"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1", InsecureSkipTLSVerify: true}
-	cfg.AuthInfos["admin"] = admin.AuthInfos["admin"]
+	cfg.AuthInfos["admin"] = admin.AuthInfos[admin.Contexts[admin.CurrentContext].AuthInfo]
 	cfg.AuthInfos["reader"] = &clientcmdapi.AuthInfo{Token: token(t, ns, "reader")}
 	cfg.AuthInfos["nobody"] = &clientcmdapi.AuthInfo{Token: token(t, ns, "nobody")}
 	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin"}
