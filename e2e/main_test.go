@@ -1,3 +1,7 @@
+// Package e2e runs the renderer's output on a real control plane (etcd,
+// kube-apiserver, the DaemonSet controller): placement on every distribution's
+// fixture nodes, RBAC by SubjectAccessReview, the release lifecycle with real
+// Helm, the wrapper commands and chart, and cordoned control-plane nodes.
 package e2e
 
 import (
