@@ -61,7 +61,9 @@ var recordedOptions = []recordedOption{
 			return nonDefault("--leader-name=", o.LeaderName, renderer.DefaultOptions().LeaderName)
 		}},
 	{"kcm-user", "kcmUser", func(d *renderer.Options, s renderer.Options) { d.KCMUser = s.KCMUser },
-		func(o renderer.Options) []string { return nonDefault("--kcm-user=", o.KCMUser, renderer.DefaultOptions().KCMUser) }},
+		func(o renderer.Options) []string {
+			return nonDefault("--kcm-user=", o.KCMUser, renderer.DefaultOptions().KCMUser)
+		}},
 	{"target", "target", func(d *renderer.Options, s renderer.Options) { d.Target = s.Target },
 		func(o renderer.Options) []string { return nonDefault("--target=", o.Target, "") }},
 }
