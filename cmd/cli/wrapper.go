@@ -152,8 +152,10 @@ const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from
 name in another --repo, a local directory, a .tgz package and an oci:// reference also work.
 RELEASE defaults to aws-cloud-controller-manager, the namespace to kube-system. The Helm SDK
 runs in this process with the renderer as its post-renderer: no helm binary is needed.
-The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer; the
-release does not remember them, so pass the same ones on every upgrade.
+The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer. Against
+a cluster, --kube-version defaults to the cluster's version, and upgrade and diff --deployed
+default every renderer option not given to what the deployed release records (they say which;
+--reset-options ignores them): leaving migrate mode takes an explicit --mode=install.
 
 Exit status: 0 done, 1 the chart, values or manifests cannot be used, 2 bad flags or
 options, 3 the cluster, a repository or the output cannot be reached or written.`
