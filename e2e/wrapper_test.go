@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // renderer runs the aws-ccm-renderer binary (its chart wrapper commands use
@@ -24,6 +25,29 @@ func rendererCmd(t *testing.T, args ...string) (string, string, error) {
 	return string(out), string(errOut), err
 }
 
+// The chart wrapper commands' exit codes (cmd/cli).
+const (
+	exitInput   = 1
+	exitChanges = 4
+)
+
+// clusterMinor is the test cluster's Kubernetes minor, "1.34".
+func clusterMinor(t *testing.T) string {
+	t.Helper()
+	v, err := cp.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(v.Major, "v") + "." + strings.TrimSuffix(v.Minor, "+")
+}
+
+// releaseSet are the values that keep a release of the upstream chart to
+// its own namespace and names, with a CCM image of the cluster's minor.
+func releaseSet(t *testing.T, release, ns string) string {
+	return "namespace=" + ns + ",nameOverride=" + release + ",clusterRoleName=" + release + ",serviceAccountName=" + release + "-sa" +
+		",image.tag=v" + clusterMinor(t) + ".0"
+}
+
 // TestWrapperInstallUpgrade: `aws-ccm-renderer install` makes a real Helm
 // release that the Helm CLI lists, `diff --deployed` shows what an upgrade
 // would change, `aws-ccm-renderer upgrade` applies it, and a plain
@@ -32,7 +56,7 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	release := "wrap"
 	ns := namespace(t, release)
-	set := "namespace=" + ns + ",nameOverride=" + release + ",clusterRoleName=" + release + ",serviceAccountName=" + release + "-sa"
+	set := releaseSet(t, release, ns)
 	// Before the install, diff shows everything the install would create
 	// (--kubeconfig implies --deployed).
 	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--exit-code")
@@ -99,7 +123,7 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	// upgrade --install of a new release, in a namespace it creates.
 	release2 := "wrap-new"
 	ns2 := release2
-	set2 := "namespace=" + ns2 + ",nameOverride=" + release2 + ",clusterRoleName=" + release2 + ",serviceAccountName=" + release2 + "-sa"
+	set2 := releaseSet(t, release2, ns2)
 	if _, errOut, err := rendererCmd(t, "upgrade", release2, chart, "--install", "--create-namespace", "--namespace", ns2, "--set", set2, "--distro=k3s"); err != nil {
 		t.Fatalf("upgrade --install: %v\n%s", err, errOut)
 	}
@@ -239,4 +263,160 @@ stringData:
 	if err != nil || out != "" {
 		t.Errorf("diff with the same values: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
+}
+
+// recordedOptions reads the renderer's options annotation of a live
+// DaemonSet.
+func recordedOptions(t *testing.T, ns, name string) string {
+	t.Helper()
+	ds, err := cp.Client.AppsV1().DaemonSets(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds.Annotations[renderer.OptionsAnnotation]
+}
+
+// TestWrapperUpgradeKeepsOptions: upgrade defaults the renderer's options
+// to those the deployed release records, so an upgrade in the middle of a
+// migration keeps leader migration on; an explicit --mode switches, and
+// diff --deployed shows the switch before it happens.
+func TestWrapperUpgradeKeepsOptions(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	release := "wrap-keep"
+	ns := namespace(t, release)
+	set := releaseSet(t, release, ns)
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		out, errOut, err := rendererCmd(t, append(args[:1:1], append([]string{release, chart, "--namespace", ns, "--set", set}, args[1:]...)...)...)
+		if err != nil {
+			t.Fatalf("%v: exit %d, %s", args, testtools.ExitCode(err), errOut)
+		}
+		return out, errOut
+	}
+	run("install", "--distro=rke", "--mode=migrate", "--set-arg=v=3")
+	if got := recordedOptions(t, ns, release); got != `{"distro":"rke","mode":"migrate","setArgs":["v=3"]}` {
+		t.Fatalf("recorded options %s", got)
+	}
+
+	// An upgrade without renderer flags keeps them and says so.
+	_, errOut := run("upgrade", "--set", "args[0]=--v=2")
+	if want := "aws-ccm-renderer: options from release wrap-keep revision 1: --distro=rke --mode=migrate --set-arg=v=3 (flags given here win; --reset-options ignores the release's)\n"; errOut != want {
+		t.Errorf("upgrade stderr %q, want %q", errOut, want)
+	}
+	_, args := liveDaemonSet(t, ns, release)
+	if !slices.Contains(args, "--enable-leader-migration=true") || !slices.Contains(args, "--v=3") {
+		t.Errorf("upgrade without flags: args %q", args)
+	}
+	if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
+		t.Errorf("pods on %v", nodes)
+	}
+	if _, err := cp.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), renderer.LeaderMigrationConfigMapName(release), metav1.GetOptions{}); err != nil {
+		t.Errorf("leader migration ConfigMap: %v", err)
+	}
+
+	// diff --deployed defaults the same way: nothing to change ...
+	if out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",args[0]=--v=2", "--exit-code"); err != nil || out != "" {
+		t.Errorf("diff --deployed without flags: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
+	}
+	// ... and an explicit --mode=install shows the switch: the recorded
+	// options, the args and the ConfigMap.
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",args[0]=--v=2", "--mode=install", "--exit-code")
+	if testtools.ExitCode(err) != exitChanges {
+		t.Fatalf("diff --mode=install: exit %d, %s", testtools.ExitCode(err), errOut)
+	}
+	for _, want := range []string{
+		`-    aws-ccm-renderer.io/options: '{"distro":"rke","mode":"migrate","setArgs":["v=3"]}'`,
+		`+    aws-ccm-renderer.io/options: '{"distro":"rke","mode":"install","setArgs":["v=3"]}'`,
+		"-            - --enable-leader-migration=true",
+		"-kind: ConfigMap",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff --mode=install lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "options from release wrap-keep revision 2: --distro=rke --set-arg=v=3 ") {
+		t.Errorf("diff --mode=install stderr: %s", errOut)
+	}
+
+	run("upgrade", "--set", "args[0]=--v=2", "--mode=install")
+	if _, args := liveDaemonSet(t, ns, release); hasArgPrefix(args, "--enable-leader-migration") || !slices.Contains(args, "--v=3") {
+		t.Errorf("upgrade --mode=install: args %q", args)
+	}
+	if _, err := cp.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), renderer.LeaderMigrationConfigMapName(release), metav1.GetOptions{}); err == nil {
+		t.Error("the leader migration ConfigMap outlives migrate mode")
+	}
+	if got := recordedOptions(t, ns, release); got != `{"distro":"rke","mode":"install","setArgs":["v=3"]}` {
+		t.Errorf("recorded options after the switch: %s", got)
+	}
+
+	// --reset-options: the flags' defaults (--distro=auto), whatever the
+	// release records.
+	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",args[0]=--v=2", "--reset-options", "--exit-code")
+	if testtools.ExitCode(err) != exitChanges || strings.Contains(errOut, "options from release") ||
+		!strings.Contains(out, "+            - --v=2") || !strings.Contains(out, "+      affinity:\n") {
+		t.Errorf("diff --reset-options: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
+	}
+}
+
+// TestWrapperKubeVersionFromCluster: against a cluster, the renderer checks
+// the CCM's version against the cluster's (discovery), unless --kube-version
+// says otherwise.
+func TestWrapperKubeVersionFromCluster(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	minor := clusterMinor(t)
+	release := "wrap-skew"
+	ns := namespace(t, release)
+	// The chart's own image, one minor newer than the cluster.
+	base := "namespace=" + ns + ",nameOverride=" + release + ",clusterRoleName=" + release + ",serviceAccountName=" + release + "-sa"
+	ccm := renderer.ImageTag(chartImage(t, chart))
+	if ccm == "" || strings.HasPrefix(ccm, "v"+minor+".") {
+		t.Fatalf("the chart's CCM %q must not be of the cluster's minor %s for this test", ccm, minor)
+	}
+	// migrate with a CCM newer than the cluster: refused before anything
+	// is created.
+	out, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--mode=migrate")
+	if testtools.ExitCode(err) != exitInput || out != "" || strings.Count(errOut, "\n") != 1 ||
+		!strings.Contains(errOut, "newer than the cluster (--kube-version v"+minor+".") {
+		t.Errorf("install --mode=migrate of a newer CCM: exit %d, %q, %s", testtools.ExitCode(err), out, errOut)
+	}
+	if list := helm(t, "list", "--namespace", ns, "--all"); strings.Contains(list, release) {
+		t.Errorf("a refused install left a release:\n%s", list)
+	}
+	// install mode: a warning naming the cluster's minor.
+	_, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", base, "--distro=rke")
+	if err != nil || !strings.Contains(errOut, "aws-ccm-renderer: warning: the CCM (image ") || !strings.Contains(errOut, "and the cluster "+minor+":") {
+		t.Errorf("diff of a newer CCM: %v, %s", err, errOut)
+	}
+	// --kube-version wins over the cluster's: far from it, a warning for
+	// that version; the CCM's own minor, neither warning nor refusal.
+	_, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--kube-version=v1.20.0")
+	if err != nil || !strings.Contains(errOut, "and the cluster 1.20:") {
+		t.Errorf("diff --kube-version=v1.20.0: %v, %s", err, errOut)
+	}
+	ccmMinor := strings.Join(strings.SplitN(strings.TrimPrefix(ccm, "v"), ".", 3)[:2], ".")
+	_, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--mode=migrate", "--kube-version=v"+ccmMinor+".1")
+	if err != nil || errOut != "" {
+		t.Errorf("diff --kube-version of the CCM's minor: %v, %s", err, errOut)
+	}
+	// A CCM of the cluster's minor: silent.
+	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", releaseSet(t, release, ns), "--distro=rke", "--mode=migrate"); err != nil || errOut != "" {
+		t.Errorf("install --mode=migrate of the cluster's minor: %v, %s", err, errOut)
+	}
+}
+
+// chartImage is the CCM image a chart package's defaults name.
+func chartImage(t *testing.T, chart string) string {
+	t.Helper()
+	out := helm(t, "show", "values", chart)
+	var repo, tag string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(l, "repository: "); ok && repo == "" {
+			repo = v
+		}
+		if v, ok := strings.CutPrefix(l, "tag: "); ok && tag == "" {
+			tag = strings.Trim(v, `"`)
+		}
+	}
+	return repo + ":" + tag
 }

@@ -60,6 +60,7 @@ type chartFlags struct {
 	deployed    bool // diff against the release in the cluster
 	exitCode    bool // diff --exit-code
 	noColor     bool
+	resetOpts   bool // upgrade, diff: not the release's recorded options
 }
 
 func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
@@ -79,6 +80,9 @@ func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 	}
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context")
+	if kind == "upgrade" || kind == "diff" {
+		fs.BoolVar(&f.resetOpts, "reset-options", false, "do not default the renderer's options to those the deployed release records")
+	}
 	if kind == "diff" {
 		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what would be deployed now, instead of the chart's own output with the patched output (the default when --kubeconfig or --kube-context is given)")
 		fs.BoolVar(&f.exitCode, "exit-code", false, fmt.Sprintf("exit with %d when there are changes, 0 when there are none", ExitChanges))
@@ -130,6 +134,10 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 	setCommon(cmd, s)
 	f.register(cmd.Flags(), kind)
 	distroDetectFlag(cmd)
+	if kind != "template" {
+		cmd.Flags().Lookup("kube-version").Usage = "the cluster's Kubernetes version, which the CCM's version is checked against (default: the cluster's; diff without a cluster: none); " +
+			"template and diff without a cluster also show it to the chart"
+	}
 	complete(cmd, "mode", renderer.Modes)
 	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
@@ -144,8 +152,10 @@ const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from
 name in another --repo, a local directory, a .tgz package and an oci:// reference also work.
 RELEASE defaults to aws-cloud-controller-manager, the namespace to kube-system. The Helm SDK
 runs in this process with the renderer as its post-renderer: no helm binary is needed.
-The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer; the
-release does not remember them, so pass the same ones on every upgrade.
+The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer. Against
+a cluster, --kube-version defaults to the cluster's version, and upgrade and diff --deployed
+default every renderer option not given to what the deployed release records (they say which;
+--reset-options ignores them): leaving migrate mode takes an explicit --mode=install.
 
 Exit status: 0 done, 1 the chart, values or manifests cannot be used, 2 bad flags or
 options, 3 the cluster, a repository or the output cannot be reached or written.`
@@ -234,6 +244,41 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
+	given, err := explicitOptions(fs, w.flags.render.config)
+	if err != nil {
+		return err
+	}
+	// Bad options show before the cluster is asked anything.
+	early := opts
+	if early.Distro == DistroDetect {
+		early.Distro = renderer.DistroAuto
+	}
+	if _, err := renderer.New(early); err != nil {
+		return err
+	}
+	w.kubeVersion = defaultKubeVersion()
+	if opts.KubeVersion != "" {
+		if w.kubeVersion, err = chartutil.ParseKubeVersion(opts.KubeVersion); err != nil {
+			return &renderer.UsageError{Err: fmt.Errorf("--kube-version: %w", err)}
+		}
+	}
+	if err := w.setup(); err != nil {
+		return err
+	}
+	if w.cluster() {
+		// What upgrade would do by default is what the deployed release
+		// was rendered with.
+		if (w.kind == "upgrade" || w.kind == "diff") && !w.flags.resetOpts {
+			if opts, err = w.withRecordedOptions(opts, given); err != nil {
+				return err
+			}
+		}
+		if !given["kube-version"] {
+			if opts.KubeVersion, err = w.serverVersion(); err != nil {
+				return err
+			}
+		}
+	}
 	if opts.Distro == DistroDetect {
 		if opts.Distro, err = detectDistro(w.flags.kubeconfig, w.flags.kubeContext, w.errOut); err != nil {
 			return err
@@ -244,15 +289,6 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 		return err
 	}
 	pr.Warn = func(msg string) { fmt.Fprintln(w.errOut, "aws-ccm-renderer: warning: "+msg) }
-	w.kubeVersion = defaultKubeVersion()
-	if opts.KubeVersion != "" {
-		if w.kubeVersion, err = chartutil.ParseKubeVersion(opts.KubeVersion); err != nil {
-			return &renderer.UsageError{Err: fmt.Errorf("--kube-version: %w", err)}
-		}
-	}
-	if err := w.setup(); err != nil {
-		return err
-	}
 	// The values first: a mistake there shows before a chart download.
 	vals, err := w.flags.values.MergeValues(getter.All(w.settings))
 	if err != nil {
@@ -297,13 +333,18 @@ func (w *wrapper) setup() error {
 		return &ioError{fmt.Errorf("registry client: %w", err)}
 	}
 	w.cfg.RegistryClient = rc
-	if w.kind == "template" || (w.kind == "diff" && !w.flags.deployed) {
+	if !w.cluster() {
 		return nil
 	}
 	if err := w.cfg.Init(w.settings.RESTClientGetter(), w.flags.namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return &ioError{fmt.Errorf("connecting to the cluster: %w", err)}
 	}
 	return nil
+}
+
+// cluster reports whether the command works on a cluster.
+func (w *wrapper) cluster() bool {
+	return w.kind != "template" && (w.kind != "diff" || w.flags.deployed)
 }
 
 // loadChart finds, downloads when needed, and loads the chart.
