@@ -147,13 +147,16 @@ func fuzzDocs(t *testing.T, b []byte) []fuzzDoc {
 	var out []fuzzDoc
 	for _, d := range stream.Split([][]byte{b}) {
 		fd := fuzzDoc{body: d.Body()}
-		dec := goyaml.NewDecoder(bytes.NewReader(d.Raw))
-		var v map[string]any
-		if err := dec.Decode(&v); err == nil {
-			fd.kind, _ = v["kind"].(string)
-			md, _ := v["metadata"].(map[string]any)
-			a, _ := md["annotations"].(map[string]any)
-			_, fd.generated = a[GeneratedAnnotation]
+		// A tree, not a map: keys need not be strings, nor unique.
+		var n goyaml.Node
+		if err := goyaml.NewDecoder(bytes.NewReader(d.Raw)).Decode(&n); err == nil && len(n.Content) == 1 {
+			root := n.Content[0]
+			fd.kind = scalar(root, "kind")
+			if md := mapGet(root, "metadata"); md != nil {
+				if a := mapGet(md, "annotations"); a != nil {
+					fd.generated = mapGet(a, GeneratedAnnotation) != nil
+				}
+			}
 		}
 		out = append(out, fd)
 	}
