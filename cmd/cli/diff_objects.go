@@ -199,9 +199,9 @@ type objectChange struct {
 	title string
 }
 
-// fieldChange is one changed field. Lists are compared whole, except
-// lists of objects with unique names (containers, env, volumes), whose
-// items are matched by name.
+// fieldChange is one changed field. Lists of objects with unique names
+// (containers, env, volumes) are compared item by item matched by name,
+// other lists item by item when their lengths are the same, else whole.
 type fieldChange struct {
 	Path   string `json:"path"`
 	Op     string `json:"op"` // add, remove, replace
@@ -491,6 +491,13 @@ func fieldChanges(path string, a, b any, out []fieldChange) []fieldChange {
 				default:
 					out = fieldChanges(p, an[n], bn[n], out)
 				}
+			}
+			return out
+		}
+		if len(al) == len(bl) {
+			// The same length: item by item (a rule's verbs, one arg).
+			for i := range al {
+				out = fieldChanges(fmt.Sprintf("%s[%d]", path, i), al[i], bl[i], out)
 			}
 			return out
 		}

@@ -525,3 +525,17 @@ func BenchmarkDiff(b *testing.B) {
 		}
 	})
 }
+
+// TestFieldChangesLists: lists of the same length item by item, others
+// whole, named items by name.
+func TestFieldChangesLists(t *testing.T) {
+	a := map[string]any{"rules": []any{map[string]any{"verbs": []any{"create"}}, map[string]any{"verbs": []any{"get"}}}, "args": []any{"a"}}
+	b := map[string]any{"rules": []any{map[string]any{"verbs": []any{"create", "get"}}, map[string]any{"verbs": []any{"get"}}}, "args": []any{"a", "b"}}
+	var got []string
+	for _, f := range fieldChanges("", a, b, nil) {
+		got = append(got, f.Path+" "+f.Op)
+	}
+	if want := []string{"args replace", "rules[0].verbs replace"}; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
