@@ -333,8 +333,20 @@ func (w *wrapper) sourceError(ref, from string, err error) error {
 				ref, v, w.kind, w.release, pkg, v)
 		}
 		return &ioError{fmt.Errorf("chart %s: %s cannot be reached (%v); to use a chart package instead: %s", ref, from, err, hint)}
-	case strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "403") || strings.Contains(strings.ToLower(err.Error()), "unauthorized"):
+	case refusedCredentials(err):
 		return &renderer.InputError{Err: fmt.Errorf("chart %s: %s refused the credentials (%w); check --username/--password, helm repo add's or helm registry login's", ref, from, err)}
 	}
 	return &renderer.InputError{Err: fmt.Errorf("chart %s: %w", ref, err)}
+}
+
+// refusedCredentials tells an answer of 401 or 403 (or no credentials for a
+// registry that wants them) from other failures.
+func refusedCredentials(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"401", "403", "unauthorized", "forbidden", "credential not found"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
