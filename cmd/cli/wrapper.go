@@ -534,6 +534,9 @@ func (w *wrapper) connect() error {
 	if !w.needsCluster() {
 		return nil
 	}
+	if _, err := w.settings.RESTClientGetter().ToRESTConfig(); err != nil {
+		return &ioError{fmt.Errorf("the cluster's kubeconfig (--kubeconfig, $KUBECONFIG): %w", err)}
+	}
 	logf := func(string, ...any) {}
 	if w.settings.Debug {
 		logf = func(format string, args ...any) {
