@@ -103,12 +103,12 @@ func TestWrapperDiffJSON(t *testing.T) {
 		paths[f.Path] = f.Op
 	}
 	for path, op := range map[string]string{
-		"spec.template.spec.hostNetwork": "add",
+		"spec.template.spec.hostNetwork":                                                "add",
 		"spec.template.spec.containers[name=aws-cloud-controller-manager].args":         "replace",
 		"spec.template.spec.containers[name=aws-cloud-controller-manager].volumeMounts": "add",
-		"spec.template.spec.volumes": "add",
-		`spec.template.spec.nodeSelector["node-role.kubernetes.io/controlplane"]`: "add",
-		`spec.template.spec.nodeSelector["node-role.kubernetes.io/control-plane"]`: "remove",
+		"spec.template.spec.volumes":                                                    "add",
+		`spec.template.spec.nodeSelector["node-role.kubernetes.io/controlplane"]`:       "add",
+		`spec.template.spec.nodeSelector["node-role.kubernetes.io/control-plane"]`:      "remove",
 	} {
 		if paths[path] != op {
 			t.Errorf("DaemonSet field %s: %q, want %q (fields %v)", path, paths[path], op, paths)
