@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -154,5 +156,61 @@ func TestWrapperDiffContext(t *testing.T) {
 	}
 	if _, errOut, code := runRenderer(t, "diff", "ccm", chart, "--context=-2"); code != 2 || !strings.Contains(string(errOut), "--context -2") {
 		t.Errorf("--context=-2: exit %d, %s", code, errOut)
+	}
+}
+
+// TestWrapperDiffSchema: the golden JSON outputs validate against
+// docs/diff.schema.json, and the schema refuses what it should.
+func TestWrapperDiffSchema(t *testing.T) {
+	f, err := os.Open(filepath.Join(testtools.Root(), "docs", "diff.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("diff.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("diff.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(s string) error {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
+		if err != nil {
+			return err
+		}
+		return schema.Validate(inst)
+	}
+	files, _ := filepath.Glob(filepath.Join(testtools.Root(), "testdata", "golden", "diff", "*.json"))
+	if len(files) < 3 {
+		t.Fatalf("golden JSON files: %v", files)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validate(string(b)); err != nil {
+			t.Errorf("%s: %v", filepath.Base(file), err)
+		}
+	}
+	for name, bad := range map[string]string{
+		"unknown change":     `[{"apiVersion":"v1","kind":"A","namespace":"n","name":"a","change":"moved","diff":""}]`,
+		"added without body": `[{"apiVersion":"v1","kind":"A","namespace":"n","name":"a","change":"added","diff":""}]`,
+		"changed, no fields": `[{"apiVersion":"v1","kind":"A","namespace":"n","name":"a","change":"changed","diff":""}]`,
+		"unknown op":         `[{"apiVersion":"v1","kind":"A","namespace":"n","name":"a","change":"changed","diff":"","fields":[{"path":"x","op":"move"}]}]`,
+		"not a list":         `{}`,
+	} {
+		if validate(bad) == nil {
+			t.Errorf("%s: the schema accepts %s", name, bad)
+		}
+	}
+	if err := validate("[]"); err != nil {
+		t.Errorf("no changes: %v", err)
 	}
 }
