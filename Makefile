@@ -58,7 +58,7 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, the wrapper chart's values, presets and templates
+generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates
 	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
 
 vet: ## go vet and gofmt
