@@ -4,6 +4,8 @@
 #   e2e/tools/helm3      bin/helm                     Helm 3
 #   e2e/tools/helm4      bin/helm4                    Helm 4
 #   e2e/tools/kustomize  bin/kustomize                kustomize
+#   e2e/tools/helmfile   bin/helmfile                 helmfile (its replace
+#                                                     lines copied)
 #   e2e/tools/etcd       bin/etcd                     etcd server
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
@@ -32,6 +34,7 @@ TOOL_BUILD := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false
 HELM3                   := $(BIN)/helm
 HELM4                   := $(BIN)/helm4
 KUSTOMIZE               := $(BIN)/kustomize
+HELMFILE                := $(BIN)/helmfile
 ETCD                    := $(BIN)/etcd
 KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
@@ -41,11 +44,13 @@ FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube
+.PHONY: tools tools-helm tools-kube tools-helmfile
 
-tools: tools-helm tools-kube ## build every tool the tests run (bin/)
+tools: tools-helm tools-kube tools-helmfile ## build every tool the tests run (bin/)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
+
+tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the helmfile recipe's tests
 
 tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
 
@@ -78,6 +83,14 @@ $(KUSTOMIZE): $(TOOLS)/kustomize/go.mod $(TOOLS)/kustomize/go.sum $(TOOLS_MK)
 	cd $(TOOLS)/kustomize && v=$(call tool-version,sigs.k8s.io/kustomize/kustomize/v5) && \
 	$(TOOL_BUILD) -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$$v" \
 		-o $@ sigs.k8s.io/kustomize/kustomize/v5
+	@touch $@
+
+# helmfile reads its version from go.szostok.io/version, stamped as its
+# release build does.
+$(HELMFILE): $(TOOLS)/helmfile/go.mod $(TOOLS)/helmfile/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/helmfile && v=$(call tool-version,github.com/helmfile/helmfile) && \
+	$(TOOL_BUILD) -ldflags "-s -w -X go.szostok.io/version.version=$$v -X go.szostok.io/version.dirtyBuild=false" \
+		-o $@ github.com/helmfile/helmfile
 	@touch $@
 
 # etcd's version is a constant in go.etcd.io/etcd/api/v3/version.

@@ -28,7 +28,7 @@ func rendererCmd(t *testing.T, args ...string) (string, string, error) {
 // The chart wrapper commands' exit codes (cmd/cli).
 const (
 	exitInput   = 1
-	exitChanges = 4
+	exitChanges = 2 // diff --detailed-exitcode (--exit-code)
 )
 
 // clusterMinor is the test cluster's Kubernetes minor, "1.34".
@@ -59,9 +59,11 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	set := releaseSet(t, release, ns)
 	// Before the install, diff shows everything the install would create
 	// (--kubeconfig implies --deployed).
-	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--exit-code")
-	if testtools.ExitCode(err) != 4 || !strings.HasPrefix(out, "--- wrap (no such release in namespace wrap)\n+++ wrap (would install)\n") ||
-		!strings.Contains(out, "\n+kind: DaemonSet\n") || strings.Contains(out, "\n-") || !strings.Contains(out, "+      hostNetwork: true\n") {
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--detailed-exitcode")
+	if testtools.ExitCode(err) != exitChanges || !strings.HasPrefix(out, "wrap, wrap-sa, ServiceAccount (v1) has been added:\n") ||
+		!strings.Contains(out, "\nwrap, wrap, DaemonSet (apps) has been added:\n+ apiVersion: apps/v1\n") || strings.Contains(out, "\n-") ||
+		!strings.Contains(out, "\n+       hostNetwork: true\n") ||
+		!strings.HasSuffix(out, "\nSummary: 0 changed, 5 added, 0 removed, 0 unchanged (no release wrap in namespace wrap → install)\n") {
 		t.Errorf("diff before the install: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 	// No kubelet runs here, so no pod ever becomes ready: --atomic waits,
@@ -89,12 +91,15 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	}
 
 	// Nothing to change with the same options.
-	if out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--deployed", "--exit-code"); err != nil || out != "" {
+	if out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--deployed", "--detailed-exitcode"); err != nil || out != "" {
 		t.Errorf("diff --deployed with the same options: %v, %q, %s", err, out, errOut)
 	}
 	// Migrate mode would change the args and add the ConfigMap.
-	out, _, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--deployed", "--exit-code")
-	if testtools.ExitCode(err) != 4 || !strings.Contains(out, "+            - --enable-leader-migration=true") || !strings.Contains(out, "+kind: ConfigMap") {
+	out, _, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--deployed", "--detailed-exitcode")
+	if testtools.ExitCode(err) != exitChanges || !strings.Contains(out, "\n+             - --enable-leader-migration=true\n") ||
+		!strings.HasPrefix(out, "wrap, wrap-leader-migration, ConfigMap (v1) has been added:\n") ||
+		!strings.Contains(out, "\nwrap, wrap, DaemonSet (apps) has changed:\n") ||
+		!strings.Contains(out, "\nSummary: 1 changed, 3 added, 0 removed, 4 unchanged (release wrap revision 1 → upgrade)\n") {
 		t.Errorf("diff --deployed to migrate: exit %d\n%s", testtools.ExitCode(err), out)
 	}
 
@@ -244,8 +249,8 @@ stringData:
 	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s"); err != nil {
 		t.Fatalf("install: %v\n%s", err, errOut)
 	}
-	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=new-pass-2,token=new-token-2", "--distro=k3s", "--exit-code")
-	if testtools.ExitCode(err) != 4 {
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=new-pass-2,token=new-token-2", "--distro=k3s", "--detailed-exitcode")
+	if testtools.ExitCode(err) != exitChanges {
 		t.Fatalf("diff: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 	for _, secret := range []string{"old-pass-1", "new-pass-2", "old-token-1", "new-token-2"} {
@@ -253,13 +258,13 @@ stringData:
 			t.Errorf("the diff shows %s:\n%s", secret, out)
 		}
 	}
-	if !regexp.MustCompile(`\n-  password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
-		!regexp.MustCompile(`\n\+  password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
-		!regexp.MustCompile(`\n\+  token: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) {
+	if !regexp.MustCompile(`\n-   password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
+		!regexp.MustCompile(`\n\+   password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
+		!regexp.MustCompile(`\n\+   token: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) {
 		t.Errorf("the change of the secret does not show:\n%s", out)
 	}
 	// The same values: nothing to show.
-	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s", "--exit-code")
+	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s", "--detailed-exitcode")
 	if err != nil || out != "" {
 		t.Errorf("diff with the same values: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
@@ -325,10 +330,10 @@ func TestWrapperUpgradeKeepsOptions(t *testing.T) {
 		t.Fatalf("diff --mode=install: exit %d, %s", testtools.ExitCode(err), errOut)
 	}
 	for _, want := range []string{
-		`-    aws-ccm-renderer.io/options: '{"distro":"rke","mode":"migrate","setArgs":["v=3"]}'`,
-		`+    aws-ccm-renderer.io/options: '{"distro":"rke","mode":"install","setArgs":["v=3"]}'`,
-		"-            - --enable-leader-migration=true",
-		"-kind: ConfigMap",
+		`-     aws-ccm-renderer.io/options: '{"distro":"rke","mode":"migrate","setArgs":["v=3"]}'`,
+		`+     aws-ccm-renderer.io/options: '{"distro":"rke","mode":"install","setArgs":["v=3"]}'`,
+		"-             - --enable-leader-migration=true",
+		"- kind: ConfigMap",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diff --mode=install lacks %q:\n%s", want, out)
@@ -353,7 +358,7 @@ func TestWrapperUpgradeKeepsOptions(t *testing.T) {
 	// release records.
 	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",args[0]=--v=2", "--reset-options", "--exit-code")
 	if testtools.ExitCode(err) != exitChanges || strings.Contains(errOut, "options from release") ||
-		!strings.Contains(out, "+            - --v=2") || !strings.Contains(out, "+      affinity:\n") {
+		!strings.Contains(out, "+             - --v=2") || !strings.Contains(out, "+       affinity:\n") {
 		t.Errorf("diff --reset-options: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 }

@@ -48,7 +48,11 @@ func Main(args []string, s IOStreams) int {
 	msg := "aws-ccm-renderer: " + oneLine(err.Error())
 	fmt.Fprintln(s.ErrOut, msg)
 	tellTerminal(msg)
-	return ExitCode(err)
+	code := ExitCode(err)
+	if code == ExitUsage && detailedExitCode(args) {
+		code = ExitInput
+	}
+	return code
 }
 
 // tellTerminal shows an error on the controlling terminal when the renderer

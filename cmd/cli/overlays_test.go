@@ -166,3 +166,34 @@ func TestOverlaysHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlaysFlux: --format=flux writes the Flux format, into flux by
+// default; an unknown format is a usage error; the values complete.
+func TestOverlaysFlux(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, out, errOut := run(t, "", "overlays", "--format=flux")
+	if code != ExitOK || errOut != "" || out != wantListing("flux") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	files, err := overlays.FluxFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, "flux", filepath.FromSlash(name)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: not as generated (%v)", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "overlays")); !os.IsNotExist(err) {
+		t.Errorf("--format=flux wrote the kustomize components too: %v", err)
+	}
+	code, _, errOut = run(t, "", "overlays", "--format=helmfile")
+	if code != ExitUsage || !strings.Contains(errOut, `--format "helmfile": use kustomize or flux`) {
+		t.Errorf("unknown format: exit %d, %q", code, errOut)
+	}
+	if _, out, _ := run(t, "", "__completeNoDesc", "overlays", "--format", ""); out != "kustomize\nflux\n:4\n" {
+		t.Errorf("completion: %q", out)
+	}
+}

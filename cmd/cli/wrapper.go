@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -18,24 +22,23 @@ import (
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/postrender"
-	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v3/pkg/releaseutil"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The upstream chart, the default CHART of the wrapper commands.
 const (
-	DefaultChart   = "aws-cloud-controller-manager"
-	DefaultRepo    = "https://kubernetes.github.io/cloud-provider-aws"
-	DefaultRelease = "aws-cloud-controller-manager"
+	DefaultChart     = "aws-cloud-controller-manager"
+	DefaultRepo      = "https://kubernetes.github.io/cloud-provider-aws"
+	DefaultRelease   = "aws-cloud-controller-manager"
+	DefaultNamespace = "kube-system"
 )
 
 // The renderer is Helm's post-renderer in-process.
@@ -43,59 +46,85 @@ var _ postrender.PostRenderer = (*renderer.PostRenderer)(nil)
 
 // chartFlags are the flags of template, install, upgrade and diff.
 type chartFlags struct {
-	render      rootFlags
-	repo        string
-	version     string
-	plainHTTP   bool
-	values      values.Options
+	render rootFlags
+	source sourceFlags
+	values values.Options
+
 	namespace   string
 	kubeconfig  string
 	kubeContext string
-	wait        bool
-	timeout     time.Duration
-	atomic      bool
-	dryRun      bool
-	install     bool // upgrade --install
-	createNS    bool // install, upgrade --install
-	deployed    bool // diff against the release in the cluster
-	exitCode    bool // diff --exit-code
-	noColor     bool
-	resetOpts   bool // upgrade, diff: not the release's recorded options
+	debug       bool
+
+	showOnly []string // template
+
+	wait           bool
+	timeout        time.Duration
+	atomic         bool
+	dryRun         string // none, client, server
+	install        bool   // upgrade --install
+	createNS       bool   // install, upgrade --install
+	reuseValues    bool   // upgrade, diff
+	resetValues    bool   // upgrade, diff
+	resetThenReuse bool   // upgrade, diff
+	historyMax     int    // upgrade
+	resetOpts      bool   // upgrade, diff: not the release's recorded options
+
+	deployed     bool // diff against the release in the cluster
+	live         bool // diff against the cluster's objects
+	detailedExit bool // diff --detailed-exitcode (--exit-code)
+	output       string
+	context      int
+	color        string
+	noColor      bool
 }
 
 func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 	f.render.register(fs)
-	fs.StringVar(&f.repo, "repo", DefaultRepo, "chart repository URL, used when CHART is a chart name")
-	fs.StringVar(&f.version, "version", "", "chart version (default: the latest)")
-	fs.BoolVar(&f.plainHTTP, "plain-http", false, "use HTTP, not HTTPS, for an oci:// registry")
+	f.source.register(fs)
 	fs.StringArrayVarP(&f.values.ValueFiles, "values", "f", nil, "values file for the chart (repeatable)")
 	fs.StringArrayVar(&f.values.Values, "set", nil, "set a chart value, key=value (repeatable)")
 	fs.StringArrayVar(&f.values.StringValues, "set-string", nil, "set a chart value as a string (repeatable)")
-	fs.StringVarP(&f.namespace, "namespace", "n", "kube-system", "namespace of the release")
+	fs.StringArrayVar(&f.values.FileValues, "set-file", nil, "set a chart value to a file's content, key=path (repeatable)")
+	fs.StringArrayVar(&f.values.JSONValues, "set-json", nil, "set a chart value to JSON, key=json (repeatable)")
+	fs.StringArrayVar(&f.values.LiteralValues, "set-literal", nil, "set a chart value to a literal string, key=value (repeatable)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the release (default: $HELM_NAMESPACE, else kube-system)")
+	fs.BoolVar(&f.debug, "debug", false, "print the Helm SDK's log on stderr")
 	// --kube-version, one of the renderer's flags, is also what charts see
 	// without a cluster (.Capabilities.KubeVersion; default: the version
 	// of the Kubernetes client this program is built with).
 	if kind == "template" {
+		fs.StringArrayVarP(&f.showOnly, "show-only", "s", nil, "only show the manifests of these templates (a path in the chart such as templates/daemonset.yaml, or a glob; the renderer's own objects are leader-migration-config.yaml and leader-migration-rbac.yaml)")
 		return
 	}
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context")
-	if kind == "upgrade" || kind == "diff" {
+	fs.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context (default: $HELM_KUBECONTEXT, else the current context)")
+	if kind != "install" {
 		fs.BoolVar(&f.resetOpts, "reset-options", false, "do not default the renderer's options to those the deployed release records")
+		fs.BoolVar(&f.reuseValues, "reuse-values", false, "upgrade: start from the release's last values and merge the ones given here (ignored with --reset-values)")
+		fs.BoolVar(&f.resetValues, "reset-values", false, "upgrade: start from the chart's values, not the release's")
+		fs.BoolVar(&f.resetThenReuse, "reset-then-reuse-values", false, "upgrade: the new chart's values, then the release's last values, then the ones given here")
 	}
 	if kind == "diff" {
-		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what would be deployed now, instead of the chart's own output with the patched output (the default when --kubeconfig or --kube-context is given)")
-		fs.BoolVar(&f.exitCode, "exit-code", false, fmt.Sprintf("exit with %d when there are changes, 0 when there are none", ExitChanges))
-		fs.BoolVar(&f.noColor, "no-color", false, "never colour the diff")
+		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what an upgrade would deploy, instead of the chart's own output with the patched output (the default when --kubeconfig or --kube-context is given); also says which objects were changed in the cluster outside Helm")
+		fs.BoolVar(&f.live, "live", false, "compare the objects in the cluster with what they would be after the upgrade (a server-side dry run of each object's patch, as Helm would send it): changes made outside Helm, e.g. by kubectl edit, show too")
+		fs.BoolVar(&f.detailedExit, "detailed-exitcode", false, fmt.Sprintf("exit %d when there are changes, 0 when there are none (a usage error then exits 1)", ExitChanges))
+		fs.BoolVar(&f.detailedExit, "exit-code", false, "the same as --detailed-exitcode")
+		fs.StringVarP(&f.output, "output", "o", "text", "text, or json: a list of the changed objects with their changes")
+		fs.IntVar(&f.context, "context", 3, "lines of context around each change (-1: the whole object)")
+		fs.StringVar(&f.color, "color", "auto", "colour the diff: auto (on a terminal, unless $NO_COLOR is set or $TERM is dumb), always or never")
+		fs.BoolVar(&f.noColor, "no-color", false, "the same as --color=never")
 		return
 	}
-	fs.BoolVar(&f.wait, "wait", false, "wait until the DaemonSet has rolled out")
+	fs.BoolVar(&f.wait, "wait", false, "wait until the objects are ready (the DaemonSet rolled out)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long to wait for Kubernetes operations")
 	fs.BoolVar(&f.atomic, "atomic", false, "roll back (upgrade) or uninstall (install) when it fails; implies --wait")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "simulate: render and validate against the cluster, change nothing")
+	fs.StringVar(&f.dryRun, "dry-run", "none", "simulate and print the manifests: client (also a bare --dry-run; install needs no cluster) or server (rendered and checked against the cluster); change nothing")
+	fs.Lookup("dry-run").NoOptDefVal = "client"
 	fs.BoolVar(&f.createNS, "create-namespace", false, "create the release's namespace if it does not exist (install, upgrade --install)")
 	if kind == "upgrade" {
 		fs.BoolVarP(&f.install, "install", "i", false, "install the release when it does not exist yet")
+		fs.IntVar(&f.historyMax, "history-max", 10, "keep at most this many revisions of the release, 0 for no limit (default: $HELM_MAX_HISTORY, else 10)")
+		fs.IntVar(&f.historyMax, "max-history", 10, "the same as --history-max")
 	}
 }
 
@@ -111,7 +140,7 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     kind + " [RELEASE] [CHART]",
 		Short:   short,
-		Long:    short + ".\n\n" + chartLong + map[string]string{"diff": diffLong}[kind],
+		Long:    short + ".\n\n" + chartLong + map[string]string{"diff": diffLong, "install": releaseLong, "upgrade": releaseLong}[kind],
 		Example: chartExamples[kind],
 		Args:    cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -122,13 +151,14 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 			if len(args) > 1 {
 				chartRef = args[1]
 			}
-			if kind == "diff" && !cmd.Flags().Changed("deployed") {
+			fs := cmd.Flags()
+			if kind == "diff" && !fs.Changed("deployed") && !f.live {
 				// A cluster named on the command line is there to compare with.
-				f.deployed = cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("kube-context")
+				f.deployed = fs.Changed("kubeconfig") || fs.Changed("kube-context")
 			}
-			w := &wrapper{flags: f, kind: kind, release: release, chartRef: chartRef,
-				out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), progress: isTerminal(cmd.ErrOrStderr())}
-			return w.run(cmd.Flags())
+			w := &wrapper{flags: f, kind: kind, release: release, chartRef: chartRef, fs: fs,
+				in: cmd.InOrStdin(), out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), progress: newProgress(cmd.ErrOrStderr())}
+			return w.run()
 		},
 	}
 	setCommon(cmd, s)
@@ -142,70 +172,127 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	for _, name := range []string{"ca-file", "cert-file", "key-file", "registry-config", "repository-config"} {
+		_ = cmd.MarkFlagFilename(name)
+	}
+	_ = cmd.MarkFlagDirname("repository-cache")
+	switch kind {
+	case "diff":
+		complete(cmd, "output", []string{"text", "json"})
+		complete(cmd, "color", []string{"auto", "always", "never"})
+		cmd.MarkFlagsMutuallyExclusive("deployed", "live")
+	case "install", "upgrade":
+		complete(cmd, "dry-run", []string{"none", "client", "server"})
+	}
 	if kind != "template" {
 		_ = cmd.MarkFlagFilename("kubeconfig")
+		_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
 	}
 	return cmd
 }
 
-const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from --repo by default; a chart
-name in another --repo, a local directory, a .tgz package and an oci:// reference also work.
-RELEASE defaults to aws-cloud-controller-manager, the namespace to kube-system. The Helm SDK
-runs in this process with the renderer as its post-renderer: no helm binary is needed.
-The renderer's flags (--distro, --mode, --set-arg, ...) work as for the post-renderer. Against
-a cluster, --kube-version defaults to the cluster's version, and upgrade and diff --deployed
-default every renderer option not given to what the deployed release records (they say which;
---reset-options ignores them): leaving migrate mode takes an explicit --mode=install.
+const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from --repo by default. A chart
+name is always a name: looked up in --repo, or REPO/NAME in the repositories that helm repo add
+added (--repository-config); a directory or file of that name here is not used. A path is a
+path when it says so: ./dir, ../dir, /abs/dir, a .tgz, or DIR/NAME when DIR is no repository's
+name. oci:// references work too, with the logins of helm registry login (--registry-config).
+RELEASE defaults to aws-cloud-controller-manager; the namespace to $HELM_NAMESPACE, else
+kube-system. The cluster is the one Helm would use: --kubeconfig, $KUBECONFIG, --kube-context,
+$HELM_KUBECONTEXT. The Helm SDK runs in this process with the renderer as its post-renderer: no
+helm binary is needed. The renderer's flags (--distro, --mode, --set-arg, ...) work as for the
+post-renderer. Against a cluster, --kube-version defaults to the cluster's version, and upgrade
+and diff --deployed default every renderer option not given to what the deployed release
+records (they say which; --reset-options ignores them): leaving migrate mode takes an explicit
+--mode=install.
+
+Slow steps (fetching the chart, waiting for the rollout) show progress on a terminal, and as
+plain lines on stderr when $CI is set; --debug prints the Helm SDK's log.
 
 Exit status: 0 done, 1 the chart, values or manifests cannot be used, 2 bad flags or
 options, 3 the cluster, a repository or the output cannot be reached or written.`
 
+// releaseLong is what install and upgrade add to chartLong.
+const releaseLong = `
+
+--dry-run (or --dry-run=client) prints the manifests without changing anything; install then
+needs no cluster (charts see --kube-version), upgrade reads the release. --dry-run=server
+also renders against the cluster (lookup functions) and checks the objects with it. upgrade
+keeps --history-max revisions (10 by default, as Helm's CLI), so the release's history does
+not grow without bound.`
+
 // diffLong is what diff adds to chartLong.
 const diffLong = `
 
-diff prints a unified diff, coloured on a terminal: of the chart's own output against the
-patched output, or with --deployed (implied by --kubeconfig or --kube-context) of the
-release's deployed manifest against what an upgrade with these flags would deploy (a
-server-side dry run; everything is new when the release does not exist). The values under
-data and stringData of every Secret are never printed: each shows as a tag, the same for the
-same value within one run. With --exit-code, diff exits 4 when there are changes and 0 when
-there are none.`
+diff compares object by object, keyed by API group, kind, namespace and name, after decoding
+and encoding both sides with the YAML library: quoting, indentation, key order and comments
+do not show, only changed values. Each changed object has a header as helm-diff prints it
+(NAMESPACE, NAME, KIND (GROUP) has changed:), its hunks are headed by where in the object they
+are, added and removed objects are shown whole, and one summary line ends the output. Nothing
+is printed when nothing changed.
+
+What is compared: by default the chart's own output with the patched output. With --deployed
+(implied by --kubeconfig or --kube-context), the release's deployed manifest with what an
+upgrade with these flags would deploy (a server-side dry run; everything is new when the release
+does not exist), and which objects in the cluster differ from the release's manifest (changed
+outside Helm, e.g. by kubectl edit). With --live, the objects in the cluster with what the
+upgrade would make of them.
+
+The values under data and stringData of every Secret are never printed: each shows as a tag, the
+same for the same value within one run. With --detailed-exitcode (or --exit-code), diff exits 2
+when something differs and 0 when nothing does, as helm-diff and terraform do; an error then
+exits 1 or 3, never 2.`
 
 var chartExamples = map[string]string{
 	"template": `  # The latest upstream chart, patched for RKE2
   aws-ccm-renderer template --distro=rke2
 
-  # A pinned version, from a chart package, from an OCI registry
+  # A pinned version, from a chart package, from a repository helm repo add added, from OCI
   aws-ccm-renderer template --distro=rke --version 0.0.11
   aws-ccm-renderer template ccm ./aws-cloud-controller-manager-0.0.11.tgz --distro=k3s
-  aws-ccm-renderer template ccm oci://registry.example.com/charts/aws-cloud-controller-manager --version 0.0.11`,
+  aws-ccm-renderer template ccm aws-ccm/aws-cloud-controller-manager --version 0.0.11 --distro=k3s
+  aws-ccm-renderer template ccm oci://registry.example.com/charts/aws-cloud-controller-manager --version 0.0.11
+
+  # Only the DaemonSet
+  aws-ccm-renderer template --distro=rke2 --show-only templates/daemonset.yaml`,
 	"install": `  # Install on an RKE2 cluster and wait for the DaemonSet
   aws-ccm-renderer install --distro=rke2 --wait
 
+  # What it would install, without a cluster
+  aws-ccm-renderer install --distro=rke2 --dry-run
+
   # Leader migration during a move off the in-tree provider
   aws-ccm-renderer install --distro=rke --mode=migrate -f values.yaml`,
-	"upgrade": `  # Leader migration off again after the move
-  aws-ccm-renderer upgrade --distro=rke --mode=install --wait
+	"upgrade": `  # Leader migration off again after the move, keeping the values of the last upgrade
+  aws-ccm-renderer upgrade --distro=rke --mode=install --reuse-values --wait
 
-  # Install or upgrade, rolling back on failure
-  aws-ccm-renderer upgrade --install --distro=k3s --atomic`,
+  # Install or upgrade, rolling back on failure, in the context of another cluster
+  aws-ccm-renderer upgrade --install --distro=k3s --atomic --kube-context edge-1`,
 	"diff": `  # What the renderer changes in the chart's output
   aws-ccm-renderer diff --distro=rke2
 
-  # What an upgrade would change in the cluster; exit 4 when something would (for CI).
+  # What an upgrade would change in the cluster; exit 2 when something would (for CI).
   # A --kubeconfig or --kube-context implies --deployed; a release that does not
   # exist yet shows everything an install would create.
-  aws-ccm-renderer diff --deployed --distro=rke2 --mode=install --exit-code
-  aws-ccm-renderer diff ccm ./aws-cloud-controller-manager-0.0.11.tgz --kubeconfig ~/.kube/rke2.yaml --distro=rke2`,
+  aws-ccm-renderer diff --deployed --distro=rke2 --mode=install --detailed-exitcode
+  aws-ccm-renderer diff ccm ./aws-cloud-controller-manager-0.0.11.tgz --kubeconfig ~/.kube/rke2.yaml --distro=rke2
+
+  # What the upgrade would do to the objects in the cluster, kubectl edits included
+  aws-ccm-renderer diff --live --distro=rke2
+
+  # For a pipeline: the changed objects as JSON
+  aws-ccm-renderer diff --deployed --distro=rke2 -o json | jq -r '.[] | .kind + "/" + .name + " " + .change'`,
 }
 
 type wrapper struct {
 	flags             *chartFlags
 	kind              string
 	release, chartRef string
+	fs                *pflag.FlagSet
+	in                io.Reader
 	out, errOut       io.Writer
-	progress          bool
+	progress          *progress
 
+	namespace   string
 	settings    *helmcli.EnvSettings
 	cfg         *action.Configuration
 	kubeVersion *chartutil.KubeVersion
@@ -233,18 +320,66 @@ func defaultKubeVersion() *chartutil.KubeVersion {
 	return &chartutil.DefaultCapabilities.KubeVersion
 }
 
-func (w *wrapper) step(format string, args ...any) {
-	if w.progress {
-		fmt.Fprintf(w.errOut, "aws-ccm-renderer: "+format+"\n", args...)
+// needsCluster tells whether the command talks to a cluster.
+func (w *wrapper) needsCluster() bool {
+	switch w.kind {
+	case "install":
+		return w.flags.dryRun != "client"
+	case "upgrade":
+		return true
+	case "diff":
+		return w.flags.deployed || w.flags.live
 	}
+	return false
 }
 
-func (w *wrapper) run(fs *pflag.FlagSet) error {
-	opts, err := w.flags.render.options(fs)
+// checkFlags refuses flag values and combinations before anything runs.
+func (w *wrapper) checkFlags() error {
+	f := w.flags
+	bad := func(format string, args ...any) error {
+		return &renderer.UsageError{Err: fmt.Errorf(format, args...)}
+	}
+	switch f.dryRun {
+	case "", "none", "false": // "": template and diff have no --dry-run
+		f.dryRun = "none"
+	case "client", "true":
+		f.dryRun = "client"
+	case "server":
+	default:
+		return bad("--dry-run %q: use client, server or none", f.dryRun)
+	}
+	if w.kind == "diff" {
+		if f.output != "text" && f.output != "json" {
+			return bad("--output %q: use text or json", f.output)
+		}
+		if f.noColor {
+			if w.fs.Changed("color") && f.color != "never" {
+				return bad("--no-color and --color=%s contradict each other", f.color)
+			}
+			f.color = "never"
+		}
+		if f.color != "auto" && f.color != "always" && f.color != "never" {
+			return bad("--color %q: use auto, always or never", f.color)
+		}
+		if f.context < -1 {
+			return bad("--context %d: use a number of lines, or -1 for whole objects", f.context)
+		}
+	}
+	if f.historyMax < 0 {
+		return bad("--history-max %d: use a number of revisions, or 0 for no limit", f.historyMax)
+	}
+	return w.flags.source.check()
+}
+
+func (w *wrapper) run() error {
+	if err := w.checkFlags(); err != nil {
+		return err
+	}
+	opts, err := w.flags.render.options(w.fs)
 	if err != nil {
 		return err
 	}
-	given, err := explicitOptions(fs, w.flags.render.config)
+	given, err := explicitOptions(w.fs, w.flags.render.config)
 	if err != nil {
 		return err
 	}
@@ -265,7 +400,13 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 	if err := w.setup(); err != nil {
 		return err
 	}
-	if w.cluster() {
+	if err := w.flags.source.readPassword(w.in); err != nil {
+		return err
+	}
+	if err := w.connect(); err != nil {
+		return err
+	}
+	if w.needsCluster() {
 		// What upgrade would do by default is what the deployed release
 		// was rendered with.
 		if (w.kind == "upgrade" || w.kind == "diff") && !w.flags.resetOpts {
@@ -280,7 +421,7 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 		}
 	}
 	if opts.Distro == DistroDetect {
-		if opts.Distro, err = detectDistro(w.flags.kubeconfig, w.flags.kubeContext, w.errOut); err != nil {
+		if opts.Distro, err = detectDistro(w.settings.KubeConfig, w.settings.KubeContext, w.errOut); err != nil {
 			return err
 		}
 	}
@@ -304,7 +445,11 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 		if err != nil {
 			return err
 		}
-		_, err = io.WriteString(w.out, manifestOf(rel))
+		text, err := showOnly(manifestOf(rel), w.flags.showOnly)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(w.out, text)
 		return writeErr(err)
 	case "install":
 		return w.installRelease(ch, vals, pr)
@@ -316,85 +461,134 @@ func (w *wrapper) run(fs *pflag.FlagSet) error {
 	return fmt.Errorf("unknown command %s", w.kind)
 }
 
-// setup makes Helm's settings and action configuration; template needs no
-// cluster.
+// setup makes Helm's settings: from the environment as the Helm CLI reads
+// it ($HELM_NAMESPACE, $HELM_KUBECONTEXT, $KUBECONFIG, $HELM_*_CONFIG, ...),
+// then the flags given. A context that the kubeconfig does not have is a
+// usage error naming those it has.
 func (w *wrapper) setup() error {
 	w.settings = helmcli.New()
-	w.settings.KubeConfig = w.flags.kubeconfig
-	w.settings.KubeContext = w.flags.kubeContext
-	w.settings.SetNamespace(w.flags.namespace)
-	w.cfg = new(action.Configuration)
-	ropts := []registry.ClientOption{registry.ClientOptWriter(io.Discard), registry.ClientOptCredentialsFile(w.settings.RegistryConfig)}
-	if w.flags.plainHTTP {
-		ropts = append(ropts, registry.ClientOptPlainHTTP())
+	s, f := w.settings, w.flags
+	if w.fs.Changed("kubeconfig") {
+		s.KubeConfig = f.kubeconfig
 	}
-	rc, err := registry.NewClient(ropts...)
-	if err != nil {
-		return &ioError{fmt.Errorf("registry client: %w", err)}
+	if w.fs.Changed("kube-context") {
+		s.KubeContext = f.kubeContext
 	}
-	w.cfg.RegistryClient = rc
-	if !w.cluster() {
+	w.namespace = DefaultNamespace
+	if env := os.Getenv("HELM_NAMESPACE"); env != "" {
+		w.namespace = env
+	}
+	if w.fs.Changed("namespace") {
+		w.namespace = f.namespace
+	}
+	s.SetNamespace(w.namespace)
+	s.Debug = s.Debug || f.debug
+	f.source.apply(s, w.fs)
+	if w.kind == "upgrade" && !w.fs.Changed("history-max") && !w.fs.Changed("max-history") {
+		f.historyMax = s.MaxHistory
+	}
+	if s.Debug {
+		slog.SetDefault(slog.New(slog.NewTextHandler(w.errOut, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	} else {
+		// The SDK's warnings (a local chart found by name) are this
+		// program's to give.
+		slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
+	if w.needsCluster() || w.flags.render.distro == DistroDetect {
+		return w.checkKubeContext()
+	}
+	return nil
+}
+
+// checkKubeContext refuses a context the kubeconfig does not have.
+func (w *wrapper) checkKubeContext() error {
+	name := w.settings.KubeContext
+	if name == "" {
 		return nil
 	}
-	if err := w.cfg.Init(w.settings.RESTClientGetter(), w.flags.namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+	raw, err := w.settings.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return &ioError{fmt.Errorf("reading the kubeconfig: %w", err)}
+	}
+	if _, ok := raw.Contexts[name]; ok {
+		return nil
+	}
+	from := "--kube-context"
+	if !w.fs.Changed("kube-context") {
+		from = "$HELM_KUBECONTEXT"
+	}
+	var names []string
+	for n := range raw.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	has := "it has no contexts"
+	if len(names) > 0 {
+		has = "its contexts: " + strings.Join(names, ", ")
+	}
+	return &renderer.UsageError{Err: fmt.Errorf("%s %q is not a context of the kubeconfig (%s); %s", from, name, kubeconfigName(w.settings), has)}
+}
+
+func kubeconfigName(s *helmcli.EnvSettings) string {
+	if s.KubeConfig != "" {
+		return s.KubeConfig
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		return "$KUBECONFIG"
+	}
+	return filepath.Join("~", ".kube", "config")
+}
+
+// completeKubeContexts completes --kube-context from the kubeconfig.
+func completeKubeContexts(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	s := helmcli.New()
+	if f := cmd.Flags().Lookup("kubeconfig"); f != nil && f.Changed {
+		s.KubeConfig = f.Value.String()
+	}
+	raw, err := s.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var names []string
+	for n := range raw.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// connect makes the action configuration: the registry client always, the
+// cluster's clients when the command needs them.
+func (w *wrapper) connect() error {
+	w.cfg = new(action.Configuration)
+	rc, err := w.flags.source.registryClient(w.settings, w.errOut)
+	if err != nil {
+		return err
+	}
+	w.cfg.RegistryClient = rc
+	if !w.needsCluster() {
+		return nil
+	}
+	if _, err := w.settings.RESTClientGetter().ToRESTConfig(); err != nil {
+		return &ioError{fmt.Errorf("the cluster's kubeconfig (--kubeconfig, $KUBECONFIG): %w", err)}
+	}
+	logf := func(string, ...any) {}
+	if w.settings.Debug {
+		logf = func(format string, args ...any) {
+			fmt.Fprintf(w.errOut, "aws-ccm-renderer: helm: "+format+"\n", args...)
+		}
+	}
+	if err := w.cfg.Init(w.settings.RESTClientGetter(), w.namespace, os.Getenv("HELM_DRIVER"), logf); err != nil {
 		return &ioError{fmt.Errorf("connecting to the cluster: %w", err)}
 	}
 	return nil
 }
 
-// cluster reports whether the command works on a cluster.
-func (w *wrapper) cluster() bool {
-	return w.kind != "template" && (w.kind != "diff" || w.flags.deployed)
-}
-
-// loadChart finds, downloads when needed, and loads the chart.
-func (w *wrapper) loadChart() (*chart.Chart, error) {
-	cpo := action.NewInstall(w.cfg).ChartPathOptions
-	cpo.Version = w.flags.version
-	cpo.PlainHTTP = w.flags.plainHTTP
-	if !registry.IsOCI(w.chartRef) && !isLocal(w.chartRef) {
-		cpo.RepoURL = w.flags.repo
-		w.step("fetching chart %s %s from %s", w.chartRef, orLatest(w.flags.version), w.flags.repo)
-	} else if registry.IsOCI(w.chartRef) {
-		w.step("fetching chart %s %s", w.chartRef, orLatest(w.flags.version))
-	}
-	path, err := cpo.LocateChart(w.chartRef, w.settings)
-	if err != nil {
-		err = fmt.Errorf("chart %s: %w", w.chartRef, err)
-		if unreachable(err) {
-			return nil, &ioError{err}
-		}
-		return nil, &renderer.InputError{Err: err}
-	}
-	ch, err := loader.Load(path)
-	if err != nil {
-		return nil, &renderer.InputError{Err: fmt.Errorf("loading chart %s: %w", path, err)}
-	}
-	if req := ch.Metadata.Dependencies; req != nil {
-		if err := action.CheckDependencies(ch, req); err != nil {
-			return nil, &renderer.InputError{Err: fmt.Errorf("chart %s: %w (run helm dependency build)", path, err)}
-		}
-	}
-	return ch, nil
-}
-
-func isLocal(ref string) bool {
-	_, err := os.Stat(ref)
-	return err == nil
-}
-
-func orLatest(v string) string {
-	if v == "" {
-		return "(latest)"
-	}
-	return v
-}
-
 // render is `helm template` in-process: a client-only dry-run install.
 func (w *wrapper) render(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) (*release.Release, error) {
 	inst := action.NewInstall(w.cfg)
-	inst.DryRun, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, true, true, true
-	inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
+	inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, "client", true, true, true
+	inst.ReleaseName, inst.Namespace = w.release, w.namespace
 	inst.KubeVersion = w.kubeVersion
 	inst.PostRenderer = pr
 	rel, err := inst.Run(ch, vals)
@@ -402,6 +596,65 @@ func (w *wrapper) render(ch *chart.Chart, vals map[string]any, pr postrender.Pos
 		return nil, renderError(err)
 	}
 	return rel, nil
+}
+
+// showOnly keeps the manifests of the templates named, as helm template
+// --show-only does: patterns match the path after the chart's name in each
+// manifest's "# Source:" line.
+func showOnly(manifests string, patterns []string) (string, error) {
+	if len(patterns) == 0 {
+		return manifests, nil
+	}
+	split := releaseutil.SplitManifests(manifests)
+	keys := make([]string, 0, len(split))
+	for k := range split {
+		keys = append(keys, k)
+	}
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	var b strings.Builder
+	for _, p := range patterns {
+		p = filepath.ToSlash(p)
+		if _, err := filepath.Match(p, ""); err != nil {
+			return "", &renderer.UsageError{Err: fmt.Errorf("--show-only %q: %w", p, err)}
+		}
+		found := false
+		for _, k := range keys {
+			m := split[k]
+			path := sourcePath(m)
+			if ok, _ := filepath.Match(p, path); !ok || path == "" {
+				continue
+			}
+			fmt.Fprintf(&b, "---\n%s\n", m)
+			found = true
+		}
+		if !found {
+			return "", &renderer.InputError{Err: fmt.Errorf("--show-only %s: no such template in the chart's output (its templates: %s)", p, strings.Join(sources(split, keys), ", "))}
+		}
+	}
+	return b.String(), nil
+}
+
+// sourcePath is the template path of a manifest, from its "# Source:
+// CHART/PATH" line.
+func sourcePath(m string) string {
+	for _, l := range strings.Split(m, "\n") {
+		if rest, ok := strings.CutPrefix(l, "# Source: "); ok {
+			if _, p, ok := strings.Cut(rest, "/"); ok {
+				return strings.TrimSpace(p)
+			}
+		}
+	}
+	return ""
+}
+
+func sources(split map[string]string, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if p := sourcePath(split[k]); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // renderError keeps the renderer's own errors typed through Helm's wrapping;
@@ -424,7 +677,8 @@ func unreachable(err error) bool {
 	var urlErr *url.Error
 	var netErr *net.OpError
 	return errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
-		strings.Contains(err.Error(), "cluster unreachable") || strings.Contains(err.Error(), "timed out waiting")
+		strings.Contains(err.Error(), "cluster unreachable") || strings.Contains(err.Error(), "timed out waiting") ||
+		strings.Contains(err.Error(), "context deadline exceeded")
 }
 
 // manifestOf returns a release's manifests as `helm template` prints them.
@@ -438,118 +692,9 @@ func manifestOf(rel *release.Release) string {
 	return b.String()
 }
 
-func (w *wrapper) installRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
-	inst := action.NewInstall(w.cfg)
-	inst.ReleaseName, inst.Namespace, inst.CreateNamespace = w.release, w.flags.namespace, w.flags.createNS
-	inst.Wait, inst.Timeout, inst.Atomic = w.flags.wait || w.flags.atomic, w.flags.timeout, w.flags.atomic
-	if w.flags.dryRun {
-		inst.DryRun, inst.DryRunOption = true, "server"
-	}
-	inst.PostRenderer = pr
-	if inst.Wait {
-		w.step("installing %s and waiting for the rollout (timeout %s)", w.release, w.flags.timeout)
-	}
-	rel, err := inst.Run(ch, vals)
-	if err != nil {
-		return renderError(err)
-	}
-	return w.report(rel)
-}
-
-func (w *wrapper) upgradeRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
-	if w.flags.install {
-		if _, err := action.NewHistory(w.cfg).Run(w.release); errors.Is(err, driver.ErrReleaseNotFound) {
-			return w.installRelease(ch, vals, pr)
-		}
-	}
-	up := action.NewUpgrade(w.cfg)
-	up.Namespace = w.flags.namespace
-	up.Wait, up.Timeout, up.Atomic = w.flags.wait || w.flags.atomic, w.flags.timeout, w.flags.atomic
-	if w.flags.dryRun {
-		up.DryRun, up.DryRunOption = true, "server"
-	}
-	up.PostRenderer = pr
-	if up.Wait {
-		w.step("upgrading %s and waiting for the rollout (timeout %s)", w.release, w.flags.timeout)
-	}
-	rel, err := up.Run(w.release, ch, vals)
-	if err != nil {
-		return renderError(err)
-	}
-	return w.report(rel)
-}
-
-func (w *wrapper) report(rel *release.Release) error {
-	if w.flags.dryRun {
-		_, err := io.WriteString(w.out, manifestOf(rel))
-		return writeErr(err)
-	}
-	_, err := fmt.Fprintf(w.out, "release %s in namespace %s: revision %d, %s (chart %s-%s)\n",
-		rel.Name, rel.Namespace, rel.Version, rel.Info.Status, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version)
-	return writeErr(err)
-}
-
 func writeErr(err error) error {
 	if err != nil {
 		return &ioError{fmt.Errorf("writing the output: %w", err)}
-	}
-	return nil
-}
-
-// diff prints upstream → patched, or deployed → would-deploy.
-func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
-	var fromName, toName, from, to string
-	if w.flags.deployed {
-		w.step("comparing with release %s in namespace %s (server-side dry run)", w.release, w.flags.namespace)
-		rel, err := action.NewGet(w.cfg).Run(w.release)
-		switch {
-		case errors.Is(err, driver.ErrReleaseNotFound):
-			// Nothing deployed yet: everything an install would create.
-			inst := action.NewInstall(w.cfg)
-			inst.ReleaseName, inst.Namespace = w.release, w.flags.namespace
-			inst.DryRun, inst.DryRunOption, inst.PostRenderer = true, "server", pr
-			next, err := inst.Run(ch, vals)
-			if err != nil {
-				return renderError(err)
-			}
-			fromName, toName = fmt.Sprintf("%s (no such release in namespace %s)", w.release, w.flags.namespace), fmt.Sprintf("%s (would install)", w.release)
-			to = manifestOf(next)
-		case err != nil:
-			return &ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.flags.namespace, err)}
-		default:
-			up := action.NewUpgrade(w.cfg)
-			up.Namespace, up.DryRun, up.DryRunOption, up.PostRenderer = w.flags.namespace, true, "server", pr
-			next, err := up.Run(w.release, ch, vals)
-			if err != nil {
-				return renderError(err)
-			}
-			fromName, toName = fmt.Sprintf("%s revision %d (deployed)", rel.Name, rel.Version), fmt.Sprintf("%s (would deploy)", rel.Name)
-			from, to = manifestOf(rel), manifestOf(next)
-		}
-	} else {
-		plain, err := w.render(ch, vals, nil)
-		if err != nil {
-			return err
-		}
-		patched, err := w.render(ch, vals, pr)
-		if err != nil {
-			return err
-		}
-		fromName, toName = ch.Metadata.Name+"-"+ch.Metadata.Version+" (chart output)", "patched by aws-ccm-renderer"
-		from, to = manifestOf(plain), manifestOf(patched)
-	}
-	text := unifiedDiff(fromName, toName, redactSecrets(from), redactSecrets(to), 3)
-	if text == "" {
-		return nil
-	}
-	if !w.flags.noColor && isTerminal(w.out) {
-		text = colorize(text)
-	}
-	if _, err := io.WriteString(w.out, text); err != nil {
-		return writeErr(err)
-	}
-	if w.flags.exitCode {
-		return errChanges
 	}
 	return nil
 }

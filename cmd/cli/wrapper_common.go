@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 )
 
 // The chart wrapper commands run the Helm SDK. Linking it costs every
@@ -21,11 +22,37 @@ var ChartCommandKinds = []string{"template", "install", "upgrade", "diff"}
 // HelmBinary is the name of the build with the Helm SDK.
 const HelmBinary = "aws-ccm-renderer-helm"
 
-// ExitChanges is diff --exit-code's status when there are changes.
-const ExitChanges = 4
+// ExitChanges is diff --detailed-exitcode's status when there are changes,
+// as for helm-diff, helmfile and terraform.
+const ExitChanges = 2
 
-// errChanges is diff --exit-code's "changes found": its own status, no message.
+// errChanges is diff --detailed-exitcode's "changes found": its own status,
+// no message.
 var errChanges = errors.New("changes found")
+
+// detailedExitCode tells whether a command line is diff with
+// --detailed-exitcode (or --exit-code): its usage errors then exit 1, so
+// that 2 means changes and nothing else, as CI scripts written for
+// helm-diff or terraform read it.
+func detailedExitCode(args []string) bool {
+	isDiff, detailed, command := false, false, ""
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		switch {
+		case command == "" && !strings.HasPrefix(a, "-"):
+			command = a
+			isDiff = a == "diff"
+		case a == "--detailed-exitcode" || a == "--exit-code":
+			detailed = true
+		case strings.HasPrefix(a, "--detailed-exitcode=") || strings.HasPrefix(a, "--exit-code="):
+			_, v, _ := strings.Cut(a, "=")
+			detailed = v != "false" && v != "0" && v != "f" && v != "F" && v != "FALSE" && v != "False"
+		}
+	}
+	return isDiff && detailed
+}
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {

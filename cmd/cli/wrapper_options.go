@@ -120,7 +120,7 @@ func (w *wrapper) deployedRelease() (*release.Release, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.flags.namespace, err)}
+		return nil, &ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.namespace, err)}
 	}
 	return rel, nil
 }

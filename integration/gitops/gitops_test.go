@@ -5,14 +5,18 @@ package gitops
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -41,8 +45,65 @@ type cmpPlugin struct {
 			Command []string `yaml:"command"`
 			Args    []string `yaml:"args"`
 		} `yaml:"generate"`
-		Discover map[string]any `yaml:"discover"`
+		Discover   map[string]any `yaml:"discover"`
+		Parameters struct {
+			Static []announcement `yaml:"static"`
+		} `yaml:"parameters"`
 	} `yaml:"spec"`
+}
+
+// announcement is a static parameter announcement of the plugin.
+type announcement struct {
+	Name           string   `yaml:"name"`
+	Title          string   `yaml:"title"`
+	Tooltip        string   `yaml:"tooltip"`
+	CollectionType string   `yaml:"collectionType"`
+	String         *string  `yaml:"string"`
+	Array          []string `yaml:"array"`
+}
+
+// argoParam is one of an Application's spec.source.plugin.parameters, as
+// Argo CD marshals it into ARGOCD_APP_PARAMETERS.
+type argoParam struct {
+	Name   string            `json:"name"`
+	String *string           `json:"string,omitempty"`
+	Array  []string          `json:"array,omitempty"`
+	Map    map[string]string `json:"map,omitempty"`
+}
+
+func str(s string) *string { return &s }
+
+var notEnvChar = regexp.MustCompile("[^A-Z0-9_]")
+
+// paramEnv is what Argo CD's repo server makes of an Application's plugin
+// parameters (ApplicationSourcePluginParameters.Environ): the JSON of them
+// all as ARGOCD_APP_PARAMETERS, each string as PARAM_<NAME>, each array
+// item as PARAM_<NAME>_<i>, each map entry as PARAM_<NAME>_<KEY>, names and
+// keys upper-cased with every other character than A-Z, 0-9 and _ made _.
+func paramEnv(t *testing.T, params []argoParam) [][2]string {
+	t.Helper()
+	if params == nil {
+		return nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := [][2]string{{"ARGOCD_APP_PARAMETERS", string(b)}}
+	esc := func(s string) string { return notEnvChar.ReplaceAllString(strings.ToUpper(s), "_") }
+	for _, p := range params {
+		base := "PARAM_" + esc(p.Name)
+		if p.String != nil {
+			env = append(env, [2]string{base, *p.String})
+		}
+		for k, v := range p.Map {
+			env = append(env, [2]string{base + "_" + esc(k), v})
+		}
+		for i, v := range p.Array {
+			env = append(env, [2]string{fmt.Sprintf("%s_%d", base, i), v})
+		}
+	}
+	return env
 }
 
 func readPlugin(t *testing.T) cmpPlugin {
@@ -69,15 +130,18 @@ const (
 // cmpRun is one run of the plugin's generate command.
 type cmpRun struct {
 	env    map[string]string // the Application's plugin env, without ARGOCD_ENV_
+	params []argoParam       // the Application's plugin parameters
 	values string            // values.yaml in the source directory, if not empty
+	files  map[string]string // more files in the source directory
 	helm   string            // the helm on PATH; the real one if empty
 }
 
 // run runs the generate command the way Argo CD's CMP server does: the
 // command and its args exec'd as they are, in the application's source
 // directory, with the sidecar's environment plus what the repo server sends
-// (ARGOCD_APP_*, KUBE_VERSION, KUBE_API_VERSIONS and the plugin env as
-// ARGOCD_ENV_*; entries with empty values are dropped). The sidecar has
+// (ARGOCD_APP_*, KUBE_VERSION, KUBE_API_VERSIONS, the plugin env as
+// ARGOCD_ENV_*, the parameters as ARGOCD_APP_PARAMETERS and PARAM_*;
+// entries with empty values are dropped). The sidecar has
 // helm and aws-ccm-renderer on PATH.
 func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	t.Helper()
@@ -99,6 +163,9 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	}
 	if c.values != "" {
 		testtools.WriteFile(t, filepath.Join(app, "values.yaml"), []byte(c.values))
+	}
+	for name, content := range c.files {
+		testtools.WriteFile(t, filepath.Join(app, filepath.FromSlash(name)), []byte(content))
 	}
 	home := t.TempDir()
 	sidecar := []string{
@@ -124,6 +191,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	for _, k := range slices.Sorted(maps.Keys(c.env)) {
 		sent = append(sent, [2]string{"ARGOCD_ENV_" + k, c.env[k]})
 	}
+	sent = append(sent, paramEnv(t, c.params)...)
 	env := sidecar
 	for _, kv := range sent {
 		if kv[1] != "" {
@@ -158,19 +226,26 @@ func TestArgoCDPlugin(t *testing.T) {
 	type run struct {
 		distro renderer.Distro
 		mode   renderer.Mode
+		params []argoParam
 		env    map[string]string
 	}
 	runs := map[string]run{
-		"defaults": {renderer.DistroAuto, renderer.ModeInstall, map[string]string{}},
-		"migrate":  {renderer.DistroRKE2, renderer.ModeMigrate, map[string]string{"DISTRO": "rke2", "MODE": "migrate"}},
+		"defaults": {renderer.DistroAuto, renderer.ModeInstall, nil, nil},
+		"migrate":  {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")}}, nil},
+		// Applications of the plugin's first version set the plugin env.
+		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, nil, map[string]string{"DISTRO": "rke", "MODE": "migrate"}},
+		// A parameter wins over the plugin env.
+		"parameters over env": {renderer.DistroK3s, renderer.ModeInstall, []argoParam{{Name: "distro", String: str("k3s")}},
+			map[string]string{"DISTRO": "rke", "MODE": "install"}},
 	}
 	for _, d := range renderer.Distros {
-		runs[string(d)] = run{d, renderer.ModeInstall, map[string]string{"DISTRO": string(d), "MODE": "install", "CHART_VERSION": version}}
+		runs[string(d)] = run{d, renderer.ModeInstall, []argoParam{{Name: "distro", String: str(string(d))}, {Name: "mode", String: str("install")},
+			{Name: "chart-version", String: str(version)}}, nil}
 	}
 	for name, r := range runs {
 		t.Run(name, func(t *testing.T) {
-			r.env["CHART"] = chart
-			out, errOut, err := cmpRun{env: r.env}.run(t)
+			r.params = append(r.params, argoParam{Name: "chart", String: str(chart)})
+			out, errOut, err := cmpRun{env: r.env, params: r.params}.run(t)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
@@ -248,6 +323,148 @@ func TestArgoCDPlugin(t *testing.T) {
 			t.Error("the renderer printed nothing: this case no longer shows what pipefail does")
 		}
 	})
+}
+
+// TestArgoCDPluginParameters: the Application's parameters reach helm and
+// the renderer (array items one by one, whatever they hold); the static
+// announcements say what the plugin does when a parameter is not set (the
+// output with each set to its announced default is the output without
+// them), and every parameter the command reads is announced; values files
+// stay in the source directory.
+func TestArgoCDPluginParameters(t *testing.T) {
+	p := readPlugin(t)
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+
+	out, errOut, err := cmpRun{
+		params: []argoParam{
+			{Name: "chart", String: str(chart)},
+			{Name: "distro", String: str("rke")},
+			{Name: "set-arg", Array: []string{"cluster-name=prod two", "allocate-node-cidrs=false"}},
+			{Name: "remove-arg", Array: []string{"v"}},
+			{Name: "helm-set", Array: []string{"image.tag=v1.34.1", "nameOverride=ccm-*"}},
+			{Name: "values-files", Array: []string{"env/prod.yaml"}},
+		},
+		values: "image:\n  tag: v1.30.0\n", // not used: values-files names others
+		files:  map[string]string{"env/prod.yaml": "resources:\n  requests:\n    cpu: 500m\n"},
+	}.run(t)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	objs, err := manifest.Split(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccm, err := manifest.CCM(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := manifest.Args(ccm)
+	cn, _ := manifest.Flag(args, "cluster-name")
+	cidrs, _ := manifest.Flag(args, "allocate-node-cidrs")
+	_, hasV := manifest.Flag(args, "v")
+	image, _ := manifest.Containers(ccm)[0]["image"].(string)
+	if cn != "prod two" || cidrs != "false" || hasV || !strings.HasSuffix(image, ":v1.34.1") || ccm.Name != "ccm-*" ||
+		!bytes.Contains(out, []byte("cpu: 500m")) {
+		t.Errorf("parameters not applied: %s, args %q, image %s", ccm.ID(), args, image)
+	}
+
+	// The announced defaults are the behaviour without parameters.
+	var defaults []argoParam
+	for _, a := range p.Spec.Parameters.Static {
+		param := argoParam{Name: a.Name, String: a.String, Array: a.Array}
+		if a.Name == "chart" {
+			param.String = str(chart) // no network here: the upstream package
+		}
+		defaults = append(defaults, param)
+	}
+	withDefaults, errOut, err := cmpRun{params: defaults}.run(t)
+	if err != nil {
+		t.Fatalf("announced defaults: %v\n%s", err, errOut)
+	}
+	without, errOut, err := cmpRun{params: []argoParam{{Name: "chart", String: str(chart)}}}.run(t)
+	if err != nil {
+		t.Fatalf("no parameters: %v\n%s", err, errOut)
+	}
+	if !bytes.Equal(withDefaults, without) {
+		t.Error("the output with every parameter at its announced default differs from the output without parameters")
+	}
+
+	// Announcements: a title and tooltip each, arrays announced as arrays,
+	// and the parameters the command reads are the announced ones.
+	script := strings.Join(p.Spec.Generate.Args, "\n")
+	announced := map[string]bool{}
+	for _, a := range p.Spec.Parameters.Static {
+		env := notEnvChar.ReplaceAllString(strings.ToUpper(a.Name), "_")
+		announced[env] = true
+		if a.Title == "" || a.Tooltip == "" || (a.CollectionType == "array") != (a.String == nil) {
+			t.Errorf("announcement %+v: a title, a tooltip, and collectionType array exactly for arrays", a)
+		}
+		if a.CollectionType == "array" && !strings.Contains(script, "items "+env+" ") {
+			t.Errorf("array parameter %s: the command never reads PARAM_%s_<i>", a.Name, env)
+		}
+		if a.CollectionType != "array" && !regexp.MustCompile(`param `+env+` `).MatchString(script) {
+			t.Errorf("string parameter %s: the command never reads PARAM_%s", a.Name, env)
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?:param|items) ([A-Z_]+) `).FindAllStringSubmatch(script, -1) {
+		if !announced[m[1]] {
+			t.Errorf("the command reads parameter %s, which is not announced", m[1])
+		}
+	}
+
+	// The example Application's parameters are announced ones, and work.
+	var app struct {
+		Spec struct {
+			Source struct {
+				Plugin struct {
+					Name       string `yaml:"name"`
+					Parameters []struct {
+						Name   string   `yaml:"name"`
+						String *string  `yaml:"string"`
+						Array  []string `yaml:"array"`
+					} `yaml:"parameters"`
+				} `yaml:"plugin"`
+			} `yaml:"source"`
+		} `yaml:"spec"`
+	}
+	b, err := os.ReadFile(exampleDir("argocd", "application.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &app); err != nil {
+		t.Fatal(err)
+	}
+	var appParams []argoParam
+	for _, ap := range app.Spec.Source.Plugin.Parameters {
+		if !announced[notEnvChar.ReplaceAllString(strings.ToUpper(ap.Name), "_")] {
+			t.Errorf("application.yaml sets %s, which the plugin does not announce", ap.Name)
+		}
+		if ap.Name != "chart-version" { // the upstream package instead: no network here
+			appParams = append(appParams, argoParam{Name: ap.Name, String: ap.String, Array: ap.Array})
+		}
+	}
+	out, errOut, err = cmpRun{params: append(appParams, argoParam{Name: "chart", String: str(chart)})}.run(t)
+	if err != nil || len(appParams) < 3 || !bytes.Contains(out, []byte("--cluster-name=prod")) {
+		t.Errorf("application.yaml's parameters: %v, %d parameters\n%s", err, len(appParams), errOut)
+	}
+
+	for name, c := range map[string]struct {
+		params []argoParam
+		want   string
+	}{
+		"values file outside":  {[]argoParam{{Name: "values-files", Array: []string{"../secrets.yaml"}}}, "values-files: ../secrets.yaml is not a path in the Application's source directory"},
+		"absolute values file": {[]argoParam{{Name: "values-files", Array: []string{"/etc/passwd"}}}, "is not a path in the Application's source directory"},
+		"missing values file":  {[]argoParam{{Name: "values-files", Array: []string{"nope.yaml"}}}, "nope.yaml"},
+		"unknown mode":         {[]argoParam{{Name: "mode", String: str("upgrade")}}, `--mode "upgrade" is unknown`},
+		"bad CCM flag":         {[]argoParam{{Name: "set-arg", Array: []string{"cloud-provider=gce"}}}, "cloud-provider"},
+	} {
+		t.Run("fails: "+name, func(t *testing.T) {
+			out, errOut, err := cmpRun{params: append(c.params, argoParam{Name: "chart", String: str(chart)})}.run(t)
+			if err == nil || len(out) != 0 || !strings.Contains(string(errOut), c.want) {
+				t.Errorf("exit %v, %d bytes out, stderr %q, want %q", err, len(out), errOut, c.want)
+			}
+		})
+	}
 }
 
 // TestArgoCDPluginSidecar installs the plugin the way docs/argocd.md says:

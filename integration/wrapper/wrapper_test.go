@@ -58,8 +58,29 @@ func chartRepo(t *testing.T) string {
 // in the test's own.
 func runRenderer(t *testing.T, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
-	return out, errOut, testtools.ExitCode(err)
+	return runWith(t, helmEnv(t), "", args...)
+}
+
+// helmEnv is testtools.HelmEnv without $CI, which would turn progress lines
+// on, and without $NO_COLOR and $TERM, which decide colour.
+func helmEnv(t *testing.T) []string {
+	t.Helper()
+	return slices.DeleteFunc(testtools.HelmEnv(t), func(kv string) bool {
+		return strings.HasPrefix(kv, "CI=") || strings.HasPrefix(kv, "NO_COLOR=") || strings.HasPrefix(kv, "TERM=") ||
+			strings.HasPrefix(kv, "HELM_NAMESPACE=") || strings.HasPrefix(kv, "HELM_KUBECONTEXT=") || strings.HasPrefix(kv, "KUBECONFIG=")
+	})
+}
+
+// runWith runs the aws-ccm-renderer binary with an environment, in a
+// directory ("" for the test's).
+func runWith(t *testing.T, env []string, dir string, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
+	cmd := exec.Command(testtools.Renderer(t), args...)
+	cmd.Env, cmd.Dir = env, dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	return o.Bytes(), e.Bytes(), testtools.ExitCode(err)
 }
 
 // TestWrapperTemplate renders the upstream chart in-process with the Helm
@@ -159,39 +180,68 @@ func TestWrapperTemplate(t *testing.T) {
 	})
 }
 
-// TestWrapperDiff: upstream → patched as a unified diff, with --exit-code.
+// TestWrapperDiff: upstream → patched, object by object: only meaningful
+// changes, helm-diff's headers, the summary; --detailed-exitcode and its
+// alias --exit-code exit 2 with changes, 0 without, and a usage error then
+// exits 1.
 func TestWrapperDiff(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	out, errOut, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2")
-	if code != 0 {
+	if code != 0 || len(errOut) != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	text := string(out)
 	for _, want := range []string{
-		"--- aws-cloud-controller-manager-0.0.11 (chart output)\n+++ patched by aws-ccm-renderer\n",
-		"\n-        node-role.kubernetes.io/control-plane: \"\"\n",
-		"\n+        node-role.kubernetes.io/control-plane: \"true\"\n",
-		"+            - --use-service-account-credentials=true\n",
-		"+      hostNetwork: true\n",
+		"kube-system, system:cloud-controller-manager, ClusterRole (rbac.authorization.k8s.io) has changed:\n",
+		"\nkube-system, aws-cloud-controller-manager, DaemonSet (apps) has changed:\n",
+		"\n@@ spec.template.spec.hostNetwork @@\n",
+		"\n-         node-role.kubernetes.io/control-plane: \"\"\n+         node-role.kubernetes.io/control-plane: \"true\"\n",
+		"\n+             - --use-service-account-credentials=true\n",
+		"\n+       hostNetwork: true\n",
+		"\n\nSummary: 2 changed, 0 added, 0 removed, 3 unchanged (aws-cloud-controller-manager-0.0.11's output → patched by aws-ccm-renderer)\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("diff lacks %q:\n%s", want, text)
 		}
 	}
+	// The chart's spelling (double spaces, trailing spaces, block {} and
+	// []) is not a change, and no "----" lines.
+	for _, noise := range []string{"k8s-app:", "rules:", "securityContext", "env:", "----", "ServiceAccount", "RoleBinding"} {
+		for _, l := range strings.Split(text, "\n") {
+			if (strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+")) && strings.Contains(l, noise) {
+				t.Errorf("noise in the diff: %q", l)
+			}
+		}
+	}
 	if strings.Contains(text, "\x1b[") {
 		t.Error("coloured output on a pipe")
 	}
-	if _, _, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2", "--exit-code"); code != 4 {
-		t.Errorf("--exit-code with changes: exit %d, want 4", code)
+	for _, flag := range []string{"--detailed-exitcode", "--exit-code"} {
+		if out2, _, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2", flag); code != 2 || !bytes.Equal(out2, out) {
+			t.Errorf("%s with changes: exit %d, want 2, same output: %v", flag, code, bytes.Equal(out2, out))
+		}
 	}
-	// A chart the renderer leaves alone: no diff, exit 0 even with --exit-code.
+	// A usage error exits 1 with --detailed-exitcode, so 2 means changes.
+	for _, args := range [][]string{
+		{"diff", "ccm", chart, "--distro=rke3", "--detailed-exitcode"},
+		{"diff", "ccm", chart, "--bogus", "--exit-code"},
+	} {
+		if out, errOut, code := runRenderer(t, args...); code != 1 || len(out) != 0 || strings.Count(string(errOut), "\n") != 1 {
+			t.Errorf("%v: exit %d, %q, %q", args, code, out, errOut)
+		}
+	}
+	if _, _, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke3"); code != 2 {
+		t.Errorf("usage error without --detailed-exitcode: exit %d, want 2", code)
+	}
+	// A chart the renderer leaves alone: no diff, exit 0 even with
+	// --detailed-exitcode.
 	patched := filepath.Join(t.TempDir(), "patched")
 	if err := os.CopyFS(patched, os.DirFS(testtools.SampleChart())); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = runRenderer(t, "diff", "ccm", patched, "--allow-missing-workload", "--exit-code", "--set", "image=busybox,flags[0]=--v=2,flags[1]=--cloud-provider=gce")
+	out, errOut, code = runRenderer(t, "diff", "ccm", patched, "--allow-missing-workload", "--detailed-exitcode", "--set", "image=busybox,flags[0]=--v=2,flags[1]=--cloud-provider=gce")
 	if code != 0 || len(out) != 0 {
-		t.Errorf("nothing to change: exit %d, %d bytes, %s", code, len(out), errOut)
+		t.Errorf("nothing to change: exit %d, %q, %s", code, out, errOut)
 	}
 }
 
@@ -229,10 +279,12 @@ func httpFileServer(dir string) http.Handler { return http.FileServer(http.Dir(d
 
 func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
 
-// TestWrapperDiffColour: on a terminal the diff is coloured.
-func TestWrapperDiffColour(t *testing.T) {
-	cmd := exec.Command(testtools.Renderer(t), "diff", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion), "--distro=rke2")
-	cmd.Env = testtools.HelmEnv(t)
+// onTerminal runs the renderer with stdout and stderr on a pseudo-terminal
+// and returns what the terminal showed.
+func onTerminal(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testtools.Renderer(t), args...)
+	cmd.Env = env
 	term, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
@@ -241,47 +293,86 @@ func TestWrapperDiffColour(t *testing.T) {
 	var screen bytes.Buffer
 	done := make(chan struct{})
 	go func() { _, _ = io.Copy(&screen, term); close(done) }()
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	err = cmd.Wait()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
-	for _, want := range []string{"\x1b[31m-", "\x1b[32m+", "\x1b[36m@@"} {
-		if !strings.Contains(screen.String(), want) {
-			t.Errorf("no %q on the terminal", want)
+	if code := testtools.ExitCode(err); code != 0 && code != 2 {
+		t.Fatalf("%v: exit %d\n%s", args, code, screen.String())
+	}
+	return screen.String()
+}
+
+// TestWrapperDiffColour: colour on a terminal, unless $NO_COLOR is set,
+// $TERM is dumb or --color=never / --no-color says so; --color=always
+// colours a pipe too.
+func TestWrapperDiffColour(t *testing.T) {
+	args := []string{"diff", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion), "--distro=rke2"}
+	coloured := func(s string) bool {
+		return strings.Contains(s, "\x1b[31m-") && strings.Contains(s, "\x1b[32m+") && strings.Contains(s, "\x1b[36m@@") && strings.Contains(s, "\x1b[1;33mkube-system, ")
+	}
+	env := append(helmEnv(t), "TERM=xterm")
+	if s := onTerminal(t, env, args...); !coloured(s) {
+		t.Errorf("no colour on a terminal:\n%q", s)
+	}
+	for name, c := range map[string]struct {
+		env  []string
+		args []string
+	}{
+		"NO_COLOR":      {append(slices.Clone(env), "NO_COLOR=1"), nil},
+		"TERM=dumb":     {append(helmEnv(t), "TERM=dumb"), nil},
+		"--color=never": {env, []string{"--color=never"}},
+		"--no-color":    {env, []string{"--no-color"}},
+	} {
+		if s := onTerminal(t, c.env, append(slices.Clone(args), c.args...)...); strings.Contains(s, "\x1b[") || !strings.Contains(s, "has changed:") {
+			t.Errorf("%s: colour on the terminal:\n%q", name, s)
 		}
+	}
+	if s := onTerminal(t, append(slices.Clone(env), "NO_COLOR=1"), append(slices.Clone(args), "--color=always")...); !coloured(s) {
+		t.Errorf("--color=always with NO_COLOR: no colour")
+	}
+	out, _, _ := runRenderer(t, append(slices.Clone(args), "--color=always")...)
+	if !coloured(string(out)) {
+		t.Errorf("--color=always on a pipe: no colour")
+	}
+	if _, errOut, code := runRenderer(t, append(slices.Clone(args), "--color=sometimes")...); code != 2 || !strings.Contains(string(errOut), "use auto, always or never") {
+		t.Errorf("--color=sometimes: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runRenderer(t, append(slices.Clone(args), "--color=always", "--no-color")...); code != 2 || !strings.Contains(string(errOut), "contradict") {
+		t.Errorf("--color=always --no-color: exit %d, %s", code, errOut)
 	}
 }
 
-// TestWrapperProgress: fetching a chart is reported on a terminal, and only
-// there.
+// TestWrapperProgress: fetching a chart shows progress on a terminal (a
+// line updated in place, then a done line), plain lines in CI, and nothing
+// in a pipe.
 func TestWrapperProgress(t *testing.T) {
 	url := chartRepo(t)
-	cmd := exec.Command(testtools.Renderer(t), "template", "--repo", url, "--distro=rke2")
-	cmd.Env = testtools.HelmEnv(t)
-	term, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
+	screen := onTerminal(t, append(helmEnv(t), "TERM=xterm"), "template", "--repo", url, "--distro=rke2")
+	for _, want := range []string{
+		"\r\x1b[K| aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + " (0s)",
+		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + ": done (",
+		"aws-ccm-renderer: fetching chart " + url + "/aws-cloud-controller-manager-0.0.11.tgz: done (",
+	} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("no %q on the terminal:\n%q", want, screen)
+		}
 	}
-	defer term.Close()
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(&screen, term); close(done) }()
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
+	out, errOut, code := runWith(t, append(helmEnv(t), "CI=true"), "", "template", "--repo", url, "--distro=rke2")
+	want := "aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + " ...\n" +
+		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + ": done ("
+	if code != 0 || !strings.HasPrefix(string(errOut), want) || strings.Contains(string(errOut), "\r") || strings.Count(string(errOut), "\n") != 4 || len(out) == 0 {
+		t.Errorf("in CI: exit %d, stderr %q", code, errOut)
 	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-	}
-	if want := "aws-ccm-renderer: fetching chart aws-cloud-controller-manager (latest) from " + url; !strings.Contains(screen.String(), want) {
-		t.Errorf("no %q on the terminal", want)
-	}
-	_, errOut, code := runRenderer(t, "template", "--repo", url, "--distro=rke2")
+	_, errOut, code = runRenderer(t, "template", "--repo", url, "--distro=rke2")
 	if code != 0 || len(errOut) != 0 {
 		t.Errorf("without a terminal: exit %d, stderr %q", code, errOut)
+	}
+	// A failing step leaves no done line: the error is the only line.
+	_, errOut, code = runWith(t, append(helmEnv(t), "CI=true"), "", "template", "--repo", url, "--version", "9.9.9")
+	if code != 1 || strings.Contains(string(errOut), "done") || !strings.HasSuffix(string(errOut), "\n") || !strings.Contains(string(errOut), "9.9.9") {
+		t.Errorf("failing in CI: exit %d, stderr %q", code, errOut)
 	}
 }
 
@@ -289,15 +380,15 @@ func TestWrapperProgress(t *testing.T) {
 // repository, and the repository's errors.
 func TestWrapperRepositoryDiff(t *testing.T) {
 	url := chartRepo(t)
-	out, errOut, code := runRenderer(t, "diff", "--repo", url, "--version", "0.0.6", "--distro=rke", "--exit-code")
-	if code != 4 {
+	out, errOut, code := runRenderer(t, "diff", "--repo", url, "--version", "0.0.6", "--distro=rke", "--detailed-exitcode")
+	if code != 2 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"--- aws-cloud-controller-manager-0.0.6 (chart output)\n",
+		"(aws-cloud-controller-manager-0.0.6's output → patched by aws-ccm-renderer)\n",
 		// 0.0.6 still selects the master label.
-		"\n-        node-role.kubernetes.io/master: \"\"\n",
-		"\n+        node-role.kubernetes.io/controlplane: \"true\"\n",
+		"\n-         node-role.kubernetes.io/master: \"\"\n",
+		"\n+         node-role.kubernetes.io/controlplane: \"true\"\n",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("diff lacks %q:\n%s", want, out)
@@ -312,7 +403,12 @@ func TestWrapperRepositoryDiff(t *testing.T) {
 	}{
 		"version not in the repository": {[]string{"template", "--repo", url, "--version", "9.9.9"}, 1, "9.9.9"},
 		"chart not in the repository":   {[]string{"diff", "ccm", "no-such-chart", "--repo", url}, 1, "no-such-chart"},
-		"repository unreachable":        {[]string{"template", "--repo", closed.URL}, 3, "cannot be reached"},
+		"repository unreachable": {[]string{"template", "--repo", closed.URL, "--version", "0.0.9"}, 3,
+			closed.URL + " cannot be reached (", /* and how to use a package instead */
+		},
+		"repository unreachable, the hint": {[]string{"template", "--repo", closed.URL, "--version", "0.0.9"}, 3,
+			"to use a chart package instead: where " + closed.URL + " can be reached, helm pull aws-cloud-controller-manager --repo " + closed.URL + " --version 0.0.9, then pass the package here: template aws-cloud-controller-manager ./aws-cloud-controller-manager-0.0.9.tgz",
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, errOut, code := runRenderer(t, c.args...)

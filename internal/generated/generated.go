@@ -1,7 +1,7 @@
 // Package generated is the one place that knows every file of the
 // repository generated from the renderer: the kustomize overlays (and the
-// Fleet example's copy of them) and the wrapper chart's values, presets and
-// templates. Its test fails when one is stale; `make generate` (go test
+// Fleet example's copy of them), the Flux HelmReleases and the wrapper
+// chart's values, presets and templates. Its test fails when one is stale; `make generate` (go test
 // ./internal/generated -update) rewrites them.
 package generated
 
@@ -36,6 +36,10 @@ func Trees() ([]Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	flux, err := overlays.FluxFiles()
+	if err != nil {
+		return nil, err
+	}
 	var owned []string
 	for name := range ov {
 		if d := path.Dir(name); d != "." && !slices.Contains(owned, d) {
@@ -43,10 +47,18 @@ func Trees() ([]Tree, error) {
 		}
 	}
 	slices.Sort(owned)
+	fluxOwned := []string{overlays.FluxSourceDir}
+	for name := range flux {
+		if d := path.Dir(name); d != "." && !slices.Contains(fluxOwned, d) {
+			fluxOwned = append(fluxOwned, d)
+		}
+	}
+	slices.Sort(fluxOwned)
 	return []Tree{
 		{Dir: "overlays", Files: ov, Owned: owned},
 		{Dir: "examples/fleet/overlays", Files: ov, Owned: owned},
 		{Dir: "charts/aws-ccm-rancher", Files: chart, Owned: []string{"presets"}},
+		{Dir: "examples/flux", Files: flux, Owned: fluxOwned},
 	}, nil
 }
 

@@ -34,7 +34,7 @@ func TestUpToDate(t *testing.T) {
 			t.Errorf("%s (run make generate)", p)
 		}
 	}
-	if len(trees) != 3 {
+	if len(trees) != 4 {
 		t.Errorf("%d trees: %s", len(trees), Summary(trees))
 	}
 }

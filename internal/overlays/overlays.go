@@ -121,9 +121,7 @@ func component(r *upstream.Rendered) (map[string][]byte, error) {
 		"# the container's args are replaced whole (kustomize cannot merge them by key or flag name);\n" +
 		"# the container, volumes and mounts are merged by name.\n" + ds)
 
-	present, err := encode(mapping(
-		"apiVersion", str("rbac.authorization.k8s.io/v1"), "kind", str("ClusterRole"),
-		"metadata", mapping("name", str(upstream.ClusterRole))))
+	present, err := encode(clusterRolePresent())
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +158,7 @@ func component(r *upstream.Rendered) (map[string][]byte, error) {
 	k = with(k, "patches", seq(
 		mapping("path", str(FileDaemonSet)),
 		mapping("path", str(FileClusterRolePresent)),
-		mapping("path", str(FileClusterRole), "target", mapping(
-			"group", str("rbac.authorization.k8s.io"), "version", str("v1"),
-			"kind", str("ClusterRole"), "name", str(upstream.ClusterRole))),
+		mapping("path", str(FileClusterRole), "target", clusterRoleTarget()),
 	))
 	kb, err := encode(k)
 	if err != nil {
@@ -210,6 +206,19 @@ func daemonSetPatch(r *upstream.Rendered) *yaml.Node {
 	}
 	return mapping("apiVersion", str("apps/v1"), "kind", str("DaemonSet"),
 		"metadata", meta, "spec", mapping("template", mapping("spec", spec)))
+}
+
+// clusterRolePresent is the strategic-merge patch that changes nothing
+// but makes kustomize fail when the chart's ClusterRole is not there.
+func clusterRolePresent() *yaml.Node {
+	return mapping("apiVersion", str("rbac.authorization.k8s.io/v1"), "kind", str("ClusterRole"),
+		"metadata", mapping("name", str(upstream.ClusterRole)))
+}
+
+// clusterRoleTarget selects the chart's ClusterRole for the JSON patch.
+func clusterRoleTarget() *yaml.Node {
+	return mapping("group", str("rbac.authorization.k8s.io"), "version", str("v1"),
+		"kind", str("ClusterRole"), "name", str(upstream.ClusterRole))
 }
 
 // clusterRolePatch is the JSON patch appending one rule per resource of

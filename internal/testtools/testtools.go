@@ -64,6 +64,9 @@ func Helm4(t testing.TB) string { return tool(t, "HELM4", "bin/helm4") }
 // Kustomize returns the kustomize CLI.
 func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize") }
 
+// Helmfile returns the helmfile CLI.
+func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
+
 // ChartVersions are the upstream chart releases the tests cover.
 var ChartVersions = []string{"0.0.2", "0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.0.10", "0.0.11"}
 

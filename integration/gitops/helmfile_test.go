@@ -1,0 +1,154 @@
+package gitops
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/repo"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// loopbackRepo serves the latest upstream chart from a chart repository on
+// loopback, in place of the upstream repository.
+func loopbackRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	b, err := os.ReadFile(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testtools.WriteFile(t, filepath.Join(dir, filepath.Base(chart)), b)
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	index, err := repo.IndexDirectory(dir, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL
+}
+
+// helmfileEnv is a machine with helmfile's tools on PATH (helm, Helm 3;
+// kustomize; aws-ccm-renderer) and Helm's directories of its own.
+func helmfileEnv(t *testing.T) []string {
+	t.Helper()
+	bin := t.TempDir()
+	for name, target := range map[string]string{"helm": testtools.Helm3(t), "kustomize": testtools.Kustomize(t), "aws-ccm-renderer": testtools.Renderer(t)} {
+		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(testtools.HelmEnv(t), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// helmfile runs the real helmfile on one of the example files.
+func helmfile(t *testing.T, env []string, file string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	cmd := exec.Command(testtools.Helmfile(t), append([]string{"--file", file}, args...)...)
+	cmd.Env = env
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
+}
+
+// TestHelmfilePostRenderer: helmfile template of the example, for its
+// environments and state values, runs helm with the renderer as the
+// post-renderer: the output is byte for byte what helm template with the
+// same --post-renderer-args prints, and means what the renderer means.
+func TestHelmfilePostRenderer(t *testing.T) {
+	url := loopbackRepo(t)
+	nodes := testtools.Fixtures(t)
+	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	extra := filepath.Join(t.TempDir(), "extra.yaml")
+	testtools.WriteFile(t, extra, []byte("distro: k3s\nrendererArgs:\n  - --set-arg=cluster-name=prod two\n"))
+	for _, c := range []struct {
+		name     string
+		args     []string
+		distro   renderer.Distro
+		mode     renderer.Mode
+		renderer []string // the post-renderer args helmfile passes
+		helm     []string // helm's own extra args
+	}{
+		{"default", nil, renderer.DistroAuto, renderer.ModeInstall, []string{"--distro=auto", "--mode=install"}, nil},
+		{"environment rke2", []string{"--environment", "rke2"}, renderer.DistroRKE2, renderer.ModeInstall, []string{"--distro=rke2", "--mode=install"}, nil},
+		{"environment rke-migrate", []string{"--environment", "rke-migrate"}, renderer.DistroRKE, renderer.ModeMigrate,
+			[]string{"--distro=rke", "--mode=migrate", "--kube-version=v1.26.15"}, []string{"--set", "image.tag=v1.26.14"}},
+		{"state values file", []string{"--state-values-file", extra}, renderer.DistroK3s, renderer.ModeInstall,
+			[]string{"--distro=k3s", "--mode=install", "--set-arg=cluster-name=prod two"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append([]string{}, c.args...), "--state-values-set", "repo="+url, "template")
+			out, errOut, err := helmfile(t, helmfileEnv(t), file, args...)
+			if err != nil {
+				t.Fatalf("helmfile %v: %v\n%s", args, err, errOut)
+			}
+			want := testtools.HelmTemplate(t, chart, c.renderer, append([]string{"--version", testtools.LatestChartVersion}, c.helm...)...)
+			if !bytes.Equal(bytes.TrimSpace(out), bytes.TrimSpace(want)) {
+				t.Errorf("differs from helm template --post-renderer aws-ccm-renderer %v:\n%s\nwant:\n%s", c.renderer, out, want)
+			}
+			objs, err := manifest.Split(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testtools.CheckMeaning(t, objs, nodes, c.distro, c.mode)
+		})
+	}
+	// The renderer's error fails helmfile, with the renderer's message.
+	_, errOut, err := helmfile(t, helmfileEnv(t), file, "--state-values-set", "repo="+url+",distro=rke3", "template")
+	if err == nil || !strings.Contains(string(errOut), `--distro "rke3" is unknown`) {
+		t.Errorf("unknown distro: %v\n%s", err, errOut)
+	}
+}
+
+// TestHelmfileOverlays: the overlays example (no executable post-renderer:
+// strategicMergePatches and jsonPatches of the generated components, which
+// helmfile applies with kustomize) gives, for every distribution, what the
+// post-renderer's output means; with other names it fails instead of
+// installing the chart unpatched.
+func TestHelmfileOverlays(t *testing.T) {
+	url := loopbackRepo(t)
+	nodes := testtools.Fixtures(t)
+	file := exampleDir("helmfile", "overlays", "helmfile.yaml.gotmpl")
+	plain := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
+	for _, d := range renderer.Distros {
+		t.Run(string(d), func(t *testing.T) {
+			out, errOut, err := helmfile(t, helmfileEnv(t), file, "--state-values-set", "repo="+url+",distro="+string(d), "template")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, errOut)
+			}
+			objs, err := manifest.Split(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testtools.CheckMeaning(t, objs, nodes, d, renderer.ModeInstall)
+			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, d, renderer.ModeInstall), nodes)
+		})
+	}
+	// A copy whose chart values rename the DaemonSet.
+	renamed := filepath.Join(t.TempDir(), "renamed.yaml")
+	testtools.WriteFile(t, renamed, []byte("repo: "+url+"\ndistro: rke2\noverlays: "+filepath.Join(testtools.Root(), "overlays")+"\n"))
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile := filepath.Join(t.TempDir(), "helmfile.yaml.gotmpl")
+	testtools.WriteFile(t, copyFile, bytes.Replace(b, []byte("    version: "), []byte("    values:\n      - nameOverride: ccm\n    version: "), 1))
+	out, errOut, err := helmfile(t, helmfileEnv(t), copyFile, "--state-values-file", renamed, "template")
+	if err == nil || len(out) != 0 && bytes.Contains(out, []byte("kind: DaemonSet")) || !strings.Contains(string(errOut), "no matches for Id DaemonSet") {
+		t.Errorf("renamed DaemonSet: %v\n%s\n%s", err, out, errOut)
+	}
+}
