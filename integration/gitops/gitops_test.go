@@ -266,15 +266,7 @@ func TestArgoCDPlugin(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
-		objs, err := manifest.Split(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ccm, err := manifest.CCM(objs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := manifest.Args(ccm)
+		ccm, args := testtools.CCMOf(t, out)
 		cn, _ := manifest.Flag(args, "cluster-name")
 		v, _ := manifest.Flag(args, "v")
 		image, _ := manifest.Containers(ccm)[0]["image"].(string)
@@ -350,15 +342,7 @@ func TestArgoCDPluginParameters(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	objs, err := manifest.Split(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ccm, err := manifest.CCM(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := manifest.Args(ccm)
+	ccm, args := testtools.CCMOf(t, out)
 	cn, _ := manifest.Flag(args, "cluster-name")
 	cidrs, _ := manifest.Flag(args, "allocate-node-cidrs")
 	_, hasV := manifest.Flag(args, "v")

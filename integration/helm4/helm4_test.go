@@ -135,15 +135,7 @@ func TestHelm4Plugin(t *testing.T) {
 		out := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
 			"--post-renderer-args=--set-arg=cluster-name=prod,eu", "--post-renderer", "aws-ccm",
 			"--post-renderer-args=--distro=rke", "--post-renderer-args", "--remove-arg=v", "--post-renderer-args=--host-network=false")
-		objs, err := manifest.Split(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ccm, err := manifest.CCM(objs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := manifest.Args(ccm)
+		ccm, args := testtools.CCMOf(t, out)
 		if v, _ := manifest.Flag(args, "cluster-name"); v != "prod,eu" {
 			t.Errorf("--cluster-name=%q; args %q", v, args)
 		}

@@ -162,23 +162,7 @@ func TestWrapperDiffContext(t *testing.T) {
 // TestWrapperDiffSchema: the golden JSON outputs validate against
 // docs/diff.schema.json, and the schema refuses what it should.
 func TestWrapperDiffSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join(testtools.Root(), "docs", "diff.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("diff.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("diff.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := testtools.Schema(t, "diff.schema.json")
 	validate := func(s string) error {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
 		if err != nil {

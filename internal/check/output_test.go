@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -95,37 +96,12 @@ func TestWriteSummary(t *testing.T) {
 	}
 }
 
-// schema compiles docs/check.schema.json.
-func schema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	path := filepath.Join("..", "..", "docs", "check.schema.json")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("check.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("check.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // TestSchema: the JSON output follows the schema docs/check.md documents:
 // reports made here, a cluster that could not be read, and the real
 // outputs the real-cluster tests keep as golden files; and the schema
 // rejects what it should.
 func TestSchema(t *testing.T) {
-	s := schema(t)
+	s := testtools.Schema(t, "check.schema.json")
 	var b bytes.Buffer
 	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused"))}); err != nil {
 		t.Fatal(err)

@@ -410,24 +410,7 @@ func shellWords(t *testing.T, sh, line string) []string {
 // TestSchema: the JSON of every plan and phase validates against
 // docs/plan.schema.json, and the schema rejects what it should.
 func TestSchema(t *testing.T) {
-	path := filepath.Join(testtools.Root(), "docs", "plan.schema.json")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("plan.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("plan.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := testtools.Schema(t, "plan.schema.json")
 	validate := func(b []byte) error {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
