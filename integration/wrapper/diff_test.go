@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -162,7 +163,7 @@ func TestWrapperDiffContext(t *testing.T) {
 // TestWrapperDiffSchema: the golden JSON outputs validate against
 // docs/diff.schema.json, and the schema refuses what it should.
 func TestWrapperDiffSchema(t *testing.T) {
-	schema := testtools.Schema(t, "diff.schema.json")
+	schema := schematest.Compile(t, "diff.schema.json")
 	validate := func(s string) error {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
 		if err != nil {

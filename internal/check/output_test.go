@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -101,7 +101,7 @@ func TestWriteSummary(t *testing.T) {
 // outputs the real-cluster tests keep as golden files; and the schema
 // rejects what it should.
 func TestSchema(t *testing.T) {
-	s := testtools.Schema(t, "check.schema.json")
+	s := schematest.Compile(t, "check.schema.json")
 	var b bytes.Buffer
 	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused"))}); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -410,7 +411,7 @@ func shellWords(t *testing.T, sh, line string) []string {
 // TestSchema: the JSON of every plan and phase validates against
 // docs/plan.schema.json, and the schema rejects what it should.
 func TestSchema(t *testing.T) {
-	schema := testtools.Schema(t, "plan.schema.json")
+	schema := schematest.Compile(t, "plan.schema.json")
 	validate := func(b []byte) error {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
