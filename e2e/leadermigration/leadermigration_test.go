@@ -9,6 +9,11 @@
 // Lease. Whether the service controller runs is read through the API: it
 // puts the service.kubernetes.io/load-balancer-cleanup finalizer on every
 // Service of type LoadBalancer it handles.
+//
+// The handover itself runs the real kube-controller-manager as the in-tree
+// side (kcm_test.go): authenticated as system:kube-controller-manager under
+// the bootstrap RBAC of Kubernetes 1.26, with and without the Role the
+// renderer generates for the migration lease.
 package leadermigration
 
 import (

@@ -1,6 +1,10 @@
 // Package gitops tests the GitOps recipes in examples/ with the tools those
-// systems run: Argo CD's config management plugin command and sidecar, a
-// kustomize source, and a Fleet bundle processed as Fleet's agent does.
+// systems run: Argo CD's config management plugin command and sidecar (with
+// the Application's parameters), a kustomize source, a Fleet bundle
+// processed as Fleet's agent does, Flux HelmReleases (Flux's API types, the
+// kustomize api applying their post-renderers as helm-controller does) and
+// helmfile (the real helmfile, with the renderer as post-renderer and with
+// the overlays as its patches).
 package gitops
 
 import (
