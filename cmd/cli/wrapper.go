@@ -387,6 +387,9 @@ func (w *wrapper) run() error {
 	early := opts
 	if early.Distro == DistroDetect {
 		early.Distro = renderer.DistroAuto
+	} else if !slices.Contains(renderer.Distros, early.Distro) {
+		return &renderer.UsageError{Option: renderer.OptDistro,
+			Err: fmt.Errorf("%q is unknown: use one of %s", early.Distro, strings.Join(wrapperDistros(), ", "))}
 	}
 	if _, err := renderer.New(early); err != nil {
 		return err

@@ -253,7 +253,7 @@ func TestWrapperErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `--distro "rke3" is unknown`},
+		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `--distro "rke3" is unknown: use one of auto, rke, rke2, k3s, kubeadm, detect`},
 		"missing chart":    {[]string{"template", "ccm", filepath.Join(t.TempDir(), "none.tgz")}, 1, "none.tgz"},
 		"bad values file":  {[]string{"template", "ccm", chart, "-f", "/nonexistent/values.yaml"}, 2, "values"},
 		"too many args":    {[]string{"template", "a", "b", "c"}, 2, "accepts at most 2 arg(s)"},
