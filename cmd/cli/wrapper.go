@@ -364,6 +364,14 @@ func (w *wrapper) checkFlags() error {
 		if f.context < -1 {
 			return bad("--context %d: use a number of lines, or -1 for whole objects", f.context)
 		}
+		if !f.deployed && !f.live {
+			// The chart's own diff has no release and no upgrade.
+			for _, name := range []string{"reuse-values", "reset-values", "reset-then-reuse-values", "reset-options"} {
+				if w.fs.Changed(name) {
+					return bad("--%s is about the upgrade of the release in the cluster: give --deployed or --live (or --kubeconfig, --kube-context) to compare with it", name)
+				}
+			}
+		}
 	}
 	if f.historyMax < 0 {
 		return bad("--history-max %d: use a number of revisions, or 0 for no limit", f.historyMax)
