@@ -437,7 +437,7 @@ func (w *wrapper) run() error {
 	if err != nil {
 		return err
 	}
-	pr.Warn = func(msg string) { fmt.Fprintln(w.errOut, "aws-ccm-renderer: warning: "+msg) }
+	pr.Warn = func(msg string) { fmt.Fprintln(w.progress, "aws-ccm-renderer: warning: "+msg) }
 	// The values first: a mistake there shows before a chart download.
 	vals, err := w.flags.values.MergeValues(getter.All(w.settings))
 	if err != nil {

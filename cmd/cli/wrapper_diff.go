@@ -157,7 +157,7 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		if original, err = lc.build(rel.Manifest); err != nil {
 			return fail(err)
 		}
-		if drift, err = lc.drift(original, rel.Name, rel.Namespace, w.errOut); err != nil {
+		if drift, err = lc.drift(original, rel.Name, rel.Namespace, w.progress); err != nil {
 			return fail(err)
 		}
 	}
