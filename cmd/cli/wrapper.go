@@ -29,6 +29,7 @@ import (
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -666,13 +667,14 @@ func sources(split map[string]string, keys []string) []string {
 }
 
 // renderError keeps the renderer's own errors typed through Helm's wrapping;
-// what the cluster refuses is an input error, failing to reach it or a
-// timeout an I/O error.
+// what the cluster refuses is an input error, failing to reach it, a
+// timeout, or a user it does not let in or allow the request an I/O error
+// (as diff's clusterError).
 func renderError(err error) error {
 	switch {
 	case renderer.IsInputError(err) || renderer.IsUsageError(err):
 		return err
-	case unreachable(err):
+	case unreachable(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 		return &ioError{err}
 	}
 	return &renderer.InputError{Err: err}
