@@ -174,6 +174,12 @@ func TestWrapperDriftReadOnly(t *testing.T) {
 		strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "forbidden") {
 		t.Errorf("read-only diff: exit %d, stderr %q\n%s", code, errOut, out)
 	}
+	// What the cluster refuses this user is the cluster's error (3), as
+	// for diff, not one of the chart or values (1).
+	out, errOut, code = rendererEnv(t, nil, append(append([]string{"upgrade"}, flags...), "--kubeconfig", kubeconfig)...)
+	if code != 3 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "forbidden") {
+		t.Errorf("read-only upgrade: exit %d, stderr %q\n%s", code, errOut, out)
+	}
 }
 
 // TestWrapperHelmParity: install and upgrade as the Helm CLI does them:

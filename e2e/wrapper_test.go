@@ -425,3 +425,29 @@ func chartImage(t *testing.T, chart string) string {
 	}
 	return repo + ":" + tag
 }
+
+// TestWrapperUninstalledRelease: a release uninstalled with --keep-history
+// does not exist any more, as for the Helm CLI: upgrade --install installs
+// it again and diff --deployed shows what the install would create.
+func TestWrapperUninstalledRelease(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	release := "wrap-uninstalled"
+	ns := namespace(t, release)
+	set := wrapValues(release, ns) + ",image.tag=v" + clusterMinor(t) + ".0"
+	if out, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke"); err != nil {
+		t.Fatalf("install: %v\n%s%s", err, out, errOut)
+	}
+	helm(t, "uninstall", release, "--namespace", ns, "--keep-history")
+
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke", "--detailed-exitcode")
+	if code := testtools.ExitCode(err); code != exitChanges || !strings.Contains(out, "DaemonSet (apps) has been added:") || !strings.Contains(out, "→ install") {
+		t.Errorf("diff: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	out, errOut, err = rendererCmd(t, "upgrade", release, chart, "--install", "--namespace", ns, "--set", set, "--distro=rke")
+	if err != nil || !strings.Contains(out, "revision 2, deployed") {
+		t.Fatalf("upgrade --install: %v, stderr %q\n%s", err, errOut, out)
+	}
+	if _, err := cp.Client.AppsV1().DaemonSets(ns).Get(context.Background(), release, metav1.GetOptions{}); err != nil {
+		t.Errorf("after upgrade --install: %v", err)
+	}
+}

@@ -88,6 +88,7 @@ func parseManifests(stream, defaultNamespace string) ([]*manifestObject, error) 
 		if doc == nil {
 			continue
 		}
+		doc = stringKeys(doc)
 		m, ok := doc.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("document %d is not an object", i)
@@ -114,6 +115,36 @@ func parseManifests(stream, defaultNamespace string) ([]*manifestObject, error) 
 		}
 	}
 	return objs, nil
+}
+
+// stringKeys makes every mapping key a string, as the API server sees it
+// (the YAML library decodes a mapping with a key such as 1234 or true into
+// a map[any]any, which neither the Secret redaction, the field comparison
+// nor the JSON encoding would take for a mapping).
+func stringKeys(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = stringKeys(e)
+		}
+		return v
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			key := "null"
+			if k != nil {
+				key = fmt.Sprint(k)
+			}
+			m[key] = stringKeys(e)
+		}
+		return m
+	case []any:
+		for i, e := range v {
+			v[i] = stringKeys(e)
+		}
+		return v
+	}
+	return v
 }
 
 func newManifestObject(m map[string]any, defaultNamespace string) (*manifestObject, error) {

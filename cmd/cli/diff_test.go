@@ -225,6 +225,28 @@ func TestRedactSecrets(t *testing.T) {
 	}
 }
 
+// TestNonStringKeys: a mapping key that YAML reads as a number or a bool
+// (data: {1234: ...}) is a string to the API server, as it is here: a
+// Secret's values under such keys are redacted too, and -o json encodes
+// the object.
+func TestNonStringKeys(t *testing.T) {
+	stream := "apiVersion: v1\nkind: Secret\nmetadata: {name: s, labels: {1: one}}\ndata:\n  1234: c2VjcmV0LXZhbHVl\n  key: c2VjcmV0LXZhbHVl\nstringData:\n  true: hunter2\n"
+	changes, _ := compareObjects(nil, mustParse(t, stream), 3)
+	out, err := json.Marshal(changes)
+	if err != nil {
+		t.Fatalf("-o json: %v", err)
+	}
+	text := diffText(changes, diffSummary{Added: 1}, "x", false)
+	for _, s := range []string{"c2VjcmV0LXZhbHVl", "hunter2"} {
+		if strings.Contains(text, s) || strings.Contains(string(out), s) {
+			t.Errorf("secret value %q shown:\n%s\n%s", s, text, out)
+		}
+	}
+	if !strings.Contains(text, `"1234": (redacted `) || !strings.Contains(string(out), `"1":"one"`) {
+		t.Errorf("keys not kept as strings:\n%s\n%s", text, out)
+	}
+}
+
 // TestDiffText: helm-diff's headers, colour only when asked, the summary
 // last; nothing at all without changes.
 func TestDiffText(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -364,6 +365,14 @@ func (w *wrapper) checkFlags() error {
 		if f.context < -1 {
 			return bad("--context %d: use a number of lines, or -1 for whole objects", f.context)
 		}
+		if !f.deployed && !f.live {
+			// The chart's own diff has no release and no upgrade.
+			for _, name := range []string{"reuse-values", "reset-values", "reset-then-reuse-values", "reset-options"} {
+				if w.fs.Changed(name) {
+					return bad("--%s is about the upgrade of the release in the cluster: give --deployed or --live (or --kubeconfig, --kube-context) to compare with it", name)
+				}
+			}
+		}
 	}
 	if f.historyMax < 0 {
 		return bad("--history-max %d: use a number of revisions, or 0 for no limit", f.historyMax)
@@ -432,7 +441,7 @@ func (w *wrapper) run() error {
 	if err != nil {
 		return err
 	}
-	pr.Warn = func(msg string) { fmt.Fprintln(w.errOut, "aws-ccm-renderer: warning: "+msg) }
+	pr.Warn = func(msg string) { fmt.Fprintln(w.progress, "aws-ccm-renderer: warning: "+msg) }
 	// The values first: a mistake there shows before a chart download.
 	vals, err := w.flags.values.MergeValues(getter.All(w.settings))
 	if err != nil {
@@ -661,13 +670,14 @@ func sources(split map[string]string, keys []string) []string {
 }
 
 // renderError keeps the renderer's own errors typed through Helm's wrapping;
-// what the cluster refuses is an input error, failing to reach it or a
-// timeout an I/O error.
+// what the cluster refuses is an input error, failing to reach it, a
+// timeout, or a user it does not let in or allow the request an I/O error
+// (as diff's clusterError).
 func renderError(err error) error {
 	switch {
 	case renderer.IsInputError(err) || renderer.IsUsageError(err):
 		return err
-	case unreachable(err):
+	case unreachable(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 		return &ioError{err}
 	}
 	return &renderer.InputError{Err: err}

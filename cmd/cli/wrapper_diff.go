@@ -120,17 +120,23 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		return nil, diffSummary{}, nil, "", err
 	}
 	rel, err := action.NewGet(w.cfg).Run(w.release)
+	uninstalled := false
 	switch {
 	case errors.Is(err, driver.ErrReleaseNotFound):
 		rel = nil
 	case err != nil:
 		return fail(&ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.namespace, err)})
+	case rel.Info != nil && rel.Info.Status == release.StatusUninstalled:
+		// Uninstalled with its history kept: gone, as for upgrade
+		// --install.
+		rel, uninstalled = nil, true
 	}
 	var next *release.Release
 	if rel == nil {
 		// Nothing deployed yet: everything an install would create.
 		inst := w.newInstall(pr)
 		inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Wait, inst.Atomic = true, "server", false, false, false
+		inst.Replace = uninstalled
 		next, err = inst.Run(ch, vals)
 		what = fmt.Sprintf("no release %s in namespace %s → install", w.release, w.namespace)
 	} else {
@@ -151,7 +157,7 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		if original, err = lc.build(rel.Manifest); err != nil {
 			return fail(err)
 		}
-		if drift, err = lc.drift(original, rel.Name, rel.Namespace, w.errOut); err != nil {
+		if drift, err = lc.drift(original, rel.Name, rel.Namespace, w.progress); err != nil {
 			return fail(err)
 		}
 	}

@@ -118,6 +118,20 @@ func (p *progress) end(err error) {
 	p.stop = nil
 }
 
+// Write writes what is said during a step (a warning) to the progress's
+// writer: on a terminal on a line cleared of the spinner, which the next
+// tick draws again below it.
+func (p *progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode == progressTerminal && p.stop != nil {
+		if _, err := io.WriteString(p.w, "\r\x1b[K"); err != nil {
+			return 0, err
+		}
+	}
+	return p.w.Write(b)
+}
+
 func elapsed(d time.Duration) string {
 	if d < 10*time.Second {
 		return d.Round(100 * time.Millisecond).String()

@@ -49,7 +49,10 @@ func (w *wrapper) newUpgrade(pr postrender.PostRenderer) *action.Upgrade {
 }
 
 func (w *wrapper) installRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
-	inst := w.newInstall(pr)
+	return w.install(w.newInstall(pr), ch, vals)
+}
+
+func (w *wrapper) install(inst *action.Install, ch *chart.Chart, vals map[string]any) error {
 	if inst.Wait {
 		w.progress.begin(fmt.Sprintf("installing %s and waiting for it to be ready (timeout %s)", w.release, w.flags.timeout))
 	}
@@ -65,10 +68,16 @@ func (w *wrapper) installRelease(ch *chart.Chart, vals map[string]any, pr postre
 
 func (w *wrapper) upgradeRelease(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
 	if w.flags.install {
-		if _, err := action.NewHistory(w.cfg).Run(w.release); errors.Is(err, driver.ErrReleaseNotFound) {
-			return w.installRelease(ch, vals, pr)
-		} else if err != nil {
-			return &ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.namespace, err)}
+		gone, uninstalled, err := w.releaseGone()
+		if err != nil {
+			return err
+		}
+		if gone {
+			inst := w.newInstall(pr)
+			// As the Helm CLI: an uninstalled release's name is free
+			// again, its history kept.
+			inst.Replace = inst.Replace || uninstalled
+			return w.install(inst, ch, vals)
 		}
 	}
 	up := w.newUpgrade(pr)
@@ -86,6 +95,26 @@ func (w *wrapper) upgradeRelease(ch *chart.Chart, vals map[string]any, pr postre
 		return renderError(err)
 	}
 	return w.report(rel)
+}
+
+// releaseGone tells whether the release does not exist: never installed,
+// or uninstalled with its history kept (uninstalled).
+func (w *wrapper) releaseGone() (gone, uninstalled bool, err error) {
+	h, err := action.NewHistory(w.cfg).Run(w.release)
+	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(h) == 0) {
+		return true, false, nil
+	}
+	if err != nil {
+		return false, false, &ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.namespace, err)}
+	}
+	last := h[0]
+	for _, r := range h {
+		if r.Version > last.Version {
+			last = r
+		}
+	}
+	uninstalled = last.Info != nil && last.Info.Status == release.StatusUninstalled
+	return uninstalled, uninstalled, nil
 }
 
 // report prints what install or upgrade did; a dry run prints the

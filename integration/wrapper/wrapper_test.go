@@ -233,6 +233,15 @@ func TestWrapperDiff(t *testing.T) {
 	if _, _, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke3"); code != 2 {
 		t.Errorf("usage error without --detailed-exitcode: exit %d, want 2", code)
 	}
+	// The flags that say how the upgrade would go, or which options it
+	// takes from the release, mean nothing to the chart's own diff: not
+	// ignored, refused.
+	for _, flag := range []string{"--reuse-values", "--reset-values", "--reset-then-reuse-values", "--reset-options"} {
+		if out, errOut, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2", flag); code != 2 || len(out) != 0 ||
+			strings.Count(string(errOut), "\n") != 1 || !strings.Contains(string(errOut), flag+" ") {
+			t.Errorf("%s without a cluster: exit %d, %d bytes out, %q", flag, code, len(out), errOut)
+		}
+	}
 	// A chart the renderer leaves alone: no diff, exit 0 even with
 	// --detailed-exitcode.
 	patched := filepath.Join(t.TempDir(), "patched")
