@@ -86,7 +86,7 @@ func TestWrapperLiveDrift(t *testing.T) {
 		"\n+     edited-by: hand\n",
 		"\n-             - --v=2\n+             - --v=5\n",
 		"\n+         pool.example.com/edge: \"true\"\n",
-		"\nSummary: 0 changed, 0 added, 0 removed, 5 unchanged; 2 changed in the cluster outside Helm (release wrap-drift revision 1 → upgrade)\n",
+		"\nSummary: 0 changed, 0 added, 0 removed, 5 unchanged; 2 differ in the cluster from the release (release wrap-drift revision 1 → upgrade)\n",
 	} {
 		if code != exitChanges || !strings.Contains(out, want) {
 			t.Errorf("diff --deployed after the edit: exit %d, %s; lacks %q:\n%s", code, errOut, want, out)
@@ -103,7 +103,7 @@ func TestWrapperLiveDrift(t *testing.T) {
 		"wrap-drift, wrap-drift, DaemonSet (apps) has changed:\n",
 		"\n-             - --v=5\n+             - --v=2\n",
 		"wrap-drift, wrap-drift-sa, ServiceAccount (v1) has been added:\n",
-		"; 2 changed in the cluster outside Helm (the cluster's objects → after upgrading wrap-drift (revision 1))\n",
+		"; 2 differ in the cluster from the release (the cluster's objects → after upgrading wrap-drift (revision 1))\n",
 	} {
 		if code != exitChanges || !strings.Contains(out, want) {
 			t.Errorf("diff --live: exit %d, %s; lacks %q:\n%s", code, errOut, want, out)
@@ -307,6 +307,21 @@ func TestWrapperHelmParity(t *testing.T) {
 	if code != 3 || len(lines) != 2 || lines[0] != "aws-ccm-renderer: upgrading "+release+" and waiting for it to be ready (timeout 2s) ..." ||
 		!strings.HasPrefix(lines[1], "aws-ccm-renderer: ") || strings.Contains(lines[1], "done") {
 		t.Errorf("--wait in CI: exit %d, stderr:\n%s", code, errOut)
+	}
+	// That upgrade failed (another image): diff --deployed compares with
+	// the deployed revision, which an upgrade patches from, as Helm's
+	// does, not with the failed one.
+	status := helm(t, "history", release, "--namespace", ns, "--max", "1")
+	if !strings.Contains(status, "failed") {
+		t.Fatalf("the last revision did not fail:\n%s", status)
+	}
+	// The release's objects are the same; the cluster has what the failed
+	// upgrade left.
+	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke", "--mode=install", "--deployed", "--detailed-exitcode")
+	if testtools.ExitCode(err) != exitChanges || !strings.Contains(out, "; 1 differs in the cluster from the release (release "+release+" revision ") ||
+		!strings.Contains(out, ", the deployed one; revision ") || !strings.Contains(out, "Summary: 0 changed,") ||
+		!strings.Contains(out, "-           image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\n+           image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.34.0\n") {
+		t.Errorf("diff after a failed upgrade: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 	_ = os.Remove(two)
 }

@@ -625,7 +625,12 @@ func changeVerb(change string) string {
 func summaryLine(s diffSummary, what string) string {
 	line := fmt.Sprintf("Summary: %d changed, %d added, %d removed, %d unchanged", s.Changed, s.Added, s.Removed, s.Unchanged)
 	if s.Drifted > 0 {
-		line += fmt.Sprintf("; %d changed in the cluster outside Helm", s.Drifted)
+		verb := "differ"
+		if s.Drifted == 1 {
+			verb = "differs"
+		}
+		// Changed outside Helm, or by an upgrade that failed.
+		line += fmt.Sprintf("; %d %s in the cluster from the release", s.Drifted, verb)
 	}
 	return line + " (" + what + ")"
 }

@@ -281,7 +281,7 @@ Summary: 1 changed, 1 added, 0 removed, 0 unchanged (a → b)
 		}
 	}
 	sum.Drifted = 2
-	if s := summaryLine(sum, "x"); s != "Summary: 1 changed, 1 added, 0 removed, 0 unchanged; 2 changed in the cluster outside Helm (x)" {
+	if s := summaryLine(sum, "x"); s != "Summary: 1 changed, 1 added, 0 removed, 0 unchanged; 2 differ in the cluster from the release (x)" {
 		t.Errorf("summary with drift: %q", s)
 	}
 	if diffText(nil, diffSummary{Unchanged: 3}, "x", true) != "" {

@@ -106,7 +106,7 @@ func (f *chartFlags) register(fs *pflag.FlagSet, kind string) {
 		fs.BoolVar(&f.resetThenReuse, "reset-then-reuse-values", false, "upgrade: the new chart's values, then the release's last values, then the ones given here")
 	}
 	if kind == "diff" {
-		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what an upgrade would deploy, instead of the chart's own output with the patched output (the default when --kubeconfig or --kube-context is given); also says which objects were changed in the cluster outside Helm")
+		fs.BoolVar(&f.deployed, "deployed", false, "compare the release deployed in the cluster with what an upgrade would deploy, instead of the chart's own output with the patched output (the default when --kubeconfig or --kube-context is given); also says which objects differ in the cluster from the release (changed outside Helm, or by a failed upgrade)")
 		fs.BoolVar(&f.live, "live", false, "compare the objects in the cluster with what they would be after the upgrade (a server-side dry run of each object's patch, as Helm would send it): changes made outside Helm, e.g. by kubectl edit, show too")
 		fs.BoolVar(&f.detailedExit, "detailed-exitcode", false, fmt.Sprintf("exit %d when there are changes, 0 when there are none (a usage error then exits 1)", ExitChanges))
 		fs.BoolVar(&f.detailedExit, "exit-code", false, "the same as --detailed-exitcode")

@@ -121,6 +121,7 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 	}
 	rel, err := action.NewGet(w.cfg).Run(w.release)
 	uninstalled := false
+	var failed *release.Release // the last revision, when it failed
 	switch {
 	case errors.Is(err, driver.ErrReleaseNotFound):
 		rel = nil
@@ -130,6 +131,14 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		// Uninstalled with its history kept: gone, as for upgrade
 		// --install.
 		rel, uninstalled = nil, true
+	case rel.Info != nil && rel.Info.Status == release.StatusFailed:
+		// The last upgrade failed: an upgrade now patches from the
+		// deployed revision, as Helm's does, and that is what the
+		// cluster was last given successfully.
+		if dep, derr := w.cfg.Releases.Deployed(w.release); derr == nil {
+			failed = rel
+			rel = dep
+		}
 	}
 	var next *release.Release
 	if rel == nil {
@@ -144,6 +153,9 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		up.DryRun, up.DryRunOption, up.Wait, up.Atomic = true, "server", false, false
 		next, err = up.Run(w.release, ch, vals)
 		what = fmt.Sprintf("release %s revision %d → upgrade", rel.Name, rel.Version)
+		if failed != nil {
+			what = fmt.Sprintf("release %s revision %d, the deployed one; revision %d failed → upgrade", rel.Name, rel.Version, failed.Version)
+		}
 	}
 	if err != nil {
 		return fail(renderError(err))
