@@ -109,6 +109,13 @@ func TestWrapperLiveDrift(t *testing.T) {
 			t.Errorf("diff --live: exit %d, %s; lacks %q:\n%s", code, errOut, want, out)
 		}
 	}
+	// The API server's warnings, if any, are this program's lines, not
+	// client-go's log.
+	for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if l != "" && !strings.HasPrefix(l, "aws-ccm-renderer: ") {
+			t.Errorf("diff --live: a line on stderr not the program's: %q", l)
+		}
+	}
 	for _, kept := range []string{"pool.example.com/edge", "edited-by", "differs in the cluster"} {
 		if strings.Contains(out, kept) {
 			t.Errorf("diff --live shows %q, which the upgrade leaves alone:\n%s", kept, out)
@@ -324,4 +331,36 @@ func TestWrapperHelmParity(t *testing.T) {
 		t.Errorf("diff after a failed upgrade: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 	_ = os.Remove(two)
+}
+
+// TestWrapperAPIWarnings: the API server's warnings (here: a deprecated
+// seccomp annotation on the pod template) reach the user as the program's
+// own warning lines, once each, not as client-go's log.
+func TestWrapperAPIWarnings(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	release := "wrap-warn"
+	ns := namespace(t, release)
+	set := wrapValues(release, ns) + ",image.tag=v" + clusterMinor(t) + ".0"
+	flags := []string{release, chart, "--namespace", ns, "--set", set, "--set", `podAnnotations.seccomp\.security\.alpha\.kubernetes\.io/pod=runtime/default`, "--distro=rke2", "--mode=install"}
+	for _, args := range [][]string{append([]string{"install"}, flags...), append([]string{"diff", "--live"}, flags...)} {
+		_, errOut, err := rendererCmd(t, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", args[0], err, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		warned := 0
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "aws-ccm-renderer: warning: the API server: ") && strings.Contains(l, "seccomp"):
+				warned++
+			case l != "" && !strings.HasPrefix(l, "aws-ccm-renderer: "):
+				t.Errorf("%s: a line on stderr not the program's: %q", args[0], l)
+			}
+		}
+		// The install creates the DaemonSet; the live diff's server-side
+		// dry run may repeat the warning, once.
+		if warned != 1 && (args[0] == "install" || warned > 1) {
+			t.Errorf("%s: %d seccomp warnings:\n%s", args[0], warned, errOut)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -581,6 +583,9 @@ func (w *wrapper) connect() error {
 	if !w.needsCluster() {
 		return nil
 	}
+	// The API server's warnings as this program's lines, not client-go's
+	// log; Helm's clients take the default handler.
+	rest.SetDefaultWarningHandler(&apiWarnings{out: w.progress, seen: map[string]bool{}})
 	if _, err := w.settings.RESTClientGetter().ToRESTConfig(); err != nil {
 		return &ioError{fmt.Errorf("the cluster's kubeconfig (--kubeconfig, $KUBECONFIG): %w", err)}
 	}
@@ -719,4 +724,25 @@ func chartCommands(s IOStreams) []*cobra.Command {
 		cmds = append(cmds, NewChartCommand(kind, s))
 	}
 	return cmds
+}
+
+// apiWarnings prints the API server's warnings (deprecated fields and the
+// like, in Warning headers) once each, as the program's warning lines.
+type apiWarnings struct {
+	out  io.Writer
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (a *apiWarnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen[text] {
+		return
+	}
+	a.seen[text] = true
+	fmt.Fprintln(a.out, "aws-ccm-renderer: warning: the API server: "+oneLine(text))
 }
