@@ -403,6 +403,19 @@ func TestWrapperKubeVersionFromCluster(t *testing.T) {
 	if err != nil || errOut != "" {
 		t.Errorf("diff --kube-version of the CCM's minor: %v, %s", err, errOut)
 	}
+	// A client-side dry run of upgrade --install, for a release not there
+	// yet, shows charts the cluster's version too.
+	kv := t.TempDir()
+	testtools.WriteFile(t, filepath.Join(kv, "Chart.yaml"), []byte("apiVersion: v2\nname: kube-version\nversion: 0.1.0\n"))
+	testtools.WriteFile(t, filepath.Join(kv, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v\ndata:\n  version: {{ .Capabilities.KubeVersion.Version | quote }}\n"))
+	server, err := cp.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err = rendererCmd(t, "upgrade", "--install", "kv-"+release, kv, "--namespace", ns, "--dry-run=client", "--allow-missing-workload")
+	if err != nil || !strings.Contains(out, "version: \""+server.GitVersion+"\"\n") {
+		t.Errorf("upgrade --install --dry-run=client: %v, %s\n%s, want version %s", err, errOut, out, server.GitVersion)
+	}
 	// A CCM of the cluster's minor: silent.
 	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", releaseSet(t, release, ns), "--distro=rke", "--mode=migrate"); err != nil || errOut != "" {
 		t.Errorf("install --mode=migrate of the cluster's minor: %v, %s", err, errOut)

@@ -432,6 +432,11 @@ func (w *wrapper) run() error {
 			if opts.KubeVersion, err = w.serverVersion(); err != nil {
 				return err
 			}
+			// What a client-side render (upgrade --install --dry-run
+			// of a release not there yet) shows charts, too.
+			if kv, err := chartutil.ParseKubeVersion(opts.KubeVersion); err == nil {
+				w.kubeVersion = kv
+			}
 		}
 	}
 	if opts.Distro == DistroDetect {
