@@ -108,23 +108,8 @@ func TestWrapperChart(t *testing.T) {
 // grants; the same leader migration configuration.
 func sameMeaning(t *testing.T, got, want []manifest.Object, nodes map[string][]nodefit.Node, distro string) {
 	t.Helper()
-	ids := func(objs []manifest.Object) []string {
-		var out []string
-		for _, o := range objs {
-			out = append(out, o.ID())
-		}
-		slices.Sort(out)
-		return out
-	}
-	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
-		t.Fatalf("objects %q, the post-renderer's %q", g, w)
-	}
-	byID := map[string]manifest.Object{}
-	for _, o := range want {
-		byID[o.ID()] = o
-	}
-	for _, g := range got {
-		w := byID[g.ID()]
+	for _, pair := range testtools.Paired(t, got, want) {
+		g, w := pair[0], pair[1]
 		switch g.Kind {
 		case "DaemonSet":
 			testtools.SamePodSpec(t, g, w, nodes, distro)

@@ -214,23 +214,8 @@ func PostRendered(t *testing.T, chartOutput []byte, distro renderer.Distro, mode
 // rules are cut; everything else equal field by field.
 func SameAsRenderer(t *testing.T, got, want []manifest.Object, nodes map[string][]nodefit.Node, extra ...nodefit.Toleration) {
 	t.Helper()
-	ids := func(objs []manifest.Object) []string {
-		var out []string
-		for _, o := range objs {
-			out = append(out, o.ID())
-		}
-		slices.Sort(out)
-		return out
-	}
-	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
-		t.Fatalf("objects %q, the post-renderer's %q", g, w)
-	}
-	byID := map[string]manifest.Object{}
-	for _, o := range want {
-		byID[o.ID()] = o
-	}
-	for _, g := range got {
-		w := byID[g.ID()]
+	for _, pair := range Paired(t, got, want) {
+		g, w := pair[0], pair[1]
 		gd, wd := normalized(g), normalized(w)
 		switch g.Kind {
 		case "DaemonSet":
@@ -459,4 +444,31 @@ func SamePodSpec(t *testing.T, got, want manifest.Object, nodes map[string][]nod
 		wj, _ := json.MarshalIndent(w, "", "  ")
 		t.Errorf("%s differs:\n%s\nthe post-renderer's:\n%s", got.ID(), gj, wj)
 	}
+}
+
+// Paired asserts that got and want hold the same objects (by kind,
+// namespace and name) and returns each object of got with want's of the
+// same identity.
+func Paired(t *testing.T, got, want []manifest.Object) [][2]manifest.Object {
+	t.Helper()
+	ids := func(objs []manifest.Object) []string {
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.ID())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+		t.Fatalf("objects %q, the post-renderer's %q", g, w)
+	}
+	byID := map[string]manifest.Object{}
+	for _, o := range want {
+		byID[o.ID()] = o
+	}
+	var pairs [][2]manifest.Object
+	for _, g := range got {
+		pairs = append(pairs, [2]manifest.Object{g, byID[g.ID()]})
+	}
+	return pairs
 }
