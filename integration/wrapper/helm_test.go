@@ -123,7 +123,7 @@ current-context: core
 	out, errOut, code := runRenderer(t, "install", "ccm", chart, "--kubeconfig", kubeconfig, "--kube-context", "edge-2")
 	wantError(t, "--kube-context edge-2", out, errOut, code, 2,
 		`--kube-context "edge-2" is not a context of the kubeconfig (`+kubeconfig+`); its contexts: core, edge-1`)
-	out, errOut, code = runWith(t, append(helmEnv(t), "KUBECONFIG="+kubeconfig, "HELM_KUBECONTEXT=edge-2"), "", "upgrade", "ccm", chart)
+	out, errOut, code = runWith(t, append(testtools.HelmEnv(t), "KUBECONFIG="+kubeconfig, "HELM_KUBECONTEXT=edge-2"), "", "upgrade", "ccm", chart)
 	wantError(t, "$HELM_KUBECONTEXT", out, errOut, code, 2, `$HELM_KUBECONTEXT "edge-2" is not a context of the kubeconfig ($KUBECONFIG); its contexts: core, edge-1`)
 	out, errOut, code = runRenderer(t, "diff", "ccm", chart, "--kubeconfig", kubeconfig, "--kube-context", "edge-2", "--detailed-exitcode")
 	wantError(t, "diff --detailed-exitcode", out, errOut, code, 1, `"edge-2" is not a context`)
@@ -154,7 +154,7 @@ func TestWrapperNamespace(t *testing.T) {
 		{[]string{"HELM_NAMESPACE=team-a"}, nil, "ns: team-a\n"},
 		{[]string{"HELM_NAMESPACE=team-a"}, []string{"-n", "team-b"}, "ns: team-b\n"},
 	} {
-		out, errOut, code := runWith(t, append(helmEnv(t), c.env...), "", append([]string{"template", "x", chart, "--allow-missing-workload"}, c.args...)...)
+		out, errOut, code := runWith(t, append(testtools.HelmEnv(t), c.env...), "", append([]string{"template", "x", chart, "--allow-missing-workload"}, c.args...)...)
 		if code != 0 || !strings.Contains(string(out), c.want) {
 			t.Errorf("%v %v: exit %d, %s\n%s", c.env, c.args, code, errOut, out)
 		}

@@ -186,7 +186,7 @@ func TestWrapperRepositoryTLSAndAuth(t *testing.T) {
 	out, errOut, code = runRenderer(t, arg("--insecure-skip-tls-verify", "--username", "ccm", "--password", "s3cret", "--version", "0.0.10")...)
 	wantChart(t, "--insecure-skip-tls-verify", out, errOut, code, "0.0.10")
 	cmd := exec.Command(testtools.Renderer(t), arg("--ca-file", ca.file, "--username", "ccm", "--password-stdin")...)
-	cmd.Env, cmd.Stdin = helmEnv(t), strings.NewReader("s3cret\n")
+	cmd.Env, cmd.Stdin = testtools.HelmEnv(t), strings.NewReader("s3cret\n")
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	code = testtools.ExitCode(cmd.Run())
@@ -256,7 +256,7 @@ func TestWrapperRepoAdd(t *testing.T) {
 		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
 	}), nil))
 	dir = repoDir(t, srv.URL)
-	env := helmEnv(t)
+	env := testtools.HelmEnv(t)
 	testtools.MustRun(t, env, testtools.Helm3(t), "repo", "add", "aws-ccm", srv.URL, "--username", "ccm", "--password", "s3cret", "--ca-file", ca.file)
 	out, errOut, code := runWith(t, env, "", "template", "ccm", "aws-ccm/aws-cloud-controller-manager", "--version", "0.0.10", "--distro=rke2")
 	wantChart(t, "aws-ccm/aws-cloud-controller-manager", out, errOut, code, "0.0.10")
@@ -272,7 +272,7 @@ func TestWrapperRepoAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	testtools.WriteFile(t, moved, b)
-	other := helmEnv(t)
+	other := testtools.HelmEnv(t)
 	cache := filepath.Join(envValue(env, "HELM_CACHE_HOME"), "repository")
 	out, errOut, code = runWith(t, other, "", "template", "ccm", "aws-ccm/aws-cloud-controller-manager", "--repository-config", moved, "--repository-cache", cache, "--distro=rke2")
 	wantChart(t, "--repository-config", out, errOut, code, testtools.LatestChartVersion)
@@ -300,7 +300,7 @@ func TestWrapperLocalNames(t *testing.T) {
 	if err := os.CopyFS(local, os.DirFS(testtools.SampleChart())); err != nil {
 		t.Fatal(err)
 	}
-	env := helmEnv(t)
+	env := testtools.HelmEnv(t)
 	out, errOut, code := runWith(t, env, work, "template", "--repo", url, "--distro=rke2")
 	wantChart(t, "bare name with a directory of that name here", out, errOut, code, testtools.LatestChartVersion)
 	if want := "aws-ccm-renderer: warning: aws-cloud-controller-manager here is not used: the chart comes from " + url + "; pass ./aws-cloud-controller-manager to use the local one\n"; string(errOut) != want {
@@ -353,7 +353,7 @@ func TestWrapperOCIAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := "oci://" + host + "/charts/aws-cloud-controller-manager"
-	env := helmEnv(t)
+	env := testtools.HelmEnv(t)
 	out, errOut, code := runWith(t, env, "", "template", "ccm", ref, "--version", "0.0.10", "--ca-file", ca.file, "--distro=rke2")
 	wantError(t, "no login", out, errOut, code, 1, "refused the credentials", "helm registry login")
 	out, errOut, code = runWith(t, env, "", "template", "ccm", ref, "--version", "0.0.10", "--ca-file", ca.file, "--username", "ccm", "--password", "s3cret", "--distro=rke2")
@@ -364,11 +364,11 @@ func TestWrapperOCIAuth(t *testing.T) {
 	wantChart(t, "helm registry login", out, errOut, code, "0.0.10")
 
 	// The login file elsewhere, named by --registry-config.
-	other := helmEnv(t)
+	other := testtools.HelmEnv(t)
 	cfg := filepath.Join(t.TempDir(), "registry.json")
 	testtools.MustRun(t, other, testtools.Helm3(t), "registry", "login", host, "--username", "ccm", "--password", "s3cret", "--ca-file", ca.file, "--registry-config", cfg)
-	out, errOut, code = runWith(t, helmEnv(t), "", "template", "ccm", ref, "--version", "0.0.10", "--ca-file", ca.file, "--registry-config", cfg, "--distro=rke2")
+	out, errOut, code = runWith(t, testtools.HelmEnv(t), "", "template", "ccm", ref, "--version", "0.0.10", "--ca-file", ca.file, "--registry-config", cfg, "--distro=rke2")
 	wantChart(t, "--registry-config", out, errOut, code, "0.0.10")
-	out, errOut, code = runWith(t, helmEnv(t), "", "template", "ccm", ref, "--version", "0.0.10", "--insecure-skip-tls-verify", "--registry-config", cfg, "--distro=rke2")
+	out, errOut, code = runWith(t, testtools.HelmEnv(t), "", "template", "ccm", ref, "--version", "0.0.10", "--insecure-skip-tls-verify", "--registry-config", cfg, "--distro=rke2")
 	wantChart(t, "--insecure-skip-tls-verify", out, errOut, code, "0.0.10")
 }

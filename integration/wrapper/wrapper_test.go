@@ -58,17 +58,7 @@ func chartRepo(t *testing.T) string {
 // in the test's own.
 func runRenderer(t *testing.T, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	return runWith(t, helmEnv(t), "", args...)
-}
-
-// helmEnv is testtools.HelmEnv without $CI, which would turn progress lines
-// on, and without $NO_COLOR and $TERM, which decide colour.
-func helmEnv(t *testing.T) []string {
-	t.Helper()
-	return slices.DeleteFunc(testtools.HelmEnv(t), func(kv string) bool {
-		return strings.HasPrefix(kv, "CI=") || strings.HasPrefix(kv, "NO_COLOR=") || strings.HasPrefix(kv, "TERM=") ||
-			strings.HasPrefix(kv, "HELM_NAMESPACE=") || strings.HasPrefix(kv, "HELM_KUBECONTEXT=") || strings.HasPrefix(kv, "KUBECONFIG=")
-	})
+	return runWith(t, testtools.HelmEnv(t), "", args...)
 }
 
 // runWith runs the aws-ccm-renderer binary with an environment, in a
@@ -321,7 +311,7 @@ func TestWrapperDiffColour(t *testing.T) {
 	coloured := func(s string) bool {
 		return strings.Contains(s, "\x1b[31m-") && strings.Contains(s, "\x1b[32m+") && strings.Contains(s, "\x1b[36m@@") && strings.Contains(s, "\x1b[1;33mkube-system, ")
 	}
-	env := append(helmEnv(t), "TERM=xterm")
+	env := append(testtools.HelmEnv(t), "TERM=xterm")
 	if s := onTerminal(t, env, args...); !coloured(s) {
 		t.Errorf("no colour on a terminal:\n%q", s)
 	}
@@ -330,7 +320,7 @@ func TestWrapperDiffColour(t *testing.T) {
 		args []string
 	}{
 		"NO_COLOR":      {append(slices.Clone(env), "NO_COLOR=1"), nil},
-		"TERM=dumb":     {append(helmEnv(t), "TERM=dumb"), nil},
+		"TERM=dumb":     {append(testtools.HelmEnv(t), "TERM=dumb"), nil},
 		"--color=never": {env, []string{"--color=never"}},
 		"--no-color":    {env, []string{"--no-color"}},
 	} {
@@ -358,7 +348,7 @@ func TestWrapperDiffColour(t *testing.T) {
 // in a pipe.
 func TestWrapperProgress(t *testing.T) {
 	url := chartRepo(t)
-	screen := onTerminal(t, append(helmEnv(t), "TERM=xterm"), "template", "--repo", url, "--distro=rke2")
+	screen := onTerminal(t, append(testtools.HelmEnv(t), "TERM=xterm"), "template", "--repo", url, "--distro=rke2")
 	for _, want := range []string{
 		"\r\x1b[K| aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + " (0s)",
 		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + ": done (",
@@ -368,7 +358,7 @@ func TestWrapperProgress(t *testing.T) {
 			t.Errorf("no %q on the terminal:\n%q", want, screen)
 		}
 	}
-	out, errOut, code := runWith(t, append(helmEnv(t), "CI=true"), "", "template", "--repo", url, "--distro=rke2")
+	out, errOut, code := runWith(t, append(testtools.HelmEnv(t), "CI=true"), "", "template", "--repo", url, "--distro=rke2")
 	want := "aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + " ...\n" +
 		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + ": done ("
 	if code != 0 || !strings.HasPrefix(string(errOut), want) || strings.Contains(string(errOut), "\r") || strings.Count(string(errOut), "\n") != 4 || len(out) == 0 {
@@ -379,7 +369,7 @@ func TestWrapperProgress(t *testing.T) {
 		t.Errorf("without a terminal: exit %d, stderr %q", code, errOut)
 	}
 	// A failing step leaves no done line: the error is the only line.
-	_, errOut, code = runWith(t, append(helmEnv(t), "CI=true"), "", "template", "--repo", url, "--version", "9.9.9")
+	_, errOut, code = runWith(t, append(testtools.HelmEnv(t), "CI=true"), "", "template", "--repo", url, "--version", "9.9.9")
 	if code != 1 || strings.Contains(string(errOut), "done") || !strings.HasSuffix(string(errOut), "\n") || !strings.Contains(string(errOut), "9.9.9") {
 		t.Errorf("failing in CI: exit %d, stderr %q", code, errOut)
 	}

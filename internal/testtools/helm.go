@@ -6,15 +6,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
 // HelmEnv returns an environment that keeps Helm's cache, config and data
-// in a test's own directory.
+// in a test's own directory, and that does not depend on where the tests
+// run: without $CI (set by CI services), which turns the chart commands'
+// progress lines on, $NO_COLOR and $TERM, which decide colour, and the
+// variables that pick a cluster or namespace (tests name them).
 func HelmEnv(t testing.TB) []string {
 	t.Helper()
 	dir := t.TempDir()
-	return append(os.Environ(),
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "CI", "NO_COLOR", "TERM", "HELM_NAMESPACE", "HELM_KUBECONTEXT", "KUBECONFIG":
+			return true
+		}
+		return false
+	})
+	return append(env,
 		"HELM_CACHE_HOME="+filepath.Join(dir, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"HELM_DATA_HOME="+filepath.Join(dir, "data"),
