@@ -112,15 +112,7 @@ func FuzzRender(f *testing.F) {
 		}
 		out, err := r.Render(in)
 		if err != nil {
-			if out != nil {
-				t.Fatal("output with an error")
-			}
-			if !IsInputError(err) {
-				t.Fatalf("%T is not an input error: %v", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("the error spans lines: %q", err)
-			}
+			checkRefusal(t, out != nil, err)
 			return
 		}
 		got := out.Bytes()
@@ -133,6 +125,21 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("rendering the output again changed it:\n%s\nvs\n%s", again.Bytes(), got)
 		}
 	})
+}
+
+// checkRefusal checks how a render refused its input: no output, an input
+// error, on one line.
+func checkRefusal(t *testing.T, output bool, err error) {
+	t.Helper()
+	if output {
+		t.Fatal("output with an error")
+	}
+	if !IsInputError(err) {
+		t.Fatalf("%T is not an input error: %v", err, err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("the error spans lines: %q", err)
+	}
 }
 
 // fuzzDoc is a document of the oracle's view.

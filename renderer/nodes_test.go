@@ -74,4 +74,21 @@ func TestRenderNodes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "item 1: DaemonSet ccm: ") {
 		t.Fatalf("error %v does not name the object", err)
 	}
+
+	// An item that is not an object (a list, a scalar) is nobody's target:
+	// it passes through, as a document that is not one does on the byte
+	// path, and does not stop the render.
+	// (A list's items are not read as a mapping's keys and values: this
+	// one is not a DaemonSet, and a list of one does not crash.)
+	list, _ := yaml.Parse("- kind\n- DaemonSet\n")
+	one, _ := yaml.Parse("- x\n")
+	scalar, _ := yaml.Parse("plain\n")
+	items, _ := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
+	got, _, err := ri.RenderNodes(append([]*yaml.RNode{list, one, scalar}, items...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(items)+3 || got[0] != list || got[1] != one || got[2] != scalar || got[0].MustString() != "- kind\n- DaemonSet\n" {
+		t.Fatalf("objects that are not objects: %d back, first %q", len(got), got[0].MustString())
+	}
 }

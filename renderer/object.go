@@ -30,10 +30,18 @@ func docObjects(docs []*stream.Doc) []*object {
 	return objs
 }
 
+// itemObjects are the objects of parsed items. An item that is not a
+// mapping (a list or a scalar in a hand-written ResourceList) has no kind,
+// as a document of the byte layer that is not one: it is nobody's target
+// and passes through.
 func itemObjects(items []*yaml.RNode) []*object {
 	objs := make([]*object, len(items))
 	for i, n := range items {
-		objs[i] = &object{node: n, kind: n.GetKind(), index: i + 1}
+		o := &object{node: n, index: i + 1}
+		if n.YNode().Kind == yaml.MappingNode {
+			o.kind = n.GetKind()
+		}
+		objs[i] = o
 	}
 	return objs
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -89,6 +90,13 @@ func runFn(cmd *cobra.Command) error {
 		return &renderer.InputError{Err: errors.New("stdin is not a KRM ResourceList: fn runs as a kustomize or kpt function; " +
 			"for a manifest stream run aws-ccm-renderer without fn")}
 	}
+	for i, n := range items {
+		// The ResourceList format has objects as items; kyaml's writer
+		// fails on anything else, so refuse it here, before any output.
+		if k := n.YNode().Kind; k != yaml.MappingNode {
+			return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: item %d is %s, not an object", i+1, nodeKindWord(k))}
+		}
+	}
 	items, results, runErr := processResourceList(items, rw.FunctionConfig)
 	for _, r := range results {
 		if r.Severity == severityWarning {
@@ -104,10 +112,29 @@ func runFn(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	// Whole or nothing: the list goes to stdout only once it is written.
+	var buf bytes.Buffer
+	rw.Writer = &buf
 	if err := rw.Write(items); err != nil {
+		return &renderer.InputError{Err: fmt.Errorf("writing the ResourceList: %s", oneLine(err.Error()))}
+	}
+	if _, err := buf.WriteTo(cmd.OutOrStdout()); err != nil {
 		return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
 	}
 	return runErr
+}
+
+// nodeKindWord names a YAML node kind for a message.
+func nodeKindWord(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "not a mapping"
 }
 
 const (

@@ -457,8 +457,12 @@ func TestFnNotAResourceList(t *testing.T) {
 		"a List":            {in: "apiVersion: v1\nkind: List\nitems: []\n", want: "stdin is not a KRM ResourceList", code: ExitInput},
 		"empty input":       {in: "", want: "stdin is not a KRM ResourceList", code: ExitInput},
 		"broken YAML":       {in: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [\n", want: "reading the ResourceList: ", code: ExitInput},
-		"an argument":       {in: "", args: []string{"extra"}, want: `unknown command "extra"`, code: ExitUsage},
-		"a flag":            {in: "", args: []string{"--distro=rke"}, want: "unknown flag: --distro", code: ExitUsage},
+		"a list as an item": {in: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n- [1, 2]\n",
+			want: "reading the ResourceList: item 2 is a list, not an object", code: ExitInput},
+		"a scalar as an item": {in: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- plain\n",
+			want: "reading the ResourceList: item 1 is a scalar, not an object", code: ExitInput},
+		"an argument": {in: "", args: []string{"extra"}, want: `unknown command "extra"`, code: ExitUsage},
+		"a flag":      {in: "", args: []string{"--distro=rke"}, want: "unknown flag: --distro", code: ExitUsage},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errOut := run(t, c.in, append([]string{"fn"}, c.args...)...)

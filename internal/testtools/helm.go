@@ -14,18 +14,15 @@ import (
 // HelmEnv returns an environment that keeps Helm's cache, config and data
 // in a test's own directory, and that does not depend on where the tests
 // run: without $CI (set by CI services), which turns the chart commands'
-// progress lines on, $NO_COLOR and $TERM, which decide colour, and the
-// variables that pick a cluster or namespace (tests name them).
+// progress lines on, $NO_COLOR and $TERM, which decide colour, $KUBECONFIG
+// and every $HELM_* variable (a cluster, namespace, storage driver or file
+// of the caller's); tests that need one add it.
 func HelmEnv(t testing.TB) []string {
 	t.Helper()
 	dir := t.TempDir()
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "CI", "NO_COLOR", "TERM", "HELM_NAMESPACE", "HELM_KUBECONTEXT", "KUBECONFIG":
-			return true
-		}
-		return false
+		return HostileToTests(name)
 	})
 	return append(env,
 		"HELM_CACHE_HOME="+filepath.Join(dir, "cache"),
@@ -67,4 +64,14 @@ func ExitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// HostileToTests tells whether an environment variable of the caller's
+// would change what the programs under test do: the ones HelmEnv drops.
+func HostileToTests(name string) bool {
+	switch name {
+	case "CI", "NO_COLOR", "TERM", "KUBECONFIG":
+		return true
+	}
+	return strings.HasPrefix(name, "HELM_")
 }
