@@ -492,7 +492,7 @@ spec:
         emptyDir: {}
 `))
 	testtools.WriteFile(t, filepath.Join(dir, "kustomization.yaml"), []byte("namespace: argocd\nresources:\n- install.yaml\ncomponents:\n- aws-ccm-renderer\n"))
-	objs, err := manifest.Split(testtools.MustRun(t, os.Environ(), testtools.Kustomize(t), "build", dir))
+	objs, err := manifest.Split(testtools.MustRun(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +599,7 @@ func TestArgoCDKustomizeSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	untar(t, testtools.UpstreamChart(t, hc.Version), filepath.Join(dir, "charts", hc.Name+"-"+hc.Version))
-	out := testtools.MustRun(t, os.Environ(), testtools.Kustomize(t), "build", "--enable-helm", "--helm-command", testtools.Helm3(t), dir)
+	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", "--enable-helm", "--helm-command", testtools.Helm3(t), dir)
 	objs, err := manifest.Split(out)
 	if err != nil {
 		t.Fatal(err)

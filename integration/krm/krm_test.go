@@ -51,7 +51,7 @@ func kustomizeDir(t *testing.T, input []byte, functionConfig string) string {
 
 func kustomizeBuild(t *testing.T, dir string) ([]byte, []byte, error) {
 	t.Helper()
-	return testtools.Run(t, os.Environ(), testtools.Kustomize(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	return testtools.Run(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
 }
 
 func configMapFC(data string) string {

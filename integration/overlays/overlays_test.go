@@ -25,7 +25,7 @@ import (
 // generator of the repository's copies (internal/generated) writes.
 func TestOverlaysCommand(t *testing.T) {
 	gen := t.TempDir()
-	testtools.MustRun(t, os.Environ(), testtools.Renderer(t), "overlays", "--out", gen)
+	testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--out", gen)
 	files, err := overlays.Files()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func overlayBuilds(t *testing.T, dir string) map[string][]manifest.Object {
 	t.Helper()
 	builds := map[string][]manifest.Object{}
 	for name, out := range map[string][]byte{
-		"kustomize CLI": testtools.MustRun(t, os.Environ(), testtools.Kustomize(t), "build", dir),
+		"kustomize CLI": testtools.MustRun(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", dir),
 		"api library":   krustyBuild(t, dir),
 	} {
 		objs, err := manifest.Split(out)
@@ -249,7 +249,7 @@ tolerations: [{key: dedicated, value: ccm, effect: NoSchedule}]
 			plain := testtools.HelmTemplate(t, chart, nil, "--set", c.set)
 			for _, mode := range renderer.Modes {
 				dir := overlayDir(t, plain, renderer.DistroRKE2, mode)
-				out, errOut, err := testtools.Run(t, os.Environ(), testtools.Kustomize(t), "build", dir)
+				out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", dir)
 				if err == nil || len(out) != 0 || !strings.Contains(string(errOut), c.want) {
 					t.Errorf("%s: kustomize CLI: err %v, %d bytes on stdout, stderr %s", mode, err, len(out), errOut)
 				}
