@@ -13,8 +13,10 @@ import (
 //
 // A role is patched in place only when every subject of every binding of it
 // in the input is the CCM's service account, and its bindings make it hold
-// where the CCM needs it. Otherwise (a role shared with a group or another
-// account, a role the input does not hold, a Role of another namespace) the
+// where the CCM needs it (bindings that are items of a List count).
+// Otherwise (a role shared with a group or another account, a ClusterRole
+// aggregated into others or with an aggregationRule of its own, a role the
+// input does not hold, a Role of another namespace) the
 // renderer generates a ClusterRole and ClusterRoleBinding of the CCM's own
 // (AccountRBAC) and says so. Bindings and roles outside the input are not
 // known to the renderer.
@@ -109,9 +111,14 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 	ours := func(o *object) bool { return slices.Contains(generated, o) }
 	// bindings reads the input's bindings (not the renderer's own) that
 	// may hold what the caller looks for, as may tells by a byte test.
+	// Bindings in Lists count: kubectl and Helm apply a List's items.
+	items, err := listItems(objs, "Binding")
+	if err != nil {
+		return a, err
+	}
 	bindings := func(may func(*object) bool) ([]binding, error) {
 		var out []binding
-		for _, obj := range objs {
+		for _, obj := range append(slices.Clip(objs), items...) {
 			if obj.kind != "RoleBinding" && obj.kind != "ClusterRoleBinding" || ours(obj) || !may(obj) {
 				continue
 			}
@@ -149,6 +156,9 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		rules  []rule
 		scopes []string // where the service account holds it; "" for everywhere
 		shared []string // other subjects of its bindings, with the binding
+		// why a rule added to it would not stay its own: aggregated
+		// into other roles, or its rules the aggregation controller's
+		aggregated string
 	}
 	var roles []*role
 	for _, b := range mine {
@@ -180,6 +190,9 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 				return a, obj.errorf("%w", err)
 			}
 			r.obj = obj
+			if obj.kind == "ClusterRole" {
+				r.aggregated = aggregation(rn, objs)
+			}
 		}
 	}
 	// Every binding of those roles: who else holds them.
@@ -223,6 +236,8 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 			why = append(why, r.key.String()+" is not in the input")
 		case len(r.shared) > 0:
 			why = append(why, r.key.String()+" is also bound to "+strings.Join(r.shared, ", "))
+		case r.aggregated != "":
+			why = append(why, r.key.String()+" "+r.aggregated)
 		case slices.ContainsFunc(needed, func(ns string) bool { return !holds(r, ns) }):
 			why = append(why, r.key.String()+" does not hold in namespace "+strings.Join(needed, " and "))
 		default:
@@ -245,6 +260,69 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		"a ClusterRole and ClusterRoleBinding %s grant it to %s alone",
 		sa, permissionList(a.missing), strings.Join(why, "; "), accountRBACName(sa), sa))
 	return a, nil
+}
+
+// aggregationLabel is the label prefix of Kubernetes' aggregated roles: a
+// ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-edit (admin,
+// view, or a custom role's) has its rules copied into that role.
+const aggregationLabel = "rbac.authorization.k8s.io/aggregate-to-"
+
+// aggregation says why rules added to a ClusterRole would reach others or
+// not stay: "" when neither. Its rules flow into other roles when it carries
+// an aggregation label or a ClusterRole of the input selects it (a selector
+// with matchExpressions counts as selecting it: never guess in favour of
+// widening); a role with an aggregationRule has rules the controller
+// rewrites.
+func aggregation(role *yaml.RNode, objs []*object) string {
+	if mapGet(role.YNode(), "aggregationRule") != nil {
+		return "has an aggregationRule: the aggregation controller rewrites its rules"
+	}
+	labels := role.GetLabels()
+	for k := range labels {
+		if strings.HasPrefix(k, aggregationLabel) {
+			return "is aggregated into other roles (label " + k + ")"
+		}
+	}
+	for _, obj := range objs {
+		if obj.kind != "ClusterRole" || !obj.mentions("aggregationRule") {
+			continue
+		}
+		rn, err := obj.parse()
+		if err != nil || rn == role {
+			continue
+		}
+		rule := mapGet(rn.YNode(), "aggregationRule")
+		if rule == nil {
+			continue
+		}
+		sels := mapGet(rule, "clusterRoleSelectors")
+		if sels == nil || sels.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, sel := range sels.Content {
+			if selects(sel, labels) {
+				return "is aggregated into ClusterRole " + rn.GetName() + " (its aggregationRule selects it)"
+			}
+		}
+	}
+	return ""
+}
+
+// selects tells whether a label selector may select labels: its
+// matchLabels all present; a selector with matchExpressions, or an empty
+// one (which selects every role), taken as selecting them.
+func selects(sel *yaml.Node, labels map[string]string) bool {
+	if sel.Kind != yaml.MappingNode {
+		return false
+	}
+	if ml := mapGet(sel, "matchLabels"); ml != nil && ml.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(ml.Content); i += 2 {
+			if v, ok := labels[ml.Content[i].Value]; !ok || v != ml.Content[i+1].Value {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func permissionList(perms []Permission) string {

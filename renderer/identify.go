@@ -65,17 +65,21 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 	}
 	var found []*object
 	workloads := 0
-	for _, obj := range objs {
+	mark := markCCM
+	if tgt != nil {
+		mark = tgt.name
+	}
+	items, err := listItems(objs, mark)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range append(slices.Clip(objs), items...) {
 		if !workloadKinds[obj.kind] {
 			continue
 		}
 		workloads++
-		mark := markCCM
-		if tgt != nil {
-			if obj.kind != tgt.kind {
-				continue
-			}
-			mark = tgt.name
+		if tgt != nil && obj.kind != tgt.kind {
+			continue
 		}
 		if !obj.mentions(mark) {
 			continue
@@ -103,6 +107,9 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 		}
 	}
 	switch {
+	case len(found) == 1 && found[0].in != nil:
+		return nil, found[0].errorf("the CCM's %s is an item of the %s: the renderer patches objects, not the items of a list; "+
+			"give it as a document of its own", found[0].kind, found[0].in.kind)
 	case len(found) == 1:
 		if found[0].node.GetName() == "" {
 			return nil, found[0].errorf("the CCM's %s has no metadata.name", found[0].kind)

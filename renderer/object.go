@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -17,6 +18,7 @@ type object struct {
 	doc   *stream.Doc // a document of a stream; nil for an item
 
 	node   *yaml.RNode // the parsed tree, once parsed
+	in     *object     // the List this object is an item of, for reading only
 	before *yaml.Node  // a copy taken before the plan ran (targets only)
 	err    error       // the parse error, once parsed
 	parsed bool
@@ -49,6 +51,9 @@ func itemObjects(items []*yaml.RNode) []*object {
 // loc says where the object is, for messages (computed then: finding
 // Helm's "# Source:" line costs a scan).
 func (o *object) loc() Location {
+	if o.in != nil {
+		return o.in.loc()
+	}
 	if o.doc == nil {
 		return Location{Index: o.index, Item: true}
 	}
@@ -202,4 +207,40 @@ func joinPath(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// isList tells whether a kind is a list of objects: v1 List, which kubectl
+// and Helm apply item by item, or a typed list (ClusterRoleBindingList).
+func isList(kind string) bool { return strings.HasSuffix(kind, "List") }
+
+// listItems returns the items of the input's Lists that may hold s, as
+// objects to read, never to patch: a binding in a List grants as much as
+// one on its own, and a CCM in a List is one more candidate.
+func listItems(objs []*object, s string) ([]*object, error) {
+	var out []*object
+	for _, obj := range objs {
+		if !isList(obj.kind) || !obj.mentions(s) {
+			continue
+		}
+		rn, err := obj.parse()
+		if err != nil {
+			return nil, err
+		}
+		items := mapGet(rn.YNode(), "items")
+		if items == nil || items.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, it := range items.Content {
+			if it.Kind != yaml.MappingNode {
+				continue
+			}
+			item := &object{index: obj.index, in: obj, node: yaml.NewRNode(it), parsed: true}
+			item.kind = item.node.GetKind()
+			if item.err = item.checkMetadata(); item.err != nil {
+				return nil, item.err
+			}
+			out = append(out, item)
+		}
+	}
+	return out, nil
 }

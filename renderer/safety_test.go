@@ -27,6 +27,16 @@ const (
 // docs joins documents with separators.
 func docs(ds ...string) string { return "---\n" + strings.Join(ds, "---\n") }
 
+// list wraps documents as the items of a list of a kind (List,
+// ClusterRoleBindingList).
+func list(kind string, ds ...string) string {
+	out := "apiVersion: v1\nkind: " + kind + "\nitems:\n"
+	for _, d := range ds {
+		out += "- " + strings.ReplaceAll(strings.TrimSuffix(d, "\n"), "\n", "\n  ") + "\n"
+	}
+	return out
+}
+
 // renderCase renders in with options changed by opts; it returns the output,
 // the warnings and the error, and checks that an error comes with no output.
 func renderCase(t *testing.T, in string, opts func(*Options)) ([]byte, []string, error) {
@@ -225,6 +235,13 @@ func TestWhichWorkload(t *testing.T) {
 		{name: "an unusual build is named with --target", in: docs(unusual, caDoc), opts: func(o *Options) { o.Target = "DaemonSet/kube-system/ccm" }, check: patched},
 		{name: "--target naming nothing", in: docs(dsDoc), opts: func(o *Options) { o.Target = "Deployment/kube-system/ccm" },
 			wantErr: []string{"no Deployment/kube-system/ccm matches --target=Deployment/kube-system/ccm among the 1 workloads"}},
+		{name: "the CCM as an item of a List", in: docs(list("List", dsDoc)),
+			wantErr: []string{"document 1 (line 1): ", "the CCM's DaemonSet is an item of the List", "a document of its own"}},
+		{name: "a second CCM in a List: named, not guessed", in: docs(dsDoc, list("DaemonSetList", strings.Replace(dsDoc, "name: ccm\n  namespace: kube-system", "name: ccm-b\n  namespace: kube-system", 1))),
+			wantErr: []string{"2 workloads could be the CCM: DaemonSet kube-system/ccm (document 1 (line 1)), DaemonSet kube-system/ccm-b (document 2 (line 17))"}},
+		{name: "a second CCM whose image is spelled with an escape", in: docs(dsDoc, strings.Replace(strings.Replace(dsDoc, "name: ccm\n  namespace: kube-system", "name: ccm-b\n  namespace: kube-system", 1),
+			"image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", `image: "registry.k8s.io/provider-aws/cloud-controller\x2Dmanager:v1.26.1"`, 1)),
+			wantErr: []string{"2 workloads could be the CCM"}},
 		{name: "two CCMs: named, not guessed", in: docs(dsDoc, strings.Replace(dsDoc, "name: ccm\n  namespace: kube-system", "name: ccm-b\n  namespace: kube-system", 1)),
 			wantErr: []string{"2 workloads could be the CCM: DaemonSet kube-system/ccm (document 1 (line 1)), DaemonSet kube-system/ccm-b (document 2 (line 17))", "--target"}},
 		{name: "--target picks one of two", in: docs(dsDoc, strings.Replace(dsDoc, "name: ccm\n", "name: ccm-b\n", 1)),
@@ -265,9 +282,24 @@ func TestSharedRoles(t *testing.T) {
 			t.Errorf("warnings %q", warnings)
 		}
 	}
+	aggregated := strings.Replace(roleDoc, "  name: ccm\n", "  name: ccm\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-edit: \"true\"\n", 1)
+	aggregatedKept := func(why string) func(*testing.T, []byte, []*yaml.RNode, []string) {
+		return func(t *testing.T, out []byte, objs []*yaml.RNode, warnings []string) {
+			t.Helper()
+			if strings.Contains(field(t, find(objs, "ClusterRole", "ccm"), "rules"), "get") || find(objs, "ClusterRole", dedicated) == nil {
+				t.Errorf("the aggregated role was widened, or no dedicated role:\n%s", out)
+			}
+			if len(warnings) == 0 || !strings.Contains(warnings[0], "ClusterRole ccm "+why) {
+				t.Errorf("warnings %q, want one saying the role %s", warnings, why)
+			}
+		}
+	}
 	runSafetyCases(t, []safetyCase{
 		{name: "a ClusterRole also bound to system:authenticated", in: docs(saDoc, roleDoc, bindDoc, toAll, dsDoc), check: roleKept},
 		{name: "the same, in another order", in: docs(toAll, dsDoc, bindDoc, roleDoc, saDoc), check: roleKept},
+		{name: "the other binding names the role with an escape", in: docs(saDoc, roleDoc, bindDoc, strings.Replace(toAll, "  name: ccm\n", "  name: \"c\\x63m\"\n", 1), dsDoc), check: roleKept},
+		{name: "the other binding is an item of a List", in: docs(saDoc, roleDoc, bindDoc, list("List", toAll), dsDoc), check: roleKept},
+		{name: "the other binding is an item of a ClusterRoleBindingList", in: docs(saDoc, roleDoc, list("ClusterRoleBindingList", bindDoc, toAll), dsDoc), check: roleKept},
 		{name: "a ClusterRole also bound to another service account in the same binding",
 			in: docs(saDoc, roleDoc, bindDoc+"- kind: ServiceAccount\n  name: other\n  namespace: kube-system\n", dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
@@ -275,6 +307,14 @@ func TestSharedRoles(t *testing.T) {
 					t.Errorf("widened or no dedicated role:\n%s", out)
 				}
 			}},
+		{name: "a ClusterRole aggregated into edit", in: docs(saDoc, aggregated, bindDoc, dsDoc), check: aggregatedKept("is aggregated into other roles (label rbac.authorization.k8s.io/aggregate-to-edit)")},
+		{name: "a ClusterRole another one's aggregationRule selects",
+			in: docs(saDoc, strings.Replace(roleDoc, "  name: ccm\n", "  name: ccm\n  labels:\n    team: cloud\n", 1), bindDoc, dsDoc,
+				"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cloud-team\naggregationRule:\n  clusterRoleSelectors:\n  - matchLabels:\n      team: cloud\nrules: []\n"),
+			check: aggregatedKept("is aggregated into ClusterRole cloud-team")},
+		{name: "a ClusterRole whose rules the aggregation controller writes",
+			in:    docs(saDoc, strings.Replace(roleDoc, "rules:\n", "aggregationRule:\n  clusterRoleSelectors:\n  - matchLabels:\n      team: cloud\nrules:\n", 1), bindDoc, dsDoc),
+			check: aggregatedKept("has an aggregationRule")},
 		{name: "the CCM's own role is patched in place",
 			in: docs(saDoc, roleDoc, bindDoc, dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {

@@ -32,9 +32,14 @@ func (d *Doc) HasSeparator() bool { return d.body > 0 || isSeparator(firstLine(d
 // Body returns the document without its separator line.
 func (d *Doc) Body() []byte { return d.Raw[d.body:] }
 
-// Mentions reports whether the document's bytes contain s: a cheap test
-// before parsing.
-func (d *Doc) Mentions(s []byte) bool { return bytes.Contains(d.Raw, s) }
+// Mentions reports whether the document may hold the string s: a cheap
+// test before parsing, which must never say no to a document that does. A
+// YAML scalar spells s without its bytes only through an escape in a
+// double-quoted scalar ("\x2D", "\u002D", a "\" line break), so a document
+// with a backslash may hold anything.
+func (d *Doc) Mentions(s []byte) bool {
+	return bytes.Contains(d.Raw, s) || bytes.IndexByte(d.Raw, '\\') >= 0
+}
 
 // ContentStart returns the offset in Raw of the document's first content
 // line: what comes before it (the separator line, comments, blank lines) is
