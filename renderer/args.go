@@ -62,6 +62,10 @@ func (f Args) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 			if err != nil {
 				return fmt.Errorf("container %q: %w", name, err)
 			}
+			if w := base.commandFlag(append(slices.Clip(f.Flags), f.User...)); w != "" {
+				return fmt.Errorf("container %q: its command passes %s to %s, which is not the AWS CCM's executable (%s): the renderer "+
+					"cannot tell whether those words are the CCM's flags; move the CCM's flags to args, where each is merged once", name, w, base.command[0], CCMBinary)
+			}
 			if m, ok := memory[name]; ok {
 				if m.Rendered == base.fingerprint() {
 					base = m.lines() // undo the last render's user flags
@@ -117,6 +121,21 @@ func readLine(c *yaml.RNode) (line, error) {
 // flags of the CCM: only when the executable is the CCM's own.
 func (l line) inCommand() bool {
 	return len(l.command) > 0 && path.Base(l.command[0]) == CCMBinary
+}
+
+// commandFlag returns a word of a command that is not the CCM's own (a
+// wrapper, an unusual build) which sets one of the flags, "" when none
+// does: the renderer would write the flag again in args.
+func (l line) commandFlag(flags []Flag) string {
+	if l.inCommand() || len(l.command) < 2 {
+		return ""
+	}
+	for _, a := range parseArgs(l.command[1:], 0) {
+		if a.flag != "" && slices.ContainsFunc(flags, func(f Flag) bool { return f.Name == a.flag }) {
+			return a.dashes + a.flag
+		}
+	}
+	return ""
 }
 
 func (l line) flagWords() []string {

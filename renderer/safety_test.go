@@ -402,6 +402,18 @@ func TestFlagsInCommand(t *testing.T) {
 					t.Errorf("command line %s", got)
 				}
 			}},
+		{name: "an unusual build's flags in command: refused, not written twice",
+			in:      docs(strings.Replace(inCommand, "/bin/aws-cloud-controller-manager", "/usr/local/bin/my-ccm", 1)),
+			opts:    func(o *Options) { o.Target = "DaemonSet/kube-system/ccm" },
+			wantErr: []string{`container "ccm": its command passes --cloud-provider to /usr/local/bin/my-ccm, which is not the AWS CCM's executable`, "move the CCM's flags to args"}},
+		{name: "an unusual build's other words in command are its own",
+			in: docs(strings.Replace(inCommand, "[/bin/aws-cloud-controller-manager, --cloud-provider=aws, --enable-leader-migration=true, --allocate-node-cidrs=true]", "[/usr/local/bin/my-ccm, --config=/etc/ccm.conf]", 1)),
+			opts: func(o *Options) { o.Target = "DaemonSet/kube-system/ccm" },
+			check: func(t *testing.T, _ []byte, objs []*yaml.RNode, _ []string) {
+				if got := line(t, objs); !strings.HasPrefix(got, "[/usr/local/bin/my-ccm, --config=/etc/ccm.conf] ") || strings.Count(got, "cloud-provider") != 1 {
+					t.Errorf("command line %s", got)
+				}
+			}},
 		{name: "migrate mode sets the flags once", in: docs(inCommand), opts: migrate,
 			check: func(t *testing.T, _ []byte, objs []*yaml.RNode, _ []string) {
 				got := line(t, objs)
