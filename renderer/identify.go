@@ -51,6 +51,13 @@ func identify(objs []*object, o Options) (*targets, error) {
 	if t.access, err = decideAccess(objs, t.account, t.generated, CCMServiceAccountPermissions); err != nil {
 		return nil, err
 	}
+	if len(t.access.missing) > 0 && t.account.namespace == "" {
+		// A binding's ServiceAccount subject always names a namespace: without
+		// the workload's, any of them could be the CCM's account, or none.
+		return nil, w.errorf("the CCM's %s has no metadata.namespace, so the renderer cannot tell which service account the bindings "+
+			"name is its own, and it lacks %s: give the workload its namespace (helm template --namespace, or kustomize's namespace)",
+			w.kind, permissionList(t.access.missing))
+	}
 	t.warnings = append(t.warnings, t.access.warnings...)
 	return t, nil
 }

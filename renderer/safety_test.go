@@ -315,6 +315,16 @@ func TestSharedRoles(t *testing.T) {
 		{name: "a ClusterRole whose rules the aggregation controller writes",
 			in:    docs(saDoc, strings.Replace(roleDoc, "rules:\n", "aggregationRule:\n  clusterRoleSelectors:\n  - matchLabels:\n      team: cloud\nrules:\n", 1), bindDoc, dsDoc),
 			check: aggregatedKept("has an aggregationRule")},
+		{name: "a CCM without a namespace: which account is its own is not guessed",
+			in:      docs(saDoc, roleDoc, strings.Replace(bindDoc, "namespace: kube-system", "namespace: team-x", 1), strings.Replace(dsDoc, "  namespace: kube-system\n", "", 1)),
+			wantErr: []string{"the CCM's DaemonSet has no metadata.namespace", "lacks get serviceaccounts", "give the workload its namespace"}},
+		{name: "a CCM without a namespace whose role lacks nothing",
+			in: docs(saDoc, strings.Replace(roleDoc, "verbs: [create]\n-", "verbs: [create, get]\n-", 1), bindDoc, strings.Replace(dsDoc, "  namespace: kube-system\n", "", 1)),
+			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
+				if find(objs, "ClusterRole", dedicated) != nil || !bytes.Contains(out, []byte("verbs: [create, get]\n-")) {
+					t.Errorf("RBAC changed:\n%s", out)
+				}
+			}},
 		{name: "the CCM's own role is patched in place",
 			in: docs(saDoc, roleDoc, bindDoc, dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
