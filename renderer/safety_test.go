@@ -417,7 +417,7 @@ func TestFlagsInCommand(t *testing.T) {
 			opts:    func(o *Options) { o.Target = "DaemonSet/kube-system/ccm" },
 			wantErr: []string{`container "ccm": its command passes --cloud-provider to /usr/local/bin/my-ccm, which is not the AWS CCM's executable`, "move the CCM's flags to args"}},
 		{name: "an unusual build's other words in command are its own",
-			in: docs(strings.Replace(inCommand, "[/bin/aws-cloud-controller-manager, --cloud-provider=aws, --enable-leader-migration=true, --allocate-node-cidrs=true]", "[/usr/local/bin/my-ccm, --config=/etc/ccm.conf]", 1)),
+			in:   docs(strings.Replace(inCommand, "[/bin/aws-cloud-controller-manager, --cloud-provider=aws, --enable-leader-migration=true, --allocate-node-cidrs=true]", "[/usr/local/bin/my-ccm, --config=/etc/ccm.conf]", 1)),
 			opts: func(o *Options) { o.Target = "DaemonSet/kube-system/ccm" },
 			check: func(t *testing.T, _ []byte, objs []*yaml.RNode, _ []string) {
 				if got := line(t, objs); !strings.HasPrefix(got, "[/usr/local/bin/my-ccm, --config=/etc/ccm.conf] ") || strings.Count(got, "cloud-provider") != 1 {

@@ -723,3 +723,25 @@ func TestOptionsAnnotation(t *testing.T) {
 		t.Errorf("%+v", mode)
 	}
 }
+
+// TestNameFix: each distribution's way to name a node is its own; K3s has
+// no cloud-provider-name setting.
+func TestNameFix(t *testing.T) {
+	for distro, want := range map[string][]string{
+		"rke":     {"RKE1: name the node n.example", "useInstanceMetadataHostname"},
+		"rke2":    {"RKE2: name the node n.example", "cloud-provider-name: aws", "/etc/rancher/rke2/config.yaml"},
+		"k3s":     {"K3s: name the node n.example", "node-name in /etc/rancher/k3s/config.yaml", "provider-id=aws:///"},
+		"kubeadm": {"kubeadm: name the node n.example", "nodeRegistration.name"},
+		"":        {"register the node as n.example", "--provider-id=aws:///"},
+	} {
+		got := nameFix(distro, "n.example")
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: %q lacks %q", distro, got, w)
+			}
+		}
+		if distro == "k3s" && (strings.Contains(got, "cloud-provider-name") || strings.Contains(got, "machineGlobalConfig")) {
+			t.Errorf("k3s: %q names an RKE2 setting", got)
+		}
+	}
+}

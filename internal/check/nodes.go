@@ -140,9 +140,12 @@ func nameFix(distro, want string) string {
 	switch distro {
 	case string(renderer.DistroRKE):
 		return "RKE1: name the node " + name + ": in Rancher, cloud provider External Amazon (out-of-tree) with useInstanceMetadataHostname: true (use_instance_metadata_hostname in cluster.yml), or --node-name / hostname_override set to it; then re-register the node"
-	case string(renderer.DistroRKE2), string(renderer.DistroK3s):
-		cfg := "/etc/rancher/" + distro + "/config.yaml"
-		return DisplayName(distro) + ": name the node " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in " + cfg + "; then re-register the node"
+	case string(renderer.DistroRKE2):
+		return "RKE2: name the node " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in /etc/rancher/rke2/config.yaml; then re-register the node"
+	case string(renderer.DistroK3s):
+		// K3s has no cloud-provider-name setting: the name, or the provider
+		// ID, is the node's own configuration.
+		return "K3s: name the node " + name + ": node-name in /etc/rancher/k3s/config.yaml, or keep the name and give the kubelet its instance (kubelet-arg: provider-id=aws:///ZONE/INSTANCE-ID); then re-register the node"
 	case string(renderer.DistroKubeadm):
 		return "kubeadm: name the node " + name + " with nodeRegistration.name in its InitConfiguration/JoinConfiguration (the metadata service's local-hostname), then re-join it"
 	}
