@@ -83,7 +83,7 @@ func readBinding(obj *object) (binding, error) {
 	if subjects != nil {
 		for _, s := range subjects.Content {
 			if s.Kind != yaml.MappingNode {
-				return b, obj.errorf("subjects holds a %s, not a subject", kindName(s))
+				return b, obj.errorf("subjects holds a %s, not a subject", KindName(s))
 			}
 			sub := subject{kind: scalar(s, "kind"), namespace: scalar(s, "namespace"), name: scalar(s, "name")}
 			if sub.kind == "ServiceAccount" && sub.namespace == "" {

@@ -76,7 +76,7 @@ func podSpec(rn *yaml.RNode) (*yaml.RNode, error) {
 			return nil, fmt.Errorf("no pod template (spec.template.spec)")
 		}
 		if v.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s is a %s, not a map", path, kindName(v))
+			return nil, fmt.Errorf("%s is a %s, not a map", path, KindName(v))
 		}
 		n = v
 	}
@@ -92,7 +92,7 @@ func containers(spec *yaml.RNode) ([]*yaml.RNode, error) {
 	out := make([]*yaml.RNode, 0, len(list.Content))
 	for _, c := range list.Content {
 		if c.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("spec.template.spec.containers holds a %s, not a container", kindName(c))
+			return nil, fmt.Errorf("spec.template.spec.containers holds a %s, not a container", KindName(c))
 		}
 		out = append(out, yaml.NewRNode(c))
 	}

@@ -102,7 +102,7 @@ func setNamed(m *yaml.Node, field, path, name string, item *yaml.Node) error {
 	}
 	for i, n := range list.Content {
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s holds a %s, not a map", path, kindName(n))
+			return fmt.Errorf("%s holds a %s, not a map", path, KindName(n))
 		}
 		if v := mapGet(n, "name"); v == nil || v.Value != name {
 			continue

@@ -100,16 +100,16 @@ func (o *object) checkMetadata() error {
 		return nil
 	}
 	if meta.Kind != yaml.MappingNode {
-		return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata is a %s, not a map", o.kind, kindName(meta))}
+		return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata is a %s, not a map", o.kind, KindName(meta))}
 	}
 	for _, field := range []string{"name", "namespace"} {
 		if v := mapGet(meta, field); v != nil && v.Kind != yaml.ScalarNode {
-			return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata.%s is a %s, not a string", o.kind, field, kindName(v))}
+			return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata.%s is a %s, not a string", o.kind, field, KindName(v))}
 		}
 	}
 	for _, field := range []string{"labels", "annotations"} {
 		if v := mapGet(meta, field); v != nil && !isNull(v) && v.Kind != yaml.MappingNode {
-			return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata.%s is a %s, not a map", o.kind, field, kindName(v))}
+			return &InputError{Location: o.loc(), Err: fmt.Errorf("a %s whose metadata.%s is a %s, not a map", o.kind, field, KindName(v))}
 		}
 	}
 	return nil
@@ -118,7 +118,7 @@ func (o *object) checkMetadata() error {
 func (o *object) read() (*yaml.RNode, error) {
 	if o.doc == nil {
 		if o.node.YNode().Kind != yaml.MappingNode {
-			return nil, o.errorf("a %s is a %s, not an object", o.kind, kindName(o.node.YNode()))
+			return nil, o.errorf("a %s is a %s, not an object", o.kind, KindName(o.node.YNode()))
 		}
 		return o.node, nil
 	}
@@ -136,7 +136,7 @@ func (o *object) read() (*yaml.RNode, error) {
 		}
 	}
 	if rn.YNode().Kind != yaml.MappingNode {
-		return nil, o.errorf("a %s is a %s, not an object", o.kind, kindName(rn.YNode()))
+		return nil, o.errorf("a %s is a %s, not an object", o.kind, KindName(rn.YNode()))
 	}
 	return rn, nil
 }

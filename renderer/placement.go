@@ -33,7 +33,7 @@ func (p Placement) apply(spec *yaml.Node) error {
 func (p Placement) nodeSelector(spec *yaml.Node) error {
 	sel := mapGet(spec, "nodeSelector")
 	if sel != nil && !isNull(sel) && sel.Kind != yaml.MappingNode {
-		return fmt.Errorf("spec.template.spec.nodeSelector is a %s, not a map", kindName(sel))
+		return fmt.Errorf("spec.template.spec.nodeSelector is a %s, not a map", KindName(sel))
 	}
 	if sel != nil && sel.Kind == yaml.MappingNode {
 		for _, key := range ControlPlaneLabels {
@@ -75,7 +75,7 @@ func (p Placement) affinity(spec *yaml.Node) error {
 	touched := false
 	if req != nil && !isNull(req) {
 		if req.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s is a %s, not a map", path, kindName(req))
+			return fmt.Errorf("%s is a %s, not a map", path, KindName(req))
 		}
 		terms, err := listField(req, "nodeSelectorTerms", path+".nodeSelectorTerms")
 		if err != nil {
@@ -84,7 +84,7 @@ func (p Placement) affinity(spec *yaml.Node) error {
 		if terms != nil {
 			for _, t := range terms.Content {
 				if t.Kind != yaml.MappingNode {
-					return fmt.Errorf("%s.nodeSelectorTerms holds a %s, not a term", path, kindName(t))
+					return fmt.Errorf("%s.nodeSelectorTerms holds a %s, not a term", path, KindName(t))
 				}
 				b, stripped, err := stripControlPlane(t, path)
 				if err != nil {

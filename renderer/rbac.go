@@ -116,7 +116,7 @@ func readRules(role *yaml.Node) ([]rule, error) {
 	out := make([]rule, 0, len(list.Content))
 	for i, n := range list.Content {
 		if n.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("rules[%d] is a %s, not a rule", i, kindName(n))
+			return nil, fmt.Errorf("rules[%d] is a %s, not a rule", i, KindName(n))
 		}
 		r := rule{node: n}
 		for _, field := range []struct {

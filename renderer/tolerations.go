@@ -41,7 +41,7 @@ func (f Tolerations) apply(spec *yaml.Node) error {
 	at := -1 // where the block goes
 	for _, n := range existing {
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s holds a %s, not a toleration", path, kindName(n))
+			return fmt.Errorf("%s holds a %s, not a toleration", path, KindName(n))
 		}
 		if slices.Contains(ManagedTolerationKeys, scalar(n, "key")) {
 			if at < 0 {

@@ -77,7 +77,7 @@ func mapField(m *yaml.Node, key, path string) (*yaml.Node, error) {
 		mapSetOrdered(m, key, v, podSpecOrder)
 	}
 	if v.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s is a %s, not a map", path, kindName(v))
+		return nil, fmt.Errorf("%s is a %s, not a map", path, KindName(v))
 	}
 	return v, nil
 }
@@ -90,7 +90,7 @@ func listField(m *yaml.Node, key, path string) (*yaml.Node, error) {
 		return nil, nil
 	}
 	if v.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s is a %s, not a list", path, kindName(v))
+		return nil, fmt.Errorf("%s is a %s, not a list", path, KindName(v))
 	}
 	return v, nil
 }
@@ -131,7 +131,7 @@ func scalarStrings(seq *yaml.Node, path string) ([]string, error) {
 	out := make([]string, 0, len(seq.Content))
 	for _, n := range seq.Content {
 		if n.Kind != yaml.ScalarNode {
-			return nil, fmt.Errorf("%s holds a %s, not a string", path, kindName(n))
+			return nil, fmt.Errorf("%s holds a %s, not a string", path, KindName(n))
 		}
 		out = append(out, n.Value)
 	}
@@ -170,8 +170,8 @@ func sameNode(a, b *yaml.Node) bool {
 	return true
 }
 
-// kindName names a node's kind for messages.
-func kindName(n *yaml.Node) string {
+// KindName names a node's kind for messages.
+func KindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "map"

@@ -93,8 +93,8 @@ func runFn(cmd *cobra.Command) error {
 	for i, n := range items {
 		// The ResourceList format has objects as items; kyaml's writer
 		// fails on anything else, so refuse it here, before any output.
-		if k := n.YNode().Kind; k != yaml.MappingNode {
-			return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: item %d is %s, not an object", i+1, nodeKindWord(k))}
+		if n.YNode().Kind != yaml.MappingNode {
+			return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: item %d is a %s, not an object", i+1, renderer.KindName(n.YNode()))}
 		}
 	}
 	items, results, runErr := processResourceList(items, rw.FunctionConfig)
@@ -122,19 +122,6 @@ func runFn(cmd *cobra.Command) error {
 		return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
 	}
 	return runErr
-}
-
-// nodeKindWord names a YAML node kind for a message.
-func nodeKindWord(k yaml.Kind) string {
-	switch k {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return "a scalar"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "not a mapping"
 }
 
 const (

@@ -96,14 +96,7 @@ func checkUntouched(t *testing.T, plain, out []manifest.Object) {
 func TestHelm3Baseline(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	for _, version := range testtools.ChartVersions {
-		objs, err := manifest.Split(testtools.HelmTemplate(t, testtools.UpstreamChart(t, version), nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ccm, err := manifest.CCM(objs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ccm, _ := testtools.CCMOf(t, testtools.HelmTemplate(t, testtools.UpstreamChart(t, version), nil))
 		spec, err := manifest.PodSpec(ccm)
 		if err != nil {
 			t.Fatal(err)
