@@ -40,6 +40,9 @@ func LeaderMigrationConfiguration(leaderName, apiVersion string) string {
 	b.WriteString("apiVersion: " + apiVersion + "\n")
 	b.WriteString("kind: LeaderMigrationConfiguration\n")
 	b.WriteString("leaderName: " + strconv.Quote(leaderName) + "\n")
+	if api, _ := MigrationAPIOf(apiVersion); api.ResourceLock {
+		b.WriteString("resourceLock: leases\n")
+	}
 	b.WriteString("controllerLeaders:\n")
 	for _, c := range LeaderMigrationControllers {
 		b.WriteString("  - name: " + c + "\n    component: \"*\"\n")

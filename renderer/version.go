@@ -27,15 +27,32 @@ type MigrationAPI struct {
 	Since       string // "1.22"
 	APIVersion  string
 	FeatureGate bool // needs LeaderMigrationFeatureGate
+	// ResourceLock: the file must say resourceLock: leases. v1alpha1 and
+	// v1beta1 have no default for it and ValidateLeaderMigrationConfiguration
+	// (k8s.io/controller-manager v0.21–v0.23, pkg/leadermigration/config)
+	// rejects an empty value, so the controller manager exits; v1 has no
+	// such field (its conversion sets leases).
+	ResourceLock bool
 }
 
 // MigrationAPIs are the versions, oldest first: v1alpha1 from 1.21 (behind
 // the feature gate), v1beta1 from 1.22, v1 from 1.24. A CCM older than the
 // first has no leader migration.
 var MigrationAPIs = []MigrationAPI{
-	{Since: "1.21", APIVersion: "controllermanager.config.k8s.io/v1alpha1", FeatureGate: true},
-	{Since: "1.22", APIVersion: "controllermanager.config.k8s.io/v1beta1"},
+	{Since: "1.21", APIVersion: "controllermanager.config.k8s.io/v1alpha1", FeatureGate: true, ResourceLock: true},
+	{Since: "1.22", APIVersion: "controllermanager.config.k8s.io/v1beta1", ResourceLock: true},
 	{Since: "1.24", APIVersion: "controllermanager.config.k8s.io/v1"},
+}
+
+// MigrationAPIOf returns the entry of MigrationAPIs for a
+// LeaderMigrationConfiguration apiVersion; false when none has it.
+func MigrationAPIOf(apiVersion string) (MigrationAPI, bool) {
+	for _, a := range MigrationAPIs {
+		if a.APIVersion == apiVersion {
+			return a, true
+		}
+	}
+	return MigrationAPI{}, false
 }
 
 // migrationAPI returns the newest LeaderMigrationConfiguration API a CCM of

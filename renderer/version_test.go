@@ -22,13 +22,13 @@ func TestVersions(t *testing.T) {
 		err      []string
 	}{
 		{name: "1.21: v1alpha1 and the feature gate", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.21.2", opts: migrate,
-			want: []string{"apiVersion: controllermanager.config.k8s.io/v1alpha1", "--feature-gates=ControllerManagerLeaderMigration=true"}},
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1alpha1", "resourceLock: leases", "--feature-gates=ControllerManagerLeaderMigration=true"}},
 		{name: "1.22 alpha: v1beta1", image: "us.gcr.io/k8s-artifacts-prod/provider-aws/cloud-controller-manager:v1.22.0-alpha.0", opts: migrate,
-			want: []string{"apiVersion: controllermanager.config.k8s.io/v1beta1"}, notWant: []string{"feature-gates"}},
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1beta1", "resourceLock: leases"}, notWant: []string{"feature-gates"}},
 		{name: "1.23: v1beta1", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.23.4", opts: migrate,
-			want: []string{"apiVersion: controllermanager.config.k8s.io/v1beta1"}},
-		{name: "1.24: v1", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.24.0", opts: migrate,
-			want: []string{"apiVersion: controllermanager.config.k8s.io/v1\n"}},
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1beta1", "resourceLock: leases"}},
+		{name: "1.24: v1, which has no resourceLock", image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.24.0", opts: migrate,
+			want: []string{"apiVersion: controllermanager.config.k8s.io/v1\n"}, notWant: []string{"resourceLock"}},
 		{name: "1.20: no leader migration", image: "gcr.io/k8s-staging-provider-aws/cloud-controller-manager:v1.20.0-alpha.0", opts: migrate,
 			err: []string{"DaemonSet kube-system/ccm", "v1.20.0-alpha.0) has no leader migration"}},
 		{name: "1.20 in install mode is fine", image: "gcr.io/k8s-staging-provider-aws/cloud-controller-manager:v1.20.0-alpha.0",
