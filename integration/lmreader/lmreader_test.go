@@ -3,13 +3,15 @@
 // (e2e/tools/lmreader: ReadLeaderMigrationConfiguration and
 // ValidateLeaderMigrationConfiguration of k8s.io/controller-manager at that
 // minor): the CCM's, rendered in migrate mode from every upstream chart
-// version and CCM image minor.
+// version and CCM image minor, and the in-tree controller manager's, from
+// every plan.
 package lmreader
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -315,4 +317,95 @@ func migrationConfig(t *testing.T, stream []byte) string {
 	}
 	t.Fatalf("--leader-migration-config=%s: no ConfigMap %q mounted there (volume %q) holds %s", path, configMap, volume, file)
 	return ""
+}
+
+// TestPlanConfigs: every LeaderMigrationConfiguration a plan prints for the
+// in-tree controller manager (every distribution, every cluster minor plan
+// accepts, the default lease and another) is read by the reader of the
+// cluster's minor: it loads and validates, with a leases lock, the plan's
+// lease and the controllers of that minor's built-in configuration
+// (lmreader -default). Where a migration plan prints none, the controller
+// manager runs with the built-in one, which must name the plan's lease.
+func TestPlanConfigs(t *testing.T) {
+	minors := testtools.LMReaderMinors(t)
+	last := slices.Max(slices.Collect(maps.Keys(plan.CCMReleases))) + 1
+	n := 0
+	for _, d := range plan.Distros {
+		built := 0
+		for minor := minors[0] - 1; minor <= last; minor++ {
+			for _, lease := range []string{renderer.DefaultLeaderName, "kcm-migration"} {
+				o := plan.DefaultOptions()
+				o.Distro, o.KubeVersion, o.LeaderName = d, fmt.Sprintf("v1.%d.7", minor), lease
+				p, err := plan.Build(o)
+				if err != nil {
+					continue // a minor plan refuses
+				}
+				built++
+				t.Run(fmt.Sprintf("%s/1.%d/%s", d, minor, lease), func(t *testing.T) {
+					configs := kcmConfigs(t, p)
+					if p.LeaderMigration == nil {
+						if len(configs) != 0 {
+							t.Fatalf("a %s plan without leader migration prints %d LeaderMigrationConfigurations", p.Strategy, len(configs))
+						}
+						return
+					}
+					if !slices.Contains(minors, minor) {
+						t.Fatalf("the plan migrates a 1.%d cluster, which no reader covers (e2e/tools/lmreader)", minor)
+					}
+					builtin, stderr, code := readFile(t, minor, "-default")
+					if code != exitOK {
+						t.Fatalf("lmreader-1.%d -default: exit %d, %s", minor, code, stderr)
+					}
+					var controllers []string
+					for _, l := range builtin.ControllerLeaders {
+						controllers = append(controllers, l.Name)
+					}
+					if len(configs) == 0 && builtin.LeaderName != p.LeaderMigration.Name {
+						t.Errorf("the plan leaves the controller manager its built-in configuration, whose lease is %s, not the plan's %s", builtin.LeaderName, p.LeaderMigration.Name)
+					}
+					for _, c := range configs {
+						accepted(t, minor, c, p.LeaderMigration.Name, controllers)
+						n++
+					}
+				})
+			}
+		}
+		if built == 0 {
+			t.Errorf("no plan for %s", d)
+		}
+	}
+	t.Logf("%d controller manager configurations read", n)
+}
+
+// kcmConfigs returns the LeaderMigrationConfigurations of a plan's
+// snippets, failing when the plan holds one anywhere else.
+func kcmConfigs(t *testing.T, p *plan.Plan) []string {
+	t.Helper()
+	var configs []string
+	for _, ph := range p.Phases {
+		for _, s := range ph.Steps {
+			for _, sn := range s.Snippets {
+				if sn.Language != "yaml" {
+					continue
+				}
+				objs, err := manifest.Split([]byte(sn.Content))
+				if err != nil {
+					t.Fatalf("%s: %s: %v", s.ID, sn.File, err)
+				}
+				for _, o := range objs {
+					if o.Kind == "LeaderMigrationConfiguration" {
+						configs = append(configs, string(o.Raw))
+					}
+				}
+			}
+		}
+	}
+	all, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := bytes.Count(all, []byte("kind: LeaderMigrationConfiguration")); k != len(configs) {
+		t.Fatalf("the plan holds %d LeaderMigrationConfigurations, %d of them as YAML snippets", k, len(configs))
+	}
+	return configs
 }
