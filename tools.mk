@@ -17,6 +17,14 @@
 #                                                     built with -modfile) pinning
 #                                                     k8s.io/controller-manager
 #
+# A reader, bin/lmreader-1.<minor> FILE, loads and validates a
+# LeaderMigrationConfiguration as the controller managers of its minor do
+# (ReadLeaderMigrationConfiguration, ValidateLeaderMigrationConfiguration)
+# and prints it as JSON, with what a strict decode finds (exit 0), or the
+# reader's error: exit 3 when it does not load, 4 when it is invalid;
+# -default prints the minor's built-in configuration. integration/lmreader
+# finds them through $LMREADERS.
+#
 # A module's go.mod is the only place a version is written: the version
 # stamps below are read from it when a binary is built. The control plane
 # and the fake-cloud CCM are one Kubernetes release (e2e/tools/kube), and
