@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
@@ -276,6 +278,50 @@ func TestChartVersions(t *testing.T) {
 		}
 	}
 	t.Logf("%d rendered configurations read", n)
+}
+
+// TestWrapperChart renders the wrapper chart (charts/aws-ccm-rancher) in
+// migrate mode with the upstream chart's CCM pinned to every minor from the
+// one before the first reader's to the last reader's (1.21's with the
+// feature gate its validation asks for): its LeaderMigrationConfiguration is
+// read by the reader of the CCM's minor; a CCM without leader migration is
+// refused by the chart.
+func TestWrapperChart(t *testing.T) {
+	minors := testtools.LMReaderMinors(t)
+	chart, env := testtools.WrapperChart(t), testtools.HelmEnv(t)
+	preset := filepath.Join(chart, "presets", "rke2-migrate.yaml")
+	var values struct {
+		CCM struct {
+			Args []string `json:"args"`
+		} `json:"aws-cloud-controller-manager"`
+	}
+	b, err := os.ReadFile(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	for minor := minors[0] - 1; minor <= minors[len(minors)-1]; minor++ {
+		t.Run(fmt.Sprintf("1.%d", minor), func(t *testing.T) {
+			args := []string{"template", "aws-ccm", chart, "--namespace", "kube-system", "-f", preset,
+				"--set", "aws-cloud-controller-manager.image.tag=" + ccmTag(minor), "--set", "leaderName=wrapper-lease"}
+			if minor == minors[0] {
+				args = append(args, "--set", fmt.Sprintf("aws-cloud-controller-manager.args[%d]=--feature-gates=%s=true", len(values.CCM.Args), renderer.LeaderMigrationFeatureGate))
+			}
+			out, stderr, err := testtools.Run(t, env, testtools.Helm3(t), args...)
+			if minor < minors[0] {
+				if err == nil || !strings.Contains(string(stderr), "has no leader migration") {
+					t.Fatalf("the wrapper chart with a 1.%d CCM in migrate mode: %v, %s", minor, err, stderr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("helm %q: %v\n%s", args, err, stderr)
+			}
+			accepted(t, minor, migrationConfig(t, out), "wrapper-lease", renderer.LeaderMigrationControllers)
+		})
+	}
 }
 
 // migrationConfig returns the LeaderMigrationConfiguration the CCM of a

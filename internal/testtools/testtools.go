@@ -157,6 +157,23 @@ func UpstreamChart(t testing.TB, version string) string {
 // SampleChart returns the project's own sample chart directory.
 func SampleChart() string { return filepath.Join(Root(), "testdata", "charts", "aws-ccm-sample") }
 
+// WrapperChart returns a copy of charts/aws-ccm-rancher with its
+// dependency, the upstream chart, in charts/ (never committed).
+func WrapperChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "aws-ccm-rancher")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(Root(), "charts", "aws-ccm-rancher"))); err != nil {
+		t.Fatal(err)
+	}
+	dep := UpstreamChart(t, LatestChartVersion)
+	b, err := os.ReadFile(dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WriteFile(t, filepath.Join(dir, "charts", filepath.Base(dep)), b)
+	return dir
+}
+
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
