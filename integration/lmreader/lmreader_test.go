@@ -3,8 +3,8 @@
 // (e2e/tools/lmreader: ReadLeaderMigrationConfiguration and
 // ValidateLeaderMigrationConfiguration of k8s.io/controller-manager at that
 // minor): the CCM's, rendered in migrate mode from every upstream chart
-// version and CCM image minor, and the in-tree controller manager's, from
-// every plan.
+// version and CCM image minor and by the wrapper chart, and the in-tree
+// controller manager's, from every plan.
 package lmreader
 
 import (
