@@ -14,7 +14,10 @@ SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.g
 
 # What the tests need, as environment variables: the helpers in
 # internal/testtools use them, and build what is missing when they are unset.
-TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE) HELMFILE=$(HELMFILE)
+# LMREADERS is the directory of the LeaderMigrationConfiguration readers,
+# lmreader-1.<minor>.
+TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE) HELMFILE=$(HELMFILE) \
+	LMREADERS=$(BIN)
 # The real-cluster tests (e2e/) also run the control plane and the
 # fake-cloud CCM; e2e/harness reads where they are from these.
 E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
@@ -70,7 +73,7 @@ vet: ## go vet and gofmt
 unit: ## unit tests only (no external tools)
 	$(GO) test ./renderer/... ./internal/benchdata/... ./internal/nodefit/... ./internal/check/...
 
-test: vet build tools-helm tools-helmfile tools-kube ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+test: vet build tools-helm tools-helmfile tools-kube tools-lmreaders ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e

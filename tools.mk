@@ -10,6 +10,20 @@
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
 #                        bin/cloud-controller-manager-fake  replace lines
+#   e2e/tools/lmreader   bin/lmreader-1.21 ...        a LeaderMigrationConfiguration
+#                        bin/lmreader-1.27            reader per Kubernetes minor:
+#                                                     one source, one module file
+#                                                     per minor (go.1.<minor>.mod,
+#                                                     built with -modfile) pinning
+#                                                     k8s.io/controller-manager
+#
+# A reader, bin/lmreader-1.<minor> FILE, loads and validates a
+# LeaderMigrationConfiguration as the controller managers of its minor do
+# (ReadLeaderMigrationConfiguration, ValidateLeaderMigrationConfiguration)
+# and prints it as JSON, with what a strict decode finds (exit 0), or the
+# reader's error: exit 3 when it does not load, 4 when it is invalid;
+# -default prints the minor's built-in configuration. integration/lmreader
+# finds them through $LMREADERS.
 #
 # A module's go.mod is the only place a version is written: the version
 # stamps below are read from it when a binary is built. The control plane
@@ -40,17 +54,25 @@ KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
 
+# One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
+# a minor is adding its module file (and go.sum).
+LMREADER_DIR    := $(TOOLS)/lmreader
+LMREADER_MINORS := $(patsubst $(LMREADER_DIR)/go.%.mod,%,$(wildcard $(LMREADER_DIR)/go.1.*.mod))
+LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
+
 # $(call tool-version,MODULE): the version of MODULE in the current
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-helmfile
+.PHONY: tools tools-helm tools-kube tools-helmfile tools-lmreaders
 
-tools: tools-helm tools-kube tools-helmfile ## build every tool the tests run (bin/)
+tools: tools-helm tools-kube tools-helmfile tools-lmreaders ## build every tool the tests run (bin/)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
 tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the helmfile recipe's tests
+
+tools-lmreaders: $(LMREADERS) ## build the LeaderMigrationConfiguration reader of every Kubernetes minor 1.21-1.27 (bin/lmreader-1.<minor>)
 
 tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
 
@@ -118,4 +140,12 @@ $(KUBE_CONTROLLER_MANAGER): $(KUBE_MODULE)
 
 $(FAKE_CCM): $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
 	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ ./cmd/cloud-controller-manager-fake
+	@touch $@
+
+# A reader is built with its minor's module file and the build tag
+# lmreader1.<minor>, which picks the file listing the API versions that
+# minor has (apis_*.go). It prints the k8s.io/controller-manager version it
+# was built with from its build info.
+$(BIN)/lmreader-%: $(LMREADER_DIR)/go.%.mod $(LMREADER_DIR)/go.%.sum $(wildcard $(LMREADER_DIR)/*.go) $(TOOLS_MK)
+	cd $(LMREADER_DIR) && $(TOOL_BUILD) -modfile=go.$*.mod -tags lmreader$* -ldflags "-s -w" -o $@ .
 	@touch $@

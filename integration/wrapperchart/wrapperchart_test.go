@@ -3,7 +3,6 @@
 package wrapperchart
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -17,28 +16,11 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// WrapperChart returns a copy of charts/aws-ccm-rancher with its dependency,
-// the upstream chart, in charts/ (from ../shared/charts, never committed).
-func wrapperChart(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "aws-ccm-rancher")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testtools.Root(), "charts", "aws-ccm-rancher"))); err != nil {
-		t.Fatal(err)
-	}
-	dep := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	b, err := os.ReadFile(dep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testtools.WriteFile(t, filepath.Join(dir, "charts", filepath.Base(dep)), b)
-	return dir
-}
-
 // TestWrapperChart renders the wrapper chart with the real Helm 3 CLI with
 // each preset and checks it means what the post-renderer's output means.
 func TestWrapperChart(t *testing.T) {
 	nodes := testtools.Fixtures(t)
-	chart := wrapperChart(t)
+	chart := testtools.WrapperChart(t)
 	env := testtools.HelmEnv(t)
 	upstream := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	for _, d := range wrapperchart.Distros {

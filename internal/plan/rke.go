@@ -18,18 +18,21 @@ func (b *builder) kcmLMConfig() string {
 	if b.r.minor < 24 {
 		api = "controllermanager.config.k8s.io/v1beta1"
 	}
+	lock := "" // v1 has no resourceLock: its conversion sets leases
+	if a, _ := renderer.MigrationAPIOf(api); a.ResourceLock {
+		lock = "resourceLock: leases\n"
+	}
 	return fmt.Sprintf(`apiVersion: %s
 kind: LeaderMigrationConfiguration
 leaderName: %s
-resourceLock: leases
-controllerLeaders:
+%scontrollerLeaders:
   - name: route
     component: "*"
   - name: service
     component: "*"
   - name: cloud-node-lifecycle
     component: "*"
-`, api, b.r.LeaderName)
+`, api, b.r.LeaderName, lock)
 }
 
 // customLease reports whether the lease is not the one the controller

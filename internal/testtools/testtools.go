@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -25,7 +26,14 @@ var makeMu sync.Mutex
 // It fails the test when neither works: a missing tool is never a skip.
 func tool(t testing.TB, env, target string) string {
 	t.Helper()
-	if p := os.Getenv(env); p != "" {
+	return toolAt(t, os.Getenv(env), env, target)
+}
+
+// toolAt returns p when it exists, else builds target with make; env names
+// the variable p comes from, for the message.
+func toolAt(t testing.TB, p, env, target string) string {
+	t.Helper()
+	if p != "" {
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
@@ -66,6 +74,39 @@ func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize
 
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
+
+// LMReader returns the LeaderMigrationConfiguration reader of the
+// Kubernetes minor 1.<minor>: lmreader-1.<minor> in the directory
+// $LMREADERS, else built with make (tools.mk, e2e/tools/lmreader).
+func LMReader(t testing.TB, minor int) string {
+	t.Helper()
+	name := fmt.Sprintf("lmreader-1.%d", minor)
+	p := ""
+	if dir := os.Getenv("LMREADERS"); dir != "" {
+		p = filepath.Join(dir, name)
+	}
+	return toolAt(t, p, "LMREADERS", filepath.Join("bin", name))
+}
+
+// LMReaderMinors are the minors of 1.x with a reader, one module file
+// e2e/tools/lmreader/go.1.<minor>.mod each, in order.
+func LMReaderMinors(t testing.TB) []int {
+	t.Helper()
+	mods, err := filepath.Glob(filepath.Join(Root(), "e2e", "tools", "lmreader", "go.1.*.mod"))
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("no reader module files in e2e/tools/lmreader: %v", err)
+	}
+	var minors []int
+	for _, m := range mods {
+		var minor int
+		if _, err := fmt.Sscanf(filepath.Base(m), "go.1.%d.mod", &minor); err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		minors = append(minors, minor)
+	}
+	slices.Sort(minors)
+	return minors
+}
 
 // ChartVersions are the upstream chart releases the tests cover.
 var ChartVersions = []string{"0.0.2", "0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.0.10", "0.0.11"}
@@ -115,6 +156,23 @@ func UpstreamChart(t testing.TB, version string) string {
 
 // SampleChart returns the project's own sample chart directory.
 func SampleChart() string { return filepath.Join(Root(), "testdata", "charts", "aws-ccm-sample") }
+
+// WrapperChart returns a copy of charts/aws-ccm-rancher with its
+// dependency, the upstream chart, in charts/ (never committed).
+func WrapperChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "aws-ccm-rancher")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(Root(), "charts", "aws-ccm-rancher"))); err != nil {
+		t.Fatal(err)
+	}
+	dep := UpstreamChart(t, LatestChartVersion)
+	b, err := os.ReadFile(dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WriteFile(t, filepath.Join(dir, "charts", filepath.Base(dep)), b)
+	return dir
+}
 
 func fileExists(p string) bool {
 	st, err := os.Stat(p)

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -161,6 +162,8 @@ var placeholders = []struct{ text, expr string }{
 // placeholder.
 var scalarWithPlaceholder = regexp.MustCompile(`"?[A-Za-z0-9:._/-]*placeholder[A-Za-z0-9:._/-]*"?`)
 
+var leaderNameLine = regexp.MustCompile(`(?m)^( *)leaderName: .*\n`)
+
 // migrateTemplate renders the objects the renderer adds in migrate mode
 // with placeholders for the names the chart's values decide, and turns them
 // into a template: the leader migration ConfigMap named after the upstream
@@ -194,6 +197,20 @@ func migrateTemplate() ([]byte, error) {
 		return nil, fmt.Errorf("the rendered LeaderMigrationConfiguration is not %s", last)
 	}
 	text = strings.Replace(text, "apiVersion: "+last+"\n", "apiVersion: {{ include \"aws-ccm-rancher.migrationAPI\" . }}\n", 1)
+	// The older API versions need resourceLock, which the v1 text lacks.
+	var locked []string
+	for _, a := range renderer.MigrationAPIs {
+		if a.ResourceLock {
+			locked = append(locked, strconv.Quote(a.APIVersion))
+		}
+	}
+	m := leaderNameLine.FindStringSubmatchIndex(text)
+	if m == nil {
+		return nil, fmt.Errorf("no leaderName in the rendered LeaderMigrationConfiguration")
+	}
+	indent := text[m[2]:m[3]]
+	text = text[:m[1]] + fmt.Sprintf("%[1]s{{- if has (include \"aws-ccm-rancher.migrationAPI\" .) (list %[2]s) }}\n%[1]sresourceLock: leases\n%[1]s{{- end }}\n",
+		indent, strings.Join(locked, " ")) + text[m[1]:]
 	text = scalarWithPlaceholder.ReplaceAllStringFunc(text, func(s string) string {
 		s = strings.Trim(s, `"`)
 		var args []string
