@@ -166,7 +166,9 @@ func TestDefects(t *testing.T) {
 				return has(text, `rke2\\.io/node-args`, "machineGlobalConfig.cloud-provider-name", `machineGlobalConfig:\n      cloud-provider-name: aws          # keep: RKE2 names the nodes from instance metadata with it\n      disable-cloud-controller: true`)
 			})},
 		{"RKE2: node-name-from-cloud-provider-metadata from the releases that have it", renderer.DistroRKE2, "", "",
-			step("after.upgrade", func(s plan.Step, text string) string { return has(text, "node-name-from-cloud-provider-metadata: true") })},
+			step("after.upgrade", func(s plan.Step, text string) string {
+				return has(text, "node-name-from-cloud-provider-metadata: true")
+			})},
 		{"backups: an etcd snapshot before the controller manager changes and before the switch", renderer.DistroKubeadm, "", "",
 			func(t *testing.T, p *plan.Plan) string {
 				for _, id := range []string{"before.etcd-snapshot", "during.etcd-snapshot"} {
