@@ -209,6 +209,28 @@ kubectl delete node "$NODE"`)
 	}
 	const restore = "To restore: k3s server --cluster-reset --cluster-reset-restore-path=<snapshot> (K3s documentation, \"etcd-snapshot\"). With SQLite or an external datastore, back that up instead."
 
+	before := []Step{
+		b.preflight("Every PROVIDER-ID reads k3s://<NAME>: K3s's embedded cloud controller set it (k3s pkg/cloudprovider). Note the nodes whose NAME is not their instance's EC2 private DNS name: before.node-identity is about them.",
+			"Exit 1, and the only ✗ lines are the nodes' k3s:// provider IDs (during.reregister-nodes replaces them). Every server shows where a CCM pod would run, and the CCM's version matches the API server."),
+		b.hostnameLabel("on K3s the agent gives the kubelet --hostname-override set to the node's name (pkg/daemons/agent/agent_linux.go), so the label follows the name: a node that registers again under a new name gets a new label, and local-path volumes (K3s's default StorageClass) stay behind with the old one. Register such nodes under their own name with a provider ID (before.node-identity)."),
+		identity,
+		b.iam("", true),
+		b.clusterTags("K3s did not need them: tag the instances (servers at least), subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config)."),
+	}
+	if r.CloudConfig {
+		before = append(before, b.cloudConfig("K3s had none: this one holds what the CCM needs beyond its defaults (KubernetesClusterID without the tags, [ServiceOverride] sections for private endpoints).", nil))
+	}
+	before = append(before,
+		lbInventory,
+		b.ebsCSI("K3s has no in-tree EBS plugin to lose (it is built without the cloud providers' code): EBS volumes on K3s are the EBS CSI driver's already, and the switch does not touch them. Check that it stays so."),
+		b.ecr("K3s's kubelet has no built-in ECR credential provider (it is built without the cloud providers' code): ECR pulls work only through the ecr-credential-provider plugin, and the switch does not change that. Check it is in place if the cluster pulls from ECR.",
+			"/var/lib/rancher/credentialprovider/bin",
+			[]Snippet{{
+				File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
+				Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist K3s passes them to the kubelet itself (pkg/daemons/agent/agent_linux.go ImageCredProvAvailable)",
+			}}, []Command{restart}),
+		b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
+	)
 	return distroPlan{
 		title:    "K3s (/etc/rancher/k3s/config.yaml, or spec.rkeConfig when provisioned by Rancher)",
 		strategy: Switch,
@@ -220,24 +242,8 @@ kubectl delete node "$NODE"`)
 		beforeSummary: "Nothing changes yet: check what the CCM needs and decide how each node will be known to AWS.",
 		duringSummary: "Node controllers off, CCM on, nodes registered again, then the load balancers. Between the first two steps new nodes wait.",
 		afterSummary:  "The CCM follows the cluster's minor on every upgrade.",
-		before: []Step{
-			b.preflight("Every PROVIDER-ID reads k3s://<NAME>: K3s's embedded cloud controller set it (k3s pkg/cloudprovider). Note the nodes whose NAME is not their instance's EC2 private DNS name: before.node-identity is about them.",
-				"Exit 1, and the only ✗ lines are the nodes' k3s:// provider IDs (during.reregister-nodes replaces them). Every server shows where a CCM pod would run, and the CCM's version matches the API server."),
-			b.hostnameLabel("on K3s the agent gives the kubelet --hostname-override set to the node's name (pkg/daemons/agent/agent_linux.go), so the label follows the name: a node that registers again under a new name gets a new label, and local-path volumes (K3s's default StorageClass) stay behind with the old one. Register such nodes under their own name with a provider ID (before.node-identity)."),
-			identity,
-			b.iam("", true),
-			b.clusterTags("K3s did not need them: tag the instances (servers at least), subnets and security groups now, or set KubernetesClusterID in a cloud config."),
-			lbInventory,
-			b.ebsCSI("K3s has no in-tree EBS plugin to lose (it is built without the cloud providers' code): EBS volumes on K3s are the EBS CSI driver's already, and the switch does not touch them. Check that it stays so."),
-			b.ecr("K3s's kubelet has no built-in ECR credential provider (it is built without the cloud providers' code): ECR pulls work only through the ecr-credential-provider plugin, and the switch does not change that. Check it is in place if the cluster pulls from ECR.",
-				"/var/lib/rancher/credentialprovider/bin",
-				[]Snippet{{
-					File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist K3s passes them to the kubelet itself (pkg/daemons/agent/agent_linux.go ImageCredProvAvailable)",
-				}}, []Command{restart}),
-			b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
-		},
-		during: []Step{disable, install, reregister, lbSwitch, verify},
+		before:        before,
+		during:        []Step{disable, install, reregister, lbSwitch, verify},
 		after: []Step{
 			b.upgrade("The AWS CCM is released per Kubernetes minor: upgrade K3s one minor at a time and the CCM with it.", nil),
 		},

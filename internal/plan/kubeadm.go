@@ -134,10 +134,10 @@ kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.
 			b.iam("", false),
 			b.clusterTags(tagsInTree),
 			b.cloudConfig("kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
-				script(KindNode, atControlPlane, "The in-tree provider's config", `
+				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
 f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
   -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
-[ -n "$f" ] && sudo cat "$f"`)),
+[ -n "$f" ] && sudo cat "$f"`))),
 			b.routes(mirrorPodRouteFlags(),
 				"kubeadm gives the controller manager --allocate-node-cidrs=true and --cluster-cidr when networking.podSubnet is set, and no --configure-cloud-routes (cmd/kubeadm/app/phases/controlplane/manifests.go, v1.26.15): the route controller then runs unless extraArgs turn it off."),
 			b.ebsCSI(ebsWhy(r.minor)),

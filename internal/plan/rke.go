@@ -195,7 +195,7 @@ nodes:
 			b.iam("", false),
 			b.clusterTags(tagsInTree),
 			b.cloudConfig("RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider of cluster.yml and passes it with --cloud-config (rancher/rke cloudprovider/aws, cluster/plan.go).",
-				script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config")),
+				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config"))),
 			b.routes(*inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
 				"RKE's kube-controller flags come with its Kubernetes version (kontainer-driver-metadata): read them on a control-plane node."),
 			b.ebsCSI(ebsWhy(r.minor)),

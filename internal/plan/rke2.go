@@ -174,9 +174,9 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 			b.iam("", false),
 			b.clusterTags(tagsInTree),
 			b.cloudConfig("RKE2 passes the file named by cloud-provider-config with --cloud-config (rancher/rke2 pkg/podexecutor/staticpod.go); Rancher writes it from the cluster's cloud provider config.",
-				script(KindNode, atControlPlane, "The in-tree provider's config", `
+				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
 f=$(grep -o -e '--cloud-config=[^" ]*' /var/lib/rancher/rke2/agent/pod-manifests/kube-controller-manager.yaml | head -n 1 | cut -d= -f2)
-[ -n "$f" ] && sudo cat "$f"`)),
+[ -n "$f" ] && sudo cat "$f"`))),
 			b.routes(mirrorPodRouteFlags(),
 				"RKE2 gives the controller manager --allocate-node-cidrs=true, and --configure-cloud-routes=false only while its own cloud controller runs, which cloud-provider-name turns off (k3s pkg/daemons/control/server.go controllerManager): with the in-tree aws provider the route controller runs."),
 			b.ebsCSI(ebsWhy(r.minor)),

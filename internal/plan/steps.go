@@ -212,7 +212,7 @@ func serviceOverrides() string {
 }
 
 // cloudConfig carries the in-tree provider's --cloud-config to the CCM.
-func (b *builder) cloudConfig(source string, read Command) Step {
+func (b *builder) cloudConfig(source string, read *Command) Step {
 	ns := b.r.Namespace
 	var v1, v2 []string
 	for _, n := range serviceNames {
@@ -238,9 +238,9 @@ func (b *builder) cloudConfig(source string, read Command) Step {
 			Commands:    []Command{run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "delete", "configmap", "aws-cloud-config")},
 		},
 	}
-	read.Main = !b.r.CloudConfig
 	if !b.r.CloudConfig {
-		step.Commands = []Command{read}
+		read.Main = true
+		step.Commands = []Command{*read}
 		step.Checks = []Check{{
 			Description: "The in-tree provider's config",
 			Expect:      "No file, or a [Global] section with nothing but defaults: nothing to carry over. Otherwise run this plan again with --cloud-config: its commands then store the file in a ConfigMap and mount it into the CCM.",
@@ -279,7 +279,10 @@ extraVolumeMounts:
 			Note: "Chart values (extraVolumes and extraVolumeMounts exist in chart 0.0.11); every CCM command of this plan passes it with --set-arg=cloud-config=" + cloudConfigFile,
 		},
 	}
-	step.Commands = []Command{read, mainCmd(run(KindKubectl, atWorkstation, "Store it for the CCM", "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, "Store it for the CCM", "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	if read != nil {
+		step.Commands = append([]Command{*read}, step.Commands...)
+	}
 	step.Checks = []Check{{
 		Description: "The ConfigMap",
 		Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
