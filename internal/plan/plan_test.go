@@ -758,3 +758,36 @@ func findStep(p *plan.Plan, id string) (plan.Step, bool) {
 	}
 	return plan.Step{}, false
 }
+
+// TestReadme: the release the README's Helm commands install is the plan's,
+// and the CCM commands it quotes from the RKE1 plan are the plan's own.
+func TestReadme(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testtools.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	release := regexp.MustCompile(`(?m)^(?:helm (?:install|upgrade|template)|aws-ccm-renderer upgrade)(?: --install)? (\S+) `)
+	ms := release.FindAllStringSubmatch(readme, -1)
+	if len(ms) < 3 {
+		t.Fatalf("README.md: %d install commands", len(ms))
+	}
+	for _, m := range ms {
+		if m[1] != plan.DefaultRelease {
+			t.Errorf("README.md installs release %s, the plan %s: %s", m[1], plan.DefaultRelease, m[0])
+		}
+	}
+	o := plan.DefaultOptions()
+	o.Distro = renderer.DistroRKE
+	p := mustBuild(t, o)
+	for _, id := range []string{"before.install-ccm", "after.ccm-install-mode"} {
+		s, ok := findStep(p, id)
+		if !ok {
+			t.Fatalf("no %s", id)
+		}
+		c, _ := plan.MainCommand(s)
+		if !strings.Contains(readme, c.Shell) {
+			t.Errorf("README.md does not quote %s's command as the plan prints it:\n%s", id, c.Shell)
+		}
+	}
+}
