@@ -118,7 +118,9 @@ kubelet-arg:
 		Why: fmt.Sprintf("There is no in-tree controller manager to hand over from, so no leader migration: the CCM is "+
 			"the only node controller from the start and leads under the Lease %s (K3s's embedded one uses "+
 			"k3s-cloud-controller-manager, pkg/daemons/control/server.go). %s keeps its service controller off while "+
-			"ServiceLB answers the LoadBalancer Services, so that two service controllers never act on one Service.", ccmLease, k3sHoldServices),
+			"ServiceLB answers the LoadBalancer Services, so that two service controllers never act on one Service "+
+			"(service is the controller's name up to the 1.27 libraries and an alias of service-lb-controller from 1.28: "+
+			"k8s.io/cloud-provider names.CCMControllerAliases, which cmd/aws-cloud-controller-manager/main.go passes from v1.28).", ccmLease, k3sHoldServices),
 		Commands: []Command{b.diff(hold), b.ccmUpgrade("Install the CCM, pinned to the cluster's minor", hold)},
 		Checks: []Check{{
 			Description: "The CCM against the cluster",
@@ -189,7 +191,7 @@ kubectl delete node "$NODE"`)
 			Expect:      "Every Service of type LoadBalancer has an ELB hostname (*.elb.amazonaws.com), no node address.",
 		}},
 		Rollback: Rollback{
-			Description: "Render the CCM with " + k3sHoldServices + " again (before.install-ccm's command), delete the ELBs it made (the hostname's first label up to its last '-' is the name: aws elb delete-load-balancer --load-balancer-name NAME; an NLB: aws elbv2 delete-load-balancer) and the finalizer service.kubernetes.io/load-balancer-cleanup of each Service, then remove servicelb from disable and restart the servers.",
+			Description: "Render the CCM with " + k3sHoldServices + " again (during.install-ccm's command), delete the ELBs it made (the hostname's first label up to its last '-' is the name: aws elb delete-load-balancer --load-balancer-name NAME; an NLB: aws elbv2 delete-load-balancer) and the finalizer service.kubernetes.io/load-balancer-cleanup of each Service, then remove servicelb from disable and restart the servers.",
 		},
 	}
 

@@ -107,9 +107,9 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		Title: "Switch every component to the external provider, keeping cloud-provider-name: aws",
 		Why: "On RKE2 up to 1.26 cloud-provider-name: aws does two things: it passes --cloud-provider=aws and --cloud-config " +
 			"to kube-apiserver, kube-controller-manager and the kubelet (rancher/rke2 pkg/podexecutor/staticpod.go, " +
-			"v1.26.15+rke2r1), and it names the node after the instance metadata's hostname, the EC2 private DNS name " +
-			"(pkg/rke2/rke2_linux.go). Switching it to external would drop the naming: every node would register anew under " +
-			"its hostname. So keep aws and give each component cloud-provider=external: RKE2 puts its own arguments first " +
+			"v1.26.15+rke2r1), and it names the node after the instance metadata's local-hostname, the EC2 private DNS name " +
+			"in a VPC with the default DHCP options (pkg/rke2/rke2_linux.go; before.hostname-label covers the others). " +
+			"Switching it to external would drop the naming: every node would register anew under its hostname. So keep aws and give each component cloud-provider=external: RKE2 puts its own arguments first " +
 			"and the user's after them, and the last --cloud-provider wins. disable-cloud-controller keeps RKE2's own cloud " +
 			"controller off on every server (RKE2 turns it off by itself only while cloud-provider-name is set, " +
 			"rke2_linux.go); in machineGlobalConfig it applies to every server alike.",
@@ -170,7 +170,8 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
 		before: []Step{
 			b.preflight(nodesInTree, checkBeforeLM),
-			b.hostnameLabel("on RKE2 the supervisor gives the kubelet --hostname-override set to the node's name (k3s pkg/daemons/agent, kubelet arguments), so the label already is the name and the switch, which keeps the names, keeps it: expect no node listed."),
+			b.hostnameLabel("on RKE2 the supervisor gives the kubelet --hostname-override set to the node's name as RKE2 sees it (k3s pkg/daemons/agent/agent_linux.go): with cloud-provider-name: aws and no node-name, the instance metadata's local-hostname (rancher/rke2 pkg/rke2/rke2_linux.go hostnameFromMetadataEndpoint, v1.26.15+rke2r1), while the in-tree kubelet named the node after the EC2 API's PrivateDnsName. In a VPC whose DHCP options set another domain the two differ: such a node is listed, and after the switch its kubelet registers under the label's value, a new Node. Give each node listed node-name: <NAME> in its RKE2 configuration before the switch (RKE2 reads the metadata only when node-name is unset); otherwise expect no node listed.",
+				"RKE2 reads the metadata's local-hostname, the in-tree provider the EC2 API's PrivateDnsName (legacy-cloud-providers aws/aws.go buildSelfAWSInstance), which differ in a VPC whose DHCP options set another domain."),
 			b.iam("", false),
 			b.clusterTags(tagsInTree),
 			b.cloudConfig("RKE2 passes the file named by cloud-provider-config with --cloud-config (rancher/rke2 pkg/podexecutor/staticpod.go); Rancher writes it from the cluster's cloud provider config.",
