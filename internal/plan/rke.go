@@ -189,7 +189,7 @@ nodes:
 		duringSummary: "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the CCM.",
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
 		before: []Step{
-			b.preflight(nodesInTree, checkBeforeLM, run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version")),
+			rkePreflight(b),
 			nodeNames,
 			b.hostnameLabel("on RKE1 the label is each node's hostname_override (default: its address; rancher/rke cluster/plan.go BuildKubeletProcess, cluster/defaults.go), and after the switch it is the node's name: every node listed gets a new label value."),
 			b.iam("", false),
@@ -239,4 +239,16 @@ func rkeUpgradeNotes(minor int) []string {
 		"The rke CLI runs only the Kubernetes versions it lists (rke config --list-version --all): " + lines + " (rancher/rke release notes, \"RKE Kubernetes versions\").",
 		fmt.Sprintf("RKE1 is at end of life: rke v1.8 is the last release line and stops at 1.%d. Plan the move to RKE2 (whose cluster keeps the AWS CCM: install it there with --distro=rke2 --mode=install).", rkeLastMinor),
 	}
+}
+
+// rkePreflight adds the rke CLI's version to the preflight.
+func rkePreflight(b *builder) Step {
+	s := b.preflight(nodesInTree, checkBeforeLM, run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version"))
+	s.Checks = append(s.Checks, Check{
+		Description: "The RKE CLI",
+		Expect: "rke version v1.4.15 or later of the v1.4 line, or v1.5.0 or later: older releases have no cloud_provider " +
+			"external-aws (rancher/rke cluster/plan.go getCloudProviderName, not at v1.4.14). Use the same rke release " +
+			"and cluster.rkestate for every rke up of this plan.",
+	})
+	return s
 }
