@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -327,7 +328,8 @@ func WriteGuide(b *bytes.Buffer, plans []*Plan, level int) {
 type guideRow struct{ id, title string }
 
 // guideRows are the step IDs of every plan, in the order of the plans'
-// phases, each once, titled as in the first plan that has it.
+// phases, each once, with its title, or each distribution's when they
+// differ.
 func guideRows(plans []*Plan) []guideRow {
 	var rows []guideRow
 	seen := map[string]bool{}
@@ -340,13 +342,36 @@ func guideRows(plans []*Plan) []guideRow {
 				for _, s := range pp.Steps {
 					if !seen[s.ID] {
 						seen[s.ID] = true
-						rows = append(rows, guideRow{s.ID, s.Title})
+						rows = append(rows, guideRow{s.ID, guideTitle(plans, s.ID)})
 					}
 				}
 			}
 		}
 	}
 	return rows
+}
+
+// guideTitle is a step's title, or "distro: title" of each distribution
+// when they differ.
+func guideTitle(plans []*Plan, id string) string {
+	var titles []string
+	by := map[string][]string{}
+	for _, p := range plans {
+		if s, ok := findStep(p, id); ok {
+			if !slices.Contains(titles, s.Title) {
+				titles = append(titles, s.Title)
+			}
+			by[s.Title] = append(by[s.Title], string(p.Distro))
+		}
+	}
+	if len(titles) == 1 {
+		return titles[0]
+	}
+	each := make([]string, len(titles))
+	for i, t := range titles {
+		each[i] = strings.Join(by[t], ", ") + ": " + t
+	}
+	return strings.Join(each, "; ")
 }
 
 // GuideShows reports whether WriteGuide prints any part of a plan's step:
