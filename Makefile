@@ -61,8 +61,9 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates
+generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates; the runbooks of docs/migration.md and the plan's golden files
 	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
+	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...

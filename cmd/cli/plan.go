@@ -26,6 +26,15 @@ to migrate from: its plan is a switch from K3s's own cloud controller.
 Phases: before (the cluster still runs the in-tree provider, up to the CCM
 waiting beside it), during (the switch to the external provider), after (leader
 migration off, clean-up, upgrade past 1.26). Without --phase all three.
+--brief prints a checklist (each step's ID, title and main command); --step ID
+prints one step in full. At every point where the operator must verify, the
+plan runs aws-ccm-renderer check and says what a pass looks like.
+
+The CCM commands use the chart wrapper (aws-ccm-renderer upgrade), which keeps
+the options a release was rendered with (a forgotten --mode=migrate stays
+migrate); --helm prints plain helm commands with the renderer as post-renderer.
+--chart and --repo say where the chart comes from, as the chart wrapper takes it
+(a name in --repo, REPO/NAME, oci://..., a local .tgz).
 
 -o json prints the plan for automation, as described by docs/plan.schema.json
 (apiVersion ` + plan.APIVersion + `, kind ` + plan.Kind + `); -o markdown as
@@ -34,8 +43,15 @@ docs/migration.md shows it. Nothing is read from or written to a cluster.`
 const planExamples = `  # The whole runbook for an RKE2 cluster at Kubernetes 1.26.15
   aws-ccm-renderer plan --distro rke2
 
+  # A checklist to work through, then one step in full
+  aws-ccm-renderer plan --distro rke2 --brief
+  aws-ccm-renderer plan --distro rke2 --step during.switch
+
   # Only what happens before the switch, for an RKE1 cluster at 1.25
-  aws-ccm-renderer plan --distro rke --phase before --kube-version v1.25.16
+  aws-ccm-renderer plan --distro rke --phase before --kube-version 1.25
+
+  # The chart from a mirror added with helm repo add, a cloud config to carry over
+  aws-ccm-renderer plan --distro kubeadm --chart mirror/aws-cloud-controller-manager --cloud-config
 
   # For automation: the steps as JSON, with another release name
   aws-ccm-renderer plan --distro kubeadm -o json --release ccm | jq '.phases[].steps[].id'
@@ -47,8 +63,9 @@ const planExamples = `  # The whole runbook for an RKE2 cluster at Kubernetes 1.
 func NewPlanCommand(s IOStreams) *cobra.Command {
 	o := plan.DefaultOptions()
 	var distro, phase, output string
+	var brief bool
 	cmd := &cobra.Command{
-		Use:     "plan --distro DISTRO [--phase before|during|after] [-o text|json|markdown]",
+		Use:     "plan --distro DISTRO [--phase before|during|after | --step ID] [--brief] [-o text|json|markdown]",
 		Short:   "Print the migration runbook for a distribution: steps, snippets, commands, checks, rollbacks",
 		Long:    planLong,
 		Example: planExamples,
@@ -63,7 +80,11 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 				return err
 			}
 			var b bytes.Buffer
-			if err := plan.Write(&b, p, output); err != nil {
+			write := plan.Write
+			if brief {
+				write = plan.WriteBrief
+			}
+			if err := write(&b, p, output); err != nil {
 				return err
 			}
 			if _, err := b.WriteTo(cmd.OutOrStdout()); err != nil {
@@ -76,17 +97,39 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&distro, "distro", "", "the cluster's distribution: rke (RKE1), rke2, k3s or kubeadm (required)")
 	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
+	f.StringVar(&o.Step, "step", "", "print one step only, by its ID (e.g. during.switch; --brief lists them)")
+	f.BoolVar(&brief, "brief", false, "print a checklist: each step's ID, title and main command (text or markdown)")
 	f.StringVarP(&output, "output", "o", plan.FormatText, "output format: text, json or markdown")
 	f.StringVar(&o.Release, "release", o.Release, "the CCM's Helm release name")
 	f.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "the CCM's namespace")
-	f.StringVar(&o.KubeVersion, "kube-version", o.KubeVersion, "the cluster's Kubernetes version (kubectl version): picks the CCM release of its minor")
+	f.StringVar(&o.KubeVersion, "kube-version", o.KubeVersion, "the cluster's Kubernetes version, e.g. 1.26 or v1.26.15 (kubectl version): picks the CCM release of its minor")
 	f.StringVar(&o.CCMVersion, "ccm-version", "", "the CCM image tag, of the cluster's minor (default: the latest release of that minor known to this program)")
+	f.StringVar(&o.Chart, "chart", o.Chart, "the chart: a name looked up in --repo, REPO/NAME (helm repo add), oci://HOST/PATH/NAME or a local .tgz")
+	f.StringVar(&o.Repo, "repo", o.Repo, "the chart repository URL a chart name is looked up in")
 	f.StringVar(&o.ChartVersion, "chart-version", o.ChartVersion, "the aws-cloud-controller-manager chart version")
+	f.BoolVar(&o.CloudConfig, "cloud-config", false, "the in-tree provider has a cloud config: every CCM command mounts it (before.cloud-config)")
+	f.StringVar(&o.ClusterCIDR, "cluster-cidr", "", "the pod CIDR, when the in-tree route controller manages VPC routes (before.routes): every CCM command runs the CCM's route controller")
+	f.BoolVar(&o.Helm, "helm", false, "print plain helm commands with aws-ccm-renderer as post-renderer instead of the chart wrapper's")
 	f.StringVar(&o.KCMUser, "kcm-user", o.KCMUser, "the user the in-tree kube-controller-manager authenticates as")
 	f.StringVar(&o.LeaderName, "leader-name", o.LeaderName, "the lease the in-tree controller manager and the CCM share")
 	complete(cmd, "distro", plan.Distros)
 	complete(cmd, "phase", plan.Phases)
 	complete(cmd, "output", plan.Formats)
 	complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
+	_ = cmd.RegisterFlagCompletionFunc("step", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		o := o
+		o.Distro = renderer.Distro(distro)
+		p, err := plan.Build(o)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var ids []cobra.Completion
+		for _, ph := range p.Phases {
+			for _, s := range ph.Steps {
+				ids = append(ids, s.ID)
+			}
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }

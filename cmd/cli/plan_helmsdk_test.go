@@ -20,7 +20,11 @@ func TestPlanWrapperCommands(t *testing.T) {
 			o := plan.DefaultOptions()
 			o.Distro = d
 			if custom {
-				o.Release, o.Namespace, o.KubeVersion, o.KCMUser, o.LeaderName = "ccm", "cloud", "v1.25.16", "system:kcm", "other"
+				o.Release, o.Namespace, o.KubeVersion, o.KCMUser, o.LeaderName = "ccm", "cloud", "1.25", "system:kcm", "other"
+				o.Chart, o.CloudConfig = "oci://registry.example.com/charts/aws-cloud-controller-manager", true
+				if d != "k3s" {
+					o.ClusterCIDR = "10.42.0.0/16"
+				}
 			}
 			p, err := plan.Build(o)
 			if err != nil {
@@ -43,8 +47,8 @@ func TestPlanWrapperCommands(t *testing.T) {
 							t.Errorf("%s: %s: %v", s.ID, c.Shell, err)
 							continue
 						}
-						if args := cmd.Flags().Args(); !slices.Equal(args, []string{o.Release}) {
-							t.Errorf("%s: positional arguments %q, want the release %s", s.ID, args, o.Release)
+						if args := cmd.Flags().Args(); !slices.Equal(args, []string{o.Release, p.CCM.Chart}) {
+							t.Errorf("%s: positional arguments %q, want the release %s and the chart %s", s.ID, args, o.Release, p.CCM.Chart)
 						}
 					}
 				}

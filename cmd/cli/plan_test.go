@@ -23,7 +23,7 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := plan.Options{Distro: "kubeadm", Phase: plan.Before, Release: "ccm", Namespace: "cloud", KubeVersion: "v1.24.17",
-		CCMVersion: "v1.24.4", ChartVersion: "0.0.9", KCMUser: "system:kcm", LeaderName: "other"}
+		CCMVersion: "v1.24.4", Chart: plan.ChartName, Repo: plan.ChartRepo, ChartVersion: "0.0.9", KCMUser: "system:kcm", LeaderName: "other"}
 	wp, err := plan.Build(want)
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +37,31 @@ func TestPlanCommand(t *testing.T) {
 	}
 	if len(p.Phases) != 1 || p.CCM.ImageTag != "v1.24.4" || p.CCM.Release != "ccm" || p.LeaderMigration.KCMUser != "system:kcm" {
 		t.Errorf("flags did not reach the plan: %+v", p)
+	}
+	// The new flags reach their options too.
+	code, out, errOut = run(t, "", "plan", "--distro", "rke", "-o", "json", "--step", "before.routes", "--chart", "mirror/aws-cloud-controller-manager",
+		"--cloud-config", "--cluster-cidr", "10.42.0.0/16", "--helm", "--kube-version", "1.26")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	wp, err = plan.Build(plan.Options{Distro: "rke", Step: "before.routes", Release: plan.DefaultRelease, Namespace: plan.DefaultNamespace,
+		KubeVersion: "1.26", KCMUser: plan.DefaultKCMUser, LeaderName: "cloud-provider-extraction-migration",
+		Chart: "mirror/aws-cloud-controller-manager", Repo: plan.ChartRepo, ChartVersion: plan.DefaultChartVersion,
+		CloudConfig: true, ClusterCIDR: "10.42.0.0/16", Helm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := plan.Write(&b, wp, plan.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != out {
+		t.Error("plan -o json with the new flags differs from plan.Build with their options")
+	}
+	// --brief prints the checklist.
+	code, out, _ = run(t, "", "plan", "--distro", "k3s", "--brief")
+	if code != ExitOK || !strings.HasPrefix(out, "Checklist: K3s") || !strings.Contains(out, "[ ] during.load-balancers") {
+		t.Errorf("plan --brief: exit %d\n%.300s", code, out)
 	}
 	// The default format is text, and all phases.
 	code, out, _ = run(t, "", "plan", "--distro", "rke")
@@ -58,8 +83,17 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown format", []string{"--distro", "rke", "-o", "yaml"}, `unknown output format "yaml"`},
 		{"unknown flag", []string{"--distro", "rke", "--mode", "migrate"}, "unknown flag: --mode"},
 		{"positional argument", []string{"--distro", "rke", "extra"}, `unknown command "extra"`},
-		{"version without v", []string{"--distro", "rke", "--kube-version", "1.26.3"}, `--kube-version "1.26.3" is not a Kubernetes version`},
-		{"not a version", []string{"--distro", "rke", "--kube-version", "latest"}, `--kube-version "latest"`},
+		{"not a version", []string{"--distro", "rke", "--kube-version", "latest"}, `--kube-version "latest" is not a Kubernetes version such as 1.26 or v1.26.15`},
+		{"a minor that is not a number", []string{"--distro", "rke", "--kube-version", "1.26.x"}, `--kube-version "1.26.x"`},
+		{"Kubernetes 2", []string{"--distro", "rke", "--kube-version", "v2.1.0"}, `--kube-version "v2.1.0"`},
+		{"unknown step", []string{"--distro", "k3s", "--step", "during.switch"}, `--step "during.switch": the k3s plan has no such step; its steps are before.preflight,`},
+		{"step and phase", []string{"--distro", "rke", "--step", "during.switch", "--phase", "during"}, "--phase and --step: give one"},
+		{"brief as JSON", []string{"--distro", "rke", "--brief", "-o", "json"}, "--brief is a checklist for people"},
+		{"repo with an OCI chart", []string{"--distro", "rke", "--chart", "oci://r.example.com/c/aws-cloud-controller-manager", "--repo", "https://charts.example.com"}, "--repo is where a chart name is looked up"},
+		{"repo that is no URL", []string{"--distro", "rke", "--repo", "charts.example.com"}, `--repo "charts.example.com" is not a chart repository URL`},
+		{"empty chart", []string{"--distro", "rke", "--chart", ""}, `--chart "" is not a chart`},
+		{"bad cluster CIDR", []string{"--distro", "kubeadm", "--cluster-cidr", "10.42.0.0"}, `--cluster-cidr "10.42.0.0" is not a CIDR`},
+		{"routes on K3s", []string{"--distro", "k3s", "--cluster-cidr", "10.42.0.0/16"}, "K3s's embedded cloud controller never managed VPC routes"},
 		{"too old", []string{"--distro", "rke2", "--kube-version", "v1.21.14"}, "needs Kubernetes 1.22 or later"},
 		{"no in-tree provider", []string{"--distro", "kubeadm", "--kube-version", "v1.27.16"}, "no in-tree AWS provider to migrate from"},
 		{"unknown minor", []string{"--distro", "k3s", "--kube-version", "v1.40.1"}, "pass --ccm-version with a v1.40.x tag"},
@@ -109,10 +143,18 @@ func TestPlanHelpAndCompletion(t *testing.T) {
 	for flag, want := range map[string][]string{
 		"--distro": {"rke", "rke2", "k3s", "kubeadm"},
 		"--phase":  {"before", "during", "after"},
+		"--step":   {"before.preflight", "before.hostname-label"},
 		"--output": {"text", "json", "markdown"},
 	} {
-		code, out, _ := run(t, "", "__complete", "plan", flag, "")
+		args := []string{"__complete", "plan", flag, ""}
+		if flag == "--step" {
+			args = []string{"__complete", "plan", "--distro", "k3s", flag, ""}
+		}
+		code, out, _ := run(t, "", args...)
 		got := strings.Fields(out)
+		if flag == "--step" && len(got) > len(want)+1 {
+			got = append(got[:len(want)], got[len(got)-1])
+		}
 		if code != ExitOK || len(got) != len(want)+1 || strings.Join(got[:len(want)], " ") != strings.Join(want, " ") {
 			t.Errorf("completion of %s: %q", flag, out)
 		}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -32,35 +34,50 @@ func Build(o Options) (*Plan, error) {
 		Title:             d.title,
 		Strategy:          d.strategy,
 		Summary:           d.summary,
-		KubernetesVersion: o.KubeVersion,
+		KubernetesVersion: r.KubeVersion,
 		CCM: CCM{
-			Chart:          ChartName,
-			Repository:     ChartRepo,
-			ChartVersion:   o.ChartVersion,
+			Chart:          r.Chart,
+			Source:         r.source,
+			ChartVersion:   r.ChartVersion,
 			Image:          ImageRepo + ":" + r.tag,
 			ImageTag:       r.tag,
 			ImageTagSource: r.tagSource,
-			Release:        o.Release,
-			Namespace:      o.Namespace,
+			Release:        r.Release,
+			Namespace:      r.Namespace,
 			DaemonSet:      daemonSet,
 		},
 	}
+	if r.source == SourceRepoURL {
+		p.CCM.Repository = r.Repo
+	}
 	if d.strategy == LeaderMigration {
-		p.LeaderMigration = &Lease{Name: o.LeaderName, Namespace: leaseNS, KCMUser: o.KCMUser}
+		p.LeaderMigration = &Lease{Name: r.LeaderName, Namespace: leaseNS, KCMUser: r.KCMUser}
 	}
 	phases := []PhasePlan{
 		{Name: Before, Title: "Before the switch", Summary: d.beforeSummary, Steps: d.before},
 		{Name: During, Title: "The switch", Summary: d.duringSummary, Steps: d.during},
 		{Name: After, Title: "After the switch", Summary: d.afterSummary, Steps: d.after},
 	}
+	var ids []string
 	for _, ph := range phases {
-		if o.Phase != "" && ph.Name != o.Phase {
-			continue
-		}
 		for i := range ph.Steps {
 			ph.Steps[i].ID = fmt.Sprintf("%s.%s", ph.Name, ph.Steps[i].ID)
+			ids = append(ids, ph.Steps[i].ID)
+		}
+		switch {
+		case o.Phase != "" && ph.Name != o.Phase:
+			continue
+		case o.Step != "":
+			i := slices.IndexFunc(ph.Steps, func(s Step) bool { return s.ID == o.Step })
+			if i < 0 {
+				continue
+			}
+			ph.Steps = ph.Steps[i : i+1]
 		}
 		p.Phases = append(p.Phases, ph)
+	}
+	if o.Step != "" && len(p.Phases) == 0 {
+		return nil, usagef("--step %q: the %s plan has no such step; its steps are %s", o.Step, o.Distro, strings.Join(ids, ", "))
 	}
 	return p, nil
 }
@@ -78,13 +95,49 @@ type builder struct {
 	r resolved
 }
 
-// rendererFlags are the renderer's flags for mode, as the plan passes them.
-func (b *builder) rendererFlags(mode renderer.Mode, withKubeVersion bool) []string {
-	f := []string{"--distro=" + string(b.r.Distro), "--mode=" + string(mode)}
-	if withKubeVersion {
+// Files the plan's commands use when the cluster has a cloud config.
+const (
+	cloudConfigValues = "ccm-cloud-config-values.yaml"
+	cloudConfigMount  = "/etc/aws-ccm"
+	cloudConfigFile   = cloudConfigMount + "/cloud.conf"
+)
+
+// setArgs are the CCM flags every render of this plan sets beyond the
+// renderer's own: the cloud config and the route controller.
+func (b *builder) setArgs() []string {
+	var a []string
+	if b.r.CloudConfig {
+		a = append(a, "--set-arg=cloud-config="+cloudConfigFile)
+	}
+	if b.r.ClusterCIDR != "" {
+		a = append(a, "--set-arg=configure-cloud-routes=true", "--set-arg=cluster-cidr="+b.r.ClusterCIDR)
+	}
+	return a
+}
+
+// render says how one render of the CCM differs from the plan's defaults.
+type render struct {
+	mode renderer.Mode
+	// tag is the CCM image; "" is the plan's.
+	tag string
+	// noKubeVersion leaves --kube-version out: the chart wrapper asks the
+	// cluster (after an upgrade only the operator knows it otherwise).
+	noKubeVersion bool
+	// extraArgs are more renderer flags (--set-arg=...).
+	extraArgs []string
+	// reset makes the chart wrapper ignore the options the release
+	// records (needed to drop a --set-arg).
+	reset bool
+}
+
+// rendererFlags are the renderer's flags for a render, as the plan passes
+// them.
+func (b *builder) rendererFlags(rd render) []string {
+	f := []string{"--distro=" + string(b.r.Distro), "--mode=" + string(rd.mode)}
+	if !rd.noKubeVersion {
 		f = append(f, "--kube-version="+b.r.KubeVersion)
 	}
-	if mode == renderer.ModeMigrate {
+	if rd.mode == renderer.ModeMigrate {
 		if b.r.LeaderName != renderer.DefaultLeaderName {
 			f = append(f, "--leader-name="+b.r.LeaderName)
 		}
@@ -92,45 +145,75 @@ func (b *builder) rendererFlags(mode renderer.Mode, withKubeVersion bool) []stri
 			f = append(f, "--kcm-user="+b.r.KCMUser)
 		}
 	}
-	return f
+	f = append(f, b.setArgs()...)
+	return append(f, rd.extraArgs...)
 }
 
-// chartArgs are the Helm flags that select the chart, its version and the
-// CCM image.
+// chartArgs are the release, the chart and the flags that say where it
+// comes from, which version, the namespace, the CCM image and the values.
 func (b *builder) chartArgs(tag string) []string {
-	a := []string{"--version", b.r.ChartVersion, "--namespace", b.r.Namespace}
-	if b.r.Namespace != DefaultNamespace {
+	r := b.r
+	a := []string{r.Release, r.Chart}
+	switch r.source {
+	case SourceRepoURL:
+		a = append(a, "--repo", r.Repo, "--version", r.ChartVersion)
+	case SourceRepoName, SourceOCI:
+		a = append(a, "--version", r.ChartVersion)
+	}
+	a = append(a, "--namespace", r.Namespace)
+	if r.Namespace != DefaultNamespace {
 		// The chart puts its objects in .Values.namespace, not in the
 		// release's namespace.
-		a = append(a, "--set", "namespace="+b.r.Namespace)
+		a = append(a, "--set", "namespace="+r.Namespace)
 	}
-	return append(a, "--set", "image.tag="+tag)
+	a = append(a, "--set", "image.tag="+tag)
+	if r.CloudConfig {
+		a = append(a, "-f", cloudConfigValues)
+	}
+	return a
 }
 
-// helmUpgrade installs or upgrades the CCM release through Helm with the
+func (b *builder) tagOf(rd render) string {
+	if rd.tag != "" {
+		return rd.tag
+	}
+	return b.r.tag
+}
+
+// upgrade installs or upgrades the CCM release: with the chart wrapper,
+// which keeps the options the release records (so an upgrade that forgets
+// --mode=migrate stays in migrate mode), or with --helm plain Helm and the
 // renderer as post-renderer.
-func (b *builder) helmUpgrade(description string, mode renderer.Mode) Command {
-	return b.helmUpgradeTo(description, mode, b.r.tag, true)
-}
-
-func (b *builder) helmUpgradeTo(description string, mode renderer.Mode, tag string, withKubeVersion bool) Command {
-	argv := []string{"helm", "upgrade", "--install", b.r.Release, ChartName, "--repo", ChartRepo}
-	argv = append(argv, b.chartArgs(tag)...)
-	argv = append(argv, "--post-renderer", "aws-ccm-renderer")
-	for _, f := range b.rendererFlags(mode, withKubeVersion) {
-		argv = append(argv, "--post-renderer-args="+f)
+func (b *builder) ccmUpgrade(description string, rd render) Command {
+	var argv []string
+	if b.r.Helm {
+		argv = append([]string{"helm", "upgrade", "--install"}, b.chartArgs(b.tagOf(rd))...)
+		argv = append(argv, "--post-renderer", "aws-ccm-renderer")
+		for _, f := range b.rendererFlags(rd) {
+			argv = append(argv, "--post-renderer-args="+f)
+		}
+	} else {
+		argv = append([]string{"aws-ccm-renderer", "upgrade", "--install"}, b.chartArgs(b.tagOf(rd))...)
+		argv = append(argv, b.rendererFlags(rd)...)
+		if rd.reset {
+			argv = append(argv, "--reset-options")
+		}
 	}
 	argv = append(argv, "--wait")
-	return run(KindRenderer, atWorkstation, description, argv...)
+	c := run(KindRenderer, atWorkstation, description, argv...)
+	c.Main = true
+	return c
 }
 
-// diff previews what helmUpgrade changes in the cluster.
-func (b *builder) diff(mode renderer.Mode) Command {
-	argv := []string{"aws-ccm-renderer", "diff", b.r.Release, "--deployed"}
-	argv = append(argv, b.chartArgs(b.r.tag)...)
-	argv = append(argv, b.rendererFlags(mode, true)...)
-	return run(KindRenderer, atWorkstation,
-		"Preview: what the upgrade below would change in the cluster (the release's deployed manifest against the new one, a server-side dry run)", argv...)
+// diff previews what ccmUpgrade changes in the cluster.
+func (b *builder) diff(rd render) Command {
+	argv := append([]string{"aws-ccm-renderer", "diff"}, b.chartArgs(b.tagOf(rd))...)
+	argv = append(argv, "--deployed")
+	argv = append(argv, b.rendererFlags(rd)...)
+	if rd.reset {
+		argv = append(argv, "--reset-options")
+	}
+	return run(KindRenderer, atWorkstation, "Preview: what the upgrade below changes in the cluster (a server-side dry run against the release)", argv...)
 }
 
 func (b *builder) uninstall() Command {
@@ -138,19 +221,37 @@ func (b *builder) uninstall() Command {
 		"helm", "uninstall", b.r.Release, "--namespace", b.r.Namespace, "--wait")
 }
 
-// leases lists the holders of the given leases in kube-system.
-func (b *builder) leases(names ...string) *Command {
-	argv := append([]string{"kubectl", "-n", leaseNS, "get", "lease"}, names...)
-	argv = append(argv, "-o", "custom-columns=LEASE:.metadata.name,HOLDER:.spec.holderIdentity,RENEWED:.spec.renewTime")
-	c := run(KindKubectl, atWorkstation, "", argv...)
+// checkFlags are check's flags that the plan's options change.
+func (b *builder) checkFlags() []string {
+	if b.r.Distro != renderer.DistroK3s && b.r.KCMUser != DefaultKCMUser {
+		return []string{"--kcm-user", b.r.KCMUser}
+	}
+	return nil
+}
+
+// checkRendered is the gate before the CCM is installed: the manifests the
+// install would deploy, checked against the live cluster.
+func (b *builder) checkRendered(mode renderer.Mode) *Command {
+	tmpl := append([]string{"aws-ccm-renderer", "template"}, b.chartArgs(b.r.tag)...)
+	tmpl = append(tmpl, b.rendererFlags(render{mode: mode})...)
+	chk := append([]string{"aws-ccm-renderer", "check", "-f", "-"}, b.checkFlags()...)
+	c := script(KindCheck, atWorkstation, "", shellLine(tmpl)+" \\\n  | "+shellLine(chk))
 	return &c
 }
 
-// migrationHolder prints the identity that holds the migration lease.
-func (b *builder) migrationHolder() *Command {
-	c := run(KindKubectl, atWorkstation, "", "kubectl", "-n", leaseNS, "get", "lease", b.r.LeaderName,
-		"-o", `jsonpath={.spec.holderIdentity}{"\n"}`)
+// checkRelease is the gate once the CCM is installed: its release's
+// deployed manifest against the live cluster.
+func (b *builder) checkRelease() *Command {
+	argv := append([]string{"aws-ccm-renderer", "check", "--release", b.r.Release, "--namespace", b.r.Namespace}, b.checkFlags()...)
+	c := run(KindCheck, atWorkstation, "", argv...)
 	return &c
+}
+
+// mainCheck marks a check's command as the step's main command.
+func mainCheck(c *Command) *Command {
+	cc := *c
+	cc.Main = true
+	return &cc
 }
 
 func (b *builder) pods() *Command {
@@ -159,31 +260,10 @@ func (b *builder) pods() *Command {
 	return &c
 }
 
-func (b *builder) rollout() *Command {
-	c := run(KindKubectl, atWorkstation, "", "kubectl", "-n", b.r.Namespace, "rollout", "status", "daemonset/"+daemonSet, "--timeout=5m")
-	return &c
-}
-
-// nodes lists each node's name, provider ID and kubelet version, sorted.
+// nodesArgv lists each node's name, provider ID and kubelet version, sorted.
 func (b *builder) nodesArgv() []string {
 	return []string{"kubectl", "get", "nodes", "--sort-by=.metadata.name",
 		"-o", "custom-columns=NAME:.metadata.name,PROVIDER-ID:.spec.providerID,KUBELET:.status.nodeInfo.kubeletVersion"}
-}
-
-// uninitialized lists the nodes that still wait for a cloud controller.
-func (b *builder) uninitialized() *Command {
-	c := script(KindKubectl, atWorkstation, "", `
-kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.taints[*].key}{"\n"}{end}' \
-  | grep node.cloudprovider.kubernetes.io/uninitialized`)
-	return &c
-}
-
-// providerIDs lists the nodes whose provider ID is not an AWS one.
-func (b *builder) foreignProviderIDs() *Command {
-	c := script(KindKubectl, atWorkstation, "", `
-kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.providerID}{"\n"}{end}' \
-  | grep -v ' aws:///'`)
-	return &c
 }
 
 // nodesUnchanged compares the nodes with the list saved before the switch.
@@ -206,6 +286,27 @@ const kcmRole = "kcm-leader-migration"
 
 func (b *builder) lbServices() *Command {
 	c := run(KindKubectl, atWorkstation, "", "kubectl", "get", "services", "--all-namespaces",
-		"-o", `jsonpath={range .items[?(@.spec.type=="LoadBalancer")]}{.metadata.namespace}/{.metadata.name}{" "}{.status.loadBalancer.ingress[*].hostname}{"\n"}{end}`)
+		"-o", `jsonpath={range .items[?(@.spec.type=="LoadBalancer")]}{.metadata.namespace}/{.metadata.name}{" "}{.status.loadBalancer.ingress[*].hostname}{.status.loadBalancer.ingress[*].ip}{"\n"}{end}`)
 	return &c
+}
+
+// mirrorPodRouteFlags shows the controller managers' route flags, read off
+// their static pods' mirror pods (RKE2, kubeadm).
+func mirrorPodRouteFlags() Command {
+	return script(KindKubectl, atWorkstation, "The controller managers' route flags (their static pods' mirror pods)", `
+kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
+  | grep -o -e '--allocate-node-cidrs=[a-z]*' -e '--configure-cloud-routes=[a-z]*' -e '--cluster-cidr=[^" ]*' | sort | uniq -c`)
+}
+
+// kubeletNotExternal checks, off the node-args annotation RKE2 and K3s
+// record on each node (rke2.io/node-args, k3s.io/node-args), which nodes'
+// kubelets are not given cloud-provider=external.
+func kubeletNotExternal(program, name, expect string) Check {
+	return Check{
+		Description: "Nodes whose kubelet is not told --cloud-provider=external (" + name + " records each node's arguments)",
+		Command: ptr(script(KindKubectl, atWorkstation, "", `
+kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.annotations.`+program+`\.io/node-args}{"\n"}{end}' \
+  | grep -v 'cloud-provider=external' | cut -d' ' -f1`)),
+		Expect: expect,
+	}
 }

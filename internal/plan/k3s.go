@@ -6,29 +6,39 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
+// k3sHoldServices keeps the CCM's service controller off while ServiceLB
+// still answers the Services of type LoadBalancer.
+const k3sHoldServices = "--set-arg=controllers=*,-service"
+
+// svclbSelector selects the DaemonSets ServiceLB made (k3s
+// pkg/cloudprovider/servicelb.go, the svcname label).
+const svclbSelector = "svccontroller.k3s.cattle.io/svcname"
+
 func k3sPlan(b *builder) distroPlan {
 	r := b.r
 	restart := script(KindNode, atEveryNode, "Restart K3s: servers one at a time, then agents",
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
-	kubeletLog := script(KindNode, atEveryNode, "", `sudo journalctl -u k3s -u k3s-agent | grep 'Running kubelet' | tail -n 1 | grep -o -e '--cloud-provider=[a-z]*'`)
+	restartServers := script(KindNode, atControlPlane, "Restart K3s on the servers, one at a time", "sudo systemctl restart k3s")
+	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", "No output once every node has restarted. A node listed has no kubelet-arg cloud-provider=external: K3s gives it no cloud provider (the embedded one is off), and it registers without the uninitialized taint the CCM needs.")
 
 	imds := script(KindNode, atEveryNode, "What AWS knows the node as (instance metadata, IMDSv2)", `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
 for p in local-hostname instance-id placement/availability-zone; do
   printf '%s: %s\n' "$p" "$(curl -s -H "X-aws-ec2-metadata-token: $TOKEN" "http://169.254.169.254/latest/meta-data/$p")"
 done`)
-
+	imds.Main = true
 	identity := Step{
 		ID:    "node-identity",
 		Title: "Decide how AWS will know each node: its name or a kubelet --provider-id",
-		Why: "The CCM finds a node's instance by the node's provider ID or, when it has none, by the node's name taken as " +
-			"the EC2 private DNS name, and registers only nodes with an aws:/// provider ID behind load balancers " +
-			"(kubernetes/cloud-provider-aws pkg/providers/v1). K3s nodes have k3s:// provider IDs, and the API server " +
-			"never lets a provider ID change once set (\"node updates may not change providerID except from \\\"\\\" to " +
-			"valid\", pkg/apis/core/validation): every node registers anew in during.reregister-nodes, under its private " +
-			"DNS name, or under any name with the provider ID its kubelet gives it.",
+		Why: "The CCM finds a node's instance by its provider ID or, without one, by its name taken as the EC2 private DNS " +
+			"name, and puts only nodes with an aws:// provider ID behind load balancers (kubernetes/cloud-provider-aws " +
+			"pkg/providers/v1 aws_loadbalancer.go findInstancesForELB, instances.go mapToAWSInstanceIDsTolerant, v1.26.14). " +
+			"K3s nodes have k3s:// provider IDs, and the API server lets a provider ID change only from empty " +
+			"(pkg/apis/core/validation ValidateNodeUpdate): every node registers anew in during.reregister-nodes, under " +
+			"its private DNS name, or under its own name with the provider ID its kubelet gives it.",
 		Notes: []string{
 			"Nodes whose name already is their private DNS name (local-hostname) need nothing here.",
+			"Prefer the provider-id route on nodes with local volumes (before.hostname-label): the node keeps its name and its kubernetes.io/hostname label.",
 			"K3s clusters provisioned by Rancher are named after their machines and rkeConfig has no per-node settings: custom clusters can register nodes with --node-name; machine pools register new machines under their machine names, which the CCM cannot find, unless the instances' hostnames are their private DNS names.",
 		},
 		Snippets: []Snippet{{
@@ -39,7 +49,7 @@ node-name: ip-10-0-1-10.us-west-2.compute.internal
 # kubelet-arg:
 #   - provider-id=aws:///us-west-2a/i-0123456789abcdef0
 `,
-			Note: "Per node, with its own values; used when the node registers again (during.reregister-nodes).",
+			Note: "Per node, with its own values; used when the node registers again (during.reregister-nodes)",
 		}},
 		Commands: []Command{imds},
 		Checks: []Check{{
@@ -49,22 +59,36 @@ node-name: ip-10-0-1-10.us-west-2.compute.internal
 		Rollback: readOnly(),
 	}
 
+	lbInventory := Step{
+		ID:    "load-balancers",
+		Title: "List the Services of type LoadBalancer: each gets a new address",
+		Why: "ServiceLB answers them today with the nodes' addresses. Once it is off the CCM makes an ELB for each, with a " +
+			"new DNS name, and registers only nodes with an aws:// provider ID behind it (findInstancesForELB, v1.26.14). " +
+			"The plan keeps ServiceLB on and the CCM's service controller off until every node is registered again " +
+			"(during.load-balancers), so clients see one change: the new ELB name.",
+		Commands: []Command{mainCmd(*b.lbServices())},
+		Checks: []Check{{
+			Description: "Who uses each address",
+			Expect:      "For every Service listed you know what points at its address (DNS records, clients) and can change it in during.load-balancers.",
+		}},
+		Rollback: readOnly(),
+	}
+
 	disable := Step{
 		ID:    "disable-k3s-ccm",
-		Title: "Turn off K3s's embedded cloud controller and ServiceLB; kubelets on --cloud-provider=external",
-		Why: "Two cloud controllers must not serve one cluster: the embedded one would keep giving new nodes k3s:// " +
-			"provider IDs, and its ServiceLB would answer the Services of type LoadBalancer that the CCM turns into ELBs. " +
-			"With disable-cloud-controller K3s also stops passing --cloud-provider=external to the kubelet " +
-			"(k3s pkg/daemons/agent), so the kubelet gets it as kubelet-arg: only a kubelet with it registers its node " +
-			"with the node.cloudprovider.kubernetes.io/uninitialized taint that the CCM initialises.",
+		Title: "Turn off K3s's node controllers; kubelets on --cloud-provider=external",
+		Why: "disable-cloud-controller turns off the cloud-node and cloud-node-lifecycle controllers of K3s's embedded " +
+			"cloud controller, which would keep giving new nodes k3s:// provider IDs; ServiceLB is that controller's " +
+			"service controller and stays until disable: servicelb (k3s docs/adrs/servicelb-ccm.md; pkg/cloudprovider " +
+			"NodeEnabled and LBEnabled), which this plan keeps for during.load-balancers. With disable-cloud-controller K3s " +
+			"also stops passing --cloud-provider=external to the kubelet (pkg/daemons/agent/agent_linux.go), so it comes " +
+			"as kubelet-arg: only a kubelet with it registers its node with the uninitialized taint the CCM initialises.",
 		Notes: []string{
-			"Lists replace lists: keep your other items of disable and kubelet-arg in the same lists.",
-			"Until the CCM runs (next step), nodes that join stay uninitialised and new Services of type LoadBalancer get no address: go on at once.",
+			"Lists replace lists: keep your other kubelet-arg items. disable-cloud-controller must be the same on every server (K3s documentation, \"Critical configuration values\").",
+			"Until the CCM runs (next step), nodes that join stay uninitialised: go on at once.",
 		},
 		Snippets: []Snippet{
 			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: `disable-cloud-controller: true
-disable:
-  - servicelb
 kubelet-arg:
   - cloud-provider=external
 `},
@@ -75,39 +99,35 @@ kubelet-arg:
   rkeConfig:
     machineGlobalConfig:
       disable-cloud-controller: true
-      disable:
-        - servicelb
       kubelet-arg:
         - cloud-provider=external
-`, Note: "Instead of the config files; Rancher restarts K3s on each machine."},
+`, Note: "Instead of the config files; Rancher restarts K3s on each machine"},
 		},
-		Commands: []Command{restart},
-		Checks: []Check{{
-			Description: "The kubelet's cloud provider, on every node",
-			Command:     &kubeletLog,
-			Expect:      "--cloud-provider=external",
-		}},
+		Commands: []Command{mainCmd(restart)},
+		Checks:   []Check{nodeArgsExternal},
 		Rollback: Rollback{
-			Description: "Remove the three settings and restart K3s: the embedded cloud controller and ServiceLB come back. Uninstall the CCM first if it was installed.",
+			Description: "Remove the settings and restart K3s: the embedded node controllers come back. Uninstall the CCM first if it was installed.",
 			Commands:    []Command{restart},
 		},
 	}
 
+	hold := render{mode: renderer.ModeInstall, extraArgs: []string{k3sHoldServices}}
 	install := Step{
 		ID:    "install-ccm",
-		Title: "Install the CCM (--mode=install)",
+		Title: "Install the CCM (--mode=install), its service controller off",
 		Why: fmt.Sprintf("There is no in-tree controller manager to hand over from, so no leader migration: the CCM is "+
-			"the only cloud controller from the start and leads under the Lease %s. The renderer pins K3s's "+
-			"control-plane placement and tolerations; image.tag pins the CCM to the cluster's minor.", ccmLease),
-		Commands: []Command{
-			b.diff(renderer.ModeInstall),
-			b.helmUpgrade("Install the CCM, pinned to the cluster's minor", renderer.ModeInstall),
-		},
-		Checks: []Check{
-			{Description: "The DaemonSet rolled out", Command: b.rollout(), Expect: "successfully rolled out"},
-			{Description: "Where the pods run", Command: b.pods(), Expect: "One Running pod on each server."},
-			{Description: "The CCM leads", Command: b.leases(ccmLease), Expect: "A CCM pod holds it; RENEWED moves on every few seconds."},
-		},
+			"the only node controller from the start and leads under the Lease %s (K3s's embedded one uses "+
+			"k3s-cloud-controller-manager, pkg/daemons/control/server.go). %s keeps its service controller off while "+
+			"ServiceLB answers the LoadBalancer Services, so that two service controllers never act on one Service "+
+			"(service is the controller's name up to the 1.27 libraries and an alias of service-lb-controller from 1.28: "+
+			"k8s.io/cloud-provider names.CCMControllerAliases, which cmd/aws-cloud-controller-manager/main.go passes from v1.28).", ccmLease, k3sHoldServices),
+		Commands: []Command{b.diff(hold), b.ccmUpgrade("Install the CCM, pinned to the cluster's minor", hold)},
+		Checks: []Check{{
+			Description: "The CCM against the cluster",
+			Command:     b.checkRelease(),
+			Expect: "A CCM pod running and ready on every server, the CCM's lease held by its leader. Exit 1 with one ✗ " +
+				"per node still on its k3s:// provider ID is expected until during.reregister-nodes; any other ✗ is fixed first.",
+		}},
 		Rollback: Rollback{
 			Description: "Uninstall the CCM, then undo during.disable-k3s-ccm.",
 			Commands:    []Command{b.uninstall()},
@@ -117,6 +137,7 @@ kubelet-arg:
 	drain := script(KindKubectl, atWorkstation, "Agents, one at a time (NODE: its name): move its pods away and delete the Node object", `
 kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
 kubectl delete node "$NODE"`)
+	drain.Main = true
 	reregister := Step{
 		ID:    "reregister-nodes",
 		Title: "Register every node again, so that the CCM gives it an AWS provider ID",
@@ -125,21 +146,53 @@ kubectl delete node "$NODE"`)
 			"sets its aws:/// provider ID, addresses and zone labels and removes the taint.",
 		Notes: []string{
 			"Agents: drain, delete the Node, restart k3s-agent on the node (with node-name or the provider-id kubelet-arg of before.node-identity in its config.yaml).",
-			"Servers: do not delete a server's Node: K3s removes a server's etcd member when its Node is deleted (k3s pkg/etcd, member_controller.go). Replace servers one at a time by new instances that join with the configuration of during.disable-k3s-ccm and their own identity, and remove the old servers as K3s documents.",
+			"Servers: do not delete a server's Node: K3s removes a server's etcd member when its Node is deleted (k3s pkg/etcd). Replace servers one at a time by new instances that join with the configuration of during.disable-k3s-ccm and their own identity, and remove the old servers as K3s documents.",
 		},
-		Commands: []Command{
-			drain,
-			script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent"),
-		},
+		Commands: []Command{drain, script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent")},
 		Checks: []Check{
 			{
 				Description: "The node's provider ID",
 				Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{"\n"}'`)),
 				Expect:      "aws:///<zone>/<instance-id>, within seconds of the registration.",
 			},
-			{Description: "Nodes waiting for a cloud controller", Command: b.uninitialized(), Expect: "No output. A node that stays here was not found by the CCM: check its name or provider ID (before.node-identity) and the CCM's log."},
+			{
+				Description: "The CCM against the cluster, after the last node",
+				Command:     b.checkRelease(),
+				Expect:      "Exit 0: every node initialised by the AWS CCM. A node still uninitialised was not found: its name or provider ID (before.node-identity).",
+			},
 		},
-		Rollback: Rollback{Description: "Nothing per node: a re-registered node keeps its aws:/// provider ID even under the embedded controller, which keeps a provider ID it finds (k3s pkg/cloudprovider)."},
+		Rollback: Rollback{Description: "Nothing per node: a node registered again keeps its aws:/// provider ID."},
+	}
+
+	elbs := render{mode: renderer.ModeInstall, reset: true}
+	lbSwitch := Step{
+		ID:    "load-balancers",
+		Title: "Move the LoadBalancer Services from ServiceLB to ELBs",
+		Why: "With every node on an aws:// provider ID the CCM's ELBs get every node as a backend. disable: servicelb " +
+			"turns K3s's service controller off; with its node controllers off too K3s runs no cloud controller at all " +
+			"(k3s docs/adrs/servicelb-ccm.md), so nothing deletes ServiceLB's svclb DaemonSets: delete them. Rendering the " +
+			"CCM without " + k3sHoldServices + " starts its service controller, which makes an ELB per Service. " +
+			"--reset-options drops the --set-arg the release records (docs/chart-wrapper.md).",
+		Notes: []string{
+			"Each Service is unreachable from when ServiceLB stops until its ELB answers (a minute or two) and its clients use the new name: do it in a window, and change the DNS records of before.load-balancers.",
+		},
+		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: `disable:
+  - servicelb
+`, Note: "Keep your other disable items; Rancher: the same in machineGlobalConfig"}},
+		Commands: []Command{
+			restartServers,
+			b.diff(elbs),
+			b.ccmUpgrade("The CCM with its service controller", elbs),
+			run(KindKubectl, atWorkstation, "ServiceLB's DaemonSets, left behind", "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", svclbSelector),
+		},
+		Checks: []Check{{
+			Description: "Load balancers",
+			Command:     b.lbServices(),
+			Expect:      "Every Service of type LoadBalancer has an ELB hostname (*.elb.amazonaws.com), no node address.",
+		}},
+		Rollback: Rollback{
+			Description: "Render the CCM with " + k3sHoldServices + " again (during.install-ccm's command), delete the ELBs it made (the hostname's first label up to its last '-' is the name: aws elb delete-load-balancer --load-balancer-name NAME; an NLB: aws elbv2 delete-load-balancer) and the finalizer service.kubernetes.io/load-balancer-cleanup of each Service, then remove servicelb from disable and restart the servers.",
+		},
 	}
 
 	verify := Step{
@@ -147,37 +200,52 @@ kubectl delete node "$NODE"`)
 		Title: "Check that every node is the CCM's",
 		Why:   "The switch is done when no node is left with a k3s:// provider ID and load balancers are ELBs.",
 		Checks: []Check{
-			{Description: "Provider IDs", Command: b.foreignProviderIDs(), Expect: "No output: every node has an aws:/// provider ID."},
-			{Description: "Nodes waiting for a cloud controller", Command: b.uninitialized(), Expect: "No output."},
-			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer has an ELB hostname (*.elb.amazonaws.com); ServiceLB's node addresses are gone."},
-			{Description: "The CCM leads", Command: b.leases(ccmLease), Expect: "A CCM pod holds it."},
+			{Description: "The CCM against the cluster", Command: mainCheck(b.checkRelease()), Expect: "Exit 0: every node initialised by the AWS CCM, the CCM's lease held. " + expectFix},
+			{Description: "ServiceLB is gone", Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "get", "daemonsets", "--all-namespaces", "-l", svclbSelector)), Expect: "No resources found."},
 		},
 		Rollback: Rollback{Description: "See the rollbacks of the steps of this phase."},
 	}
 
+	snapshot := func(name string) Command {
+		return script(KindNode, atControlPlane, "On one server, with embedded etcd", "sudo k3s etcd-snapshot save --name "+name)
+	}
+	const restore = "To restore: k3s server --cluster-reset --cluster-reset-restore-path=<snapshot> (K3s documentation, \"etcd-snapshot\"). With SQLite or an external datastore, back that up instead."
+
+	before := []Step{
+		b.preflight("Every PROVIDER-ID reads k3s://<NAME>: K3s's embedded cloud controller set it (k3s pkg/cloudprovider). Note the nodes whose NAME is not their instance's EC2 private DNS name: before.node-identity is about them.",
+			"Exit 1, and the only ✗ lines are the nodes' k3s:// provider IDs (during.reregister-nodes replaces them). Every server shows where a CCM pod would run, and the CCM's version matches the API server."),
+		b.hostnameLabel("on K3s the agent gives the kubelet --hostname-override set to the node's name (pkg/daemons/agent/agent_linux.go), so the label follows the name: a node that registers again under a new name gets a new label, and local-path volumes (K3s's default StorageClass) stay behind with the old one. Register such nodes under their own name with a provider ID (before.node-identity)."),
+		identity,
+		b.iam("", true),
+		b.clusterTags("K3s did not need them: tag the instances (servers at least), subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config)."),
+	}
+	if r.CloudConfig {
+		before = append(before, b.cloudConfig("K3s had none: this one holds what the CCM needs beyond its defaults (KubernetesClusterID without the tags, [ServiceOverride] sections for private endpoints).", nil))
+	}
+	before = append(before,
+		lbInventory,
+		b.ebsCSI("K3s has no in-tree EBS plugin to lose (it is built without the cloud providers' code): EBS volumes on K3s are the EBS CSI driver's already, and the switch does not touch them. Check that it stays so."),
+		b.ecr("K3s's kubelet has no built-in ECR credential provider (it is built without the cloud providers' code): ECR pulls work only through the ecr-credential-provider plugin, and the switch does not change that. Check it is in place if the cluster pulls from ECR.",
+			"/var/lib/rancher/credentialprovider/bin",
+			[]Snippet{{
+				File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
+				Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist K3s passes them to the kubelet itself (pkg/daemons/agent/agent_linux.go ImageCredProvAvailable)",
+			}}, []Command{restart}),
+		b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
+	)
 	return distroPlan{
 		title:    "K3s (/etc/rancher/k3s/config.yaml, or spec.rkeConfig when provisioned by Rancher)",
 		strategy: Switch,
 		summary: fmt.Sprintf("K3s is built without the in-tree cloud providers (the providerless build tag): its embedded "+
 			"cloud controller (provider k3s) initialised the nodes with k3s://<node name> provider IDs and runs ServiceLB. "+
 			"Moving a K3s cluster at Kubernetes %s to the AWS CCM is therefore a switch, not a leader migration: the "+
-			"embedded controller goes off, the CCM comes on, and every node registers again to get an AWS provider ID.",
-			r.KubeVersion),
+			"embedded node controllers go off, the CCM comes on, every node registers again to get an AWS provider ID, and "+
+			"then the LoadBalancer Services move from ServiceLB to ELBs.", r.KubeVersion),
 		beforeSummary: "Nothing changes yet: check what the CCM needs and decide how each node will be known to AWS.",
-		duringSummary: "Embedded controller off, CCM on, nodes registered again. Between the first and the second step new nodes and new load balancers wait.",
+		duringSummary: "Node controllers off, CCM on, nodes registered again, then the load balancers. Between the first two steps new nodes wait.",
 		afterSummary:  "The CCM follows the cluster's minor on every upgrade.",
-		before: []Step{
-			b.preflight("Every PROVIDER-ID reads k3s://<NAME>: K3s's embedded cloud controller set it (k3s pkg/cloudprovider). Note the nodes whose NAME is not their instance's EC2 private DNS name: before.node-identity is about them."),
-			identity,
-			b.clusterTags("K3s did not need them: tag the instances (control-plane ones at least), subnets and security groups now, or set KubernetesClusterID in a cloud config (--set-arg=cloud-config=... with a mounted file)."),
-			b.ebsCSI("K3s has no in-tree EBS plugin to lose (it is built without the cloud providers' code): EBS volumes on K3s are the EBS CSI driver's already, and the switch does not touch them. Check that it stays so."),
-			b.ecr("K3s's kubelet has no built-in ECR credential provider (it is built without the cloud providers' code): ECR pulls work only through the ecr-credential-provider plugin, and the switch does not change that. Check it is in place if the cluster pulls from ECR.",
-				[]Snippet{{
-					File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist K3s passes them to the kubelet itself (--image-credential-provider-config and --image-credential-provider-bin-dir default to these paths).",
-				}}, []Command{restart}),
-		},
-		during: []Step{disable, install, reregister, verify},
+		before:        before,
+		during:        []Step{disable, install, reregister, lbSwitch, verify},
 		after: []Step{
 			b.upgrade("The AWS CCM is released per Kubernetes minor: upgrade K3s one minor at a time and the CCM with it.", nil),
 		},

@@ -24,13 +24,13 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 			"and writes them into the static pod manifests of /etc/kubernetes/manifests. The controller manager gets "+
 			"its own LeaderMigrationConfiguration, naming the controllers of a 1.%d controller manager as its built-in "+
 			"configuration does, under the Lease %s; kubeadm mounts only /etc/kubernetes/pki and its kubeconfig "+
-			"from /etc/kubernetes into it, so the file needs an extraVolume.", r.minor, r.LeaderName),
+			"from /etc/kubernetes into it (cmd/kubeadm/app/phases/controlplane/volumes.go), so the file needs an extraVolume.", r.minor, r.LeaderName),
 		Notes: []string{
 			"The ClusterConfiguration of kubeadm 1.22 to 1.30 is kubeadm.k8s.io/v1beta3, where extraArgs is a map.",
 			"Editing the ConfigMap changes nothing on the nodes by itself; it keeps kubeadm upgrade from undoing the change. kubeadm init phase control-plane writes the manifest (\"Reconfiguring a kubeadm cluster\" in the Kubernetes documentation).",
 		},
 		Snippets: []Snippet{
-			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: "On every control-plane node."},
+			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: "On every control-plane node"},
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
 kind: ClusterConfiguration
 controllerManager:
@@ -44,17 +44,17 @@ controllerManager:
       mountPath: ` + kcmConfigPath + `
       readOnly: true
       pathType: File
-`, Note: "Merge into the existing controllerManager section; keep its other extraArgs and extraVolumes."},
+`, Note: "Merge into the existing controllerManager section; keep its other extraArgs and extraVolumes"},
 		},
 		Commands: []Command{
 			script(KindNode, atControlPlane, "Put the file in place", "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
-			editConfig,
+			mainCmd(editConfig),
 			regenerate("controller-manager"),
 		},
 		Checks: []Check{{
 			Description: "The controller managers' flags",
 			Command:     kcmArgs("--enable-leader-migration=true"),
-			Expect:      "The number of control-plane nodes.",
+			Expect:      "The number of control-plane nodes (their static pods' mirror pods show the flags).",
 		}},
 		Rollback: Rollback{
 			Description: "Remove the two extraArgs and the extraVolume from the ClusterConfiguration and write the manifest again on each control-plane node. Only while the CCM is not installed.",
@@ -67,11 +67,11 @@ controllerManager:
 		Title: "Switch the control plane and every kubelet to the external provider",
 		Why: "A controller manager with --cloud-provider=external runs no cloud controllers, so the CCM, waiting for the " +
 			"lease, takes them over; the kubelets stop using the in-tree provider. Under the in-tree provider a kubelet " +
-			"took its node's name from the provider (the EC2 private DNS name); with external it uses --hostname-override " +
-			"or the hostname, which must be that same name, or the kubelet registers a new Node.",
+			"took its node's name from the provider (cmd/kubelet/app/server.go getNodeName, v1.26.15); with external it " +
+			"uses --hostname-override or the host's name, which must be that same name, or the kubelet registers a new Node.",
 		Notes: []string{
-			"Control-plane nodes first, one at a time: manifests, then the kubelet; then the workers. Controller managers not yet switched keep the in-tree provider and leader migration: at any moment the lease holder, one of them or the CCM, runs the cloud controllers, and nobody else.",
-			"Before restarting a kubelet, compare `hostname` with the node's name in nodes-before.txt: if they differ, the kubelet needs --hostname-override=<that name> in KUBELET_KUBEADM_ARGS (kubeadm writes it there itself for a node that joined under another name).",
+			"Control-plane nodes first, one at a time: manifests, then the kubelet; then the workers. Controller managers not yet switched keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
+			"Before restarting a kubelet, compare `hostname` with the node's NAME in nodes-before.txt: if they differ, add --hostname-override=<NAME> to KUBELET_KUBEADM_ARGS (kubeadm writes it there itself for a node that joined under another name).",
 			"For nodes that join later, set nodeRegistration.kubeletExtraArgs.cloud-provider: external in the JoinConfiguration you use.",
 			"Keep kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
 		},
@@ -84,29 +84,24 @@ controllerManager:
   extraArgs:
     cloud-provider: external          # enable-leader-migration, leader-migration-config and cloud-config removed
   extraVolumes: []                    # the kcm-leader-migration volume removed
-`, Note: "Remove exactly these keys and the volume; keep everything else."},
+`, Note: "Remove exactly these keys and the volume; keep everything else"},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
-`, Note: "On every node."},
+`, Note: "On every node"},
 		},
 		Commands: []Command{
-			editConfig,
+			mainCmd(editConfig),
 			regenerate("apiserver", "controller-manager"),
 			script(KindNode, atEveryNode, "The kubelet", `
 sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/' -e 's/ --cloud-config=[^ "]*//' /var/lib/kubelet/kubeadm-flags.env
 sudo systemctl restart kubelet`),
 		},
 		Checks: []Check{
-			{
-				Description: "While the control plane is switched: who holds the migration lease",
-				Command:     b.migrationHolder(),
-				Expect: "Always a holder: the in-tree controller manager's leader until its node is switched, then, after at " +
-					"most a lease duration (15 s by default), a CCM pod.",
-			},
+			{Description: "While the control plane is switched, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{Description: "The controller managers' flags", Command: kcmArgs("--cloud-provider=external"), Expect: "The number of control-plane nodes."},
-			{Description: "The kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external, no --cloud-config."},
+			{Description: "The kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external, no --cloud-config, and --hostname-override=<NAME> where the host's name is not the NAME."},
 		},
 		Rollback: Rollback{
-			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) in kubeadm-flags.env again. The CCM, still in migrate mode, keeps the lease until the controller managers can take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) in kubeadm-flags.env again. The CCM, still in migrate mode, keeps the lease until the controller managers take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
 			Commands:    []Command{editConfig, regenerate("apiserver", "controller-manager")},
 		},
 	}
@@ -115,6 +110,13 @@ sudo systemctl restart kubelet`),
 	if g := b.ecrFeatureGate(); g != "" {
 		ecrFlags += " --feature-gates=" + g
 	}
+	snapshot := func(name string) Command {
+		return script(KindKubectl, atWorkstation, "A snapshot from the etcd member of one control-plane node (NODE: its name), with the etcdctl of kubeadm's etcd pod, into the host's /var/lib/etcd", fmt.Sprintf(`
+kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.1:2379 \
+  --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
+  --key=/etc/kubernetes/pki/etcd/server.key snapshot save /var/lib/etcd/%s.db`, name))
+	}
+	const restore = "A restore is etcdutl snapshot restore on every etcd member (\"Operating etcd clusters for Kubernetes\" in the Kubernetes documentation); with an external etcd, snapshot it as you run it."
 
 	return distroPlan{
 		title:    "kubeadm (ClusterConfiguration in kube-system/kubeadm-config)",
@@ -127,25 +129,31 @@ sudo systemctl restart kubelet`),
 		duringSummary: "The static pods and the kubelets move to --cloud-provider=external, node by node; the lease passes to the CCM.",
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants and files removed, then the upgrade past 1.26.",
 		before: []Step{
-			b.preflight(nodesInTree),
+			b.preflight(nodesInTree, checkBeforeLM),
+			b.hostnameLabel("on kubeadm the label is the host's name, or the --hostname-override kubeadm wrote into kubeadm-flags.env, and after the switch the kubelet must use the node's name (during.switch): every node listed gets a new label value."),
+			b.iam("", false),
 			b.clusterTags(tagsInTree),
 			b.cloudConfig("kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
-				script(KindNode, atControlPlane, "The in-tree provider's config", `
+				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
 f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
   -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
-[ -n "$f" ] && sudo cat "$f"`)),
-			b.ebsCSI(ebsInTree),
-			b.ecr(ecrInTree(r.minor), []Snippet{
+[ -n "$f" ] && sudo cat "$f"`))),
+			b.routes(mirrorPodRouteFlags(),
+				"kubeadm gives the controller manager --allocate-node-cidrs=true and --cluster-cidr when networking.podSubnet is set, and no --configure-cloud-routes (cmd/kubeadm/app/phases/controlplane/manifests.go, v1.26.15): the route controller then runs unless extraArgs turn it off."),
+			b.ebsCSI(ebsWhy(r.minor)),
+			b.ecr(ecrInTree(r.minor), "/etc/kubernetes/image-credential-provider/bin", []Snippet{
 				{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider."},
+					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider"},
 				{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
-`, Note: "Add the flags on every node; for nodes that join later, put them into nodeRegistration.kubeletExtraArgs."},
+`, Note: "Add the flags on every node; for nodes that join later, put them into nodeRegistration.kubeletExtraArgs"},
 			}, []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")}),
 			b.grantLease(),
+			b.etcdSnapshot("the controller manager changes", snapshot("pre-leader-migration"), restore),
 			kcm,
 			b.installMigrate(),
 		},
 		during: []Step{
+			b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
 			switchStep,
 			b.verifyHandover(Check{
 				Description: "No controller manager with the in-tree provider",
@@ -155,7 +163,7 @@ f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get conf
 		},
 		after: []Step{
 			b.installMode(),
-			b.cleanup([]Command{script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)}, nil),
+			b.cleanup(script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)),
 			b.upgrade(upgradeInTree+" kubeadm upgrade apply, one minor at a time, then the kubelets.", nil),
 		},
 	}

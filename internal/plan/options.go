@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -36,20 +37,51 @@ const (
 	lastInTree = 26 // the in-tree AWS provider is gone in 1.27
 )
 
+// Chart sources, as the chart wrapper tells them apart (docs/chart-wrapper.md).
+const (
+	// SourceRepoURL: a chart name looked up in the repository at Repo.
+	SourceRepoURL = "repository"
+	// SourceRepoName: REPO/NAME, a repository helm repo add knows.
+	SourceRepoName = "repo-name"
+	// SourceOCI: oci://host/path/name.
+	SourceOCI = "oci"
+	// SourceLocal: a chart package (.tgz) or directory on disk.
+	SourceLocal = "local"
+)
+
 // Options select the plan.
 type Options struct {
 	Distro renderer.Distro
 	// Phase limits the plan to one phase; empty: all.
-	Phase        Phase
-	Release      string
-	Namespace    string
-	KubeVersion  string
-	KCMUser      string
-	LeaderName   string
+	Phase Phase
+	// Step limits the plan to one step, by its ID; empty: all.
+	Step      string
+	Release   string
+	Namespace string
+	// KubeVersion is the cluster's version: v1.26.15, 1.26.15, v1.26 or
+	// 1.26 (kubectl version's v1.26.15+rke2r1 too).
+	KubeVersion string
+	KCMUser     string
+	LeaderName  string
+	// Chart is the chart as the chart wrapper and Helm take it: a name
+	// (looked up in Repo), REPO/NAME, oci://..., or a local .tgz or
+	// directory.
+	Chart        string
+	Repo         string
 	ChartVersion string
 	// CCMVersion is the CCM image tag; empty: the latest release of the
 	// cluster's minor (CCMReleases).
 	CCMVersion string
+	// CloudConfig: the in-tree provider has a cloud config that the CCM
+	// takes over (before.cloud-config); every CCM command mounts it.
+	CloudConfig bool
+	// ClusterCIDR is the pod CIDR when the in-tree route controller
+	// manages VPC route tables (before.routes); every CCM command then
+	// runs the CCM's route controller.
+	ClusterCIDR string
+	// Helm prints plain helm commands with the renderer as post-renderer
+	// instead of the chart wrapper's.
+	Helm bool
 }
 
 // DefaultOptions returns the options of `aws-ccm-renderer plan` without flags.
@@ -60,6 +92,8 @@ func DefaultOptions() Options {
 		KubeVersion:  DefaultKubeVersion,
 		KCMUser:      DefaultKCMUser,
 		LeaderName:   renderer.DefaultLeaderName,
+		Chart:        ChartName,
+		Repo:         ChartRepo,
 		ChartVersion: DefaultChartVersion,
 	}
 }
@@ -93,19 +127,49 @@ const CCMReleasesSource = "the latest cloud-controller-manager image of the mino
 var (
 	semverTag  = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 	chartVerRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$`)
+	// kubeVerRE: 1.26, v1.26, 1.26.15, v1.26.15, and what kubectl version
+	// prints on RKE2, K3s or EKS (v1.26.15+rke2r1, v1.26.15-eks-...).
+	kubeVerRE = regexp.MustCompile(`^v?1\.([0-9]+)(\.[0-9]+([-+][0-9A-Za-z.+-]+)?)?$`)
+	cidrRE    = regexp.MustCompile(`^[0-9a-fA-F:.]+/[0-9]+(,[0-9a-fA-F:.]+/[0-9]+)?$`)
 )
 
 // resolved are the options once checked, with what follows from them.
 type resolved struct {
 	Options
-	kube      *version.Version
 	minor     int
 	tag       string
 	tagSource string
+	source    string // SourceRepoURL, ...
 }
 
 func usagef(format string, args ...any) error {
 	return &renderer.UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// KubeMinor returns the minor of a Kubernetes version as --kube-version
+// takes it (1.26, v1.26.15, v1.26.15+rke2r1), and the version written with
+// a leading v, as the renderer and the chart wrapper take it.
+func KubeMinor(s string) (minor int, normalized string, err error) {
+	m := kubeVerRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, "", fmt.Errorf("%q is not a Kubernetes version such as 1.26 or %s: give the cluster's (kubectl version)", s, DefaultKubeVersion)
+	}
+	minor, _ = strconv.Atoi(m[1])
+	return minor, "v" + strings.TrimPrefix(strings.TrimSpace(s), "v"), nil
+}
+
+// ChartSource tells how the chart wrapper and Helm find a chart reference.
+func ChartSource(ref string) string {
+	switch {
+	case strings.HasPrefix(ref, "oci://"):
+		return SourceOCI
+	case strings.HasSuffix(ref, ".tgz") || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") ||
+		strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "~") || ref == "." || ref == "..":
+		return SourceLocal
+	case strings.Contains(ref, "/"):
+		return SourceRepoName
+	}
+	return SourceRepoURL
 }
 
 // resolve checks the options; every error is a usage error saying what to
@@ -121,6 +185,9 @@ func resolve(o Options) (resolved, error) {
 	if o.Phase != "" && !slices.Contains(Phases, o.Phase) {
 		return r, usagef("unknown phase %q: use before, during or after, or no --phase for all three", o.Phase)
 	}
+	if o.Phase != "" && o.Step != "" {
+		return r, usagef("--phase and --step: give one (a step's ID names its phase)")
+	}
 	if len(o.Release) > 53 || len(validation.IsDNS1123Subdomain(o.Release)) > 0 {
 		return r, usagef("--release %q is not a Helm release name: lower-case letters, digits, '-' and '.', at most 53 characters", o.Release)
 	}
@@ -133,19 +200,25 @@ func resolve(o Options) (resolved, error) {
 	if strings.TrimSpace(o.KCMUser) == "" || strings.ContainsAny(o.KCMUser, " \t\r\n") {
 		return r, usagef("--kcm-user %q is not a user name: give the user the in-tree kube-controller-manager authenticates as (its certificate's CN), e.g. %s", o.KCMUser, DefaultKCMUser)
 	}
-	if !chartVerRE.MatchString(o.ChartVersion) {
-		return r, usagef("--chart-version %q is not a chart version such as %s", o.ChartVersion, DefaultChartVersion)
+	if err := r.resolveChart(); err != nil {
+		return r, err
 	}
-	v, err := version.ParseSemantic(o.KubeVersion)
-	if err != nil || !strings.HasPrefix(o.KubeVersion, "v") {
-		return r, usagef("--kube-version %q is not a Kubernetes version such as %s: give the cluster's (kubectl version)", o.KubeVersion, DefaultKubeVersion)
+	if o.ClusterCIDR != "" && !cidrRE.MatchString(o.ClusterCIDR) {
+		return r, usagef("--cluster-cidr %q is not a CIDR such as 10.42.0.0/16: give the cluster's pod CIDR (the controller manager's --cluster-cidr)", o.ClusterCIDR)
 	}
-	r.kube, r.minor = v, int(v.Minor())
-	if v.Major() != 1 || r.minor < firstMinor {
-		return r, usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", o.KubeVersion, firstMinor)
+	minor, kv, err := KubeMinor(o.KubeVersion)
+	if err != nil {
+		return r, usagef("--kube-version %v", err)
+	}
+	r.KubeVersion, r.minor = kv, minor
+	if r.minor < firstMinor {
+		return r, usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
 	}
 	if o.Distro != renderer.DistroK3s && r.minor > lastInTree {
-		return r, usagef("--kube-version %s: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from; such a cluster (--distro=%s) needs the CCM installed with --mode=install, not a migration plan", o.KubeVersion, o.Distro)
+		return r, usagef("--kube-version %s: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from; such a cluster (--distro=%s) needs the CCM installed with --mode=install, not a migration plan", r.KubeVersion, o.Distro)
+	}
+	if o.Distro == renderer.DistroK3s && o.ClusterCIDR != "" {
+		return r, usagef("--cluster-cidr: K3s's embedded cloud controller never managed VPC routes (it runs with --configure-cloud-routes=false), so there are none to take over")
 	}
 	switch {
 	case o.CCMVersion != "":
@@ -165,6 +238,24 @@ func resolve(o Options) (resolved, error) {
 		r.tag, r.tagSource = tag, CCMReleasesSource
 	}
 	return r, nil
+}
+
+// resolveChart checks the chart reference and where it comes from.
+func (r *resolved) resolveChart() error {
+	if strings.TrimSpace(r.Chart) == "" || strings.ContainsAny(r.Chart, " \t\r\n") {
+		return usagef("--chart %q is not a chart: give a name (looked up in --repo), REPO/NAME, oci://HOST/PATH/NAME or a local .tgz", r.Chart)
+	}
+	r.source = ChartSource(r.Chart)
+	if r.source != SourceRepoURL && r.Repo != ChartRepo {
+		return usagef("--repo %s and --chart %s: --repo is where a chart name is looked up; %s names its source itself", r.Repo, r.Chart, r.Chart)
+	}
+	if r.source == SourceRepoURL && !strings.HasPrefix(r.Repo, "https://") && !strings.HasPrefix(r.Repo, "http://") {
+		return usagef("--repo %q is not a chart repository URL such as %s", r.Repo, ChartRepo)
+	}
+	if !chartVerRE.MatchString(r.ChartVersion) {
+		return usagef("--chart-version %q is not a chart version such as %s", r.ChartVersion, DefaultChartVersion)
+	}
+	return nil
 }
 
 func joinDistros() string {

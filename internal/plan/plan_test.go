@@ -94,12 +94,28 @@ func TestGolden(t *testing.T) {
 			}
 		}
 	}
-	// Every option that shows in a command, changed.
-	for _, d := range []renderer.Distro{renderer.DistroRKE2, renderer.DistroKubeadm} {
-		name := string(d) + "-custom.txt"
+	for name, args := range map[string][]string{
+		// Every option that shows in a command, changed.
+		"rke2-custom.txt":    append([]string{"--distro", "rke2"}, customArgs...),
+		"kubeadm-custom.txt": append([]string{"--distro", "kubeadm"}, customArgs...),
+		// The chart from elsewhere, a cloud config, routes, plain Helm,
+		// a version without its patch.
+		"rke-options.txt": {"--distro", "rke", "--chart", "oci://registry.example.com/charts/aws-cloud-controller-manager",
+			"--cloud-config", "--cluster-cidr", "10.42.0.0/16", "--kube-version", "1.26", "--helm"},
+		"k3s-1.30.txt": {"--distro", "k3s", "--kube-version", "v1.30.14+k3s1", "--chart", "./aws-cloud-controller-manager-0.0.11.tgz"},
+		// The checklist and single steps.
+		"rke-brief.txt":                 {"--distro", "rke", "--brief"},
+		"rke2-brief.txt":                {"--distro", "rke2", "--brief"},
+		"k3s-brief.txt":                 {"--distro", "k3s", "--brief"},
+		"kubeadm-brief.txt":             {"--distro", "kubeadm", "--brief"},
+		"rke2-brief.md":                 {"--distro", "rke2", "--brief", "-o", "markdown"},
+		"rke2-step-during.switch.txt":   {"--distro", "rke2", "--step", "during.switch"},
+		"rke-step-before.node-names.md": {"--distro", "rke", "--step", "before.node-names", "-o", "markdown"},
+		"k3s-step.json":                 {"--distro", "k3s", "--step", "during.load-balancers", "-o", "json"},
+	} {
 		t.Run(name, func(t *testing.T) {
-			out, errOut, code := runCLI(t, nil, append([]string{"plan", "--distro", string(d)}, customArgs...)...)
-			if code != 0 {
+			out, errOut, code := runCLI(t, nil, append([]string{"plan"}, args...)...)
+			if code != 0 || errOut != "" {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			golden(t, name, []byte(out))
@@ -108,7 +124,8 @@ func TestGolden(t *testing.T) {
 }
 
 // plans builds the plans the tests look into: every distribution with the
-// defaults, with every option changed, and at each minor it accepts.
+// defaults, with every option changed, with the chart from each kind of
+// source, and at each minor it accepts.
 func plans(t *testing.T) map[string]*plan.Plan {
 	t.Helper()
 	ps := map[string]*plan.Plan{}
@@ -118,7 +135,14 @@ func plans(t *testing.T) map[string]*plan.Plan {
 		ps[string(d)] = mustBuild(t, o)
 		o.Release, o.Namespace, o.KubeVersion, o.KCMUser, o.LeaderName, o.ChartVersion =
 			"ccm", "cloud", "v1.25.16", "system:kcm", "ccm-migration", "0.0.10"
+		o.CloudConfig, o.Chart = true, "mirror/aws-cloud-controller-manager"
+		if d != renderer.DistroK3s {
+			o.ClusterCIDR = "10.42.0.0/16"
+		}
 		ps[string(d)+"-custom"] = mustBuild(t, o)
+		o = plan.DefaultOptions()
+		o.Distro, o.Helm, o.Chart, o.KubeVersion = d, true, "oci://registry.example.com/charts/aws-cloud-controller-manager", "1.24"
+		ps[string(d)+"-helm"] = mustBuild(t, o)
 		for minor := 22; minor <= 35; minor++ {
 			if d != renderer.DistroK3s && minor > 26 {
 				break
@@ -151,15 +175,26 @@ func allSteps(p *plan.Plan) []plan.Step {
 func allCommands(p *plan.Plan) []plan.Command {
 	var cs []plan.Command
 	for _, s := range allSteps(p) {
-		cs = append(cs, s.Commands...)
+		cs = append(cs, stepCommands(s)...)
 		cs = append(cs, s.Rollback.Commands...)
-		for _, c := range s.Checks {
-			if c.Command != nil {
-				cs = append(cs, *c.Command)
-			}
+	}
+	return cs
+}
+
+// stepCommands are a step's commands and its checks' commands.
+func stepCommands(s plan.Step) []plan.Command {
+	cs := slices.Clone(s.Commands)
+	for _, c := range s.Checks {
+		if c.Command != nil {
+			cs = append(cs, *c.Command)
 		}
 	}
 	return cs
+}
+
+// ccmCommand reports whether a command installs or upgrades the CCM.
+func ccmCommand(c plan.Command) bool {
+	return len(c.Argv) > 2 && (c.Argv[0] == "helm" || c.Argv[0] == "aws-ccm-renderer") && c.Argv[1] == "upgrade"
 }
 
 // TestOrder: phases in order, step IDs unique and of their phase, every step
@@ -190,6 +225,15 @@ func TestOrder(t *testing.T) {
 					if len(s.Commands) == 0 && len(s.Checks) == 0 {
 						t.Errorf("step %s has nothing to run and nothing to check", s.ID)
 					}
+					mains := 0
+					for _, c := range stepCommands(s) {
+						if c.Main {
+							mains++
+						}
+					}
+					if mains != 1 {
+						t.Errorf("step %s has %d main commands, want one (--brief shows it)", s.ID, mains)
+					}
 				}
 			}
 			if !slices.Equal(phases, plan.Phases) {
@@ -208,21 +252,34 @@ func TestOrder(t *testing.T) {
 				// lease, the controller manager under the lease before the
 				// CCM comes, the CCM before the switch, leader migration
 				// off only after it.
-				before("before.preflight", "before.grant-kcm-lease")
+				before("before.preflight", "before.hostname-label")
+				before("before.hostname-label", "before.iam")
+				before("before.iam", "before.install-ccm")
+				before("before.routes", "before.install-ccm")
 				before("before.ebs-csi", "during.switch")
 				before("before.cloud-config", "before.install-ccm")
-				before("before.grant-kcm-lease", "before.kcm-leader-migration")
+				before("before.grant-kcm-lease", "before.etcd-snapshot")
+				before("before.etcd-snapshot", "before.kcm-leader-migration")
 				before("before.kcm-leader-migration", "before.install-ccm")
-				before("before.install-ccm", "during.switch")
+				before("before.install-ccm", "during.etcd-snapshot")
+				before("during.etcd-snapshot", "during.switch")
 				before("during.switch", "during.verify")
 				before("during.verify", "after.ccm-install-mode")
 				before("after.ccm-install-mode", "after.cleanup")
 				before("after.cleanup", "after.upgrade")
+				if p.Distro == renderer.DistroRKE {
+					before("before.node-names", "during.switch")
+				}
 			} else {
+				before("before.hostname-label", "before.node-identity")
 				before("before.node-identity", "during.disable-k3s-ccm")
+				before("before.iam", "during.install-ccm")
+				before("before.load-balancers", "during.load-balancers")
+				before("before.etcd-snapshot", "during.disable-k3s-ccm")
 				before("during.disable-k3s-ccm", "during.install-ccm")
 				before("during.install-ccm", "during.reregister-nodes")
-				before("during.reregister-nodes", "during.verify")
+				before("during.reregister-nodes", "during.load-balancers")
+				before("during.load-balancers", "during.verify")
 			}
 		})
 	}
@@ -247,28 +304,49 @@ func TestFacts(t *testing.T) {
 			if !strings.HasPrefix(p.CCM.ImageTag, "v1."+minor+".") {
 				t.Errorf("image tag %s for Kubernetes %s", p.CCM.ImageTag, p.KubernetesVersion)
 			}
-			helms := 0
+			upgrades := 0
 			for _, c := range allCommands(p) {
-				if len(c.Argv) > 1 && c.Argv[0] == "helm" && c.Argv[1] == "upgrade" {
-					helms++
-					if !slices.Contains(c.Argv, "--post-renderer") || !slices.Contains(c.Argv, "--post-renderer-args=--distro="+string(p.Distro)) {
-						t.Errorf("helm upgrade without the renderer for %s: %s", p.Distro, c.Shell)
+				if !ccmCommand(c) {
+					continue
+				}
+				upgrades++
+				if c.Argv[0] == "helm" && (!slices.Contains(c.Argv, "--post-renderer") || !slices.Contains(c.Argv, "--post-renderer-args=--distro="+string(p.Distro))) {
+					t.Errorf("helm upgrade without the renderer for %s: %s", p.Distro, c.Shell)
+				}
+				if c.Argv[0] == "aws-ccm-renderer" && !slices.Contains(c.Argv, "--distro="+string(p.Distro)) {
+					t.Errorf("upgrade without --distro=%s: %s", p.Distro, c.Shell)
+				}
+				if !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "image.tag=v1.") }) {
+					t.Errorf("upgrade does not pin the CCM image: %s", c.Shell)
+				}
+				if len(c.Argv) < 5 || c.Argv[2] != "--install" || c.Argv[3] != p.CCM.Release || c.Argv[4] != p.CCM.Chart || !slices.Contains(c.Argv, p.CCM.Namespace) {
+					t.Errorf("upgrade of another release, chart or namespace than %s/%s (%s): %s", p.CCM.Namespace, p.CCM.Release, p.CCM.Chart, c.Shell)
+				}
+				// The chart's source and version, as the chart wrapper and
+				// Helm take them.
+				hasRepo, hasVersion := slices.Contains(c.Argv, "--repo"), slices.Contains(c.Argv, "--version")
+				switch p.CCM.Source {
+				case plan.SourceRepoURL:
+					if i := slices.Index(c.Argv, "--repo"); i < 0 || c.Argv[i+1] != p.CCM.Repository || !hasVersion {
+						t.Errorf("a chart name without its repository %s and version: %s", p.CCM.Repository, c.Shell)
 					}
-					if !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "image.tag=v1.") }) {
-						t.Errorf("helm upgrade does not pin the CCM image: %s", c.Shell)
+				case plan.SourceRepoName, plan.SourceOCI:
+					if hasRepo || !hasVersion {
+						t.Errorf("%s chart %s with --repo or without --version: %s", p.CCM.Source, p.CCM.Chart, c.Shell)
 					}
-					if !slices.Contains(c.Argv, p.CCM.Release) || !slices.Contains(c.Argv, p.CCM.Namespace) {
-						t.Errorf("helm upgrade of another release or namespace than %s/%s: %s", p.CCM.Namespace, p.CCM.Release, c.Shell)
+				case plan.SourceLocal:
+					if hasRepo || hasVersion {
+						t.Errorf("a local chart with --repo or --version: %s", c.Shell)
 					}
 				}
 			}
-			if helms == 0 {
-				t.Error("no helm upgrade")
+			if upgrades == 0 {
+				t.Error("no CCM upgrade")
 			}
 			switch p.Strategy {
 			case plan.LeaderMigration:
 				for _, want := range []string{"--mode=migrate", "--mode=install", "kubectl auth can-i update leases/" + p.LeaderMigration.Name,
-					"--as " + p.LeaderMigration.KCMUser, "get lease " + p.LeaderMigration.Name} {
+					"--as " + p.LeaderMigration.KCMUser, "aws-ccm-renderer check"} {
 					if !strings.Contains(text, want) {
 						t.Errorf("the plan never says %q", want)
 					}
@@ -277,7 +355,7 @@ func TestFacts(t *testing.T) {
 				if p.Distro != renderer.DistroK3s {
 					t.Errorf("switch plan for %s", p.Distro)
 				}
-				for _, not := range []string{"--mode=migrate", "enable-leader-migration", "kcm-leader-migration"} {
+				for _, not := range []string{"--mode=migrate", "enable-leader-migration", "kcm-leader-migration", "kube-controller-manager"} {
 					if strings.Contains(text, not) {
 						t.Errorf("the K3s plan says %q: K3s has no in-tree provider to migrate from", not)
 					}
@@ -294,7 +372,7 @@ func TestFacts(t *testing.T) {
 				if !strings.Contains(yml, "cloud-provider-name: aws") || strings.Contains(yml, "cloud-provider-name: external") {
 					t.Error("the RKE2 switch must keep cloud-provider-name: aws (external renames nodes)")
 				}
-				for _, want := range []string{"disable-cloud-controller: true", "kube-controller-manager-arg:\n            - cloud-provider=external", "rke.cattle.io/etcd-role", "rke.cattle.io/worker-role"} {
+				for _, want := range []string{"machineGlobalConfig:\n      cloud-provider-name: aws          # keep: RKE2 names the nodes from instance metadata with it\n      disable-cloud-controller: true", "kube-controller-manager-arg:\n            - cloud-provider=external", "rke.cattle.io/etcd-role", "rke.cattle.io/worker-role"} {
 					if !strings.Contains(yml, want) {
 						t.Errorf("the RKE2 switch lacks %q", want)
 					}
@@ -302,7 +380,7 @@ func TestFacts(t *testing.T) {
 			}
 			if p.Distro == renderer.DistroRKE {
 				yml := step(t, p, "during.switch").Snippets[0].Content
-				if !strings.Contains(yml, "name: external-aws") || !strings.Contains(yml, "useInstanceMetadataHostname: true") {
+				if !strings.Contains(yml, "name: external-aws") || !strings.Contains(yml, "useInstanceMetadataHostname:") || !strings.Contains(yml, "hostname_override:") {
 					t.Errorf("the RKE1 switch: %s", yml)
 				}
 			}
@@ -333,7 +411,7 @@ func TestSnippets(t *testing.T) {
 		// The commands differ between minors only in versions, except
 		// where an API version changes (1.22, 1.24, 1.27): those and the
 		// default and custom plans.
-		if m := regexp.MustCompile(`-1\.(\d+)$`).FindStringSubmatch(name); m != nil && !slices.Contains([]string{"22", "24", "27"}, m[1]) {
+		if m := regexp.MustCompile(`-1\.(\d+)$`).FindStringSubmatch(name); m != nil && !slices.Contains([]string{"22", "23", "24", "26", "27", "30"}, m[1]) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -359,7 +437,19 @@ func TestSnippets(t *testing.T) {
 								if m["leaderName"] != p.LeaderMigration.Name {
 									t.Errorf("%s: the controller manager's config names lease %v, the plan %s", s.ID, m["leaderName"], p.LeaderMigration.Name)
 								}
-								if m["apiVersion"] != "controllermanager.config.k8s.io/v1" && m["apiVersion"] != "controllermanager.config.k8s.io/v1beta1" {
+								// v1beta1 needs resourceLock (no default, validation
+								// requires it); v1 has no such field (SPEC §7).
+								_, lock := m["resourceLock"]
+								switch m["apiVersion"] {
+								case "controllermanager.config.k8s.io/v1":
+									if lock {
+										t.Errorf("%s: a v1 LeaderMigrationConfiguration with resourceLock, which v1 does not have", s.ID)
+									}
+								case "controllermanager.config.k8s.io/v1beta1":
+									if m["resourceLock"] != "leases" {
+										t.Errorf("%s: a v1beta1 LeaderMigrationConfiguration without resourceLock: leases", s.ID)
+									}
+								default:
 									t.Errorf("%s: LeaderMigrationConfiguration %v", s.ID, m["apiVersion"])
 								}
 							}
@@ -369,6 +459,11 @@ func TestSnippets(t *testing.T) {
 						}
 					case "sh":
 						shellOK(t, sh, s.ID+" "+sn.File, sn.Content)
+					case "json":
+						var v any
+						if err := json.Unmarshal([]byte(sn.Content), &v); err != nil {
+							t.Errorf("%s: snippet %s is not JSON: %v", s.ID, sn.File, err)
+						}
 					default:
 						t.Errorf("%s: snippet %s in %q", s.ID, sn.File, sn.Language)
 					}
@@ -434,10 +529,16 @@ func TestSchema(t *testing.T) {
 			}
 		}
 	}
-	out, _, _ := runCLI(t, nil, append([]string{"plan", "--distro", "rke2", "-o", "json"}, customArgs...)...)
-	if err := validate([]byte(out)); err != nil {
-		t.Errorf("custom options: %v", err)
+	for _, args := range [][]string{customArgs, {"--chart", "./ccm.tgz", "--kube-version", "1.26", "--cloud-config"}, {"--step", "during.switch"}} {
+		got, errOut, code := runCLI(t, nil, append([]string{"plan", "--distro", "rke2", "-o", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		if err := validate([]byte(got)); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
 	}
+	out, _, _ := runCLI(t, nil, append([]string{"plan", "--distro", "rke2", "-o", "json"}, customArgs...)...)
 	// Changes the schema must catch.
 	for name, mutate := range map[string]func(m map[string]any){
 		"a step without rollback": func(m map[string]any) { firstStep(m)["rollback"] = nil; delete(firstStep(m), "rollback") },
@@ -450,6 +551,11 @@ func TestSchema(t *testing.T) {
 		"a command without shell": func(m map[string]any) {
 			delete(firstStep(m)["commands"].([]any)[0].(map[string]any), "shell")
 		},
+		"an unknown command kind": func(m map[string]any) {
+			firstStep(m)["commands"].([]any)[0].(map[string]any)["kind"] = "ssh"
+		},
+		"an unknown chart source": func(m map[string]any) { m["ccm"].(map[string]any)["source"] = "ftp" },
+		"a version that is none":  func(m map[string]any) { m["kubernetesVersion"] = "latest" },
 	} {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(out), &m); err != nil {
@@ -501,7 +607,7 @@ func TestRendererCommands(t *testing.T) {
 				case "aws-ccm-renderer":
 					// The renderer's own flags of a chart wrapper command.
 					for _, a := range c.Argv[2:] {
-						for _, f := range []string{"--distro=", "--mode=", "--leader-name=", "--kcm-user=", "--kube-version="} {
+						for _, f := range []string{"--distro=", "--mode=", "--leader-name=", "--kcm-user=", "--kube-version=", "--set-arg="} {
 							if strings.HasPrefix(a, f) {
 								args = append(args, a)
 							}
@@ -532,13 +638,27 @@ func TestRendererCommands(t *testing.T) {
 	}
 }
 
-// docsPath is the guide whose per-distribution steps the plan generates.
+// docsPath is the guide whose runbooks the plan generates.
 var docsPath = filepath.Join("docs", "migration.md")
 
-var generated = regexp.MustCompile("(?s)<!-- BEGIN GENERATED: aws-ccm-renderer (plan [^>]*?) -->\n(.*?)<!-- END GENERATED -->")
+var generated = regexp.MustCompile("(?s)<!-- BEGIN GENERATED: ([^>]*?) -->\n(.*?)<!-- END GENERATED -->")
 
-// TestDocs: the generated sections of docs/migration.md are what
-// `aws-ccm-renderer plan ... -o markdown` prints now; -update rewrites them.
+// guidePlans builds the plans of a plan.WriteGuide marker, at the defaults.
+func guidePlans(t *testing.T, distros []string) []*plan.Plan {
+	t.Helper()
+	var ps []*plan.Plan
+	for _, d := range distros {
+		o := plan.DefaultOptions()
+		o.Distro = renderer.Distro(d)
+		ps = append(ps, mustBuild(t, o))
+	}
+	return ps
+}
+
+// TestDocs: the generated sections of docs/migration.md are what the plan
+// prints now (a marker "aws-ccm-renderer plan ..." runs the command,
+// "plan.WriteGuide DISTRO..." writes the runbooks of those
+// distributions); -update rewrites them.
 func TestDocs(t *testing.T) {
 	path := filepath.Join(testtools.Root(), docsPath)
 	doc, err := os.ReadFile(path)
@@ -549,34 +669,125 @@ func TestDocs(t *testing.T) {
 	stale := false
 	out := generated.ReplaceAllFunc(doc, func(m []byte) []byte {
 		sub := generated.FindSubmatch(m)
-		args := strings.Fields(string(sub[1]))
-		got, errOut, code := runCLI(t, nil, args...)
-		if code != 0 {
-			t.Errorf("%s: %v: exit %d: %s", docsPath, args, code, errOut)
-			return m
-		}
-		for i, a := range args {
-			if a == "--distro" && i+1 < len(args) {
-				seen[args[i+1]] = true
+		marker := string(sub[1])
+		var got string
+		switch words := strings.Fields(marker); {
+		case len(words) > 1 && words[0] == "plan.WriteGuide":
+			var b bytes.Buffer
+			plan.WriteGuide(&b, guidePlans(t, words[1:]), 2)
+			got = b.String()
+			for _, d := range words[1:] {
+				seen[d] = true
 			}
+		case len(words) > 1 && words[0] == "aws-ccm-renderer":
+			var errOut string
+			var code int
+			got, errOut, code = runCLI(t, nil, words[1:]...)
+			if code != 0 {
+				t.Errorf("%s: %v: exit %d: %s", docsPath, words, code, errOut)
+				return m
+			}
+			for i, a := range words {
+				if a == "--distro" && i+1 < len(words) {
+					seen[words[i+1]] = true
+				}
+			}
+		default:
+			t.Errorf("%s: unknown generated section %q", docsPath, marker)
+			return m
 		}
 		if string(sub[2]) != got {
 			stale = true
-			if *update {
-				return []byte("<!-- BEGIN GENERATED: aws-ccm-renderer " + string(sub[1]) + " -->\n" + got + "<!-- END GENERATED -->")
+			if !*update {
+				t.Errorf("%s: the section %q is stale (go test ./internal/plan -update rewrites it):\n%s", docsPath, marker, firstDiff(string(sub[2]), got))
 			}
-			t.Errorf("%s: the section of `aws-ccm-renderer %s` is stale (go test ./internal/plan -update rewrites it):\n%s", docsPath, sub[1], firstDiff(string(sub[2]), got))
 		}
-		return []byte("<!-- BEGIN GENERATED: aws-ccm-renderer " + string(sub[1]) + " -->\n" + got + "<!-- END GENERATED -->")
+		return []byte("<!-- BEGIN GENERATED: " + marker + " -->\n" + got + "<!-- END GENERATED -->")
 	})
 	for _, d := range plan.Distros {
 		if !seen[string(d)] {
-			t.Errorf("%s has no generated section for --distro %s", docsPath, d)
+			t.Errorf("%s has no generated section for %s", docsPath, d)
 		}
 	}
 	if *update && stale {
 		if err := os.WriteFile(path, out, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestGuide: the runbooks of docs/migration.md list every step of every
+// distribution in the checklist, show the first distribution's steps in
+// full, and of the others every step that differs from the first one's in
+// more than --distro (and only those).
+func TestGuide(t *testing.T) {
+	ps := guidePlans(t, []string{"rke2", "rke", "kubeadm", "k3s"})
+	var b bytes.Buffer
+	plan.WriteGuide(&b, ps, 2)
+	guide := b.String()
+	sections := strings.Split(guide, ": what differs\n")
+	if len(sections) != len(ps) {
+		t.Fatalf("%d sections of what differs, want %d", len(sections)-1, len(ps)-1)
+	}
+	for i, p := range ps {
+		for _, s := range allSteps(p) {
+			if !strings.Contains(sections[0], "| `"+s.ID+"` |") {
+				t.Errorf("%s: %s is not in the checklist", p.Distro, s.ID)
+			}
+			shown := strings.Contains(sections[i], "Step `"+s.ID+"`.")
+			if i == 0 {
+				shown = strings.Contains(sections[0][strings.Index(sections[0], "The steps in full"):], "Step `"+s.ID+"`.")
+			}
+			if want := plan.GuideShows(ps, p, s); shown != want {
+				t.Errorf("%s: %s shown %v, want %v", p.Distro, s.ID, shown, want)
+			}
+		}
+	}
+	// A step that differs only in --distro is not repeated.
+	install, _ := findStep(ps[2], "before.install-ccm")
+	if plan.GuideShows(ps, ps[2], install) {
+		t.Error("kubeadm's before.install-ccm differs from RKE2's in more than --distro")
+	}
+}
+
+func findStep(p *plan.Plan, id string) (plan.Step, bool) {
+	for _, s := range allSteps(p) {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return plan.Step{}, false
+}
+
+// TestReadme: the release the README's Helm commands install is the plan's,
+// and the CCM commands it quotes from the RKE1 plan are the plan's own.
+func TestReadme(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testtools.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	release := regexp.MustCompile(`(?m)^(?:helm (?:install|upgrade|template)|aws-ccm-renderer upgrade)(?: --install)? (\S+) `)
+	ms := release.FindAllStringSubmatch(readme, -1)
+	if len(ms) < 3 {
+		t.Fatalf("README.md: %d install commands", len(ms))
+	}
+	for _, m := range ms {
+		if m[1] != plan.DefaultRelease {
+			t.Errorf("README.md installs release %s, the plan %s: %s", m[1], plan.DefaultRelease, m[0])
+		}
+	}
+	o := plan.DefaultOptions()
+	o.Distro = renderer.DistroRKE
+	p := mustBuild(t, o)
+	for _, id := range []string{"before.install-ccm", "after.ccm-install-mode"} {
+		s, ok := findStep(p, id)
+		if !ok {
+			t.Fatalf("no %s", id)
+		}
+		c, _ := plan.MainCommand(s)
+		if !strings.Contains(readme, c.Shell) {
+			t.Errorf("README.md does not quote %s's command as the plan prints it:\n%s", id, c.Shell)
 		}
 	}
 }

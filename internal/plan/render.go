@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // Output formats.
@@ -20,7 +23,29 @@ var Formats = []string{FormatText, FormatJSON, FormatMarkdown}
 
 // Write prints the plan in a format.
 func Write(w io.Writer, p *Plan, format string) error {
+	return write(w, p, format, false)
+}
+
+// WriteBrief prints the plan as a checklist: each step's ID, title and
+// main command, as text or Markdown.
+func WriteBrief(w io.Writer, p *Plan, format string) error {
+	return write(w, p, format, true)
+}
+
+func write(w io.Writer, p *Plan, format string, brief bool) error {
 	var b bytes.Buffer
+	switch {
+	case brief && format == FormatJSON:
+		return usagef("--brief is a checklist for people, as text or markdown; -o json has every step in full")
+	case brief && format == FormatText:
+		writeBriefText(&b, p)
+		_, err := w.Write(b.Bytes())
+		return err
+	case brief && format == FormatMarkdown:
+		WriteBriefMarkdown(&b, p, 2)
+		_, err := w.Write(b.Bytes())
+		return err
+	}
 	switch format {
 	case FormatText:
 		writeText(&b, p)
@@ -166,51 +191,242 @@ func WriteMarkdown(b *bytes.Buffer, p *Plan, level int) {
 		fmt.Fprintf(b, "- Lease: `%s/%s`, taken by the in-tree controller manager as `%s`\n", l.Namespace, l.Name, l.KCMUser)
 	}
 	for _, ph := range p.Phases {
-		fmt.Fprintf(b, "\n%s# %s: %s\n\n%s\n", h, strings.ToUpper(string(ph.Name)[:1])+string(ph.Name)[1:], md(ph.Title), md(ph.Summary))
+		fmt.Fprintf(b, "\n%s# %s: %s\n\n%s\n", h, phaseName(ph.Name), md(ph.Title), md(ph.Summary))
 		for i, s := range ph.Steps {
 			fmt.Fprintf(b, "\n%s## %d. %s\n\n", h, i+1, md(s.Title))
-			fmt.Fprintf(b, "Step `%s`. %s\n", s.ID, md(s.Why))
-			if len(s.Notes) > 0 {
+			b.WriteString(markdownStep(s))
+		}
+	}
+}
+
+func phaseName(p Phase) string { return strings.ToUpper(string(p)[:1]) + string(p)[1:] }
+
+// markdownStep is a step's body in Markdown, without its heading.
+func markdownStep(s Step) string {
+	var b strings.Builder
+	for _, part := range markdownParts(s) {
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// markdownParts are the parts of a step's body: why, notes, snippets,
+// commands, checks, rollback.
+func markdownParts(s Step) []string {
+	var why, notes, snippets, commands, checks, rollback bytes.Buffer
+	fmt.Fprintf(&why, "Step `%s`. %s\n", s.ID, md(s.Why))
+	if len(s.Notes) > 0 {
+		notes.WriteString("\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&notes, "- %s\n", md(n))
+		}
+	}
+	for _, sn := range s.Snippets {
+		fmt.Fprintf(&snippets, "\n`%s`", sn.File)
+		if sn.Note != "" {
+			fmt.Fprintf(&snippets, " (%s)", md(strings.TrimSuffix(sn.Note, ".")))
+		}
+		fmt.Fprintf(&snippets, ":\n\n```%s\n%s```\n", sn.Language, ensureNewline(sn.Content))
+	}
+	writeMarkdownCommands(&commands, s.Commands)
+	for _, c := range s.Checks {
+		fmt.Fprintf(&checks, "\n**Check:** %s.", md(strings.TrimSuffix(c.Description, ".")))
+		if c.Command != nil {
+			checks.WriteString("\n\n```sh\n" + ensureNewline(c.Command.Shell) + "```\n\n")
+		} else {
+			checks.WriteString(" ")
+		}
+		fmt.Fprintf(&checks, "Expect: %s\n", md(c.Expect))
+	}
+	fmt.Fprintf(&rollback, "\n**Roll back:** %s\n", md(s.Rollback.Description))
+	if len(s.Rollback.Commands) > 0 {
+		rollback.WriteString("\n```sh\n")
+		for _, c := range s.Rollback.Commands {
+			rollback.WriteString(ensureNewline(c.Shell))
+		}
+		rollback.WriteString("```\n")
+	}
+	return []string{why.String(), notes.String(), snippets.String(), commands.String(), checks.String(), rollback.String()}
+}
+
+// writeMarkdownCommands writes commands as one code block per place they
+// run, each after its description as a comment.
+
+// WriteGuide prints the runbooks of several distributions for
+// docs/migration.md: one checklist of every distribution's steps, the
+// first plan's steps in full, then of each other plan the parts of the
+// steps that differ from the first one's in more than the --distro flag.
+func WriteGuide(b *bytes.Buffer, plans []*Plan, level int) {
+	h := strings.Repeat("#", level)
+	base := plans[0]
+	fmt.Fprintf(b, "%s Checklist\n\n", h)
+	fmt.Fprintf(b, "The steps in order, and the distributions that have them; `aws-ccm-renderer plan --distro DISTRO --brief` "+
+		"prints a distribution's checklist with each step's main command, `--step ID` a step in full.\n\n")
+	b.WriteString("| step | title |")
+	for _, p := range plans {
+		fmt.Fprintf(b, " %s |", p.Distro)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(plans)) + "\n")
+	for _, row := range guideRows(plans) {
+		fmt.Fprintf(b, "| `%s` | %s |", row.id, md(row.title))
+		for _, p := range plans {
+			if _, ok := findStep(p, row.id); ok {
+				b.WriteString(" ✓ |")
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "\n%s The steps in full\n\n", h)
+	fmt.Fprintf(b, "The steps of %s in full, then of every other distribution what differs. "+
+		"`aws-ccm-renderer plan --distro DISTRO --step ID` prints any step for your cluster.\n\n", md(base.Title))
+	WriteMarkdown(b, base, level+1)
+	baseParts := []string{"Why", "Notes", "Configuration", "Commands", "Checks", "Roll back"}
+	for _, p := range plans[1:] {
+		fmt.Fprintf(b, "\n%s# %s: what differs\n\n", h, md(p.Title))
+		fmt.Fprintf(b, "%s\n\nSteps not shown here are those of %s, with `--distro=%s`; of the steps shown, the parts not shown too.\n", md(p.Summary), md(base.Title), p.Distro)
+		for _, ph := range p.Phases {
+			for _, s := range ph.Steps {
+				bs, ok := findStep(base, s.ID)
+				if ok && sameStep(bs, s, base.Distro, p.Distro) {
+					continue
+				}
+				fmt.Fprintf(b, "\n%s## %s: %s\n\n", h, phaseName(ph.Name), md(s.Title))
+				parts := markdownParts(s)
+				if !ok {
+					b.WriteString(strings.Join(parts, ""))
+					continue
+				}
+				bp := markdownParts(bs)
+				fmt.Fprintf(b, "Step `%s`.", s.ID)
+				var same []string
+				for i := range parts {
+					if normalize(parts[i], p.Distro, base.Distro) == bp[i] {
+						same = append(same, strings.ToLower(baseParts[i]))
+					}
+				}
+				if len(same) > 0 {
+					fmt.Fprintf(b, " As for %s: %s.", base.Distro, strings.Join(same, ", "))
+				}
 				b.WriteString("\n")
-				for _, n := range s.Notes {
-					fmt.Fprintf(b, "- %s\n", md(n))
+				for i := range parts {
+					if normalize(parts[i], p.Distro, base.Distro) == bp[i] || parts[i] == "" {
+						continue
+					}
+					if i == 0 {
+						fmt.Fprintf(b, "\n%s\n", strings.TrimPrefix(parts[0], "Step `"+s.ID+"`. "))
+						continue
+					}
+					b.WriteString(parts[i])
 				}
-			}
-			for _, sn := range s.Snippets {
-				fmt.Fprintf(b, "\n`%s`", sn.File)
-				if sn.Note != "" {
-					fmt.Fprintf(b, " (%s)", md(strings.TrimSuffix(sn.Note, ".")))
-				}
-				fmt.Fprintf(b, ":\n\n```%s\n%s```\n", sn.Language, ensureNewline(sn.Content))
-			}
-			for _, c := range s.Commands {
-				writeMarkdownCommand(b, c, "Run")
-			}
-			for _, c := range s.Checks {
-				fmt.Fprintf(b, "\n**Check:** %s.", md(strings.TrimSuffix(c.Description, ".")))
-				if c.Command != nil {
-					b.WriteString("\n\n```sh\n" + ensureNewline(c.Command.Shell) + "```\n\n")
-				} else {
-					b.WriteString(" ")
-				}
-				fmt.Fprintf(b, "Expect: %s\n", md(c.Expect))
-			}
-			fmt.Fprintf(b, "\n**Roll back:** %s\n", md(s.Rollback.Description))
-			for _, c := range s.Rollback.Commands {
-				b.WriteString("\n```sh\n" + ensureNewline(c.Shell) + "```\n")
 			}
 		}
 	}
 }
 
-func writeMarkdownCommand(b *bytes.Buffer, c Command, verb string) {
-	b.WriteString("\n")
-	if c.Description != "" {
-		fmt.Fprintf(b, "%s on %s: %s.\n\n", verb, c.Where, md(strings.TrimSuffix(c.Description, ".")))
-	} else {
-		fmt.Fprintf(b, "%s on %s:\n\n", verb, c.Where)
+type guideRow struct{ id, title string }
+
+// guideRows are the step IDs of every plan, in the order of the plans'
+// phases, each once, with its title, or each distribution's when they
+// differ.
+func guideRows(plans []*Plan) []guideRow {
+	var rows []guideRow
+	seen := map[string]bool{}
+	for _, ph := range Phases {
+		for _, p := range plans {
+			for _, pp := range p.Phases {
+				if pp.Name != ph {
+					continue
+				}
+				for _, s := range pp.Steps {
+					if !seen[s.ID] {
+						seen[s.ID] = true
+						rows = append(rows, guideRow{s.ID, guideTitle(plans, s.ID)})
+					}
+				}
+			}
+		}
 	}
-	b.WriteString("```sh\n" + ensureNewline(c.Shell) + "```\n")
+	return rows
+}
+
+// guideTitle is a step's title, or "distro: title" of each distribution
+// when they differ.
+func guideTitle(plans []*Plan, id string) string {
+	var titles []string
+	by := map[string][]string{}
+	for _, p := range plans {
+		if s, ok := findStep(p, id); ok {
+			if !slices.Contains(titles, s.Title) {
+				titles = append(titles, s.Title)
+			}
+			by[s.Title] = append(by[s.Title], string(p.Distro))
+		}
+	}
+	if len(titles) == 1 {
+		return titles[0]
+	}
+	each := make([]string, len(titles))
+	for i, t := range titles {
+		each[i] = strings.Join(by[t], ", ") + ": " + t
+	}
+	return strings.Join(each, "; ")
+}
+
+// GuideShows reports whether WriteGuide prints any part of a plan's step:
+// every step of the first plan, another's when it differs from the
+// first's.
+func GuideShows(plans []*Plan, p *Plan, s Step) bool {
+	if p == plans[0] {
+		return true
+	}
+	bs, ok := findStep(plans[0], s.ID)
+	return !ok || !sameStep(bs, s, plans[0].Distro, p.Distro)
+}
+
+func findStep(p *Plan, id string) (Step, bool) {
+	for _, ph := range p.Phases {
+		for _, s := range ph.Steps {
+			if s.ID == id {
+				return s, true
+			}
+		}
+	}
+	return Step{}, false
+}
+
+// normalize writes a distribution's --distro flags as another's.
+func normalize(s string, from, to renderer.Distro) string {
+	return strings.ReplaceAll(s, "--distro="+string(from), "--distro="+string(to))
+}
+
+// sameStep reports whether two distributions' steps read the same once
+// their --distro flags are.
+func sameStep(a, b Step, da, db renderer.Distro) bool {
+	return markdownStep(a) == normalize(markdownStep(b), db, da)
+}
+
+// writeMarkdownCommands writes commands as one code block per place they
+// run, each after its description as a comment.
+func writeMarkdownCommands(b *bytes.Buffer, cmds []Command) {
+	where := ""
+	for i, c := range cmds {
+		if c.Where != where {
+			if i > 0 {
+				b.WriteString("```\n")
+			}
+			where = c.Where
+			fmt.Fprintf(b, "\nRun on %s:\n\n```sh\n", where)
+		}
+		if c.Description != "" {
+			b.WriteString(indent(wrap(c.Description, "", "", textWidth), "# "))
+		}
+		b.WriteString(ensureNewline(c.Shell))
+	}
+	if len(cmds) > 0 {
+		b.WriteString("```\n")
+	}
 }
 
 // md escapes prose for Markdown outside code spans: < would open an HTML
@@ -235,4 +451,67 @@ func ensureNewline(s string) string {
 		return s
 	}
 	return s + "\n"
+}
+
+// MainCommand returns the command --brief shows for a step: the one marked
+// main among its commands and its checks' commands.
+func MainCommand(s Step) (Command, bool) {
+	for _, c := range s.Commands {
+		if c.Main {
+			return c, true
+		}
+	}
+	for _, c := range s.Checks {
+		if c.Command != nil && c.Command.Main {
+			return *c.Command, true
+		}
+	}
+	return Command{}, false
+}
+
+func countSteps(p *Plan) int {
+	n := 0
+	for _, ph := range p.Phases {
+		n += len(ph.Steps)
+	}
+	return n
+}
+
+func writeBriefText(b *bytes.Buffer, p *Plan) {
+	fmt.Fprintf(b, "Checklist: %s, Kubernetes %s, %s, %d steps\n", p.Title, p.KubernetesVersion, strategyName(p.Strategy), countSteps(p))
+	fmt.Fprintf(b, "(aws-ccm-renderer plan --distro %s --step ID prints a step in full: why, configuration, checks, rollback)\n", p.Distro)
+	width := 0
+	for _, ph := range p.Phases {
+		for _, s := range ph.Steps {
+			width = max(width, len(s.ID))
+		}
+	}
+	for _, ph := range p.Phases {
+		fmt.Fprintf(b, "\n%s: %s\n", strings.ToUpper(string(ph.Name)), ph.Title)
+		for _, s := range ph.Steps {
+			fmt.Fprintf(b, "[ ] %-*s  %s\n", width, s.ID, s.Title)
+			if c, ok := MainCommand(s); ok {
+				for _, l := range strings.Split(c.Shell, "\n") {
+					b.WriteString("      " + l + "\n")
+				}
+			}
+		}
+	}
+}
+
+// WriteBriefMarkdown prints the checklist as Markdown, its phases as
+// headings of the given level.
+func WriteBriefMarkdown(b *bytes.Buffer, p *Plan, level int) {
+	h := strings.Repeat("#", level)
+	fmt.Fprintf(b, "%s %s\n\n", h, md(p.Title))
+	fmt.Fprintf(b, "Kubernetes %s, %s, %d steps; `aws-ccm-renderer plan --distro %s --step ID` prints a step in full.\n", p.KubernetesVersion, strategyName(p.Strategy), countSteps(p), p.Distro)
+	for _, ph := range p.Phases {
+		fmt.Fprintf(b, "\n%s# %s: %s\n\n", h, phaseName(ph.Name), md(ph.Title))
+		for _, s := range ph.Steps {
+			fmt.Fprintf(b, "- [ ] `%s` %s\n", s.ID, md(s.Title))
+			if c, ok := MainCommand(s); ok {
+				b.WriteString("\n  ```sh\n" + indent(c.Shell, "  ") + "  ```\n\n")
+			}
+		}
+	}
 }

@@ -12,7 +12,10 @@ const kcmConfigPath = "/etc/kubernetes/kcm-leader-migration.yaml"
 
 // kcmLMConfig is the in-tree controller manager's side of leader migration:
 // the controllers a 1.22–1.26 controller manager registers, as its built-in
-// default names them, under the plan's lease.
+// default names them, under the plan's lease. v1beta1 (1.22, 1.23) has a
+// resourceLock field without a default that validation requires; v1 (1.24
+// and later) has none (k8s.io/controller-manager v0.22–v0.24,
+// config/v1beta1 and v1 types; SPEC §7).
 func (b *builder) kcmLMConfig() string {
 	api := "controllermanager.config.k8s.io/v1"
 	if b.r.minor < 24 {
@@ -48,11 +51,11 @@ func (b *builder) kcmConfigNote() string {
 func rkePlan(b *builder) distroPlan {
 	r := b.r
 	rkeUp := run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up", "--config", "cluster.yml")
-	inspect := func(description, containers string) *Command {
-		c := script(KindNode, atControlPlane, description, fmt.Sprintf(`
+	inspect := func(containers, flags string) *Command {
+		c := script(KindNode, atEveryNode, "", fmt.Sprintf(`
 for c in %s; do
-  printf '%%s: ' "$c"; docker inspect "$c" --format '{{range .Args}}{{.}} {{end}}' | tr ' ' '\n' | grep -e --cloud-provider= -e --enable-leader-migration | tr '\n' ' '; echo
-done`, containers))
+  printf '%%s: ' "$c"; docker inspect "$c" --format '{{range .Args}}{{.}} {{end}}' | tr ' ' '\n' | grep -e %s | tr '\n' ' '; echo
+done`, containers, flags))
 		return &c
 	}
 
@@ -68,70 +71,92 @@ services:
 	if b.customLease() {
 		kcmSnippet += "      leader-migration-config: " + kcmConfigPath + "\n"
 		kcmSnippets = append(kcmSnippets, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: "On every control-plane node; RKE mounts the host's /etc/kubernetes into the kube-controller container (rancher/rke cluster/plan.go)."})
+			Note: "On every control-plane node; RKE mounts the host's /etc/kubernetes into the kube-controller container (rancher/rke cluster/plan.go)"})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: kcmSnippet,
-		Note: "Merge into cluster.yml; keep the other extra_args. In Rancher: Edit as YAML, the same keys under rancher_kubernetes_engine_config."}}, kcmSnippets...)
+		Note: "Merge into cluster.yml; keep the other extra_args. In Rancher: Edit as YAML, the same keys under rancher_kubernetes_engine_config"}}, kcmSnippets...)
 	kcmNotes = append(kcmNotes, "rke up restarts kube-controller-manager on the control-plane nodes with --enable-leader-migration=true; the in-tree provider stays.")
 	kcm := b.kcmLeaderMigration(Step{
 		Why:      "RKE passes services.kube-controller.extra_args to kube-controller-manager as flags.",
 		Notes:    kcmNotes,
 		Snippets: kcmSnippets,
-		Commands: []Command{rkeUp},
+		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{{
-			Description: "The controller manager's flags",
-			Command:     inspect("", "kube-controller-manager"),
+			Description: "The controller manager's flags, on each control-plane node",
+			Command:     inspect("kube-controller-manager", "--cloud-provider= -e --enable-leader-migration"),
 			Expect:      "kube-controller-manager: --cloud-provider=aws --enable-leader-migration=true",
 		}},
 		Rollback: Rollback{
-			Description: "Remove enable-leader-migration (and leader-migration-config) from services.kube-controller.extra_args and run rke up; the controller manager runs the cloud controllers under its own lease again. Only while the CCM is not installed.",
+			Description: "Remove enable-leader-migration (and leader-migration-config) from services.kube-controller.extra_args and run rke up. Only while the CCM is not installed.",
 			Commands:    []Command{rkeUp},
 		},
 	})
+
+	imds := script(KindNode, atEveryNode, "The instance metadata's hostname, which rke-tools gives the kubelet with useInstanceMetadataHostname", `
+TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
+curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta-data/hostname; echo`)
+	imds.Main = true
+	nodeNames := Step{
+		ID:    "node-names",
+		Title: "Decide how each kubelet keeps its node's name: instance metadata or hostname_override",
+		Why: "The in-tree provider named each node after its instance's PrivateDnsName from the EC2 API, and avoided the " +
+			"instance metadata on purpose: in a VPC whose DHCP options set another domain the metadata's hostname differs " +
+			"(legacy-cloud-providers aws/aws.go buildSelfAWSInstance, v0.26.15). With external-aws and " +
+			"useInstanceMetadataHostname RKE drops the kubelet's --hostname-override (rancher/rke cluster/plan.go " +
+			"BuildKubeletProcess, v1.4.15) and rke-tools sets it from meta-data/hostname (rancher/rke-tools entrypoint.sh); " +
+			"without it the kubelet gets the node's hostname_override (default: its address, cluster/defaults.go). With " +
+			"the external provider the kubelet registers under that name: every node whose name it is not registers anew.",
+		Notes: []string{
+			"hostname_override also names the node's etcd member (etcd-<hostname_override>, cluster/plan.go), and RKE removes etcd members by that name (services/etcd.go RemoveEtcdMember): change it only with before.etcd-snapshot taken.",
+		},
+		Commands: []Command{imds},
+		Checks: []Check{{
+			Description: "Every node's metadata hostname against its NAME in nodes-before.txt",
+			Expect: "All the same: during.switch sets useInstanceMetadataHostname: true. Any different: during.switch sets " +
+				"useInstanceMetadataHostname: false and every node's hostname_override in cluster.yml to its NAME.",
+		}},
+		Rollback: readOnly(),
+	}
 
 	switchStep := Step{
 		ID:    "switch",
 		Title: "Switch the cluster to the external provider (cloud_provider: external-aws)",
 		Why: "With external-aws RKE passes --cloud-provider=external to kube-apiserver, kube-controller-manager and " +
-			"the kubelets (rancher/rke cluster/plan.go, getCloudProviderName), so no controller manager runs the in-tree " +
-			"cloud controllers any more and the CCM, waiting for the lease, takes them over. useInstanceMetadataHostname " +
-			"makes each kubelet use the instance metadata's hostname, the EC2 private DNS name the in-tree provider named " +
-			"the node after, so every node keeps its name and its provider ID.",
+			"the kubelets (rancher/rke cluster/plan.go getCloudProviderName, from v1.4.15 and v1.5.0), so no controller " +
+			"manager runs the in-tree cloud controllers any more and the CCM, waiting for the lease, takes them over. " +
+			"Each kubelet keeps its node's name as before.node-names decided.",
 		Notes: []string{
-			"Remove awsCloudProvider: when it is set RKE picks the aws provider and sets the name back to aws (rancher/rke cloudprovider.InitCloudProvider, cluster/defaults.go setCloudProvider), and it refuses aws from Kubernetes 1.27. Its settings went to the CCM in before.cloud-config.",
-			"Leave useInstanceMetadataHostname false only if every node's hostname_override in cluster.yml already is its EC2 private DNS name; otherwise kubelets register new nodes under other names and the old ones go NotReady.",
-			"rke up updates control-plane nodes one at a time (upgrade_strategy.max_unavailable_controlplane, default 1): it cordons a node, restarts its components with --cloud-provider=external and uncordons it; workers follow. Controller managers not yet updated keep the in-tree provider and leader migration: at any moment the lease holder, one of them or the CCM, runs the cloud controllers, and nobody else.",
+			"Remove awsCloudProvider: with it RKE picks the aws provider again (cloudprovider/cloudprovider.go InitCloudProvider), and it refuses aws from Kubernetes 1.27 (cluster/defaults.go). Its settings went to the CCM in before.cloud-config.",
+			"rke up updates control-plane nodes one at a time (upgrade_strategy.max_unavailable_controlplane, default 1), then the workers. Controller managers not yet updated keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
 			"Keep kubernetes_version as it is: switch first, check, then upgrade (after.upgrade).",
-			"In Rancher: Cloud Provider \"External Amazon (out-of-tree)\" with the instance metadata hostname option sets the same.",
+			"In Rancher: Cloud Provider \"External Amazon (out-of-tree)\" and its instance metadata hostname option set the same.",
 		},
 		Snippets: []Snippet{{
 			File: "cluster.yml", Language: "yaml",
 			Content: `cloud_provider:
   name: external-aws
-  useInstanceMetadataHostname: true
+  useInstanceMetadataHostname: true   # false where before.node-names found a difference
 services:
   kube-controller:
     extra_args: {}     # enable-leader-migration and leader-migration-config removed; keep your other flags
+nodes:
+  - address: 10.0.1.10
+    hostname_override: ip-10-0-1-10.us-west-2.compute.internal   # only with useInstanceMetadataHostname: false: the node's NAME
 `,
-			Note: "Replace the cloud_provider section whole (awsCloudProvider goes); remove the leader migration flags of before.kcm-leader-migration.",
+			Note: "Replace the cloud_provider section whole (awsCloudProvider goes); remove the leader migration flags of before.kcm-leader-migration",
 		}},
-		Commands: []Command{rkeUp},
+		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{
+			{Description: "While rke up runs, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{
-				Description: "While rke up runs: who holds the migration lease",
-				Command:     b.migrationHolder(),
-				Expect: "Always a holder: the in-tree controller manager's leader until its node is updated, then, after at " +
-					"most a lease duration (15 s by default), a CCM pod.",
-			},
-			{
-				Description: "On every control-plane node after the update",
-				Command:     inspect("", "kube-apiserver kube-controller-manager kubelet"),
-				Expect:      "--cloud-provider=external for each; no --enable-leader-migration.",
+				Description: "Each node's components after its update",
+				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider= -e --hostname-override= -e --enable-leader-migration"),
+				Expect:      "--cloud-provider=external for each (kube-apiserver and kube-controller-manager on control-plane nodes only), no --enable-leader-migration, and the kubelet's --hostname-override is the node's NAME.",
 			},
 		},
 		Rollback: Rollback{
-			Description: "Restore the cluster.yml of before.kcm-leader-migration (cloud_provider aws with its awsCloudProvider section, enable-leader-migration) and run rke up. The CCM, still in migrate mode, keeps the lease until the controller managers can take it back; node names and provider IDs do not change. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: "Restore the cluster.yml of before.kcm-leader-migration (cloud_provider aws with its awsCloudProvider section, enable-leader-migration) and run rke up. The CCM, still in migrate mode, keeps the lease until the controller managers take it back; node names and provider IDs do not change. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
 			Commands:    []Command{rkeUp},
 		},
 	}
@@ -151,6 +176,10 @@ services:
 	if b.customLease() {
 		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, "The controller manager's leader migration config", "sudo rm "+kcmConfigPath))
 	}
+	snapshot := func(name string) Command {
+		return run(KindCluster, atRKE, "A snapshot on every etcd node", "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
+	}
+	const restore = "To restore one: rke etcd snapshot-restore --config cluster.yml --name NAME (rancher/rke cmd/etcd.go)."
 
 	return distroPlan{
 		title:    "RKE1 (cluster.yml)",
@@ -158,38 +187,72 @@ services:
 		summary: fmt.Sprintf("Leader migration of an RKE1 cluster at Kubernetes %s from the in-tree aws provider to the AWS "+
 			"CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs the "+
 			"cloud controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches to "+
-			"cloud_provider external-aws with node names from instance metadata, and the CCM drops leader migration.",
-			r.KubeVersion, r.LeaderName),
+			"cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. RKE1 is at end "+
+			"of life: the upgrade after the migration stops at 1.%d.", r.KubeVersion, r.LeaderName, rkeLastMinor),
 		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
 		duringSummary: "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the CCM.",
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
 		before: []Step{
-			b.preflight(nodesInTree),
+			rkePreflight(b),
+			nodeNames,
+			b.hostnameLabel("on RKE1 the label is each node's hostname_override (default: its address; rancher/rke cluster/plan.go BuildKubeletProcess, cluster/defaults.go), and after the switch it is the node's name: every node listed gets a new label value."),
+			b.iam("", false),
 			b.clusterTags(tagsInTree),
-			b.cloudConfig("RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider of cluster.yml (an INI file, rancher/rke cloudprovider/aws) and passes it with --cloud-config.",
-				script(KindNode, atControlPlane, "The in-tree provider's config", "cat /etc/kubernetes/cloud-config")),
-			b.ebsCSI(ebsInTree),
-			b.ecr(ecrInTree(r.minor), []Snippet{
+			b.cloudConfig("RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider of cluster.yml and passes it with --cloud-config (rancher/rke cloudprovider/aws, cluster/plan.go).",
+				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config"))),
+			b.routes(*inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
+				"RKE's kube-controller flags come with its Kubernetes version (kontainer-driver-metadata): read them on a control-plane node."),
+			b.ebsCSI(ebsWhy(r.minor)),
+			b.ecr(ecrInTree(r.minor), "/etc/kubernetes/image-credential-provider/bin", []Snippet{
 				{File: ecrConfigPath, Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider: the kubelet container mounts the host's /etc/kubernetes (rancher/rke cluster/plan.go)."},
-				{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: "Merge into cluster.yml; keep the other kubelet extra_args."},
+					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider: the kubelet container mounts the host's /etc/kubernetes (rancher/rke cluster/plan.go)"},
+				{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: "Merge into cluster.yml; keep the other kubelet extra_args"},
 			}, []Command{rkeUp}),
 			b.grantLease(),
+			b.etcdSnapshot("the controller manager changes", snapshot("pre-leader-migration"), restore),
 			kcm,
 			b.installMigrate(),
 		},
 		during: []Step{
+			b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
 			switchStep,
 			b.verifyHandover(Check{
-				Description: "No component with the in-tree provider",
-				Command:     inspect("", "kube-apiserver kube-controller-manager kubelet"),
-				Expect:      "--cloud-provider=external everywhere, on every node (the kubelet also on workers).",
+				Description: "No component with the in-tree provider, on every node",
+				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider="),
+				Expect:      "--cloud-provider=external everywhere (the kubelet also on workers).",
 			}),
 		},
 		after: []Step{
 			b.installMode(),
-			b.cleanup(rkeCleanup, nil),
-			b.upgrade(upgradeInTree+" Set kubernetes_version in cluster.yml and run rke up, one minor at a time.", nil),
+			b.cleanup(rkeCleanup...),
+			b.upgrade(upgradeInTree+" Set kubernetes_version in cluster.yml and run rke up, one minor at a time, with an rke release that runs it.", rkeUpgradeNotes(r.minor)),
 		},
 	}
+}
+
+// rkeUpgradeNotes name the rke release line of each minor up to the last.
+func rkeUpgradeNotes(minor int) []string {
+	var lines string
+	for m := minor + 1; m <= rkeLastMinor; m++ {
+		if lines != "" {
+			lines += ", "
+		}
+		lines += fmt.Sprintf("1.%d: rke %s", m, rkeLineFor[m])
+	}
+	return []string{
+		"The rke CLI runs only the Kubernetes versions it lists (rke config --list-version --all): " + lines + " (rancher/rke release notes, \"RKE Kubernetes versions\").",
+		fmt.Sprintf("RKE1 is at end of life: rke v1.8 is the last release line and stops at 1.%d. Plan the move to RKE2 (whose cluster keeps the AWS CCM: install it there with --distro=rke2 --mode=install).", rkeLastMinor),
+	}
+}
+
+// rkePreflight adds the rke CLI's version to the preflight.
+func rkePreflight(b *builder) Step {
+	s := b.preflight(nodesInTree, checkBeforeLM, run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version"))
+	s.Checks = append(s.Checks, Check{
+		Description: "The RKE CLI",
+		Expect: "rke version v1.4.15 or later of the v1.4 line, or v1.5.0 or later: older releases have no cloud_provider " +
+			"external-aws (rancher/rke cluster/plan.go getCloudProviderName, not at v1.4.14). Use the same rke release " +
+			"and cluster.rkestate for every rke up of this plan.",
+	})
+	return s
 }

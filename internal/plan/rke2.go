@@ -8,11 +8,33 @@ import (
 // roleSelector is a machineSelectorConfig selector for one Rancher role.
 func roleSelector(role string) string {
 	return `        machineLabelSelector:
-          matchExpressions:
-            - key: rke.cattle.io/` + role + `-role
-              operator: In
-              values: ["true"]
+          matchLabels:
+            rke.cattle.io/` + role + `-role: "true"
 `
+}
+
+// rke2Args is a machineSelectorConfig entry that gives each role's
+// components their arguments.
+func rke2Entries(apiServer bool) string {
+	cp := `      - config:
+`
+	if apiServer {
+		cp += `          kube-apiserver-arg:
+            - cloud-provider=external
+`
+	}
+	cp += `          kube-controller-manager-arg:
+            - cloud-provider=external
+          kubelet-arg:
+            - cloud-provider=external
+` + roleSelector("control-plane")
+	for _, role := range []string{"etcd", "worker"} {
+		cp += `      - config:
+          kubelet-arg:
+            - cloud-provider=external
+` + roleSelector(role)
+	}
+	return cp
 }
 
 func rke2Plan(b *builder) distroPlan {
@@ -24,6 +46,14 @@ func rke2Plan(b *builder) distroPlan {
 kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | grep -c -- '%s'`, want))
 		return &c
 	}
+	cloudProviderName := Check{
+		Description: "The cluster's cloud-provider-name (again after every edit in the Rancher UI)",
+		Command: ptr(script(KindCluster, atRancher, "", `
+kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
+  -o jsonpath='{.spec.rkeConfig.machineGlobalConfig.cloud-provider-name}{"\n"}'`)),
+		Expect: "aws. Anything else renames the nodes (RKE2 names them from instance metadata only with aws): put it back before the machines are updated.",
+	}
+	kubeletExternal := kubeletNotExternal("rke2", "RKE2", "No output once every machine is updated. A node listed keeps the in-tree provider in its kubelet: the machine matches no entry with kubelet-arg cloud-provider=external (or a later entry replaced the list).")
 
 	kcmItems := []string{"enable-leader-migration=true"}
 	var kcmSnippetsExtra []Snippet
@@ -33,20 +63,16 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 		kcmItems = append(kcmItems, "leader-migration-config="+kcmConfigPath)
 		mount = "          kube-controller-manager-extra-mount:\n            - " + kcmConfigPath + ":" + kcmConfigPath + ":ro\n"
 		kcmSnippetsExtra = append(kcmSnippetsExtra, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: "On every control-plane node (Rancher can place it with spec.rkeConfig.machineSelectorFiles)."})
+			Note: "On every control-plane node (Rancher can place it with spec.rkeConfig.machineSelectorFiles)"})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
-	list := func(indent string, items []string) string {
-		var s strings.Builder
-		for _, it := range items {
-			s.WriteString(indent + "- " + it + "\n")
-		}
-		return s.String()
+	var list strings.Builder
+	for _, it := range kcmItems {
+		list.WriteString("            - " + it + "\n")
 	}
 	kcmNotes = append(kcmNotes,
-		"Rancher applies machineGlobalConfig first, then every machineSelectorConfig entry that matches a machine, in order, and a key an entry sets replaces the earlier value whole, lists included (rancher/rancher pkg/capr/planner, addUserConfig). If machineGlobalConfig or another entry matching control-plane machines sets kube-controller-manager-arg, copy its items into this list.",
-		"Rancher rolls the change out to the control-plane machines one at a time by default (upgradeStrategy.controlPlaneConcurrency).",
-		"RKE2 without Rancher: add the same kube-controller-manager-arg list to /etc/rancher/rke2/config.yaml on each server and run systemctl restart rke2-server, one server at a time.",
+		"Rancher applies machineGlobalConfig, then every machineSelectorConfig entry that matches a machine, in order; a key an entry sets replaces the earlier value whole, lists included (rancher/rancher pkg/capr/planner). If another entry matching control-plane machines sets kube-controller-manager-arg, copy its items into this list.",
+		"RKE2 without Rancher: the same kube-controller-manager-arg list in /etc/rancher/rke2/config.yaml on each server, then systemctl restart rke2-server, one server at a time.",
 	)
 	kcm := b.kcmLeaderMigration(Step{
 		Why:   "Rancher writes kube-controller-manager-arg into the RKE2 configuration of the matching machines, and RKE2 passes each item to kube-controller-manager as a flag.",
@@ -61,14 +87,14 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
       # ... your other entries, unchanged
       - config:
           kube-controller-manager-arg:
-` + list("            ", kcmItems) + mount + roleSelector("control-plane"),
-			Note: "Add the entry at the end of machineSelectorConfig.",
+` + list.String() + mount + roleSelector("control-plane"),
+			Note: "Add the entry at the end of machineSelectorConfig",
 		}}, kcmSnippetsExtra...),
-		Commands: []Command{editCluster},
+		Commands: []Command{mainCmd(editCluster)},
 		Checks: []Check{{
 			Description: "The controller managers' flags",
 			Command:     kcmArgs("--enable-leader-migration=true"),
-			Expect:      "The number of control-plane nodes.",
+			Expect:      "The number of control-plane nodes (their static pods' mirror pods show the flags).",
 		}},
 		Rollback: Rollback{
 			Description: "Remove the entry and save; the controller managers restart without leader migration. Only while the CCM is not installed.",
@@ -79,21 +105,18 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 	switchStep := Step{
 		ID:    "switch",
 		Title: "Switch every component to the external provider, keeping cloud-provider-name: aws",
-		Why: "On RKE2 up to 1.26 cloud-provider-name: aws does two things: it passes --cloud-provider=aws (and " +
-			"--cloud-config) to kube-apiserver, kube-controller-manager and the kubelet, and it names the node after the " +
-			"instance metadata's local-hostname, the EC2 private DNS name (rancher/rke2 pkg/rke2/rke2_linux.go, " +
-			"pkg/podexecutor). Switching it to external would drop the second: every node would register under its " +
-			"hostname, a new Node, and the old ones would go NotReady. Keeping aws alone leaves the first: the in-tree " +
-			"controller manager keeps its cloud controllers. So keep aws and set cloud-provider=external per component: " +
-			"RKE2 puts the user's arguments after its own, and the last --cloud-provider wins. The control-plane entry " +
-			"replaces the one of before.kcm-leader-migration, whose flag goes with the in-tree provider. " +
-			"disable-cloud-controller keeps RKE2's own cloud controller off (RKE2 also turns it off whenever " +
-			"cloud-provider-name is set).",
+		Why: "On RKE2 up to 1.26 cloud-provider-name: aws does two things: it passes --cloud-provider=aws and --cloud-config " +
+			"to kube-apiserver, kube-controller-manager and the kubelet (rancher/rke2 pkg/podexecutor/staticpod.go, " +
+			"v1.26.15+rke2r1), and it names the node after the instance metadata's local-hostname, the EC2 private DNS name " +
+			"in a VPC with the default DHCP options (pkg/rke2/rke2_linux.go; before.hostname-label covers the others). " +
+			"Switching it to external would drop the naming: every node would register anew under its hostname. So keep aws and give each component cloud-provider=external: RKE2 puts its own arguments first " +
+			"and the user's after them, and the last --cloud-provider wins. disable-cloud-controller keeps RKE2's own cloud " +
+			"controller off on every server (RKE2 turns it off by itself only while cloud-provider-name is set, " +
+			"rke2_linux.go); in machineGlobalConfig it applies to every server alike.",
 		Notes: []string{
-			"A machine that matches several entries (etcd and control plane on one node, say) takes each list from the last entry that sets it; all three carry cloud-provider=external. Copy your other kubelet-arg, kube-apiserver-arg and kube-controller-manager-arg items into each entry: an entry's list replaces the earlier ones whole.",
-			"Rancher rolls it out to control-plane machines first, one at a time by default (upgradeStrategy.controlPlaneConcurrency), then to workers (workerConcurrency). Controller managers not yet updated keep the in-tree provider and leader migration: at any moment the lease holder, one of them or the CCM, runs the cloud controllers, and nobody else.",
+			"A machine that matches several entries (etcd and control plane on one node) takes each list from the last entry that sets it, and all three carry cloud-provider=external. Copy your other kubelet-arg, kube-apiserver-arg and kube-controller-manager-arg items into each entry: an entry's list replaces the earlier ones whole.",
+			"Rancher updates the control-plane machines first, one at a time by default (upgradeStrategy.controlPlaneConcurrency), then the workers. Controller managers not yet updated keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
 			"Keep spec.kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
-			"From RKE2 v1.29.11, v1.30.7, v1.31.3 and v1.32.0 cloud-provider-name: aws no longer passes --cloud-provider at all and only names the node from instance metadata (node-name-from-cloud-provider-metadata); the per-component settings stay right there.",
 			"RKE2 without Rancher: the same keys in /etc/rancher/rke2/config.yaml (servers: disable-cloud-controller and the three argument lists; agents: kubelet-arg), restarting rke2-server on each server, then rke2-agent on each agent, one at a time.",
 		},
 		Snippets: []Snippet{{
@@ -102,41 +125,20 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
   rkeConfig:
     machineGlobalConfig:
       cloud-provider-name: aws          # keep: RKE2 names the nodes from instance metadata with it
+      disable-cloud-controller: true
     machineSelectorConfig:
       # ... your other entries, unchanged
-      - config:
-          disable-cloud-controller: true
-          kube-apiserver-arg:
-            - cloud-provider=external
-          kube-controller-manager-arg:
-            - cloud-provider=external
-          kubelet-arg:
-            - cloud-provider=external
-` + roleSelector("control-plane") + `      - config:
-          kubelet-arg:
-            - cloud-provider=external
-` + roleSelector("etcd") + `      - config:
-          kubelet-arg:
-            - cloud-provider=external
-` + roleSelector("worker"),
-			Note: "The control-plane entry replaces the entry of before.kcm-leader-migration.",
+` + rke2Entries(true),
+			Note: "The control-plane entry replaces the entry of before.kcm-leader-migration",
 		}},
-		Commands: []Command{editCluster},
+		Commands: []Command{mainCmd(editCluster)},
 		Checks: []Check{
-			{
-				Description: "While Rancher rolls it out: who holds the migration lease",
-				Command:     b.migrationHolder(),
-				Expect: "Always a holder: the in-tree controller manager's leader until its node is updated, then, after at " +
-					"most a lease duration (15 s by default), a CCM pod.",
-			},
-			{
-				Description: "The controller managers' flags",
-				Command:     kcmArgs("--cloud-provider=external"),
-				Expect:      "The number of control-plane nodes (each manifest lists RKE2's --cloud-provider=aws first and --cloud-provider=external after it; the last one counts).",
-			},
+			cloudProviderName,
+			{Description: "While Rancher updates the machines, after each control-plane machine", Command: b.checkRelease(), Expect: b.handoverExpect()},
+			kubeletExternal,
 		},
 		Rollback: Rollback{
-			Description: "Restore the machineSelectorConfig of before.kcm-leader-migration. The CCM, still in migrate mode, keeps the lease until the controller managers can take it back; node names and provider IDs do not change. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: "Restore the spec.rkeConfig of before.kcm-leader-migration. The CCM, still in migrate mode, keeps the lease until the controller managers take it back; node names and provider IDs do not change. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
 			Commands:    []Command{editCluster},
 		},
 	}
@@ -145,7 +147,16 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 	if b.customLease() {
 		cleanupCmds = append(cleanupCmds, script(KindNode, atControlPlane, "The controller manager's leader migration config", "sudo rm "+kcmConfigPath))
 	}
+	snapshot := script(KindCluster, atRancher, "An on-demand snapshot of every etcd node (Rancher takes one when the generation grows)", `
+gen=$(kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.etcdSnapshotCreate.generation}')
+kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" --type merge \
+  -p "{\"spec\":{\"rkeConfig\":{\"etcdSnapshotCreate\":{\"generation\":$((gen + 1))}}}}"`)
+	const restore = "Rancher restores a snapshot from the cluster's Snapshots tab (spec.rkeConfig.etcdSnapshotRestore); RKE2 without Rancher: rke2 etcd-snapshot save, and rke2 server --cluster-reset --cluster-reset-restore-path to restore."
 
+	rke2Notes := []string{
+		fmt.Sprintf("From RKE2 %s, cloud-provider-name: aws passes no --cloud-provider at all and only names the node from instance metadata, and is deprecated for node-name-from-cloud-provider-metadata: true, which names the nodes the same (rancher/rke2 pkg/rke2/rke2_linux.go, pkg/cli/cmds/root.go at those tags). When the cluster reaches one of them, replace it; disable-cloud-controller: true stays, as RKE2 no longer turns its cloud controller off by itself.", strings.Join(rke2MetadataNameFrom, ", ")),
+		fmt.Sprintf("kube-apiserver has no --cloud-provider from 1.%d and exits on the unknown flag (pkg/kubeapiserver/options/cloudprovider.go, gone at v1.33.0; kubernetes/kubernetes#130162). Drop kube-apiserver-arg cloud-provider=external with the move to one of those RKE2 releases (they pass the API server no --cloud-provider), and in any case before 1.%d; keep the kube-controller-manager and kubelet items, whose flag stays.", apiServerNoCloudProvider, apiServerNoCloudProvider),
+	}
 	return distroPlan{
 		title:    "RKE2 provisioned by Rancher (spec.rkeConfig)",
 		strategy: LeaderMigration,
@@ -158,34 +169,60 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 		duringSummary: "Rancher moves every component to --cloud-provider=external, machine by machine; the lease passes to the CCM.",
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
 		before: []Step{
-			b.preflight(nodesInTree),
+			b.preflight(nodesInTree, checkBeforeLM),
+			b.hostnameLabel("on RKE2 the supervisor gives the kubelet --hostname-override set to the node's name as RKE2 sees it (k3s pkg/daemons/agent/agent_linux.go): with cloud-provider-name: aws and no node-name, the instance metadata's local-hostname (rancher/rke2 pkg/rke2/rke2_linux.go hostnameFromMetadataEndpoint, v1.26.15+rke2r1), while the in-tree kubelet named the node after the EC2 API's PrivateDnsName. In a VPC whose DHCP options set another domain the two differ: such a node is listed, and after the switch its kubelet registers under the label's value, a new Node. Give each node listed node-name: <NAME> in its RKE2 configuration before the switch (RKE2 reads the metadata only when node-name is unset); otherwise expect no node listed.",
+				"RKE2 reads the metadata's local-hostname, the in-tree provider the EC2 API's PrivateDnsName (legacy-cloud-providers aws/aws.go buildSelfAWSInstance), which differ in a VPC whose DHCP options set another domain."),
+			b.iam("", false),
 			b.clusterTags(tagsInTree),
-			b.cloudConfig("RKE2 passes the file named by cloud-provider-config with --cloud-config (Rancher writes it from the cluster's cloud provider config).",
-				script(KindNode, atControlPlane, "The in-tree provider's config", `
+			b.cloudConfig("RKE2 passes the file named by cloud-provider-config with --cloud-config (rancher/rke2 pkg/podexecutor/staticpod.go); Rancher writes it from the cluster's cloud provider config.",
+				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
 f=$(grep -o -e '--cloud-config=[^" ]*' /var/lib/rancher/rke2/agent/pod-manifests/kube-controller-manager.yaml | head -n 1 | cut -d= -f2)
-[ -n "$f" ] && sudo cat "$f"`)),
-			b.ebsCSI(ebsInTree),
-			b.ecr(ecrInTree(r.minor), []Snippet{{
+[ -n "$f" ] && sudo cat "$f"`))),
+			b.routes(mirrorPodRouteFlags(),
+				"RKE2 gives the controller manager --allocate-node-cidrs=true, and --configure-cloud-routes=false only while its own cloud controller runs, which cloud-provider-name turns off (k3s pkg/daemons/control/server.go controllerManager): with the in-tree aws provider the route controller runs."),
+			b.ebsCSI(ebsWhy(r.minor)),
+			b.ecr(ecrInTree(r.minor), "/var/lib/rancher/credentialprovider/bin", []Snippet{{
 				File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-				Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist the RKE2 agent passes them to the kubelet itself (--image-credential-provider-config and --image-credential-provider-bin-dir default to these paths). Rancher can place both with spec.rkeConfig.machineSelectorFiles.",
+				Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist the RKE2 agent passes them to the kubelet itself (its --image-credential-provider-config and --image-credential-provider-bin-dir default to these paths; k3s pkg/daemons/agent ImageCredProvAvailable). Rancher can place both with spec.rkeConfig.machineSelectorFiles",
 			}}, []Command{script(KindNode, atEveryNode, "Restart RKE2 so that the kubelet picks the plugin up",
 				"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")}),
 			b.grantLease(),
+			b.etcdSnapshot("the controller manager changes", snapshot, restore),
 			kcm,
 			b.installMigrate(),
 		},
 		during: []Step{
+			b.etcdSnapshot("the switch", snapshot, restore),
 			switchStep,
-			b.verifyHandover(Check{
-				Description: "No controller manager with the in-tree provider",
-				Command:     kcmArgs("--enable-leader-migration"),
-				Expect:      "0",
-			}),
+			b.verifyHandover(
+				Check{Description: "No controller manager with leader migration", Command: kcmArgs("--enable-leader-migration"), Expect: "0"},
+				kubeletExternal,
+				cloudProviderName,
+			),
 		},
 		after: []Step{
 			b.installMode(),
-			b.cleanup(cleanupCmds, nil),
-			b.upgrade(upgradeInTree+" Set spec.kubernetesVersion, one minor at a time; keep the machineSelectorConfig of the switch.", nil),
+			b.cleanup(cleanupCmds...),
+			b.upgradeRKE2(rke2Notes),
 		},
 	}
+}
+
+// upgradeRKE2 is the upgrade with the configuration RKE2 needs from the
+// releases that dropped the in-tree provider's flags.
+func (b *builder) upgradeRKE2(notes []string) Step {
+	s := b.upgrade(upgradeInTree+" Set spec.kubernetesVersion, one minor at a time; keep the machineSelectorConfig of the switch until the notes below say otherwise.", notes)
+	s.Snippets = []Snippet{{
+		File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
+		Content: `spec:
+  rkeConfig:
+    machineGlobalConfig:
+      node-name-from-cloud-provider-metadata: true   # instead of cloud-provider-name: aws
+      disable-cloud-controller: true
+    machineSelectorConfig:
+      # ... your other entries, unchanged
+` + rke2Entries(false),
+		Note: "From RKE2 " + strings.Join(rke2MetadataNameFrom, ", ") + " on, and before 1.33 at the latest: no kube-apiserver-arg cloud-provider",
+	}}
+	return s
 }

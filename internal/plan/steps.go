@@ -14,25 +14,46 @@ func readOnly() Rollback {
 	return Rollback{Description: "Nothing to undo: this step only reads."}
 }
 
-// preflight takes stock of versions, node names and provider IDs.
-func (b *builder) preflight(expectNodes string) Step {
+func ptr[T any](v T) *T { return &v }
+
+// mainCmd marks a command as its step's main command.
+func mainCmd(c Command) Command {
+	c.Main = true
+	return c
+}
+
+// Expectations of the check gates, shared by the steps that run them.
+const (
+	expectFix = "Every ✗ is fixed before going on; its → line says how."
+)
+
+// preflight takes stock of versions and nodes, and runs the first gate:
+// the CCM this plan installs, rendered and checked against the cluster.
+func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) Step {
 	r := b.r
+	mode := renderer.ModeMigrate
+	if r.Distro == renderer.DistroK3s {
+		mode = renderer.ModeInstall
+	}
+	cmds := append([]Command{
+		run(KindKubectl, atWorkstation, "The API server's version", "kubectl", "version"),
+		script(KindKubectl, atWorkstation, "Every node's name, provider ID and kubelet version, kept for later checks",
+			shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
+	}, extra...)
 	return Step{
 		ID:    "preflight",
-		Title: "Take stock: the Kubernetes version, the CCM release, node names and provider IDs",
-		Why: fmt.Sprintf("The AWS CCM is released per Kubernetes minor, and a release is only meant to run against "+
-			"its own minor (kubernetes/cloud-provider-aws, docs/README.md, \"Compatibility with Kubernetes\"). Chart %s "+
-			"deploys %s by default, so every Helm command of this plan pins image.tag=%s: %s. "+
-			"The nodes' names and provider IDs are what the CCM knows them by, and nodes-before.txt is what the "+
-			"checks of the switch compare with.", r.ChartVersion, defaultChartImage(r.ChartVersion), r.tag, r.tagSource),
-		Commands: []Command{
-			run(KindKubectl, atWorkstation, "The API server's version", "kubectl", "version"),
-			script(KindKubectl, atWorkstation, "Every node's name, provider ID and kubelet version, kept for later checks",
-				shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
-		},
+		Title: "Take stock, and check the rendered CCM against the cluster",
+		Why: fmt.Sprintf("The AWS CCM is released per Kubernetes minor and meant for its own minor (kubernetes/cloud-provider-aws "+
+			"docs/README.md, \"Compatibility with Kubernetes\"); chart %s deploys %s by default, so every command of this plan "+
+			"pins image.tag=%s (%s). check reads the cluster and tells, before anything changes, whether the CCM this plan "+
+			"installs lands on every control-plane node, can look up every node, and matches the API server's version "+
+			"(docs/check.md). nodes-before.txt is what the checks of the switch compare with.",
+			r.ChartVersion, defaultChartImage(r.ChartVersion), r.tag, r.tagSource),
+		Commands: cmds,
 		Checks: []Check{
-			{Description: "The server version", Expect: fmt.Sprintf("Server Version is v1.%d.x; if it is another minor, run this plan again with --kube-version set to it.", r.minor)},
+			{Description: "The server version", Expect: fmt.Sprintf("Server Version is v1.%d.x; if not, run this plan again with --kube-version set to it.", r.minor)},
 			{Description: "The nodes", Expect: expectNodes},
+			{Description: "The CCM this plan installs, against the cluster", Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
 		},
 		Rollback: readOnly(),
 	}
@@ -61,6 +82,92 @@ func defaultChartImage(chartVersion string) string {
 	return "the image of its values.yaml"
 }
 
+// hostnameLabel finds what depends on the kubernetes.io/hostname label,
+// which the switch may change.
+func (b *builder) hostnameLabel(why string, notes ...string) Step {
+	return Step{
+		ID:    "hostname-label",
+		Title: "Find what depends on the kubernetes.io/hostname label",
+		Why: "The kubelet sets its node's kubernetes.io/hostname label to its own hostname (--hostname-override, else the " +
+			"host's name) at every start, on existing nodes too (pkg/kubelet/kubelet_node_status.go updateDefaultLabels, " +
+			"v1.26.15). Under the in-tree provider the node's name came from the EC2 API and the label from the host, so " +
+			"they can differ; " + why + " Local PersistentVolumes (local-path-provisioner, K3s's default StorageClass, " +
+			"OpenEBS, TopoLVM, local PVs) and nodeSelectors pinned to the old value stop matching, and a PV's nodeAffinity " +
+			"cannot be changed once set (pkg/apis/core/validation ValidatePersistentVolumeUpdate).",
+		Notes: append(notes,
+			"For each PV listed: note its claim and data path, set persistentVolumeReclaimPolicy: Retain now; after the switch create it again with the new value in its nodeAffinity and bind the claim to it. For each pod listed: change its workload's nodeSelector or affinity to the new value (or to a label of your own) in the same window."),
+		Commands: []Command{
+			mainCmd(script(KindKubectl, atWorkstation, "Nodes whose label differs from their name: NAME, then the label's value", `
+kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.labels.kubernetes\.io/hostname}{"\n"}{end}' \
+  | awk '$1 != $2'`)),
+			script(KindKubectl, atWorkstation, "PersistentVolumes pinned to a hostname: PV, then the values", `
+kubectl get pv -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.nodeAffinity.required.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
+  | awk 'NF > 1'`),
+			script(KindKubectl, atWorkstation, "Pods pinned to a hostname by nodeSelector or node affinity", `
+kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{.spec.nodeSelector.kubernetes\.io/hostname}{" "}{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
+  | awk 'NF > 1'`),
+		},
+		Checks: []Check{{
+			Description: "What the switch changes",
+			Expect: "No node listed: nothing to do. Otherwise every PV and pod whose values include a listed node's label " +
+				"value has its plan (note above) before the switch.",
+		}},
+		Rollback: readOnly(),
+	}
+}
+
+// iam compares the control-plane instances' IAM role with what the pinned
+// CCM release needs.
+func (b *builder) iam(who string, k3s bool) Step {
+	r := b.r
+	actions := IAMControlPlane(r.tag)
+	simulate := `
+CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 describe-instances --instance-ids "$INSTANCE_ID" \
+    --query 'Reservations[0].Instances[0].IamInstanceProfile.Arn' --output text | awk -F/ '{print $NF}')" \
+  --query 'InstanceProfile.Roles[0].Arn' --output text)
+aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
+  --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
+  --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
+	notes := []string{
+		"INSTANCE_ID is a control-plane instance's ID (the PROVIDER-ID's last part in nodes-before.txt). Give the role only the control-plane policy; the instances of other nodes need only the node policy.",
+		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (SPEC §7).", actionDescribeAZs, actionInstanceTopology),
+	}
+	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
+		Note: "The actions of the control-plane policy of docs/prerequisites.md at " + r.tag}}
+	attach := []Command{(script(KindAWS, atAWS, "Attach it to the control-plane role (an inline policy; repeat for every control-plane role)",
+		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
+  --policy-document file://ccm-control-plane-policy.json`))}
+	why := fmt.Sprintf("The CCM calls AWS with the credentials of the instance it runs on, a control-plane node, and "+
+		"kubernetes/cloud-provider-aws docs/prerequisites.md at %s lists what its control-plane policy allows; %s. A "+
+		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
+	if k3s {
+		why += "K3s never called AWS, so its instances may have no instance profile at all: the servers need the control-plane policy, every node the node policy (the ecr-credential-provider pulls with it)."
+		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(IAMNode()),
+			Note: "The node policy of docs/prerequisites.md, for every node's role"})
+		notes = append(notes, "An instance without an instance profile: create a role with the policy, an instance profile for it, and aws ec2 associate-iam-instance-profile.")
+	} else {
+		why += who
+	}
+	return Step{
+		ID:       "iam",
+		Title:    "Give the control-plane instances the IAM policy of the CCM release",
+		Why:      why,
+		Notes:    notes,
+		Snippets: snippets,
+		Commands: attach,
+		Checks: []Check{{
+			Description: "Actions of the policy the control-plane role is not allowed (IAM policy simulator); run it first",
+			Command:     ptr(mainCmd(script(KindAWS, atAWS, "", simulate))),
+			Expect:      "No output. Each action listed is missing: attach the policy above (or add the actions to yours) and run it again.",
+		}},
+		Rollback: Rollback{
+			Description: "Delete the inline policy again; nothing in the cluster uses it before the CCM is installed.",
+			Commands: []Command{script(KindAWS, atAWS, "",
+				`aws iam delete-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager`)},
+		},
+	}
+}
+
 // clusterTags checks the kubernetes.io/cluster/<id> tags the CCM needs.
 func (b *builder) clusterTags(previously string) Step {
 	return Step{
@@ -75,9 +182,9 @@ func (b *builder) clusterTags(previously string) Step {
 			"CLUSTER_ID is the <id> of the tag: the instances of the cluster carry kubernetes.io/cluster/<id> with the value owned or shared.",
 		},
 		Commands: []Command{
-			script(KindAWS, atAWS, "The instances tagged for the cluster", `
+			mainCmd(script(KindAWS, atAWS, "The instances tagged for the cluster", `
 aws ec2 describe-instances --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
-  --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`),
+  --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`)),
 			script(KindAWS, atAWS, "The subnets tagged for the cluster", `
 aws ec2 describe-subnets --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Subnets[].[SubnetId,AvailabilityZone]' --output text`),
@@ -95,24 +202,56 @@ aws ec2 describe-security-groups --filters "Name=tag-key,Values=kubernetes.io/cl
 	}
 }
 
+// serviceOverrides is an example [ServiceOverride] pair for both SDKs.
+func serviceOverrides() string {
+	var s strings.Builder
+	for i, n := range []struct{ name string }{{serviceNames[0].v1}, {serviceNames[0].v2}} {
+		fmt.Fprintf(&s, "    [ServiceOverride \"%d\"]\n    Service = %s\n    Region = us-west-2\n    URL = https://vpce-0123-ec2.us-west-2.vpce.amazonaws.com\n    SigningRegion = us-west-2\n", i+1, n.name)
+	}
+	return s.String()
+}
+
 // cloudConfig carries the in-tree provider's --cloud-config to the CCM.
-func (b *builder) cloudConfig(source string, read Command) Step {
+func (b *builder) cloudConfig(source string, read *Command) Step {
 	ns := b.r.Namespace
-	return Step{
+	var v1, v2 []string
+	for _, n := range serviceNames {
+		if len(v1) == 0 || v1[len(v1)-1] != n.v1 {
+			v1 = append(v1, n.v1)
+		}
+		v2 = append(v2, `"`+n.v2+`"`)
+	}
+	why := "The in-tree provider read its settings from the file named by --cloud-config ([Global]: KubernetesClusterID, " +
+		"RoleARN, SubnetID, ElbSecurityGroup, ...; [ServiceOverride \"N\"] sections). The CCM reads the same format from " +
+		"its own --cloud-config and from nothing else. " + source + " The [ServiceOverride] Service names depend on the " +
+		"CCM's AWS SDK: releases on aws-sdk-go (every promoted one up to v1.28.11) match endpoint IDs (" + strings.Join(v1, ", ") +
+		"); releases on aws-sdk-go-v2 (" + sdkV2From + " and later) match service IDs (" + strings.Join(v2, ", ") +
+		") and silently ignore an old name, sending the calls to the public endpoint (pkg/providers/v1 getResolver at " +
+		"v1.28.11, config/config.go at v1.29.10; SPEC §7, measured with v1.26.0 and v1.35.3). A file with both names " +
+		"works for both, so write each override twice now and no upgrade can lose it."
+	step := Step{
 		ID:    "cloud-config",
 		Title: "Carry the cloud config over to the CCM",
-		Why: "The in-tree provider read its settings from the file named by --cloud-config (a [Global] section: " +
-			"KubernetesClusterID, RoleARN, SubnetID, ElbSecurityGroup, DisableSecurityGroupIngress, ... and " +
-			"[ServiceOverride] sections). The CCM reads the same format from its own --cloud-config, and from nothing else: " +
-			"once the cluster runs the external provider the controllers no longer see the file. " + source,
-		Notes: []string{
-			"Skip this step when the cluster has no cloud config or its [Global] section is empty.",
-			"When you use it, add `-f ccm-cloud-config-values.yaml --post-renderer-args=--set-arg=cloud-config=/etc/aws-ccm/cloud.conf` to every helm command of this plan, in every phase.",
+		Why:   why,
+		Rollback: Rollback{
+			Description: "Delete the ConfigMap (nothing uses it before the CCM is installed).",
+			Commands:    []Command{run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "delete", "configmap", "aws-cloud-config")},
 		},
-		Snippets: []Snippet{
-			{
-				File: "aws-cloud-config.yaml", Language: "yaml",
-				Content: fmt.Sprintf(`apiVersion: v1
+	}
+	if !b.r.CloudConfig {
+		read.Main = true
+		step.Commands = []Command{*read}
+		step.Checks = []Check{{
+			Description: "The in-tree provider's config",
+			Expect:      "No file, or a [Global] section with nothing but defaults: nothing to carry over. Otherwise run this plan again with --cloud-config: its commands then store the file in a ConfigMap and mount it into the CCM.",
+		}}
+		step.Rollback = readOnly()
+		return step
+	}
+	step.Snippets = []Snippet{
+		{
+			File: "aws-cloud-config.yaml", Language: "yaml",
+			Content: fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: aws-cloud-config
@@ -120,42 +259,83 @@ metadata:
 data:
   cloud.conf: |
     [Global]
-    # the settings of the in-tree provider's file, unchanged, e.g.
+    # the settings of the in-tree provider's file, e.g.
     KubernetesClusterID = my-cluster
-`, ns),
-				Note: "Replace the example line with the content of the in-tree provider's file.",
-			},
-			{
-				File: "ccm-cloud-config-values.yaml", Language: "yaml",
-				Content: `extraVolumes:
+    # each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID
+%s`, ns, serviceOverrides()),
+			Note: "The in-tree provider's file, each [ServiceOverride] written a second time with the other name",
+		},
+		{
+			File: cloudConfigValues, Language: "yaml",
+			Content: `extraVolumes:
   - name: aws-cloud-config
     configMap:
       name: aws-cloud-config
 extraVolumeMounts:
   - name: aws-cloud-config
-    mountPath: /etc/aws-ccm
+    mountPath: ` + cloudConfigMount + `
     readOnly: true
 `,
-				Note: "Chart values (extraVolumes and extraVolumeMounts exist in chart 0.0.11); the renderer keeps them and adds its own volume in migrate mode.",
-			},
-		},
-		Commands: []Command{
-			read,
-			run(KindKubectl, atWorkstation, "Store it for the CCM", "kubectl", "apply", "-f", "aws-cloud-config.yaml"),
-		},
-		Checks: []Check{{
-			Description: "The ConfigMap",
-			Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
-			Expect:      "The same settings as the in-tree provider's file.",
-		}},
-		Rollback: Rollback{
-			Description: "Delete the ConfigMap (nothing uses it yet).",
-			Commands:    []Command{run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "delete", "configmap", "aws-cloud-config")},
+			Note: "Chart values (extraVolumes and extraVolumeMounts exist in chart 0.0.11); every CCM command of this plan passes it with --set-arg=cloud-config=" + cloudConfigFile,
 		},
 	}
+	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, "Store it for the CCM", "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	if read != nil {
+		step.Commands = append([]Command{*read}, step.Commands...)
+	}
+	step.Checks = []Check{{
+		Description: "The ConfigMap",
+		Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
+		Expect:      "The in-tree provider's settings, every [ServiceOverride] under both names.",
+	}}
+	return step
 }
 
-func ptr[T any](v T) *T { return &v }
+// routes finds out whether the in-tree route controller manages VPC routes.
+func (b *builder) routes(kcmFlags Command, defaults string) Step {
+	kcmFlags.Main = true
+	s := Step{
+		ID:    "routes",
+		Title: "Find out whether the in-tree controller manager manages VPC routes",
+		Why: "The in-tree controller manager runs its route controller when it has --allocate-node-cidrs=true and " +
+			"--configure-cloud-routes (default true) (cmd/kube-controller-manager/app/core.go startRouteController, " +
+			"v1.26.15); with the aws provider it then writes a route per node's pod CIDR into the route table tagged for " +
+			"the cluster (legacy-cloud-providers aws/aws_routes.go). The renderer runs the CCM with " +
+			"--configure-cloud-routes=false: if the pod network relies on those routes, new nodes would get none. " + defaults,
+		Commands: []Command{
+			kcmFlags,
+			script(KindAWS, atAWS, "Route tables tagged for the cluster, with the routes that point at instances", `
+aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
+  --query 'RouteTables[].[RouteTableId,Routes[?InstanceId].[DestinationCidrBlock,InstanceId]]' --output text`),
+		},
+		Rollback: readOnly(),
+	}
+	if b.r.ClusterCIDR != "" {
+		s.Checks = []Check{{Description: "Routes", Expect: fmt.Sprintf("Routes to instances for the pod CIDRs of %s: this plan renders the CCM with --configure-cloud-routes=true and --cluster-cidr=%s, and its route controller takes them over (the renderer warns about it on every render).", b.r.ClusterCIDR, b.r.ClusterCIDR)}}
+	} else {
+		s.Checks = []Check{{Description: "Routes", Expect: "--allocate-node-cidrs is not true, or --configure-cloud-routes=false, or no tagged route table holds routes to instances: nothing to take over. Otherwise run this plan again with --cluster-cidr set to the controller manager's --cluster-cidr: its commands then run the CCM's route controller."}}
+	}
+	return s
+}
+
+// ebsWhy says what happens to in-tree EBS volumes at the switch, for a minor.
+func ebsWhy(minor int) string {
+	switch {
+	case csiMigrationLocked(minor):
+		return fmt.Sprintf("In 1.%d CSI migration for EBS (CSIMigrationAWS) is GA and locked on (pkg/features/kube_features.go, "+
+			"on by default from 1.23, locked from 1.25): kubernetes.io/aws-ebs volumes are already served by the EBS CSI "+
+			"driver, which must therefore run, and the switch does not change that. Kubernetes 1.27 removes the in-tree plugin.", minor)
+	case csiMigrationDefaultOn(minor):
+		return fmt.Sprintf("In 1.%d CSI migration for EBS (CSIMigrationAWS) is on by default (pkg/features/kube_features.go): "+
+			"kubernetes.io/aws-ebs volumes are served by the EBS CSI driver, and the switch does not change that. A cluster "+
+			"that set feature-gates=CSIMigrationAWS=false still attaches them with the in-tree plugin, which works through "+
+			"the in-tree provider and stops at the switch: drop that gate, with the driver installed, before the switch.", minor)
+	}
+	return fmt.Sprintf("In 1.%d CSI migration for EBS (CSIMigrationAWS) is beta and off by default (pkg/features/kube_features.go): "+
+		"kubernetes.io/aws-ebs volumes are attached by the in-tree plugin, which works through the in-tree provider and "+
+		"stops at the switch. Install the EBS CSI driver and turn on CSIMigrationAWS on the controller managers and "+
+		"kubelets before the switch.", minor)
+}
 
 // ebsCSI checks that EBS volumes do not depend on the in-tree plugin.
 func (b *builder) ebsCSI(why string) Step {
@@ -164,17 +344,17 @@ func (b *builder) ebsCSI(why string) Step {
 		Title: "Check that EBS volumes are served by the EBS CSI driver",
 		Why:   why,
 		Commands: []Command{
-			run(KindKubectl, atWorkstation, "The EBS CSI driver", "kubectl", "get", "csidriver", "ebs.csi.aws.com"),
+			mainCmd(run(KindKubectl, atWorkstation, "PersistentVolumes: in-tree EBS or CSI", "kubectl", "get", "pv",
+				"-o", "custom-columns=NAME:.metadata.name,IN-TREE-EBS:.spec.awsElasticBlockStore.volumeID,CSI:.spec.csi.driver")),
 			run(KindKubectl, atWorkstation, "StorageClasses and their provisioners", "kubectl", "get", "storageclass",
 				"-o", "custom-columns=NAME:.metadata.name,PROVISIONER:.provisioner"),
-			run(KindKubectl, atWorkstation, "PersistentVolumes: in-tree EBS or CSI", "kubectl", "get", "pv",
-				"-o", "custom-columns=NAME:.metadata.name,IN-TREE-EBS:.spec.awsElasticBlockStore.volumeID,CSI:.spec.csi.driver"),
+			run(KindKubectl, atWorkstation, "The EBS CSI driver", "kubectl", "get", "csidriver", "ebs.csi.aws.com"),
 		},
 		Checks: []Check{{
 			Description: "EBS",
 			Expect: "If any PersistentVolume shows an IN-TREE-EBS volume or any StorageClass the provisioner kubernetes.io/aws-ebs, " +
 				"the CSIDriver ebs.csi.aws.com exists and the driver's controller and node pods run. Otherwise install the " +
-				"driver (kubernetes-sigs/aws-ebs-csi-driver) before going on. New StorageClasses use provisioner ebs.csi.aws.com.",
+				"driver (kubernetes-sigs/aws-ebs-csi-driver) before going on.",
 		}},
 		Rollback: readOnly(),
 	}
@@ -222,13 +402,15 @@ func (b *builder) ecrFeatureGate() string {
 }
 
 // ecr sets up the kubelet's image credential provider for ECR.
-func (b *builder) ecr(why string, snippets []Snippet, apply []Command) Step {
+func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) Step {
 	notes := []string{
-		fmt.Sprintf("The binary is ecr-credential-provider of kubernetes/cloud-provider-aws at the release of the cluster's minor (%s: `make ecr-credential-provider` at that tag builds it), installed on every node under the name the config gives it.", b.r.tag),
-		fmt.Sprintf("The kubelet rejects a plugin answer whose apiVersion is not the one configured (kubernetes pkg/credentialprovider/plugin); ecr-credential-provider up to v1.26 answers in credentialprovider.kubelet.k8s.io/v1alpha1, from v1.27 in v1, so the config above is for the %s release. Change binary and apiVersion together when the cluster moves to another minor.", b.r.tag),
+		fmt.Sprintf("The binary is ecr-credential-provider of kubernetes/cloud-provider-aws %s (`make ecr-credential-provider` at that tag builds it), on every node under the name the config gives it. It answers in %s, and the kubelet rejects an answer in another apiVersion than configured: binary and apiVersion change together with the minor.", b.r.tag, ecrPluginAPI(b.r.minor)),
 	}
 	if g := b.ecrFeatureGate(); g != "" {
 		notes = append(notes, "Before Kubernetes 1.24 the kubelet needs --feature-gates="+g+" for the plugin.")
+	}
+	if len(apply) > 0 {
+		apply[0].Main = true
 	}
 	return Step{
 		ID:       "ecr-credentials",
@@ -241,22 +423,32 @@ func (b *builder) ecr(why string, snippets []Snippet, apply []Command) Step {
 				`kubectl get pods --all-namespaces -o jsonpath='{..image}' | tr ' ' '\n' | grep '\.dkr\.ecr\.' | sort -u`),
 		}, apply...),
 		Checks: []Check{{
-			Description: "A pull from ECR through the plugin",
-			Command: ptr(script(KindKubectl, atWorkstation, "", `
-kubectl run ecr-pull-test --image="$ECR_IMAGE" --image-pull-policy=Always --restart=Never --command -- true
-kubectl get pod ecr-pull-test -o jsonpath='{.status.containerStatuses[0].state}{"\n"}'; kubectl delete pod ecr-pull-test`)),
-			Expect: "With ECR_IMAGE one of the images listed above: the state is running or terminated, not waiting " +
-				"with ErrImagePull or ImagePullBackOff. No ECR images listed: nothing to do in this step.",
+			Description: "The plugin itself, on a node, with one of the images listed (ECR_IMAGE)",
+			Command: ptr(script(KindNode, atEveryNode, "", fmt.Sprintf(`
+printf '{"apiVersion":"%s","kind":"CredentialProviderRequest","image":"%%s"}' "$ECR_IMAGE" \
+  | sudo %s/ecr-credential-provider`, ecrPluginAPI(b.r.minor), binDir))),
+			Expect: "A CredentialProviderResponse whose auth names the image's registry. An error is the plugin's (binary, " +
+				"apiVersion, or the node's IAM role lacks ecr:GetAuthorizationToken). A test pull proves nothing up to 1.26: " +
+				"the kubelet merges the credentials of every provider, the built-in amazon-ecr one included " +
+				"(pkg/credentialprovider/keyring.go, aws/aws_credentials.go at v1.26.15). No ECR images listed: nothing to do.",
 		}},
-		Rollback: Rollback{Description: "Remove the kubelet flags or files again; the in-tree ECR provider keeps working until Kubernetes 1.27."},
+		Rollback: Rollback{Description: "Remove the kubelet flags or files again."},
 	}
+}
+
+// ecrInTree says why the plugin must be in place before 1.27.
+func ecrInTree(minor int) string {
+	return fmt.Sprintf("Kubelets pull from ECR with their built-in credential provider (amazon-ecr, "+
+		"pkg/credentialprovider/aws), which works whatever --cloud-provider says and is still in the kubelet of 1.%d. "+
+		"Kubernetes 1.27 removed it (kubernetes/kubernetes#116329): ECR pulls stop at the upgrade to 1.27 unless every "+
+		"kubelet runs the ecr-credential-provider plugin of kubernetes/cloud-provider-aws. Install it now, while both work.", minor)
 }
 
 func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
-		return fmt.Sprintf("ECR pulls: before the kubelets reach 1.27, install the 1.27 release of ecr-credential-provider and set the provider's apiVersion to %s (before.ecr-credentials).", ecrPluginAPI(lastInTree+1))
+		return fmt.Sprintf("ECR: before the kubelets reach 1.27, install the 1.27 release of ecr-credential-provider and set the provider's apiVersion to %s (before.ecr-credentials).", ecrPluginAPI(lastInTree+1))
 	}
-	return "ECR pulls: with the kubelets, move ecr-credential-provider to the release of the new minor (before.ecr-credentials)."
+	return "ECR: with the kubelets, move ecr-credential-provider to the release of the new minor (before.ecr-credentials)."
 }
 
 // grantLease lets the in-tree controller manager take the migration lease.
@@ -266,17 +458,14 @@ func (b *builder) grantLease() Step {
 		ID:    "grant-kcm-lease",
 		Title: "Let the in-tree controller manager take the migration lease",
 		Why: fmt.Sprintf("The Kubernetes 1.26 bootstrap RBAC policy lets %s create Leases but get and update only the "+
-			"Lease kube-controller-manager (plugin/pkg/auth/authorizer/rbac/bootstrappolicy at v1.26.15); later "+
-			"releases grant every Lease in kube-system. Leader election starts with a get: refused, the in-tree "+
-			"controller manager keeps running but never starts its cloud controllers under leader migration, so no "+
-			"controller manager runs them, and when the CCM comes it takes the free lease at once while the in-tree "+
-			"provider is still configured. The renderer's --mode=migrate output carries a Role for this, but it "+
-			"arrives with the CCM, one step too late: grant the lease now, before the controller manager starts "+
-			"leader migration. Only get and update on the one lease are granted: creating Leases is already allowed.",
+			"Lease kube-controller-manager (plugin/pkg/auth/authorizer/rbac/bootstrappolicy at v1.26.15). Leader election "+
+			"starts with a get: refused, the in-tree controller manager never starts its cloud controllers under leader "+
+			"migration, and the CCM later takes the free lease at once while the in-tree provider is still configured. "+
+			"The renderer's --mode=migrate output carries such a Role, but it arrives with the CCM, one step too late.",
 			r.KCMUser),
 		Commands: []Command{
-			run(KindKubectl, atWorkstation, "A Role for the one lease", "kubectl", "-n", leaseNS, "create", "role", kcmRole,
-				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName),
+			mainCmd(run(KindKubectl, atWorkstation, "A Role for the one lease", "kubectl", "-n", leaseNS, "create", "role", kcmRole,
+				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName)),
 			run(KindKubectl, atWorkstation, "Bound to the controller manager's user", "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
 				"--role="+kcmRole, "--user="+r.KCMUser),
 		},
@@ -296,20 +485,35 @@ func (b *builder) grantLease() Step {
 	}
 }
 
+// etcdSnapshot takes a snapshot before a step that changes the control
+// plane; what restores it is the distribution's own command.
+func (b *builder) etcdSnapshot(before string, take Command, restore string) Step {
+	take.Main = true
+	return Step{
+		ID:       "etcd-snapshot",
+		Title:    "Take an etcd snapshot before " + before,
+		Why:      "The next step restarts the control plane with other flags. A snapshot taken right before it is what a restore goes back to if the cluster's state is damaged; a failed step itself is undone by its rollback, not by a restore.",
+		Commands: []Command{take},
+		Checks:   []Check{{Description: "The snapshot", Expect: "The command reports the snapshot saved; copy it off the node."}},
+		Rollback: Rollback{Description: "Nothing to undo. " + restore},
+	}
+}
+
 // kcmLeaderMigration is the distribution's step that turns leader migration
 // on in the in-tree controller manager.
 func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.ID = "kcm-leader-migration"
 	s.Title = "Turn on leader migration in the in-tree controller manager"
 	s.Why = fmt.Sprintf("With --enable-leader-migration the in-tree controller manager runs its cloud controllers "+
-		"(cloud-node-lifecycle, service and route, as a 1.26 controller manager names them) only while it holds the "+
+		"(cloud-node-lifecycle, service and route, as a 1.%d controller manager names them) only while it holds the "+
 		"Lease %s; its other controllers stay under its own lease. From now on that lease decides which controller "+
-		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.LeaderName) + s.Why
+		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
 	s.Checks = append(s.Checks, Check{
-		Description: "Who holds the migration lease",
-		Command:     b.leases(b.r.LeaderName, kcmLease),
-		Expect: fmt.Sprintf("The lease %s exists and its HOLDER is the HOLDER of %s: the in-tree controller manager's "+
-			"leader runs the cloud controllers under the migration lease. RENEWED moves on every few seconds.", b.r.LeaderName, kcmLease),
+		Description: "Who holds the migration lease (check against the CCM this plan installs)",
+		Command:     b.checkRendered(renderer.ModeMigrate),
+		Expect: fmt.Sprintf("Exit 0, and the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
+			"Missing or expired: the controller manager does not run with leader migration, or may not take the lease "+
+			"(before.grant-kcm-lease); roll this step back.", leaseNS, b.r.LeaderName),
 	})
 	return s
 }
@@ -317,41 +521,28 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 // installMigrate installs the CCM beside the in-tree controller manager.
 func (b *builder) installMigrate() Step {
 	r := b.r
+	rd := render{mode: renderer.ModeMigrate}
 	return Step{
 		ID:    "install-ccm",
 		Title: "Install the CCM with leader migration (--mode=migrate)",
 		Why: fmt.Sprintf("The CCM starts on every control-plane node, leads its own controllers (Lease %s) and runs the "+
 			"cloud controllers only once it holds the Lease %s, which the in-tree controller manager keeps renewing. "+
-			"The renderer writes the CCM's LeaderMigrationConfiguration (naming the CCM's controllers by their current "+
-			"and pre-1.28 names), the Role that lets the in-tree controller manager at the lease, and this "+
-			"distribution's placement and tolerations. Cordoning is no part of this: the DaemonSet controller gives a "+
-			"cordoned node its pod all the same (it adds the node.kubernetes.io/unschedulable toleration to every "+
-			"daemon pod), so the CCM's pods start now; the lease is what holds their cloud controllers back.",
+			"The renderer writes the CCM's LeaderMigrationConfiguration (the CCM's controllers by their current and "+
+			"pre-1.28 names), the Role that lets the in-tree controller manager at the lease, and this distribution's "+
+			"placement and tolerations. Cordoning holds nothing back: the DaemonSet controller gives a cordoned node its "+
+			"pod all the same (SPEC §6); the lease does. The chart wrapper records these options on the release and "+
+			"keeps them on every later upgrade, so an upgrade that forgets --mode=migrate stays in migrate mode "+
+			"(docs/chart-wrapper.md); a plain helm upgrade without it would drop leader migration.",
 			ccmLease, r.LeaderName),
-		Notes: []string{
-			"The renderer sees only what Helm renders now, not what runs in the cluster: on a plain helm upgrade it cannot tell that --mode=migrate was forgotten. Pass the same --post-renderer-args on every upgrade until the after phase, and preview each upgrade with aws-ccm-renderer diff --deployed; the DaemonSet records the options it was rendered with (checked below).",
-		},
-		Commands: []Command{
-			b.diff(renderer.ModeMigrate),
-			b.helmUpgrade("Install the CCM in migrate mode, pinned to the cluster's minor", renderer.ModeMigrate),
-		},
-		Checks: []Check{
-			{Description: "The DaemonSet rolled out", Command: b.rollout(), Expect: "successfully rolled out"},
-			{Description: "Where the pods run", Command: b.pods(), Expect: "One Running pod on each control-plane node, cordoned ones included."},
-			{
-				Description: "Who holds the migration lease (wait a minute after the rollout)",
-				Command:     b.leases(r.LeaderName, kcmLease, ccmLease),
-				Expect: fmt.Sprintf("The HOLDER of %s is still the HOLDER of %s; %s has another holder, a CCM pod "+
-					"(named after its node). If the CCM holds %s, the in-tree controller manager is not using leader "+
-					"migration: uninstall the CCM and check the previous steps.", r.LeaderName, kcmLease, ccmLease, r.LeaderName),
-			},
-			{
-				Description: "The options the renderer recorded on the DaemonSet",
-				Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", r.Namespace, "get", "daemonset", daemonSet,
-					"-o", `jsonpath={.metadata.annotations.aws-ccm-renderer\.io/options}{"\n"}`)),
-				Expect: "mode migrate and distro " + string(r.Distro),
-			},
-		},
+		Commands: []Command{b.diff(rd), b.ccmUpgrade("Install the CCM in migrate mode, pinned to the cluster's minor", rd)},
+		Checks: []Check{{
+			Description: "The CCM against the cluster (wait a minute after the rollout)",
+			Command:     b.checkRelease(),
+			Expect: fmt.Sprintf("Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; "+
+				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. If check says "+
+				"the CCM's leader holds %s, the in-tree controller manager is not in leader migration: roll back now.",
+				ccmLease, r.LeaderName, r.LeaderName),
+		}},
 		Rollback: Rollback{
 			Description: "Uninstall the CCM: the in-tree controller manager holds the lease and goes on alone.",
 			Commands:    []Command{b.uninstall()},
@@ -359,65 +550,57 @@ func (b *builder) installMigrate() Step {
 	}
 }
 
+// handoverExpect is what check shows while the control plane is switched.
+func (b *builder) handoverExpect() string {
+	return fmt.Sprintf("The lease %s is always held: by the in-tree kube-controller-manager until the last controller "+
+		"manager with the in-tree provider restarts, then by the CCM's leader. A line saying it expired is expected for "+
+		"up to about 25 s while it changes hands (a lease duration of 15 s, then up to two retry periods of 2 s with "+
+		"jitter 1.2: k8s.io/client-go tools/leaderelection, the component-base defaults); longer means no controller "+
+		"manager runs the cloud controllers: roll back.", b.r.LeaderName)
+}
+
 // verifyHandover checks that the CCM runs the cloud controllers.
-func (b *builder) verifyHandover(providerCheck Check) Step {
+func (b *builder) verifyHandover(extra ...Check) Step {
 	r := b.r
 	return Step{
 		ID:    "verify",
 		Title: "Check that the CCM runs the cloud controllers and every node kept its identity",
 		Why: "When the last controller manager with the in-tree provider has restarted with --cloud-provider=external, " +
-			"the migration lease is no longer renewed by it and the CCM takes it once the record has expired " +
-			"(a lease duration after the last renewal). Nodes keep their names and provider IDs: the in-tree provider " +
-			"set them, and the CCM recognises them.",
-		Commands: []Command{},
-		Checks: []Check{
+			"nobody renews the migration lease for it and the CCM takes it. Nodes keep their names and provider IDs: the " +
+			"in-tree provider set them, and the CCM recognises them.",
+		Checks: append([]Check{
 			{
-				Description: "Who holds the migration lease",
-				Command:     b.leases(r.LeaderName, kcmLease, ccmLease),
-				Expect:      fmt.Sprintf("The HOLDER of %s is the HOLDER of %s.", r.LeaderName, ccmLease),
+				Description: "The CCM against the cluster",
+				Command:     mainCheck(b.checkRelease()),
+				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader, every node initialised by the AWS CCM. %s",
+					r.LeaderName, expectFix),
 			},
 			{Description: "The same nodes, with the same provider IDs", Command: b.nodesUnchanged(), Expect: "No output: no node was renamed, added or lost its provider ID."},
-			{Description: "Nodes waiting for a cloud controller", Command: b.uninitialized(), Expect: "No output (a node added during the switch is initialised within seconds)."},
-			{Description: "Provider IDs", Command: b.foreignProviderIDs(), Expect: "No output: every node has an aws:/// provider ID."},
 			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer has its ELB hostname, as before."},
-			providerCheck,
-		},
-		Rollback: Rollback{Description: "See the rollback of the switch."},
+		}, extra...),
+		Rollback: Rollback{Description: "See the rollback of during.switch."},
 	}
 }
 
 // installMode renders the CCM without leader migration.
 func (b *builder) installMode() Step {
-	r := b.r
+	rd := render{mode: renderer.ModeInstall}
 	return Step{
 		ID:    "ccm-install-mode",
 		Title: "Render the CCM without leader migration (--mode=install)",
 		Why: "Leader migration has done its work once no controller manager with the in-tree provider is left to start. " +
 			"--mode=install removes --enable-leader-migration, --leader-migration-config, the config's ConfigMap, " +
 			"its volume and the Role for the in-tree controller manager; the CCM then runs the cloud controllers " +
-			"under its own lease. Only do this when the switch will not be rolled back: an in-tree controller manager " +
-			"started later would run the cloud controllers beside the CCM, since neither would look at the " +
-			"migration lease. A plain helm upgrade without --mode=migrate has the same effect at any time, and the " +
-			"renderer, which sees only the new render, cannot stop it.",
-		Commands: []Command{
-			b.diff(renderer.ModeInstall),
-			b.helmUpgrade("The CCM alone", renderer.ModeInstall),
-		},
-		Checks: []Check{
-			{Description: "The DaemonSet rolled out", Command: b.rollout(), Expect: "successfully rolled out"},
-			{
-				Description: "No leader migration in the CCM's arguments",
-				Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", r.Namespace, "get", "daemonset", daemonSet,
-					"-o", `jsonpath={.spec.template.spec.containers[0].args}{"\n"}`)),
-				Expect: "No --enable-leader-migration and no --leader-migration-config.",
-			},
-			{
-				Description: "The leases",
-				Command:     b.leases(r.LeaderName, ccmLease),
-				Expect:      fmt.Sprintf("%s is renewed by a CCM pod; %s is no longer renewed (RENEWED stays put).", ccmLease, r.LeaderName),
-			},
-			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer keeps its ELB hostname."},
-		},
+			"under its own lease. Only when the switch will not be rolled back: an in-tree controller manager started " +
+			"later would run the cloud controllers beside the CCM, since neither would look at the migration lease.",
+		Commands: []Command{b.diff(rd), b.ccmUpgrade("The CCM alone", rd)},
+		Checks: []Check{{
+			Description: "The CCM against the cluster",
+			Command:     b.checkRelease(),
+			Expect: "Exit 0, the workload in install mode. An error that the migration lease is held by the in-tree " +
+				"kube-controller-manager means a controller manager still runs the in-tree provider with leader " +
+				"migration: roll back at once. A warning that a CCM instance still holds it passes once the rollout is done.",
+		}},
 		Rollback: Rollback{
 			Description: "Render with --mode=migrate again (the command of before.install-ccm) before any in-tree controller manager starts.",
 		},
@@ -425,10 +608,10 @@ func (b *builder) installMode() Step {
 }
 
 // cleanup removes what only the migration needed.
-func (b *builder) cleanup(extra []Command, extraNotes []string) Step {
+func (b *builder) cleanup(extra ...Command) Step {
 	r := b.r
 	cmds := []Command{
-		run(KindKubectl, atWorkstation, "The Role of before.grant-kcm-lease", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole),
+		mainCmd(run(KindKubectl, atWorkstation, "The Role of before.grant-kcm-lease", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
 		run(KindKubectl, atWorkstation, "The migration lease, no longer renewed", "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
 	}
 	return Step{
@@ -436,36 +619,46 @@ func (b *builder) cleanup(extra []Command, extraNotes []string) Step {
 		Title: "Remove what only the migration needed",
 		Why: fmt.Sprintf("The in-tree controller manager needed get and update on the Lease %s only while it took part "+
 			"in leader migration; least privilege says take them back, and drop the stale lease.", r.LeaderName),
-		Notes:    extraNotes,
 		Commands: append(cmds, extra...),
-		Checks: []Check{{
-			Description: "The grant is gone",
-			Command:     b.canI("update"),
-			Expect:      "no",
-		}},
+		Checks:   []Check{{Description: "The grant is gone", Command: b.canI("update"), Expect: "no"}},
 		Rollback: Rollback{Description: "Nothing to restore: the cluster does not use these any more."},
 	}
 }
 
+// upgradeNotes are what every distribution's upgrade shares, for the
+// next minors.
+func (b *builder) upgradeNotes() []string {
+	r := b.r
+	notes := []string{
+		"One minor at a time, the control plane first, then the CCM of the same minor: a CCM must not be newer than the API server (the version skew policy), and the AWS CCM is made for its own minor.",
+		"At every CCM minor: run before.iam of `aws-ccm-renderer plan --kube-version <the new version>` (it prints the policy of that release). v1.26.1 and later ensure no load balancer without " + actionDescribeAZs + "; v1.30 and later initialise no node without it and ask for " + actionInstanceTopology + ".",
+		ecrUpgradeNote(r.minor),
+	}
+	if r.CloudConfig && !usesSDKv2(r.tag) {
+		notes = append(notes, "The cloud config: from CCM "+sdkV2From+" the [ServiceOverride] sections are read by service ID; before.cloud-config wrote both names, so nothing changes.")
+	}
+	return notes
+}
+
 // upgrade moves the cluster past the in-tree provider, with the CCM
 // following every minor.
-func (b *builder) upgrade(how string, extraChecks []Check) Step {
+func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	r := b.r
 	next := r.minor + 1
 	tag, ok := CCMReleases[next]
 	var cmds []Command
-	notes := []string{
-		"A CCM must not be newer than the API server (the Kubernetes version skew policy), and the AWS CCM is meant for its own minor: upgrade the control plane first, then the CCM; one minor at a time.",
-		ecrUpgradeNote(r.minor),
-		"This command leaves out --kube-version, which only you know by then: add --post-renderer-args=--kube-version=<the cluster's new version> so the renderer can warn about skew.",
-	}
+	notes = append(b.upgradeNotes(), notes...)
 	if ok {
-		cmds = append(cmds, b.helmUpgradeTo(fmt.Sprintf("After the control plane runs 1.%d: the CCM of 1.%d", next, next), renderer.ModeInstall, tag, false))
+		cmds = append(cmds, b.upgrade1(next, tag))
+		if r.Helm {
+			notes = append(notes, "Plain Helm cannot ask the cluster its version: add --post-renderer-args=--kube-version=<the new version> so that the renderer checks the CCM against it.")
+		}
 	} else {
 		notes = append(notes, fmt.Sprintf("No CCM release of 1.%d is known to this version of aws-ccm-renderer: pick the latest v1.%d.x tag of registry.k8s.io/provider-aws/cloud-controller-manager.", next, next))
 	}
-	if r.Distro != renderer.DistroK3s && r.minor < lastInTree {
-		notes = append(notes, fmt.Sprintf("The cluster is at 1.%d: it keeps the external provider on the way to 1.27.", r.minor))
+	gate := b.checkRelease()
+	if len(cmds) == 0 {
+		gate = mainCheck(gate)
 	}
 	return Step{
 		ID:       "upgrade",
@@ -473,13 +666,22 @@ func (b *builder) upgrade(how string, extraChecks []Check) Step {
 		Why:      how,
 		Notes:    notes,
 		Commands: cmds,
-		Checks: append([]Check{
-			{Description: "The DaemonSet rolled out", Command: b.rollout(), Expect: "successfully rolled out"},
-			{Description: "Nodes waiting for a cloud controller", Command: b.uninitialized(), Expect: "No output."},
-		}, extraChecks...),
+		Checks: append([]Check{{
+			Description: "The CCM against the cluster, after each minor",
+			Command:     gate,
+			Expect:      "Exit 0: the CCM's minor is the API server's, every node initialised. " + expectFix,
+		}}, checks...),
 		Rollback: Rollback{
-			Description: "Roll the CCM back to the previous release with the control plane.",
+			Description: "A control plane cannot go back a minor in place. Roll back the CCM alone, to the release of the minor the control plane runs.",
 			Commands:    []Command{run(KindRenderer, atWorkstation, "", "helm", "rollback", r.Release, "--namespace", r.Namespace, "--wait")},
 		},
 	}
+}
+
+// upgrade1 is the CCM command of the next minor.
+func (b *builder) upgrade1(next int, tag string) Command {
+	// The new version is the cluster's by then: the chart wrapper asks the
+	// API server for it; with plain Helm only the operator knows it.
+	rd := render{mode: renderer.ModeInstall, tag: tag, noKubeVersion: true}
+	return b.ccmUpgrade(fmt.Sprintf("After the control plane runs 1.%d: the CCM of 1.%d", next, next), rd)
 }

@@ -70,8 +70,14 @@ type Plan struct {
 
 // CCM is the cloud controller manager the plan installs.
 type CCM struct {
-	Chart        string `json:"chart"`
-	Repository   string `json:"repository"`
+	// Chart is the chart as the commands name it: a name looked up in
+	// Repository, REPO/NAME, oci://... or a local package.
+	Chart string `json:"chart"`
+	// Source is how the commands find the chart: repository, repo-name,
+	// oci or local.
+	Source string `json:"source"`
+	// Repository is the repository URL of a chart name.
+	Repository   string `json:"repository,omitempty"`
 	ChartVersion string `json:"chartVersion"`
 	Image        string `json:"image"`
 	ImageTag     string `json:"imageTag"`
@@ -140,6 +146,9 @@ const (
 	KindNode = "node"
 	// KindAWS runs the AWS CLI.
 	KindAWS = "aws"
+	// KindCheck runs aws-ccm-renderer check: it reads the cluster and
+	// exits 0 when nothing keeps the CCM from working.
+	KindCheck = "check"
 )
 
 // Command is one command line.
@@ -153,6 +162,9 @@ type Command struct {
 	Argv []string `json:"argv,omitempty"`
 	// Shell is the command as a POSIX shell runs it.
 	Shell string `json:"shell"`
+	// Main marks the one command of a step that --brief shows: the change
+	// the step makes, or its gate when it only reads.
+	Main bool `json:"main,omitempty"`
 }
 
 // Check is what to verify before the next step.

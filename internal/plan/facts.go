@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+)
+
+// Facts about other components that the steps rest on, each with where it
+// was read. They change with versions, so they are data here and tested.
+
+// IAM: the actions docs/prerequisites.md of kubernetes/cloud-provider-aws
+// lists, read at every promoted tag of CCMReleases. The control-plane
+// policy is the same from v1.22.8 to v1.26.0; from v1.26.1 the CCM calls
+// ec2:DescribeAvailabilityZones when it ensures a load balancer
+// (pkg/providers/v1/aws.go findELBSubnets → getZoneTypesByName) and the
+// document lists it; from v1.30.0 it also calls it while initialising a
+// node (instances_v2.go getAdditionalLabels, the topology.k8s.aws/zone-id
+// label: refused, no node is initialised) and asks for
+// ec2:DescribeInstanceTopology. The node policy is the same at every tag.
+var (
+	iamControlPlaneBase = []string{
+		"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLaunchConfigurations", "autoscaling:DescribeTags",
+		"ec2:AttachVolume", "ec2:AuthorizeSecurityGroupIngress", "ec2:CreateRoute", "ec2:CreateSecurityGroup", "ec2:CreateTags",
+		"ec2:CreateVolume", "ec2:DeleteRoute", "ec2:DeleteSecurityGroup", "ec2:DeleteVolume", "ec2:DescribeInstances",
+		"ec2:DescribeRegions", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups", "ec2:DescribeSubnets",
+		"ec2:DescribeVolumes", "ec2:DescribeVpcs", "ec2:DetachVolume", "ec2:ModifyInstanceAttribute", "ec2:ModifyVolume",
+		"ec2:RevokeSecurityGroupIngress",
+		"elasticloadbalancing:AddTags", "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
+		"elasticloadbalancing:AttachLoadBalancerToSubnets", "elasticloadbalancing:ConfigureHealthCheck",
+		"elasticloadbalancing:CreateListener", "elasticloadbalancing:CreateLoadBalancer",
+		"elasticloadbalancing:CreateLoadBalancerListeners", "elasticloadbalancing:CreateLoadBalancerPolicy",
+		"elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:DeleteListener", "elasticloadbalancing:DeleteLoadBalancer",
+		"elasticloadbalancing:DeleteLoadBalancerListeners", "elasticloadbalancing:DeleteTargetGroup",
+		"elasticloadbalancing:DeregisterInstancesFromLoadBalancer", "elasticloadbalancing:DeregisterTargets",
+		"elasticloadbalancing:DescribeListeners", "elasticloadbalancing:DescribeLoadBalancerAttributes",
+		"elasticloadbalancing:DescribeLoadBalancerPolicies", "elasticloadbalancing:DescribeLoadBalancers",
+		"elasticloadbalancing:DescribeTargetGroups", "elasticloadbalancing:DescribeTargetHealth",
+		"elasticloadbalancing:DetachLoadBalancerFromSubnets", "elasticloadbalancing:ModifyListener",
+		"elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:ModifyTargetGroup",
+		"elasticloadbalancing:RegisterInstancesWithLoadBalancer", "elasticloadbalancing:RegisterTargets",
+		"elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer", "elasticloadbalancing:SetLoadBalancerPoliciesOfListener",
+		"iam:CreateServiceLinkedRole", "kms:DescribeKey",
+	}
+	iamNode = []string{
+		"ec2:DescribeInstances", "ec2:DescribeRegions",
+		"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:DescribeRepositories", "ecr:GetAuthorizationToken",
+		"ecr:GetDownloadUrlForLayer", "ecr:GetRepositoryPolicy", "ecr:ListImages",
+	}
+)
+
+const (
+	actionDescribeAZs      = "ec2:DescribeAvailabilityZones"
+	actionInstanceTopology = "ec2:DescribeInstanceTopology"
+)
+
+// IAMControlPlane returns the control-plane policy's actions of
+// docs/prerequisites.md at a CCM tag, sorted.
+func IAMControlPlane(tag string) []string {
+	v := version.MustParseGeneric(tag)
+	a := slices.Clone(iamControlPlaneBase)
+	if v.AtLeast(version.MustParseGeneric("v1.26.1")) {
+		a = append(a, actionDescribeAZs)
+	}
+	if v.AtLeast(version.MustParseGeneric("v1.30.0")) {
+		a = append(a, actionInstanceTopology)
+	}
+	slices.Sort(a)
+	return a
+}
+
+// IAMNode returns the node policy's actions, sorted.
+func IAMNode() []string { return slices.Sorted(slices.Values(iamNode)) }
+
+// policyJSON writes an IAM policy that allows actions on every resource,
+// several actions to a line.
+func policyJSON(actions []string) string {
+	quoted := make([]string, len(actions))
+	for i, a := range actions {
+		b, _ := json.Marshal(a)
+		quoted[i] = string(b) + ","
+	}
+	quoted[len(quoted)-1] = strings.TrimSuffix(quoted[len(quoted)-1], ",")
+	var lines strings.Builder
+	line := "      "
+	for i, q := range quoted {
+		if i > 0 && len(line)+1+len(q) > 100 {
+			lines.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = "      "
+		} else if i > 0 {
+			line += " "
+		}
+		line += q
+	}
+	lines.WriteString(line + "\n")
+	return "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [{\n    \"Effect\": \"Allow\",\n    \"Resource\": \"*\",\n    \"Action\": [\n" +
+		lines.String() + "    ]\n  }]\n}\n"
+}
+
+// iamMissingBy says what a role without the newer actions loses, per tag.
+func iamMissingBy(tag string) string {
+	v := version.MustParseGeneric(tag)
+	switch {
+	case v.AtLeast(version.MustParseGeneric("v1.30.0")):
+		return fmt.Sprintf("the %s CCM initialises no node without %s (it labels each node with its zone ID) and ensures no load balancer; it asks for %s too", tag, actionDescribeAZs, actionInstanceTopology)
+	case v.AtLeast(version.MustParseGeneric("v1.26.1")):
+		return fmt.Sprintf("the %s CCM ensures no load balancer without %s (it looks up the zones of the ELB's subnets)", tag, actionDescribeAZs)
+	}
+	return fmt.Sprintf("the %s CCM needs exactly the actions below", tag)
+}
+
+// SDK service names: a CCM built on aws-sdk-go (v1) matches a
+// [ServiceOverride] Service against the SDK's endpoint IDs; one built on
+// aws-sdk-go-v2 against its service IDs, and ignores a name it does not
+// know, sending the calls to the public endpoint (SPEC §7, measured with
+// v1.26.0 and v1.35.3). Read in go.mod and pkg/providers/v1 (aws.go
+// getResolver; config/config.go GetCustom*Resolver) at each tag: every
+// promoted release up to v1.28.11 is on v1; v1.29.10 and every later one
+// on v2 (patch releases before them, e.g. v1.30.4–v1.30.9, mix the two).
+var serviceNames = []struct{ v1, v2 string }{
+	{"ec2", "EC2"},
+	{"elasticloadbalancing", "Elastic Load Balancing"},
+	{"elasticloadbalancing", "Elastic Load Balancing v2"},
+	{"kms", "KMS"},
+}
+
+// sdkV2From is the first promoted release whose overrides use service IDs.
+const sdkV2From = "v1.29.10"
+
+// usesSDKv2 reports whether a promoted CCM tag matches service IDs.
+func usesSDKv2(tag string) bool {
+	return version.MustParseGeneric(tag).AtLeast(version.MustParseGeneric(sdkV2From))
+}
+
+// RKE1: cloud_provider external-aws exists from rke v1.4.15 and v1.5.0
+// (rancher/rke cluster/plan.go, getCloudProviderName, at those tags; not
+// at v1.4.14). The Kubernetes minors each rke line runs, from the "RKE
+// Kubernetes versions" of rancher/rke's release notes (v1.5.12: 1.25–1.28;
+// v1.6.9: 1.27–1.30; v1.7.3: 1.28–1.31; v1.8.14: 1.30–1.32, "the final
+// release in the RKE 1.x series").
+var rkeLineFor = map[int]string{26: "v1.4.15 or v1.5", 27: "v1.5", 28: "v1.5", 29: "v1.6", 30: "v1.6", 31: "v1.7", 32: "v1.8"}
+
+const rkeLastMinor = 32
+
+// RKE2: from these releases cloud-provider-name: aws passes no
+// --cloud-provider at all and only names the node from instance metadata,
+// as node-name-from-cloud-provider-metadata does (rancher/rke2
+// pkg/rke2/rke2_linux.go and pkg/cli/cmds/root.go at the tags; not at
+// v1.29.10, v1.30.6, v1.31.2).
+var rke2MetadataNameFrom = []string{"v1.29.11+rke2r1", "v1.30.7+rke2r1", "v1.31.3+rke2r1", "v1.32.0+rke2r1"}
+
+// apiServerNoCloudProvider: kube-apiserver has no --cloud-provider or
+// --cloud-config from 1.33 (pkg/kubeapiserver/options/cloudprovider.go is
+// at v1.32.0, gone at v1.33.0; kubernetes/kubernetes#130162) and exits on
+// an unknown flag.
+const apiServerNoCloudProvider = 33
+
+// CSIMigrationAWS (pkg/features/kube_features.go): beta and off in 1.22,
+// beta and on in 1.23 and 1.24, GA and locked on from 1.25.
+func csiMigrationDefaultOn(minor int) bool { return minor >= 23 }
+func csiMigrationLocked(minor int) bool    { return minor >= 25 }
