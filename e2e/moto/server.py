@@ -43,6 +43,7 @@ packages are installed (the Makefile's check before the e2e tests).
 import argparse
 import io
 import json
+import logging
 import os
 import sys
 import threading
@@ -384,6 +385,8 @@ def main():
     except (AttributeError, ImportError) as e:
         fail("moto %s no longer has what the patches change: %s" % (version, e))
 
+    # The records say who asked what; the log keeps warnings and errors.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     recorder = Recorder(DomainDispatcherApplication(create_backend_app))
     server = make_server("127.0.0.1", args.port, recorder, threaded=True)
     url = "http://127.0.0.1:%d" % server.server_port
