@@ -215,3 +215,36 @@ func TestChartRBAC(t *testing.T) {
 		})
 	}
 }
+
+// TestOverrideNames proves the proof that nothing leaves the machine: each
+// release given only the other SDK's [ServiceOverride] names ignores them
+// and sends its EC2 requests to AWS itself, which the proxy variables turn
+// into a connection to the trap; moto gets nothing from it.
+func TestOverrideNames(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.Version, func(t *testing.T) {
+			other := awsccm.SDKv2Services
+			if r.Name != "1.26" {
+				other = awsccm.SDKv1Services
+			}
+			tr, err := awsccm.StartTrap()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			renders(t)
+			registerNodes(t)
+			conf := awsccm.CloudConfig{Cluster: cluster, Network: network, URL: aws.URL, Services: other}
+			c := startCCMWith(t, r, prerequisites(r), rendered, conf, tr)
+			host := "ec2." + cluster.Region() + ".amazonaws.com:443"
+			harness.WaitFor(t, 2*time.Minute, "the CCM to try "+host+" through the proxy", func() bool {
+				c.alive(t)
+				return slices.ContainsFunc(tr.Seen(), func(l string) bool { return strings.Contains(l, host) })
+			})
+			if reqs := c.requests(t, 0); len(reqs) > 0 {
+				t.Errorf("moto got %d requests from a CCM whose overrides name only %q: %v", len(reqs), other, actions(reqs))
+			}
+			t.Logf("AWS CCM %s with [ServiceOverride] names %q only: it went for AWS itself, the trap got %q", r.Version, other, tr.Seen())
+		})
+	}
+}

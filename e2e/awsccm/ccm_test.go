@@ -77,6 +77,12 @@ type ccm struct {
 // removes its leader lease.
 func startCCM(t *testing.T, r awsccm.Release, policyName string, rbacStream []byte) *ccm {
 	t.Helper()
+	return startCCMWith(t, r, policyName, rbacStream, awsccm.CloudConfig{Cluster: cluster, Network: network, URL: aws.URL}, trap)
+}
+
+// startCCMWith is startCCM with a cloud config and a trap of the test's.
+func startCCMWith(t *testing.T, r awsccm.Release, policyName string, rbacStream []byte, conf awsccm.CloudConfig, tr *awsccm.Trap) *ccm {
+	t.Helper()
 	ctx := context.Background()
 	renders(t)
 	if err := cp.Apply(ctx, rbac(t, rbacStream)); err != nil {
@@ -91,15 +97,18 @@ func startCCM(t *testing.T, r awsccm.Release, policyName string, rbacStream []by
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf := awsccm.CloudConfig{Cluster: cluster, Network: network, URL: aws.URL}
+	leaked := len(tr.Seen())
 	p, err := awsccm.Run(cp, awsccm.Options{Name: name, Binary: r.Binary, Args: renderedArgs,
-		Kubeconfig: kubeconfig, CloudConfig: conf.String(), Env: awsccm.Env(creds, trap)})
+		Kubeconfig: kubeconfig, CloudConfig: conf.String(), Env: awsccm.Env(creds, tr)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("AWS CCM %s as IAM user %s (policy %s) and service account kube-system/%s, args %q", r.Version, name, policyName, ccmAccount, renderedArgs)
 	t.Cleanup(func() {
 		p.Stop()
+		if tr == trap && len(trap.Seen()) > leaked {
+			t.Errorf("requests left for outside moto: %q", trap.Seen()[leaked:])
+		}
 		if t.Failed() {
 			t.Logf("%s log tail:\n%s", name, tail(p.Log(), 6000))
 		}
