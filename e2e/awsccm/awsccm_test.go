@@ -25,8 +25,10 @@ func TestRenderedCCM(t *testing.T) {
 	for _, r := range releases {
 		t.Run(r.Version, func(t *testing.T) {
 			renders(t)
+			for _, d := range fixtureDistros {
+				checkNames(t, d)
+			}
 			registerNodes(t)
-			checkNames(t)
 
 			c := startCCM(t, r, prerequisites(r), rendered)
 			took := c.waitInitialised(t)
@@ -53,18 +55,27 @@ func TestRenderedCCM(t *testing.T) {
 	}
 }
 
-// checkNames runs check on the rendered output before the CCM is
-// installed, and asserts that it names each node registered under a
-// hostname override as one the CCM cannot look up, and no other node.
-func checkNames(t *testing.T) {
+// checkNames runs check on the rendered output with a distribution's nodes
+// registered, before the CCM is installed, and asserts that it names the
+// node registered under a hostname override as one the CCM cannot look up,
+// and no other node.
+func checkNames(t *testing.T, distro string) {
 	t.Helper()
+	defer registerNodes(t, distro)()
 	out := check(t, rendered)
 	const notEC2 = "the name is not an EC2 private DNS name"
 	for _, n := range nodes {
+		if n.distro != distro {
+			continue
+		}
 		var lines []string
-		for _, l := range strings.Split(out, "\n") {
+		all := strings.Split(out, "\n")
+		for i, l := range all {
 			if strings.Contains(l, n.node.Name) && strings.Contains(l, notEC2) {
 				lines = append(lines, strings.TrimSpace(l))
+				if i+1 < len(all) && strings.Contains(all[i+1], "→") {
+					lines = append(lines, strings.TrimSpace(all[i+1]))
+				}
 			}
 		}
 		switch {
@@ -73,7 +84,7 @@ func checkNames(t *testing.T) {
 		case !n.override && len(lines) > 0:
 			t.Errorf("check before the install: %s, named by its instance, is said to be misnamed: %q", n.node.Name, lines)
 		case n.override:
-			t.Logf("check before the install, %s: %s", n.distro, strings.Join(lines, " | "))
+			t.Logf("check before the install, %s nodes: %s", n.distro, strings.Join(lines, " | "))
 		}
 	}
 }

@@ -121,22 +121,30 @@ func startCCMWith(t *testing.T, r awsccm.Release, policyName string, rbacStream 
 	return &ccm{release: r, proc: p, creds: creds, name: name}
 }
 
-// registerNodes creates every node as its kubelet registers it; the test's
-// cleanup deletes them.
-func registerNodes(t *testing.T) {
+// registerNodes creates the nodes of the distributions (none: all) as
+// their kubelets register them, and returns a function that deletes them,
+// which the test's cleanup also calls.
+func registerNodes(t *testing.T, distros ...string) (unregister func()) {
 	t.Helper()
 	var ns []corev1.Node
 	for _, n := range nodes {
-		ns = append(ns, n.node)
+		if len(distros) == 0 || slices.Contains(distros, n.distro) {
+			ns = append(ns, n.node)
+		}
 	}
+	unregister = func() {
+		for _, n := range ns {
+			err := cp.Client.CoreV1().Nodes().Delete(context.Background(), n.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(unregister)
 	if err := cp.CreateNodes(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			_ = cp.Client.CoreV1().Nodes().Delete(context.Background(), n.node.Name, metav1.DeleteOptions{})
-		}
-	})
+	return unregister
 }
 
 // requests returns the AWS requests the CCM's IAM user sent, from seq on.
