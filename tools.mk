@@ -10,6 +10,9 @@
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
 #                        bin/cloud-controller-manager-fake  replace lines
+#   e2e/tools/aws-ccm       bin/aws-cloud-controller-manager       the AWS CCM:
+#   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  the current
+#                                                     release, and the 1.26 one
 #   e2e/tools/lmreader   bin/lmreader-1.21 ...        a LeaderMigrationConfiguration
 #                        bin/lmreader-1.27            reader per Kubernetes minor:
 #                                                     one source, one module file
@@ -53,6 +56,8 @@ ETCD                    := $(BIN)/etcd
 KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
+AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
+AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 
 # One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
 # a minor is adding its module file (and go.sum).
@@ -64,9 +69,9 @@ LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-helmfile tools-lmreaders
+.PHONY: tools tools-helm tools-kube tools-helmfile tools-lmreaders tools-aws-ccm
 
-tools: tools-helm tools-kube tools-helmfile tools-lmreaders ## build every tool the tests run (bin/)
+tools: tools-helm tools-kube tools-helmfile tools-lmreaders tools-aws-ccm ## build every tool the tests run (bin/)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
@@ -75,6 +80,8 @@ tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the 
 tools-lmreaders: $(LMREADERS) ## build the LeaderMigrationConfiguration reader of every Kubernetes minor 1.21-1.27 (bin/lmreader-1.<minor>)
 
 tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
+
+tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release and 1.26 (bin/)
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
@@ -148,4 +155,19 @@ $(FAKE_CCM): $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manage
 # was built with from its build info.
 $(BIN)/lmreader-%: $(LMREADER_DIR)/go.%.mod $(LMREADER_DIR)/go.%.sum $(wildcard $(LMREADER_DIR)/*.go) $(TOOLS_MK)
 	cd $(LMREADER_DIR) && $(TOOL_BUILD) -modfile=go.$*.mod -tags lmreader$* -ldflags "-s -w" -o $@ .
+	@touch $@
+
+# The AWS CCM stamps its version as its release build does (its Makefile's
+# LDFLAGS; main.gitVersion exists in the newer releases only, and -X of a
+# name a binary lacks does nothing).
+AWS_CCM_BUILD = v=$(call tool-version,k8s.io/cloud-provider-aws) && \
+	$(TOOL_BUILD) -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$$v -X main.gitVersion=$$v" \
+		-o $@ k8s.io/cloud-provider-aws/cmd/aws-cloud-controller-manager
+
+$(AWS_CCM): $(TOOLS)/aws-ccm/go.mod $(TOOLS)/aws-ccm/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/aws-ccm && $(AWS_CCM_BUILD)
+	@touch $@
+
+$(AWS_CCM_126): $(TOOLS)/aws-ccm-1.26/go.mod $(TOOLS)/aws-ccm-1.26/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/aws-ccm-1.26 && $(AWS_CCM_BUILD)
 	@touch $@
