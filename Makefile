@@ -12,15 +12,21 @@ RENDERER := $(BIN)/aws-ccm-renderer
 PKG      := github.com/aws-ccm-renderer/aws-ccm-renderer
 SOURCES  := $(shell find cmd renderer internal -name '*.go' -not -name '*_test.go') go.mod go.sum
 
+# The e2e tests' AWS is moto's server (Python), run by e2e/moto/server.py,
+# which pins the moto release it patches.
+PYTHON ?= python3
+
 # What the tests need, as environment variables: the helpers in
 # internal/testtools use them, and build what is missing when they are unset.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE) HELMFILE=$(HELMFILE)
-# The real-cluster tests (e2e/) also run the control plane and the
-# fake-cloud CCM; e2e/harness reads where they are from these.
+# The real-cluster tests (e2e/) also run the control plane, the fake-cloud
+# CCM, the real AWS CCM and moto; e2e/harness, e2e/awsccm and e2e/moto read
+# where they are from these.
 E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
-	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM)
+	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM) \
+	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON)
 
-.PHONY: all build test unit vet e2e bench demo clean help helm-plugin overlays
+.PHONY: all build test unit vet e2e moto-check bench demo clean help helm-plugin overlays
 
 all: build
 
@@ -70,13 +76,16 @@ vet: ## go vet and gofmt
 unit: ## unit tests only (no external tools)
 	$(GO) test ./renderer/... ./internal/benchdata/... ./internal/nodefit/... ./internal/check/...
 
-test: vet build tools-helm tools-helmfile tools-kube ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+test: moto-check vet build tools-helm tools-helmfile tools-kube tools-aws-ccm ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
 
-e2e: build tools-helm tools-kube ## the real-cluster tests: e2e/ against a control plane built from e2e/tools
+e2e: moto-check build tools-helm tools-kube tools-aws-ccm ## the real-cluster tests: e2e/ against a control plane built from e2e/tools, the AWS CCM and moto
 	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
+
+moto-check: ## check that moto with its server is installed at the release e2e/moto/server.py supports, else say how to install it
+	@$(PYTHON) e2e/moto/server.py --check >/dev/null || { echo "the e2e tests need moto's server (Python): pip install 'moto[server]'"; exit 1; }
 
 FUZZTIME ?= 10m
 

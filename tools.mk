@@ -14,6 +14,9 @@
 #                        bin/kube-controller-manager-1.26  in-tree AWS
 #                                                     provider's last release,
 #                                                     the same way
+#   e2e/tools/aws-ccm       bin/aws-cloud-controller-manager       the AWS CCM:
+#   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  the current
+#                                                     release, and the 1.26 one
 #
 # A module's go.mod is the only place a version is written: the version
 # stamps below are read from it when a binary is built. The control plane
@@ -46,16 +49,18 @@ ETCD                    := $(BIN)/etcd
 KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
-KUBE_APISERVER_126          := $(BIN)/kube-apiserver-1.26
+KUBE_APISERVER_126      := $(BIN)/kube-apiserver-1.26
 KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
+AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
+AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 
 # $(call tool-version,MODULE): the version of MODULE in the current
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile
+.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-aws-ccm
 
-tools: tools-helm tools-kube tools-kube126 tools-helmfile ## build every tool the tests run (bin/)
+tools: tools-helm tools-kube tools-kube126 tools-helmfile tools-aws-ccm ## build every tool the tests run (bin/)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
@@ -64,6 +69,8 @@ tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the 
 tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
 
 tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## build etcd and the 1.26 kube-apiserver and kube-controller-manager the leader migration runs on (bin/)
+
+tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release and 1.26 (bin/)
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
@@ -144,4 +151,19 @@ $(KUBE_APISERVER_126): $(KUBE126_MODULE)
 
 $(KUBE_CONTROLLER_MANAGER_126): $(KUBE126_MODULE)
 	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+	@touch $@
+
+# The AWS CCM stamps its version as its release build does (its Makefile's
+# LDFLAGS; main.gitVersion exists in the newer releases only, and -X of a
+# name a binary lacks does nothing).
+AWS_CCM_BUILD = v=$(call tool-version,k8s.io/cloud-provider-aws) && \
+	$(TOOL_BUILD) -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$$v -X main.gitVersion=$$v" \
+		-o $@ k8s.io/cloud-provider-aws/cmd/aws-cloud-controller-manager
+
+$(AWS_CCM): $(TOOLS)/aws-ccm/go.mod $(TOOLS)/aws-ccm/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/aws-ccm && $(AWS_CCM_BUILD)
+	@touch $@
+
+$(AWS_CCM_126): $(TOOLS)/aws-ccm-1.26/go.mod $(TOOLS)/aws-ccm-1.26/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/aws-ccm-1.26 && $(AWS_CCM_BUILD)
 	@touch $@

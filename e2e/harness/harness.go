@@ -235,6 +235,12 @@ func (cp *ControlPlane) start(name, path string, args ...string) error {
 // NAME.log in the control plane's directory (Log reads it; a name used
 // twice appends to the same log).
 func (cp *ControlPlane) Run(name, path string, args ...string) (*Process, error) {
+	return cp.RunEnv(name, path, nil, args...)
+}
+
+// RunEnv is Run with variables added to the test's environment (a later
+// one of the same name wins).
+func (cp *ControlPlane) RunEnv(name, path string, env []string, args ...string) (*Process, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%s: %w (build it with make tools-kube)", name, err)
 	}
@@ -244,6 +250,9 @@ func (cp *ControlPlane) Run(name, path string, args ...string) (*Process, error)
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own process group, so that Stop reaches every child, and
 	// Pdeathsig, so that nothing outlives a test binary that dies.

@@ -1,0 +1,126 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
+)
+
+// Decode reads the objects of a manifest stream (YAML or JSON documents).
+func Decode(stream []byte) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(stream)), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if u.Object != nil {
+			out = append(out, u)
+		}
+	}
+}
+
+// ID names an object as Kind namespace/name.
+func ID(u *unstructured.Unstructured) string {
+	if u.GetNamespace() != "" {
+		return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+	}
+	return u.GetKind() + " " + u.GetName()
+}
+
+// resource maps an object to its resource in the cluster; namespaced
+// objects without a namespace go to kube-system, as a chart rendered with
+// --namespace kube-system places them.
+func (cp *ControlPlane) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cp.Client.Discovery()))
+	gvk := u.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ID(u), err)
+	}
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = "kube-system"
+		}
+		return dyn.Resource(m.Resource).Namespace(ns), nil
+	}
+	return dyn.Resource(m.Resource), nil
+}
+
+// Apply creates or replaces objects by server-side apply, as
+// `kubectl apply --server-side --force-conflicts` does.
+func (cp *ControlPlane) Apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		data, err := o.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		r, err := cp.resource(o)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Patch(ctx, o.GetName(), types.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: "aws-ccm-e2e", Force: ptr.To(true)}); err != nil {
+			return fmt.Errorf("applying %s: %w", ID(o), err)
+		}
+	}
+	return nil
+}
+
+// Remove deletes objects; those already gone are fine.
+func (cp *ControlPlane) Remove(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		r, err := cp.resource(o)
+		if err != nil {
+			return err
+		}
+		if err := r.Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s: %w", ID(o), err)
+		}
+	}
+	return nil
+}
+
+// ServiceAccountKubeconfig writes a kubeconfig with a token of a service
+// account, as a pod of that account gets it, and returns its path.
+func (cp *ControlPlane) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (string, error) {
+	tr, err := cp.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token for service account %s/%s: %w", ns, name, err)
+	}
+	return cp.TokenKubeconfig("sa-"+ns+"-"+name, tr.Status.Token)
+}
+
+// FreePort asks the kernel for a free loopback port.
+func FreePort() (int, error) {
+	p, err := freePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
