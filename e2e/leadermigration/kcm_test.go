@@ -2,14 +2,12 @@ package leadermigration
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,52 +29,58 @@ const (
 
 var kcmGroups = []string{"system:authenticated"}
 
-// policy126 puts the bootstrap RBAC of Kubernetes 1.26 for the
-// kube-controller-manager back in place (testdata/kcm-rbac-v1.26.yaml) and
-// waits until the API server's authorizer shows its gap: the controller
-// manager may not get or update the migration lease, while it may still
-// take its own.
-func policy126(t *testing.T) {
+// kcmControllers are the controllers startKCM runs, by the names
+// kube-controller-manager 1.26 registers them (k8s.io/kubernetes v1.26.5,
+// cmd/kube-controller-manager/app/controllermanager.go,
+// NewControllerInitializers): the service account token controller, which
+// leader migration waits for before it tries the migration lease (the same
+// file, Run: <-leaderMigrator.MigrationReady), and the cloud controllers,
+// registered only when the provider is not external ("service", "route",
+// "cloud-node-lifecycle"; IncludeCloudLoops). No node lifecycle controller:
+// no kubelet posts the nodes' status here, and it would take them out of
+// the load balancers.
+var kcmControllers = []string{"serviceaccount-token", "service", "route", "cloud-node-lifecycle"}
+
+// bootstrapGap checks by SubjectAccessReview what the 1.26 API server's own
+// bootstrap RBAC lets the in-tree controller manager do: take its own lease,
+// create Leases, and not get or update the migration lease
+// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go at v1.26.5:
+// ClusterRole system:kube-controller-manager grants create on leases and
+// get/update on the Lease kube-controller-manager only; namespace_policy.go:
+// the kube-system Role system::leader-locking-kube-controller-manager grants
+// no Leases).
+func bootstrapGap(t *testing.T) {
 	t.Helper()
-	apply(t, readObjects(t, filepath.Join("testdata", "kcm-rbac-v1.26.yaml")))
-	var own, migration leaseAccess
-	waitFor(t, 30*time.Second, "the 1.26 policy to take effect", func() bool {
-		own = canLease(t, kcmUser, kcmGroups, kcmLease)
-		migration = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
-		return own.all() && !migration["get"] && !migration["update"]
-	})
-	t.Logf("1.26 policy in effect for %s: Lease %s: %v; Lease %s: %v", kcmUser, kcmLease, own, renderer.DefaultLeaderName, migration)
+	own := canLease(t, kcmUser, kcmGroups, kcmLease)
+	migration := canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
+	if !own.all() || !migration["create"] || migration["get"] || migration["update"] {
+		t.Fatalf("bootstrap policy of the %s API server for %s: Lease %s: %v; Lease %s: %v; want all on the first, only create on the second",
+			bin.Release, kcmUser, kcmLease, own, renderer.DefaultLeaderName, migration)
+	}
+	t.Logf("%s bootstrap policy for %s: Lease %s: %v; Lease %s: %v", bin.Release, kcmUser, kcmLease, own, renderer.DefaultLeaderName, migration)
 }
 
-// startKCM runs the real kube-controller-manager as kcmUser, with leader
-// election and leader migration on and the KCM-side configuration in
-// testdata. It runs only the service account token controller, which leader
-// migration waits for before it tries the migration lease, and the cloud
-// controllers, which a 1.34 KCM skips (it has no in-tree provider left):
-// what is under test is the leases, read through the API. It is stopped when
+// startKCM runs the real kube-controller-manager of the control plane's
+// release as kcmUser, with leader election, the kcmControllers and the
+// given flags (the cloud provider, leader migration). It is stopped when
 // the test ends.
-func startKCM(t *testing.T, name string) *harness.Process {
+func startKCM(t *testing.T, name string, env []string, flags ...string) *harness.Process {
 	t.Helper()
 	kubeconfig, err := cp.UserKubeconfig(kcmUser)
-	if err != nil {
-		t.Fatal(err)
-	}
-	config, err := filepath.Abs(filepath.Join("testdata", "kcm-leader-migration.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(freePort(t)),
-		"--controllers=serviceaccount-token,cloud-node-lifecycle-controller,service-lb-controller,node-route-controller",
-		"--enable-leader-migration=true", "--leader-migration-config=" + config,
+		"--controllers=" + strings.Join(kcmControllers, ","),
 		"--v=2"}
-	args = append(args, leaderElectionFlags()...)
-	p, err := cp.Run(name, bin.ControllerManager, args...)
+	args = append(append(args, leaderElectionFlags()...), flags...)
+	p, err := cp.RunEnv(name, bin.ControllerManager, env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("kube-controller-manager args: %q", args)
+	t.Logf("kube-controller-manager %s args: %q", bin.Release, args)
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
@@ -100,13 +104,7 @@ func running(t *testing.T, p *harness.Process, what string) {
 // account, as a pod of that account gets it.
 func serviceAccountKubeconfig(t *testing.T, ns, name string) string {
 	t.Helper()
-	tr, err := cp.Client.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo[int64](3600)}},
-		metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("token for service account %s/%s: %v", ns, name, err)
-	}
-	path, err := cp.TokenKubeconfig("sa-"+ns+"-"+name, tr.Status.Token)
+	path, err := cp.ServiceAccountKubeconfig(context.Background(), ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +160,7 @@ func since(t0 time.Time) string { return time.Since(t0).Round(10 * time.Millisec
 //   - after --mode=install the CCM runs with no migration lease at all.
 func TestRealKCMHandover(t *testing.T) {
 	start := time.Now()
-	policy126(t)
+	bootstrapGap(t)
 	// A cluster before the migration: no migration lease.
 	if err := cp.Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), renderer.DefaultLeaderName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
@@ -193,7 +191,14 @@ func TestRealKCMHandover(t *testing.T) {
 	}
 
 	// Step 1 of the migration: the in-tree KCM runs with leader migration.
-	kcm := startKCM(t, "kube-controller-manager")
+	// Leader migration with its built-in configuration, as a controller
+	// manager of RKE or RKE2 gets it from the plan: the 1.26 names of the
+	// cloud controllers (k8s.io/controller-manager v0.26.5,
+	// pkg/leadermigration/config/default.go: route, service,
+	// cloud-node-lifecycle, component "*"). No cloud provider: the cloud
+	// controllers start and stop at once for want of a cloud; what is under
+	// test is the leases.
+	kcm := startKCM(t, "kube-controller-manager", nil, "--enable-leader-migration=true")
 	var kcmID string
 	ok := t.Run("without the rendered Role", func(t *testing.T) {
 		waitFor(t, 60*time.Second, "the KCM to hold its own lease", func() bool {
@@ -341,7 +346,7 @@ func TestRealKCMHandover(t *testing.T) {
 		install := decode(t, render(t, version, nil, "--distro=rke2", "--mode=install"))
 		for _, o := range install {
 			if g := generated(o); g == generatedRBAC || g == generatedConfig {
-				t.Errorf("--mode=install output keeps %s (%s: %s)", id(o), renderer.GeneratedAnnotation, g)
+				t.Errorf("--mode=install output keeps %s (%s: %s)", harness.ID(o), renderer.GeneratedAnnotation, g)
 			}
 		}
 		// What `helm upgrade` does: objects no longer rendered are deleted,
@@ -349,7 +354,7 @@ func TestRealKCMHandover(t *testing.T) {
 		var gone []*unstructured.Unstructured
 		kept := ids(install)
 		for _, o := range migrate {
-			if !slices.Contains(kept, id(o)) {
+			if !slices.Contains(kept, harness.ID(o)) {
 				gone = append(gone, o)
 			}
 		}
@@ -394,7 +399,7 @@ func TestRealKCMHandover(t *testing.T) {
 // Each version gets its own names and its own --leader-name, so that one
 // version's grants cannot stand in for another's.
 func TestMigrationLeasePermissions(t *testing.T) {
-	policy126(t)
+	bootstrapGap(t)
 	for _, version := range testtools.ChartVersions {
 		t.Run(version, func(t *testing.T) {
 			name := "lm-" + strings.ReplaceAll(version, ".", "-")
