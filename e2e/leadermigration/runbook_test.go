@@ -436,9 +436,10 @@ func (r *replay) stepSwitch(ctx context.Context, kcm, ccm *harness.Process, kcmI
 		taken.Spec.AcquireTime.Sub(changed).Round(10*time.Millisecond), added.Sub(stopped).Round(10*time.Millisecond), listeners(lb))
 	// The KCM's record holds for a lease duration after the CCM saw it
 	// renewed; the CCM looks again every retry period, stretched by up to
-	// JitterFactor (k8s.io/client-go v0.26.5 tools/leaderelection/
-	// leaderelection.go: acquire, wait.JitterUntil(..., RetryPeriod,
-	// JitterFactor=1.2, ...); tryAcquireOrRenew: observedTime + LeaseDuration).
+	// JitterFactor (k8s.io/client-go v0.26.0, the CCM v1.26.0's, and v0.26.5
+	// alike, tools/leaderelection/leaderelection.go: acquire,
+	// wait.JitterUntil(..., RetryPeriod, JitterFactor=1.2, ...);
+	// tryAcquireOrRenew: observedTime + LeaseDuration).
 	// It sees the last renewal at most one such interval late and takes the
 	// lease at most one interval after it expired. The KCM stamps
 	// RenewTime before the API server has it: one retry period of slack
