@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,18 +82,26 @@ type CloudConfig struct {
 	Cluster moto.Cluster
 	Network moto.Network
 	URL     string // moto's
+	// Services are the [ServiceOverride] service names to write; nil: both
+	// SDKs' (SDKv1Services and SDKv2Services).
+	Services []string
 }
 
-// overrides are the [ServiceOverride] names each SDK matches, with the
-// signing name of the service: aws-sdk-go v1 releases (1.26) match the
-// endpoint ID, aws-sdk-go v2 releases (1.35) the service ID. A release
-// ignores a name it does not know and calls AWS itself, so both are listed.
-var overrides = []struct{ service, signingName string }{
-	{"ec2", "ec2"},
-	{"elasticloadbalancing", "elasticloadbalancing"},
-	{"EC2", "ec2"},
-	{"Elastic Load Balancing", "elasticloadbalancing"},
-	{"Elastic Load Balancing v2", "elasticloadbalancing"},
+// The [ServiceOverride] names each SDK matches: aws-sdk-go v1 releases
+// (1.26) the endpoint ID, aws-sdk-go v2 releases (1.35) the service ID
+// (ELB and ELBv2 share the endpoint ID). A release ignores a name it does
+// not know and calls AWS itself, so the default config lists both.
+var (
+	SDKv1Services = []string{"ec2", "elasticloadbalancing"}
+	SDKv2Services = []string{"EC2", "Elastic Load Balancing", "Elastic Load Balancing v2"}
+)
+
+// signingName is the name requests to a service are signed for.
+func signingName(service string) string {
+	if strings.EqualFold(service, "ec2") {
+		return "ec2"
+	}
+	return "elasticloadbalancing"
 }
 
 // String writes the config. With [Global] Zone, VPC, SubnetID and
@@ -103,9 +112,13 @@ func (c CloudConfig) String() string {
 	fmt.Fprintf(&b, "[Global]\nZone = %s\nVPC = %s\nSubnetID = %s\nKubernetesClusterID = %s\n",
 		c.Cluster.Zone, c.Network.VPC, c.Network.Subnet, c.Cluster.ID)
 	region := c.Cluster.Region()
-	for i, o := range overrides {
+	services := c.Services
+	if services == nil {
+		services = append(slices.Clone(SDKv1Services), SDKv2Services...)
+	}
+	for i, s := range services {
 		fmt.Fprintf(&b, "\n[ServiceOverride %q]\nService = %s\nRegion = %s\nURL = %s\nSigningRegion = %s\nSigningName = %s\n",
-			strconv.Itoa(i+1), o.service, region, c.URL, region, o.signingName)
+			strconv.Itoa(i+1), s, region, c.URL, region, signingName(s))
 	}
 	return b.String()
 }

@@ -2,19 +2,23 @@
 """moto's server as the AWS of the e2e tests, on a loopback port.
 
 Starts moto's server (moto[server], the standard AWS emulator) after
-patching the two places where moto answers differently from AWS and a cloud
+patching the places where moto answers differently from AWS and a cloud
 controller manager notices:
 
 - A new Classic ELB has a HealthCheck in AWS (TCP to the first listener's
   instance port, 30 s interval, 5 s timeout, thresholds 10 healthy and 2
   unhealthy); moto's has none, and the AWS CCM dereferences it.
+- DescribeInstanceTopology answers AWS's way for instances without a
+  topology (most instance types): an empty list. moto does not implement
+  it and fails with 500, which the AWS CCM (1.30+) retries with backoff and
+  then logs as an error, for every node it initialises.
 - An IAM denial is written in the envelope of the service's own protocol,
   which the Go SDKs parse: EC2 answers UnauthorizedOperation in
   <Response><Errors><Error>, the query services (ELB, ELBv2, IAM)
   AccessDenied in <ErrorResponse><Error>. moto writes
   <ErrorResponse><Errors><Error> for all of them.
 
-A self-check through the server's own HTTP port proves both patches before
+A self-check through the server's own HTTP port proves the patches before
 the server is announced, and fails the start when the installed moto is not
 the release they were written for.
 
@@ -43,6 +47,7 @@ packages are installed (the Makefile's check before the e2e tests).
 import argparse
 import io
 import json
+import logging
 import os
 import sys
 import threading
@@ -119,6 +124,17 @@ def patch_moto():
 
         return raise_in_envelope
 
+    from moto.core.responses import ActionResult
+    from moto.ec2.responses import EC2Response
+
+    if hasattr(EC2Response, "describe_instance_topology"):
+        raise AttributeError("EC2Response has describe_instance_topology of its own")
+
+    def describe_instance_topology(self):
+        return ActionResult({"Instances": []})
+
+    EC2Response.describe_instance_topology = describe_instance_topology
+
     for name in ("_raise_access_denied", "_raise_signature_does_not_match", "_raise_invalid_access_key"):
         setattr(access_control.IAMRequest, name, in_service_envelope(getattr(access_control.IAMRequest, name)))
 
@@ -173,21 +189,29 @@ class Recorder:
             body = environ["wsgi.input"].read(length)
             environ["wsgi.input"] = io.BytesIO(body)
         rec = describe_request(environ, body)
+        rec["admin"] = self.caller is not None and rec["accessKey"] == self.caller.key[0]
         status = []
 
         def recording_start_response(st, headers, exc_info=None):
             status.append(st)
             return start_response(st, headers, exc_info)
 
-        chunks = list(self.app(environ, recording_start_response))
+        try:
+            chunks = list(self.app(environ, recording_start_response))
+        except Exception as e:  # werkzeug answers 500
+            rec.update(status=500, error=type(e).__name__)
+            self.append(rec)
+            raise
         rec["status"] = int(status[0].split()[0]) if status else 0
-        rec["admin"] = self.caller is not None and rec["accessKey"] == self.caller.key[0]
         if rec["status"] >= 400:
             rec["error"] = error_code(b"".join(chunks))
+        self.append(rec)
+        return chunks
+
+    def append(self, rec):
         with self.lock:
             rec["seq"] = len(self.records) + 1
             self.records.append(rec)
-        return chunks
 
     def serve(self, path, environ, start_response):
         try:
@@ -335,6 +359,10 @@ def self_check(url, region, caller):
     if not hc or hc.get("Target") != "TCP:30080" or hc.get("Interval") != 30:
         raise AssertionError("a new Classic ELB has no default health check: %r" % (hc,))
 
+    topology = caller.client("ec2").describe_instance_topology(InstanceIds=["i-0123456789abcdef0"])
+    if topology.get("Instances") != []:
+        raise AssertionError("DescribeInstanceTopology: %r" % (topology,))
+
     iam = caller.client("iam")
     iam.create_user(UserName="self-check")
     k = iam.create_access_key(UserName="self-check")["AccessKey"]
@@ -384,6 +412,8 @@ def main():
     except (AttributeError, ImportError) as e:
         fail("moto %s no longer has what the patches change: %s" % (version, e))
 
+    # The records say who asked what; the log keeps warnings and errors.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     recorder = Recorder(DomainDispatcherApplication(create_backend_app))
     server = make_server("127.0.0.1", args.port, recorder, threaded=True)
     url = "http://127.0.0.1:%d" % server.server_port

@@ -1,0 +1,426 @@
+package awsccm_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+)
+
+const (
+	uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
+	ccmAccount         = "cloud-controller-manager" // the chart's service account, in kube-system
+)
+
+// policy reads a policy's actions from testdata/iam/<name>.txt (one per
+// line, # comments) and writes the IAM policy document that allows them.
+func policy(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testtools.Root(), "testdata", "iam", name+".txt"))
+	if err != nil {
+		t.Fatalf("%v (each AWS CCM release the tests run needs its prerequisites policy there)", err)
+	}
+	defer f.Close()
+	var actions []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+			actions = append(actions, l)
+		}
+	}
+	doc, err := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
+		{"Effect": "Allow", "Action": actions, "Resource": "*"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// prerequisites is the name of the policy of cloud-provider-aws's
+// docs/prerequisites.md at a release.
+func prerequisites(r awsccm.Release) string { return "cloud-provider-aws-" + r.Version }
+
+var users atomic.Int32
+
+// ccm is a running AWS CCM and the IAM user it runs as.
+type ccm struct {
+	release awsccm.Release
+	proc    *harness.Process
+	creds   moto.Credentials
+	name    string
+}
+
+// startCCM applies the service account and RBAC of a rendered stream, and
+// runs a CCM release with the rendered args as that service account, as an
+// IAM user with the policy, against moto. The test's cleanup stops it and
+// removes its leader lease.
+func startCCM(t *testing.T, r awsccm.Release, policyName string, rbacStream []byte) *ccm {
+	t.Helper()
+	return startCCMWith(t, r, policyName, rbacStream, awsccm.CloudConfig{Cluster: cluster, Network: network, URL: aws.URL}, trap)
+}
+
+// startCCMWith is startCCM with a cloud config and a trap of the test's.
+func startCCMWith(t *testing.T, r awsccm.Release, policyName string, rbacStream []byte, conf awsccm.CloudConfig, tr *awsccm.Trap) *ccm {
+	t.Helper()
+	ctx := context.Background()
+	renders(t)
+	if err := cp.Apply(ctx, rbac(t, rbacStream)); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("ccm-%s-%d", r.Name, users.Add(1))
+	creds, err := aws.CreateUser(ctx, name, policy(t, policyName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := cp.ServiceAccountKubeconfig(ctx, "kube-system", ccmAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaked := len(tr.Seen())
+	p, err := awsccm.Run(cp, awsccm.Options{Name: name, Binary: r.Binary, Args: renderedArgs,
+		Kubeconfig: kubeconfig, CloudConfig: conf.String(), Env: awsccm.Env(creds, tr)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("AWS CCM %s as IAM user %s (policy %s) and service account kube-system/%s, args %q", r.Version, name, policyName, ccmAccount, renderedArgs)
+	t.Cleanup(func() {
+		p.Stop()
+		if tr == trap && len(trap.Seen()) > leaked {
+			t.Errorf("requests left for outside moto: %q", trap.Seen()[leaked:])
+		}
+		if t.Failed() {
+			t.Logf("%s log tail:\n%s", name, tail(p.Log(), 6000))
+		}
+		// A fresh start for the next CCM: no leader lease left behind.
+		err := cp.Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), "cloud-controller-manager", metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	})
+	return &ccm{release: r, proc: p, creds: creds, name: name}
+}
+
+// registerNodes creates the nodes of the distributions (none: all) as
+// their kubelets register them, and returns a function that deletes them,
+// which the test's cleanup also calls.
+func registerNodes(t *testing.T, distros ...string) (unregister func()) {
+	t.Helper()
+	var ns []corev1.Node
+	for _, n := range nodes {
+		if len(distros) == 0 || slices.Contains(distros, n.distro) {
+			ns = append(ns, n.node)
+		}
+	}
+	unregister = func() {
+		for _, n := range ns {
+			err := cp.Client.CoreV1().Nodes().Delete(context.Background(), n.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(unregister)
+	if err := cp.CreateNodes(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return unregister
+}
+
+// requests returns the AWS requests the CCM's IAM user sent, from seq on.
+func (c *ccm) requests(t *testing.T, from int) []moto.Request {
+	t.Helper()
+	reqs, err := aws.Requests(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []moto.Request
+	for _, r := range moto.By(reqs, c.creds.AccessKeyID) {
+		if r.Seq >= from {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lastSeq is the sequence number of the newest request moto answered.
+func lastSeq(t *testing.T) int {
+	t.Helper()
+	reqs, err := aws.Requests(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) == 0 {
+		return 0
+	}
+	return reqs[len(reqs)-1].Seq
+}
+
+// alive fails the test when the CCM has exited.
+func (c *ccm) alive(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.proc.Done():
+		t.Fatalf("the AWS CCM %s exited:\n%s", c.release.Version, tail(c.proc.Log(), 6000))
+	default:
+	}
+}
+
+func getNode(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	n, err := cp.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func initialised(n *corev1.Node) bool {
+	return n.Spec.ProviderID != "" && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == uninitializedTaint })
+}
+
+// ec2Named are the nodes registered under their instances' names.
+func ec2Named() []node {
+	var out []node
+	for _, n := range nodes {
+		if !n.override {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// waitInitialised waits until the CCM has initialised every node named by
+// its instance and returns how long that took.
+func (c *ccm) waitInitialised(t *testing.T) time.Duration {
+	t.Helper()
+	start := time.Now()
+	harness.WaitFor(t, 3*time.Minute, "the CCM to initialise every node named by its instance", func() bool {
+		c.alive(t)
+		for _, n := range ec2Named() {
+			if !initialised(getNode(t, n.node.Name)) {
+				return false
+			}
+		}
+		return true
+	})
+	return time.Since(start)
+}
+
+// checkInitialised asserts what the CCM wrote on a node: the providerID of
+// its instance, the instance's addresses, the topology labels, the
+// uninitialized taint gone and the node's other taints kept.
+func checkInitialised(t *testing.T, r awsccm.Release, n node) {
+	t.Helper()
+	got := getNode(t, n.node.Name)
+	if got.Spec.ProviderID != n.instance.ProviderID() {
+		t.Errorf("%s %s: providerID %q, want %q", n.distro, got.Name, got.Spec.ProviderID, n.instance.ProviderID())
+	}
+	addrs := map[corev1.NodeAddressType]string{}
+	for _, a := range got.Status.Addresses {
+		if _, ok := addrs[a.Type]; !ok {
+			addrs[a.Type] = a.Address
+		}
+	}
+	for typ, want := range map[corev1.NodeAddressType]string{
+		corev1.NodeInternalIP: n.instance.PrivateIP, corev1.NodeInternalDNS: n.instance.PrivateDNSName, corev1.NodeHostName: n.instance.PrivateDNSName,
+	} {
+		if addrs[typ] != want {
+			t.Errorf("%s %s: address %s %q, want %q (all: %v)", n.distro, got.Name, typ, addrs[typ], want, got.Status.Addresses)
+		}
+	}
+	wantLabels := map[string]string{
+		corev1.LabelTopologyZone:       cluster.Zone,
+		corev1.LabelTopologyRegion:     cluster.Region(),
+		corev1.LabelInstanceTypeStable: "t3.medium",
+	}
+	for k, v := range wantLabels {
+		if got.Labels[k] != v {
+			t.Errorf("%s %s: label %s=%q, want %q", n.distro, got.Name, k, got.Labels[k], v)
+		}
+	}
+	if r.Name == "current" && got.Labels["topology.k8s.aws/zone-id"] == "" {
+		t.Errorf("%s %s: no topology.k8s.aws/zone-id label (labels %v)", n.distro, got.Name, got.Labels)
+	}
+	var want []string
+	for _, tt := range n.node.Spec.Taints {
+		if tt.Key != uninitializedTaint {
+			want = append(want, tt.Key+":"+string(tt.Effect))
+		}
+	}
+	var have []string
+	for _, tt := range got.Spec.Taints {
+		have = append(have, tt.Key+":"+string(tt.Effect))
+	}
+	if !slices.Equal(have, want) {
+		t.Errorf("%s %s: taints %v, want %v (the fixture's but the uninitialized one)", n.distro, got.Name, have, want)
+	}
+}
+
+// checkOverridesUninitialised asserts that every node registered under a
+// hostname override is still uninitialised, and that the CCM's log says
+// why for each.
+func (c *ccm) checkOverridesUninitialised(t *testing.T) {
+	t.Helper()
+	for _, n := range nodes {
+		if !n.override {
+			continue
+		}
+		// The node controller logs each failed sync: "error syncing 'NAME':
+		// failed to get provider ID for node NAME at cloudprovider: ...".
+		re := regexp.MustCompile(`error syncing '` + regexp.QuoteMeta(n.node.Name) + `': ([^\n]*)`)
+		var reason string
+		harness.WaitFor(t, time.Minute, "the CCM's error for node "+n.node.Name, func() bool {
+			c.alive(t)
+			if m := re.FindStringSubmatch(c.proc.Log()); m != nil {
+				reason = m[1]
+				return true
+			}
+			return false
+		})
+		if !strings.Contains(reason, "instance not found") {
+			t.Errorf("%s %s: the CCM's error %q does not say the instance was not found", n.distro, n.node.Name, reason)
+		}
+		if got := getNode(t, n.node.Name); initialised(got) || got.Spec.ProviderID != "" {
+			t.Errorf("%s %s registered under a hostname override: initialised (providerID %q)", n.distro, got.Name, got.Spec.ProviderID)
+		}
+		t.Logf("%s node %s (hostname override, instance %s): uninitialised; CCM: error syncing: %s", n.distro, n.node.Name, n.instance.PrivateDNSName, reason)
+	}
+}
+
+// loadBalancer creates a Service of type LoadBalancer and waits until the
+// CCM has ensured its load balancer, or has failed to (the Service's
+// SyncLoadBalancerFailed event). It returns the Service's ingress hostname
+// or the event's message; the cleanup deletes the Service and waits until
+// the CCM has deleted the load balancer.
+func (c *ccm) loadBalancer(t *testing.T, name string) (hostname, failure string) {
+	t.Helper()
+	ctx := context.Background()
+	services := cp.Client.CoreV1().Services("default")
+	svc, err := services.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.deleteService(t, name) })
+	harness.WaitFor(t, 3*time.Minute, "the CCM to ensure the load balancer of Service "+name+" (or fail to)", func() bool {
+		c.alive(t)
+		s, err := services.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ing := s.Status.LoadBalancer.Ingress; len(ing) > 0 {
+			hostname = ing[0].Hostname
+			return true
+		}
+		events, err := cp.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.uid=" + string(svc.UID) + ",reason=SyncLoadBalancerFailed",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events.Items) > 0 {
+			failure = events.Items[0].Message
+			return true
+		}
+		return false
+	})
+	return hostname, failure
+}
+
+// deleteService deletes a Service of type LoadBalancer and, while the CCM
+// runs, waits until it has deleted the load balancer and let the Service
+// go; otherwise drops the CCM's finalizer itself.
+func (c *ccm) deleteService(t *testing.T, name string) {
+	ctx := context.Background()
+	services := cp.Client.CoreV1().Services("default")
+	if err := services.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Error(err)
+		return
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := services.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-c.proc.Done():
+			deadline = time.Now()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	if s, err := services.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Errorf("Service %s still there after its deletion (finalizers %v): dropping them", name, s.Finalizers)
+		s.Finalizers = nil
+		_, _ = services.Update(ctx, s, metav1.UpdateOptions{})
+	}
+}
+
+// lbOf returns moto's Classic ELB with a DNS name.
+func lbOf(t *testing.T, dns string) *moto.LoadBalancer {
+	t.Helper()
+	lbs, err := aws.LoadBalancers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range lbs {
+		if lbs[i].DNSName == dns {
+			return &lbs[i]
+		}
+	}
+	return nil
+}
+
+// actions lists the distinct actions of requests, in order.
+func actions(reqs []moto.Request) []string {
+	var out []string
+	for _, r := range reqs {
+		if a := r.Service + ":" + r.Action; !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// check runs `aws-ccm-renderer check -f -` on a rendered stream against the
+// test cluster; it exits non-zero when it finds a problem, which is what
+// the tests read.
+func check(t *testing.T, stream []byte) string {
+	t.Helper()
+	cmd := exec.Command(testtools.Renderer(t), "check", "-f", "-", "--kubeconfig", cp.Kubeconfig, "--no-color")
+	cmd.Env = testtools.HelmEnv(t)
+	cmd.Stdin = bytes.NewReader(stream)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if code := testtools.ExitCode(err); code < 0 || errOut.Len() > 0 && out.Len() == 0 {
+		t.Fatalf("check: %v\n%s", err, errOut.String())
+	}
+	return out.String()
+}
