@@ -206,7 +206,7 @@ func TestRealKCMHandover(t *testing.T) {
 	kcm := startKCM(t, "kube-controller-manager", nil, "--enable-leader-migration=true")
 	var kcmID string
 	ok := t.Run("without the rendered Role", func(t *testing.T) {
-		waitFor(t, 60*time.Second, "the KCM to hold its own lease", func() bool {
+		harness.WaitFor(t, 60*time.Second, "the KCM to hold its own lease", func() bool {
 			running(t, kcm, "kube-controller-manager")
 			kcmID = leaseHolder(t, kcmLease)
 			return kcmID != ""
@@ -215,7 +215,7 @@ func TestRealKCMHandover(t *testing.T) {
 		// It tries the migration lease once its main controllers started
 		// (leader election's first step is a get) and is refused.
 		refusal := ""
-		waitFor(t, 60*time.Second, "the KCM to try the migration lease", func() bool {
+		harness.WaitFor(t, 60*time.Second, "the KCM to try the migration lease", func() bool {
 			running(t, kcm, "kube-controller-manager")
 			for _, line := range strings.Split(kcm.Log(), "\n") {
 				if strings.Contains(line, "kube-system/"+renderer.DefaultLeaderName) && strings.Contains(line, "forbidden") {
@@ -244,12 +244,12 @@ func TestRealKCMHandover(t *testing.T) {
 		t0 := time.Now()
 		ccm := startCCMAs(t, "ccm-without-role", ccmKubeconfig, migrateArgs, migrateConfig)
 		ccmID := leaseHolder(t, ccmLease)
-		waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+		harness.WaitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
 			running(t, ccm, "the CCM")
 			return leaseHolder(t, renderer.DefaultLeaderName) == ccmID
 		})
 		t.Logf("%s: the CCM holds Lease %s, %s after it started", since(start), renderer.DefaultLeaderName, since(t0))
-		waitFor(t, 60*time.Second, "the CCM's service controller to handle the Service", finalized)
+		harness.WaitFor(t, 60*time.Second, "the CCM's service controller to handle the Service", finalized)
 		running(t, kcm, "kube-controller-manager")
 		if h := leaseHolder(t, kcmLease); h != kcmID {
 			t.Fatalf("Lease %s is held by %q, not the KCM %q", kcmLease, h, kcmID)
@@ -272,7 +272,7 @@ func TestRealKCMHandover(t *testing.T) {
 		t.Cleanup(func() { remove(t, kcmRBAC) })
 		t0 := time.Now()
 		var access leaseAccess
-		waitFor(t, 30*time.Second, "the Role to take effect", func() bool {
+		harness.WaitFor(t, 30*time.Second, "the Role to take effect", func() bool {
 			access = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
 			return access.all()
 		})
@@ -283,12 +283,12 @@ func TestRealKCMHandover(t *testing.T) {
 
 		// The KCM, still running, takes the lease once the stopped CCM's
 		// record has expired.
-		waitFor(t, 60*time.Second, "the KCM to take the migration lease", func() bool {
+		harness.WaitFor(t, 60*time.Second, "the KCM to take the migration lease", func() bool {
 			running(t, kcm, "kube-controller-manager")
 			return leaseHolder(t, renderer.DefaultLeaderName) == kcmID
 		})
 		t.Logf("%s: the KCM holds Lease %s, %s after the Role was applied", since(start), renderer.DefaultLeaderName, since(t0))
-		waitFor(t, 30*time.Second, "the KCM to start its migrated controllers", func() bool {
+		harness.WaitFor(t, 30*time.Second, "the KCM to start its migrated controllers", func() bool {
 			return strings.Contains(kcm.Log(), "leader migration: starting migrated controllers")
 		})
 

@@ -217,7 +217,7 @@ func startCCMAs(t *testing.T, name, kubeconfig string, rendered []string, config
 		}
 	})
 	// The CCM is up once it holds its own leader lease.
-	waitFor(t, 60*time.Second, "the CCM to hold its leader lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to hold its leader lease", func() bool {
 		select {
 		case <-p.Done():
 			t.Fatalf("the fake CCM exited:\n%s", tail(p.Log(), 4000))
@@ -291,7 +291,7 @@ func TestDefaultConfigLetsTheServiceControllerRun(t *testing.T) {
 	holdLease(t, renderer.DefaultLeaderName)
 	startCCM(t, args, "")
 	finalized := loadBalancer(t, "baseline")
-	waitFor(t, 60*time.Second, "the service controller to handle the Service", finalized)
+	harness.WaitFor(t, 60*time.Second, "the service controller to handle the Service", finalized)
 	if h := leaseHolder(t, renderer.DefaultLeaderName); h != standIn {
 		t.Fatalf("the migration lease is held by %q, not the stand-in: the baseline proves nothing", h)
 	}
@@ -320,23 +320,12 @@ func TestRenderedConfigKeepsTheServiceControllerWaiting(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	release()
-	waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
 		h := leaseHolder(t, renderer.DefaultLeaderName)
 		return h != "" && h != standIn
 	})
-	waitFor(t, 60*time.Second, "the service controller to handle the Service after the lease was freed", finalized)
+	harness.WaitFor(t, 60*time.Second, "the service controller to handle the Service after the lease was freed", finalized)
 	t.Logf("rendered config: no %s while %q held the migration lease (15 s); after its release the CCM took the lease and the finalizer appeared", cleanupFinalizer, standIn)
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 func freePort(t *testing.T) int {

@@ -313,7 +313,7 @@ func (r *replay) stepKCMLeaderMigration(ctx context.Context) (*harness.Process, 
 		_ = cp.Client.RbacV1().Roles("kube-system").Delete(context.Background(), "kcm-leader-migration", metav1.DeleteOptions{})
 	})
 	var access leaseAccess
-	waitFor(t, 30*time.Second, "the plan's grant to take effect", func() bool {
+	harness.WaitFor(t, 30*time.Second, "the plan's grant to take effect", func() bool {
 		access = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
 		return access.all()
 	})
@@ -328,7 +328,7 @@ func (r *replay) stepKCMLeaderMigration(ctx context.Context) (*harness.Process, 
 	started, synced := time.Now(), r.ensured(ctx)
 	kcm := r.startInTreeKCM("kcm-leader-migration", "--enable-leader-migration=true", "--leader-migration-config="+path)
 	var id string
-	waitFor(t, 60*time.Second, "the KCM to hold the migration lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the KCM to hold the migration lease", func() bool {
 		running(t, kcm, "kube-controller-manager")
 		id = leaseHolder(t, kcmLease)
 		return id != "" && leaseHolder(t, renderer.DefaultLeaderName) == id
@@ -336,7 +336,7 @@ func (r *replay) stepKCMLeaderMigration(ctx context.Context) (*harness.Process, 
 	r.handover.kcm = time.Since(started)
 	t.Logf("%s: the KCM holds Lease %s and %s as %q, %s after it started (%s for %s: %v)", since(r.start), kcmLease,
 		renderer.DefaultLeaderName, id, since(started), kcmUser, renderer.DefaultLeaderName, access)
-	waitFor(t, 30*time.Second, "the KCM to start its migrated controllers", func() bool {
+	harness.WaitFor(t, 30*time.Second, "the KCM to start its migrated controllers", func() bool {
 		return strings.Contains(kcm.Log(), "leader migration: starting migrated controllers")
 	})
 	// Its service controller, started under the migration lease, syncs the
@@ -414,14 +414,14 @@ func (r *replay) stepSwitch(ctx context.Context, kcm, ccm *harness.Process, kcmI
 	}
 	changed, synced := time.Now(), r.ensured(ctx)
 	external := startKCM(t, "kcm-external", r.kcmEnv(), "--cloud-provider=external")
-	waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
 		running(t, ccm, "the CCM")
 		running(t, external, "kube-controller-manager")
 		return leaseHolder(t, renderer.DefaultLeaderName) == ccmID
 	})
 	taken := lease(t, renderer.DefaultLeaderName)
 	var lb moto.LoadBalancer
-	waitFor(t, 60*time.Second, "the CCM to add the listener", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to add the listener", func() bool {
 		lb = r.loadBalancerNamed(ctx, lbName)
 		return len(lb.ListenerDescriptions) == 2
 	})
@@ -764,7 +764,7 @@ func (r *replay) runCCM(ctx context.Context, name string) *harness.Process {
 			t.Logf("%s log tail:\n%s", name, tail(p.Log(), 4000))
 		}
 	})
-	waitFor(t, 60*time.Second, "the CCM to hold its own lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to hold its own lease", func() bool {
 		running(t, p, "the CCM")
 		return leaseHolder(t, ccmLease) != ""
 	})
@@ -774,7 +774,7 @@ func (r *replay) runCCM(ctx context.Context, name string) *harness.Process {
 // waitIngress waits until the Service has a load balancer hostname.
 func (r *replay) waitIngress(ctx context.Context, p *harness.Process, who string) string {
 	var host string
-	waitFor(r.t, 90*time.Second, who+" to give the Service a load balancer", func() bool {
+	harness.WaitFor(r.t, 90*time.Second, who+" to give the Service a load balancer", func() bool {
 		running(r.t, p, who)
 		s, err := cp.Client.CoreV1().Services(lbNamespace).Get(ctx, lbService, metav1.GetOptions{})
 		if err != nil {
@@ -808,7 +808,7 @@ func (r *replay) ensured(ctx context.Context) int32 {
 // waitEnsured waits until the service controller has completed a sync of
 // the load balancer after the count n.
 func (r *replay) waitEnsured(ctx context.Context, p *harness.Process, who string, n int32) {
-	waitFor(r.t, 60*time.Second, who+" to sync the load balancer", func() bool {
+	harness.WaitFor(r.t, 60*time.Second, who+" to sync the load balancer", func() bool {
 		running(r.t, p, who)
 		return r.ensured(ctx) > n
 	})
