@@ -22,11 +22,12 @@ PYTHON ?= python3
 # lmreader-1.<minor>.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE) HELMFILE=$(HELMFILE) \
 	LMREADERS=$(BIN)
-# The real-cluster tests (e2e/) also run the control plane, the fake-cloud
-# CCM, the real AWS CCM and moto; e2e/harness, e2e/awsccm and e2e/moto read
-# where they are from these.
+# The real-cluster tests (e2e/) also run the control plane (1.34, and 1.26
+# for the leader migration), the fake-cloud CCM, the real AWS CCM and moto;
+# e2e/harness, e2e/awsccm and e2e/moto read where they are from these.
 E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM) \
+	KUBE_APISERVER_126=$(KUBE_APISERVER_126) KUBE_CONTROLLER_MANAGER_126=$(KUBE_CONTROLLER_MANAGER_126) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON)
 
 .PHONY: all build test unit vet e2e moto-check bench demo clean help helm-plugin overlays
@@ -80,12 +81,12 @@ vet: ## go vet and gofmt
 unit: ## unit tests only (no external tools)
 	$(GO) test ./renderer/... ./internal/benchdata/... ./internal/nodefit/... ./internal/check/...
 
-test: moto-check vet build tools-helm tools-helmfile tools-kube tools-lmreaders tools-aws-ccm ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+test: moto-check vet build tools-helm tools-helmfile tools-kube tools-kube126 tools-lmreaders tools-aws-ccm ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
 
-e2e: moto-check build tools-helm tools-kube tools-aws-ccm ## the real-cluster tests: e2e/ against a control plane built from e2e/tools, the AWS CCM and moto
+e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM and moto
 	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
 
 moto-check: ## check that moto with its server is installed at the release e2e/moto/server.py supports, else say how to install it

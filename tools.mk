@@ -10,6 +10,10 @@
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
 #                        bin/cloud-controller-manager-fake  replace lines
+#   e2e/tools/kube126    bin/kube-apiserver-1.26      k8s.io/kubernetes 1.26, the
+#                        bin/kube-controller-manager-1.26  in-tree AWS
+#                                                     provider's last release,
+#                                                     the same way
 #   e2e/tools/aws-ccm       bin/aws-cloud-controller-manager       the AWS CCM:
 #   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  the current
 #                                                     release, and the 1.26 one
@@ -31,7 +35,10 @@
 # A module's go.mod is the only place a version is written: the version
 # stamps below are read from it when a binary is built. The control plane
 # and the fake-cloud CCM are one Kubernetes release (e2e/tools/kube), and
-# the e2e module's client libraries are pinned to the same release. A binary is rebuilt
+# the e2e module's client libraries are pinned to the same release; the
+# leader migration tests run on the 1.26 control plane (e2e/tools/kube126),
+# which shares etcd with it. Each binary is its own target, so make -j
+# builds them side by side. A binary is rebuilt
 # only when its module (go.mod, go.sum, sources) or this file is newer than
 # it; the Go build cache makes a rebuild after a small change quick.
 
@@ -56,6 +63,8 @@ ETCD                    := $(BIN)/etcd
 KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
+KUBE_APISERVER_126      := $(BIN)/kube-apiserver-1.26
+KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
 AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
 AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 
@@ -69,9 +78,9 @@ LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-helmfile tools-lmreaders tools-aws-ccm
+.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm
 
-tools: tools-helm tools-kube tools-helmfile tools-lmreaders tools-aws-ccm ## build every tool the tests run (bin/)
+tools: tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm ## build every tool the tests run (bin/)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
@@ -80,6 +89,8 @@ tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the 
 tools-lmreaders: $(LMREADERS) ## build the LeaderMigrationConfiguration reader of every Kubernetes minor 1.21-1.27 (bin/lmreader-1.<minor>)
 
 tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
+
+tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## build etcd and the 1.26 kube-apiserver and kube-controller-manager the leader migration runs on (bin/)
 
 tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release and 1.26 (bin/)
 
@@ -129,24 +140,39 @@ $(ETCD): $(TOOLS)/etcd/go.mod $(TOOLS)/etcd/go.sum $(TOOLS_MK) $(wildcard $(TOOL
 
 # The Kubernetes binaries stamp their version the way the release build does
 # (hack/lib/version.sh): --version, /version and the version metric show
-# it. KUBE_MODULE is what they share.
-KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
-KUBE_STAMP = cd $(TOOLS)/kube && v=$(call tool-version,k8s.io/kubernetes) && \
+# it. $(call kube-stamp,DIR) is the shell prelude every Kubernetes binary's
+# recipe shares: it enters e2e/tools/DIR and sets $$ldflags from the
+# k8s.io/kubernetes version pinned there.
+kube-stamp = cd $(TOOLS)/$(1) && v=$(call tool-version,k8s.io/kubernetes) && \
 	minor=$$(echo $$v | cut -d. -f2) && \
 	ldflags="-s -w" && for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do \
 		ldflags="$$ldflags -X $$p.gitVersion=$$v -X $$p.gitMajor=1 -X $$p.gitMinor=$$minor -X $$p.gitTreeState=clean"; \
 	done
 
+KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
+
 $(KUBE_APISERVER): $(KUBE_MODULE)
-	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 	@touch $@
 
 $(KUBE_CONTROLLER_MANAGER): $(KUBE_MODULE)
-	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 	@touch $@
 
 $(FAKE_CCM): $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
-	$(KUBE_STAMP) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ ./cmd/cloud-controller-manager-fake
+	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ ./cmd/cloud-controller-manager-fake
+	@touch $@
+
+# The control plane of the clusters that migrate (the last release with the
+# in-tree AWS provider), from e2e/tools/kube126, stamped the same way.
+KUBE126_MODULE := $(TOOLS)/kube126/go.mod $(TOOLS)/kube126/go.sum $(TOOLS_MK)
+
+$(KUBE_APISERVER_126): $(KUBE126_MODULE)
+	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	@touch $@
+
+$(KUBE_CONTROLLER_MANAGER_126): $(KUBE126_MODULE)
+	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 	@touch $@
 
 # A reader is built with its minor's module file and the build tag

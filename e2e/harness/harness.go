@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,12 +36,49 @@ import (
 // Binaries are the control plane's executables, and the fake-cloud CCM.
 type Binaries struct {
 	Etcd, APIServer, ControllerManager, FakeCCM string
+	// Release is the Kubernetes release of APIServer and ControllerManager.
+	Release Release
 }
 
-// Locate returns the binaries from $ETCD, $KUBE_APISERVER,
-// $KUBE_CONTROLLER_MANAGER and $FAKE_CCM, or from root/bin, building them
-// with `make tools-kube` when one is missing.
-func Locate(root string) (Binaries, error) {
+// A Release is a Kubernetes release whose control plane the tools build
+// (tools.mk): where its binaries are found and what its controller manager
+// is started with.
+type Release struct {
+	// Minor is the release's minor version (34 for 1.34).
+	Minor int
+	// suffix ends the variable and file names of its kube-apiserver and
+	// kube-controller-manager ($KUBE_APISERVER_126, bin/kube-apiserver-1.26);
+	// target is the make target that builds them.
+	envSuffix, fileSuffix, target string
+	// kcmFlags are flags Start gives the controller manager that not every
+	// release has.
+	kcmFlags []string
+}
+
+var (
+	// Current is the release of the e2e module's client libraries and of
+	// the fake-cloud CCM (e2e/tools/kube).
+	Current = Release{Minor: 34, target: "tools-kube",
+		kcmFlags: []string{"--concurrent-daemonset-syncs=5"}}
+	// Kube126 is the last release with the in-tree AWS provider, the
+	// control plane of the clusters that migrate (e2e/tools/kube126). Its
+	// controller manager has no --concurrent-daemonset-syncs (k8s.io/kubernetes
+	// v1.26.5, cmd/kube-controller-manager/app/options/daemonsetcontroller.go
+	// registers no flag).
+	Kube126 = Release{Minor: 26, envSuffix: "_126", fileSuffix: "-1.26", target: "tools-kube126"}
+)
+
+// String is the release as Kubernetes writes it: 1.26.
+func (r Release) String() string { return "1." + strconv.Itoa(r.Minor) }
+
+// Locate returns the binaries of the Current release; see LocateRelease.
+func Locate(root string) (Binaries, error) { return LocateRelease(root, Current) }
+
+// LocateRelease returns the binaries of a release from $ETCD,
+// $KUBE_APISERVER, $KUBE_CONTROLLER_MANAGER (with the release's suffix:
+// $KUBE_APISERVER_126) and $FAKE_CCM, or from root/bin, building those
+// missing with make (tools-kube, and the release's target).
+func LocateRelease(root string, r Release) (Binaries, error) {
 	env := func(name, file string) string {
 		if v := os.Getenv(name); v != "" {
 			return v
@@ -49,18 +87,24 @@ func Locate(root string) (Binaries, error) {
 	}
 	b := Binaries{
 		Etcd:              env("ETCD", "etcd"),
-		APIServer:         env("KUBE_APISERVER", "kube-apiserver"),
-		ControllerManager: env("KUBE_CONTROLLER_MANAGER", "kube-controller-manager"),
+		APIServer:         env("KUBE_APISERVER"+r.envSuffix, "kube-apiserver"+r.fileSuffix),
+		ControllerManager: env("KUBE_CONTROLLER_MANAGER"+r.envSuffix, "kube-controller-manager"+r.fileSuffix),
 		FakeCCM:           env("FAKE_CCM", "cloud-controller-manager-fake"),
+		Release:           r,
 	}
-	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.FakeCCM} {
-		if _, err := os.Stat(p); err != nil {
-			cmd := exec.Command("make", "-s", "-C", root, "tools-kube")
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				return b, fmt.Errorf("building the control plane (make tools-kube): %w", err)
-			}
-			break
+	var targets []string
+	for _, p := range []struct{ path, target string }{
+		{b.Etcd, r.target}, {b.APIServer, r.target}, {b.ControllerManager, r.target}, {b.FakeCCM, Current.target},
+	} {
+		if _, err := os.Stat(p.path); err != nil && !slices.Contains(targets, p.target) {
+			targets = append(targets, p.target)
+		}
+	}
+	if len(targets) > 0 {
+		cmd := exec.Command("make", append([]string{"-s", "-C", root}, targets...)...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return b, fmt.Errorf("building the control plane (make %s): %w", strings.Join(targets, " "), err)
 		}
 	}
 	return b, nil
@@ -117,15 +161,14 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 	if len(controllers) == 0 {
 		return cp, nil
 	}
-	return cp, cp.start("kube-controller-manager", bin.ControllerManager,
-		"--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig, "--authorization-kubeconfig="+cp.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[3]),
-		"--controllers="+strings.Join(controllers, ","), "--leader-elect=false",
+	args := []string{"--kubeconfig=" + cp.Kubeconfig,
+		"--authentication-kubeconfig=" + cp.Kubeconfig, "--authorization-kubeconfig=" + cp.Kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[3]),
+		"--controllers=" + strings.Join(controllers, ","), "--leader-elect=false",
 		"--use-service-account-credentials=false",
-		"--concurrent-daemonset-syncs=5",
 		"--v=0",
-	)
+	}
+	return cp, cp.start("kube-controller-manager", bin.ControllerManager, append(args, bin.Release.kcmFlags...)...)
 }
 
 // startEtcd starts etcd on the client and peer ports and returns its URL

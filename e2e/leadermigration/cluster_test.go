@@ -2,25 +2,16 @@ package leadermigration
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -53,30 +44,11 @@ func render(t *testing.T, version string, values []string, flags ...string) []by
 // decode reads the objects of a manifest stream.
 func decode(t *testing.T, stream []byte) []*unstructured.Unstructured {
 	t.Helper()
-	var out []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(stream)), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			t.Fatal(err)
-		}
-		if u.Object != nil {
-			out = append(out, u)
-		}
-	}
-}
-
-// readObjects reads a manifest file of the test's own.
-func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
-	t.Helper()
-	b, err := os.ReadFile(path)
+	objs, err := harness.Decode(stream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return decode(t, b)
+	return objs
 }
 
 func generated(u *unstructured.Unstructured) string {
@@ -96,75 +68,30 @@ func split(objs []*unstructured.Unstructured, mark string) (marked, rest []*unst
 	return marked, rest
 }
 
-func id(u *unstructured.Unstructured) string {
-	if u.GetNamespace() != "" {
-		return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
-	}
-	return u.GetKind() + " " + u.GetName()
-}
-
 func ids(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
-		out = append(out, id(o))
+		out = append(out, harness.ID(o))
 	}
 	slices.Sort(out)
 	return out
 }
 
-// resourceFor maps an object to its resource in the test cluster.
-func resourceFor(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInterface {
-	t.Helper()
-	dc := cp.Client.Discovery()
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	gvk := u.GroupVersionKind()
-	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		t.Fatalf("%s: %v", id(u), err)
-	}
-	dyn, err := dynamic.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ns := u.GetNamespace()
-		if ns == "" {
-			ns = "kube-system"
-		}
-		return dyn.Resource(m.Resource).Namespace(ns)
-	}
-	return dyn.Resource(m.Resource)
-}
-
-// apply creates or replaces objects by server-side apply, as
-// `kubectl apply --server-side --force-conflicts` does.
+// apply creates or replaces objects by server-side apply.
 func apply(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	for _, o := range objs {
-		data, err := o.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = resourceFor(t, o).Patch(context.Background(), o.GetName(), types.ApplyPatchType, data,
-			metav1.PatchOptions{FieldManager: "aws-ccm-e2e", Force: ptrTo(true)})
-		if err != nil {
-			t.Fatalf("applying %s: %v", id(o), err)
-		}
+	if err := cp.Apply(context.Background(), objs); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // remove deletes objects; those already gone are fine.
 func remove(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	for _, o := range objs {
-		err := resourceFor(t, o).Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatalf("deleting %s: %v", id(o), err)
-		}
+	if err := cp.Remove(context.Background(), objs); err != nil {
+		t.Fatal(err)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // leaseAccess is what the real authorizer answers a SubjectAccessReview on
 // one Lease for each verb.

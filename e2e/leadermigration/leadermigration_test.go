@@ -1,25 +1,27 @@
-// Package leadermigration proves on a real API server that the renderer's
+// Package leadermigration proves on a real Kubernetes 1.26 control plane
+// (the last release with the in-tree AWS provider: its own bootstrap RBAC,
+// its own kube-controller-manager) that the renderer's
 // LeaderMigrationConfiguration keeps a cloud-controller-manager's service
 // controller under the migration lock, where the built-in default does not.
 //
 // A CCM built from k8s.io/cloud-provider (as the AWS CCM is, with the
-// library's fake cloud) runs with the flags and the config file taken from
-// the rendered output, while a stand-in for the in-tree
+// library's fake cloud, from the 1.34 libraries: the names of a CCM
+// built on 1.28 or later) runs with the flags and the config file taken
+// from the rendered output, while a stand-in for the in-tree
 // kube-controller-manager holds the cloud-provider-extraction-migration
 // Lease. Whether the service controller runs is read through the API: it
 // puts the service.kubernetes.io/load-balancer-cleanup finalizer on every
 // Service of type LoadBalancer it handles.
 //
-// The handover itself runs the real kube-controller-manager as the in-tree
-// side (kcm_test.go): authenticated as system:kube-controller-manager under
-// the bootstrap RBAC of Kubernetes 1.26, with and without the Role the
+// The handover itself runs the real 1.26 kube-controller-manager as the
+// in-tree side (kcm_test.go): authenticated as system:kube-controller-manager
+// under the API server's own bootstrap RBAC, with and without the Role the
 // renderer generates for the migration lease.
 package leadermigration
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,12 +59,12 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if bin, err = harness.Locate(testtools.Root()); err != nil {
+	if bin, err = harness.LocateRelease(testtools.Root(), harness.Kube126); err != nil {
 		fmt.Fprintln(os.Stderr, "leadermigration:", err)
 		return 1
 	}
-	// Its own control plane, without nodes or a controller manager: the
-	// CCM under test is the only controller.
+	// Its own control plane, at 1.26, without nodes or a controller
+	// manager: the controller managers under test are the only ones.
 	if cp, err = harness.Start(context.Background(), bin, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "leadermigration: starting the control plane:", err)
 		return 1
@@ -215,7 +217,7 @@ func startCCMAs(t *testing.T, name, kubeconfig string, rendered []string, config
 		}
 	})
 	// The CCM is up once it holds its own leader lease.
-	waitFor(t, 60*time.Second, "the CCM to hold its leader lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to hold its leader lease", func() bool {
 		select {
 		case <-p.Done():
 			t.Fatalf("the fake CCM exited:\n%s", tail(p.Log(), 4000))
@@ -289,7 +291,7 @@ func TestDefaultConfigLetsTheServiceControllerRun(t *testing.T) {
 	holdLease(t, renderer.DefaultLeaderName)
 	startCCM(t, args, "")
 	finalized := loadBalancer(t, "baseline")
-	waitFor(t, 60*time.Second, "the service controller to handle the Service", finalized)
+	harness.WaitFor(t, 60*time.Second, "the service controller to handle the Service", finalized)
 	if h := leaseHolder(t, renderer.DefaultLeaderName); h != standIn {
 		t.Fatalf("the migration lease is held by %q, not the stand-in: the baseline proves nothing", h)
 	}
@@ -318,31 +320,19 @@ func TestRenderedConfigKeepsTheServiceControllerWaiting(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	release()
-	waitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
+	harness.WaitFor(t, 60*time.Second, "the CCM to take the migration lease", func() bool {
 		h := leaseHolder(t, renderer.DefaultLeaderName)
 		return h != "" && h != standIn
 	})
-	waitFor(t, 60*time.Second, "the service controller to handle the Service after the lease was freed", finalized)
+	harness.WaitFor(t, 60*time.Second, "the service controller to handle the Service after the lease was freed", finalized)
 	t.Logf("rendered config: no %s while %q held the migration lease (15 s); after its release the CCM took the lease and the finalizer appeared", cleanupFinalizer, standIn)
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
