@@ -54,8 +54,7 @@ type replay struct {
 	cloudConf string // the in-tree provider's cloud config, and the CCM's after before.cloud-config
 	plan      *plan.Plan
 	ccm       awsccm.Release
-	values    string   // the values file of before.cloud-config
-	helmExtra []string // what before.cloud-config adds to every helm command
+	values    string // before.cloud-config's values file, which every CCM command names
 	start     time.Time
 	steps     []stepWindow
 	handover  handover
@@ -103,6 +102,10 @@ func TestRunbook(t *testing.T) {
 	}
 	opt := plan.DefaultOptions()
 	opt.Distro, opt.KubeVersion, opt.CCMVersion, opt.ChartVersion = renderer.DistroKubeadm, sv.GitVersion, r.ccm.Version, testtools.LatestChartVersion
+	opt.CloudConfig = true // the in-tree provider's config points at moto: the CCM needs it too
+	// The chart as a local package, which the plan's commands then name
+	// (no repository to reach from here).
+	opt.Chart = testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	if r.plan, err = plan.Build(opt); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +359,7 @@ func (r *replay) stepInstallMigrate(ctx context.Context, kcmID string) (*harness
 	t := r.t
 	from := r.begin("3. CCM installed, migrate mode")
 	r.cloudConfigStep(ctx)
-	r.helm(ctx, r.step("before.install-ccm"))
+	r.ccmCommand(ctx, r.step("before.install-ccm"))
 	ccm := r.runCCM(ctx, "ccm-migrate")
 	id := leaseHolder(t, ccmLease)
 	if id == kcmID {
@@ -473,7 +476,7 @@ func (r *replay) stepSwitch(ctx context.Context, kcm, ccm *harness.Process, kcmI
 func (r *replay) stepInstallMode(ctx context.Context, ccm *harness.Process, lbName, lbDNS, lbCreated string) {
 	t := r.t
 	from := r.begin("5. --mode=install")
-	r.helm(ctx, r.step("after.ccm-install-mode"))
+	r.ccmCommand(ctx, r.step("after.ccm-install-mode"))
 	ccm.Stop()
 	for _, c := range r.step("after.cleanup").Commands {
 		if len(c.Argv) > 0 {
@@ -652,50 +655,44 @@ func (r *replay) cloudConfigStep(ctx context.Context) {
 	if err := os.WriteFile(r.values, []byte(snippet(t, s, "ccm-cloud-config-values.yaml").Content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The note says what to add to every helm command: `-f FILE
-	// --post-renderer-args=...`.
-	for _, n := range s.Notes {
-		if _, rest, ok := strings.Cut(n, "`-f ccm-cloud-config-values.yaml "); ok {
-			extra, _, _ := strings.Cut(rest, "`")
-			r.helmExtra = append([]string{"-f", r.values}, strings.Fields(extra)...)
-		}
-	}
-	if r.helmExtra == nil {
-		t.Fatalf("before.cloud-config has no note saying what to add to the helm commands: %q", s.Notes)
-	}
 }
 
-// helm runs a step's helm command with Helm 3 against the control plane:
-// the chart from the local package instead of the repository, the renderer
-// built here as the post-renderer, no --wait (no kubelet runs the pods), and
-// what before.cloud-config adds.
-func (r *replay) helm(ctx context.Context, s plan.Step) {
+// ccmCommand carries out a step's CCM command as the plan prints it: the
+// chart wrapper's upgrade --install (the plan's default), with the renderer
+// built here, against the control plane, without --wait (no kubelet runs the
+// pods), and with before.cloud-config's values file where the command names
+// it.
+func (r *replay) ccmCommand(ctx context.Context, s plan.Step) {
 	t := r.t
 	var argv []string
 	for _, c := range s.Commands {
-		if len(c.Argv) > 0 && c.Argv[0] == "helm" {
+		if c.Main {
 			argv = c.Argv
 		}
 	}
-	if len(argv) < 5 || argv[1] != "upgrade" || argv[2] != "--install" || argv[4] != plan.ChartName {
-		t.Fatalf("step %s has no helm upgrade --install of %s: %q", s.ID, plan.ChartName, argv)
+	if len(argv) < 5 || argv[0] != "aws-ccm-renderer" || argv[1] != "upgrade" || argv[2] != "--install" || argv[4] != r.plan.CCM.Chart {
+		t.Fatalf("step %s's main command is not the chart wrapper's upgrade --install of %s: %q", s.ID, r.plan.CCM.Chart, argv)
 	}
-	args := []string{"upgrade", "--install", argv[3], testtools.UpstreamChart(t, r.plan.CCM.ChartVersion)}
-	for i := 5; i < len(argv); i++ {
+	var args []string
+	for i := 1; i < len(argv); i++ {
 		switch a := argv[i]; a {
-		case "--repo":
-			i++
 		case "--wait":
-		case "--post-renderer":
-			args = append(args, a, testtools.Renderer(t))
+		case "-f":
 			i++
+			if argv[i] != "ccm-cloud-config-values.yaml" {
+				t.Fatalf("step %s: -f %s is not before.cloud-config's values file", s.ID, argv[i])
+			}
+			args = append(args, a, r.values)
 		default:
 			args = append(args, a)
 		}
 	}
-	args = append(append(args, r.helmExtra...), "--kubeconfig", cp.Kubeconfig)
-	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
-	t.Logf("%s: helm %s\n%s", since(r.start), strings.Join(args, " "), tail(string(out), 600))
+	if r.values == "" || !slices.Contains(args, r.values) {
+		t.Fatalf("step %s: the CCM command does not mount before.cloud-config's values: %q", s.ID, argv)
+	}
+	args = append(args, "--kubeconfig", cp.Kubeconfig)
+	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
+	t.Logf("%s: aws-ccm-renderer %s\n%s", since(r.start), strings.Join(args, " "), tail(string(out), 600))
 }
 
 // daemonSet reads the installed CCM DaemonSet.
