@@ -33,15 +33,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The upstream chart, the default CHART of the wrapper commands.
 const (
-	DefaultChart     = "aws-cloud-controller-manager"
-	DefaultRepo      = "https://kubernetes.github.io/cloud-provider-aws"
-	DefaultRelease   = "aws-cloud-controller-manager"
-	DefaultNamespace = "kube-system"
+	DefaultChart     = upstream.ChartName
+	DefaultRepo      = upstream.ChartRepo
+	DefaultRelease   = upstream.Release
+	DefaultNamespace = upstream.Namespace
 )
 
 // The renderer is Helm's post-renderer in-process.

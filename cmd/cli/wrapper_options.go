@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,11 +12,11 @@ import (
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // What the cluster tells the chart wrapper commands: its Kubernetes version
@@ -160,14 +159,22 @@ func (w *wrapper) withRecordedOptions(opts renderer.Options, given map[string]bo
 // finds (renderer.IsCCMContainer), or else the one workload that records
 // options (a workload named with --target).
 func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewBufferString(manifest), OmitReaderAnnotations: true}).Read()
-	if err != nil {
+	docs := stream.Split([][]byte{[]byte(manifest)})
+	if err := stream.Scan(docs); err != nil {
 		return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
 	}
 	var ccm, recording []*yaml.RNode
-	for _, n := range nodes {
-		if k := n.GetKind(); k != "DaemonSet" && k != "Deployment" {
+	for _, d := range docs {
+		if d.Kind != "DaemonSet" && d.Kind != "Deployment" {
 			continue
+		}
+		content, err := d.Content()
+		if err != nil {
+			return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
+		}
+		n, err := yaml.Parse(string(content))
+		if err != nil {
+			return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", d.ParseError(err))
 		}
 		if _, ok := n.GetAnnotations()[renderer.OptionsAnnotation]; ok {
 			recording = append(recording, n)

@@ -5,17 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
-
-// chartDefaultImages is the CCM image tag each upstream chart version
-// deploys by default (SPEC §6).
-var chartDefaultImages = map[string]string{
-	"0.0.2": "v1.20.0-alpha.0", "0.0.3": "v1.21.0-alpha.0",
-	"0.0.4": "v1.22.0-alpha.0", "0.0.5": "v1.22.0-alpha.0",
-	"0.0.6": "v1.23.0-alpha.0", "0.0.7": "v1.23.0-alpha.0",
-	"0.0.8": "v1.27.1", "0.0.9": "v1.33.0", "0.0.10": "v1.34.0", "0.0.11": "v1.35.0",
-}
 
 // minorOf reads 1.MINOR from a version: v1.34.10, v1.30.14+rke2r1, 1.27.
 func minorOf(v string) (int, bool) {
@@ -71,7 +63,7 @@ func (c *checker) checkVersions() {
 	if w.Chart != "" {
 		msg := "chart " + w.Chart
 		if i := strings.LastIndexByte(w.Chart, '-'); i > 0 {
-			if def, ok := chartDefaultImages[w.Chart[i+1:]]; ok {
+			if def, ok := upstream.DefaultImageTag(w.Chart[i+1:]); ok {
 				msg += " (its default image is " + def + ")"
 			}
 		}

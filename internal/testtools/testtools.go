@@ -4,13 +4,19 @@
 package testtools
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // Root returns the repository's top directory.
@@ -67,17 +73,19 @@ func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
 
-// ChartVersions are the upstream chart releases the tests cover.
+// ChartVersions are the upstream chart releases the tests cover, oldest
+// first: the last is the newest the project knows (upstream.LatestChartVersion,
+// which TestLatestChartVersion holds them to).
 var ChartVersions = []string{"0.0.2", "0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.0.10", "0.0.11"}
 
 // LatestChartVersion is the newest of ChartVersions.
-const LatestChartVersion = "0.0.11"
+var LatestChartVersion = ChartVersions[len(ChartVersions)-1]
 
 // ChartRepo is the upstream chart repository.
-const ChartRepo = "https://kubernetes.github.io/cloud-provider-aws"
+const ChartRepo = upstream.ChartRepo
 
 // ChartName is the upstream chart's name.
-const ChartName = "aws-cloud-controller-manager"
+const ChartName = upstream.ChartName
 
 var chartMu sync.Mutex
 
@@ -119,4 +127,36 @@ func SampleChart() string { return filepath.Join(Root(), "testdata", "charts", "
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// ChartPackage returns the regular files of a chart package (.tgz) by their
+// slash-separated paths in it (aws-cloud-controller-manager/values.yaml).
+func ChartPackage(t testing.TB, tgz string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if files[h.Name], err = io.ReadAll(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
