@@ -141,11 +141,14 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 					if mode == renderer.ModeMigrate && slices.Contains([]string{"0.0.4", "0.0.6"}, version) {
 						// The components carry the v1 configuration of the
 						// latest chart's CCM; these CCMs (v1.22, v1.23) read
-						// v1beta1, which the renderer writes for them.
-						if !bytes.Contains(rendered, []byte("apiVersion: controllermanager.config.k8s.io/v1beta1")) {
-							t.Fatalf("the renderer's configuration for chart %s is not v1beta1", version)
+						// v1beta1, which the renderer writes for them with
+						// the resourceLock that v1 does not have.
+						if !bytes.Contains(rendered, []byte("apiVersion: controllermanager.config.k8s.io/v1beta1")) ||
+							!bytes.Contains(rendered, []byte("\n    resourceLock: leases\n")) {
+							t.Fatalf("the renderer's configuration for chart %s is not v1beta1 with resourceLock: leases", version)
 						}
 						rendered = bytes.Replace(rendered, []byte("controllermanager.config.k8s.io/v1beta1"), []byte("controllermanager.config.k8s.io/v1"), 1)
+						rendered = bytes.Replace(rendered, []byte("\n    resourceLock: leases\n"), []byte("\n"), 1)
 					}
 					want, err := manifest.Split(rendered)
 					if err != nil {
