@@ -448,5 +448,5 @@ func distroDetectFlag(cmd *cobra.Command) {
 	if f := cmd.Flags().Lookup("distro"); f != nil {
 		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the cluster's nodes, as check does; template uses $KUBECONFIG and $HELM_KUBECONTEXT)"
 	}
-	complete(cmd, "distro", wrapperDistros())
+	completeOptions(cmd, map[renderer.Opt][]string{renderer.OptDistro: wrapperDistros()})
 }

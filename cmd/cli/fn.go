@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,10 +31,15 @@ const fnExamples = `  # As a kustomize exec transformer (kustomization.yaml: tra
   EOF
   kustomize build --enable-alpha-plugins --enable-exec .`
 
-// fnConfigKeys are the keys a ConfigMap functionConfig may hold.
-var fnConfigKeys = []string{"distro", "mode", "hostNetwork", "setArgs", "removeArgs",
-	"allowMissingWorkload", "leaderMigrationConfig", "leaderName", "target", "kcmUser",
-	"kubeVersion", "ccmVersion", "allowVersionSkew"}
+// fnConfigKeys are the keys a ConfigMap functionConfig may hold: the
+// options' keys.
+func fnConfigKeys() string {
+	keys := make([]string, len(renderer.OptionTable))
+	for i, op := range renderer.OptionTable {
+		keys[i] = renderer.KeySpelling(op.Opt)
+	}
+	return strings.Join(keys, ", ")
+}
 
 // resourceListKind is what the KRM function protocol wraps items in.
 const resourceListKind = "ResourceList"
@@ -56,7 +60,7 @@ ResourceList on stdin and writes it back with the CCM's objects patched.
 
 Options come from the ResourceList's functionConfig: either the renderer's own
 RendererConfig (the --config file format), or a ConfigMap whose data holds
-` + strings.Join(fnConfigKeys, ", ") + ` (lists comma- or newline-separated).
+` + fnConfigKeys() + ` (lists comma- or newline-separated).
 Unknown keys are errors. Problems are reported as results of severity error,
 and on stderr, with a non-zero exit; notes as results of severity warning.`,
 		Example: fnExamples,
@@ -273,7 +277,8 @@ func fnOptions(fc *yaml.RNode) (renderer.Options, error) {
 	}
 }
 
-// configMapOptions reads options from a ConfigMap's data.
+// configMapOptions reads options from a ConfigMap's data, keyed as the
+// config file's keys; a list is comma- or newline-separated.
 func configMapOptions(data map[string]string) (renderer.Options, error) {
 	o := renderer.DefaultOptions()
 	keys := make([]string, 0, len(data))
@@ -282,55 +287,19 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v := strings.TrimSpace(data[k])
-		parseBool := func() (bool, error) {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return false, fmt.Errorf("data.%s=%q: want true or false", k, v)
-			}
-			return b, nil
+		op, ok := renderer.OptionOf(renderer.Opt(k))
+		if !ok {
+			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, fnConfigKeys())
 		}
-		switch k {
-		case "distro":
-			o.Distro = renderer.Distro(v)
-		case "mode":
-			o.Mode = renderer.Mode(v)
-		case "hostNetwork":
-			b, err := parseBool()
-			if err != nil {
-				return o, err
+		v := strings.TrimSpace(data[k])
+		values := []string{v}
+		if op.IsList() {
+			values = splitList(v)
+		}
+		for _, item := range values {
+			if err := op.Set(&o, item); err != nil {
+				return o, fmt.Errorf("data.%s=%q: %w", k, v, err)
 			}
-			o.HostNetwork = &b
-		case "allowMissingWorkload":
-			b, err := parseBool()
-			if err != nil {
-				return o, err
-			}
-			o.AllowMissingWorkload = b
-		case "setArgs":
-			o.SetArgs = splitList(v)
-		case "removeArgs":
-			o.RemoveArgs = splitList(v)
-		case "leaderMigrationConfig":
-			o.LeaderMigrationConfig = v
-		case "leaderName":
-			o.LeaderName = v
-		case "target":
-			o.Target = v
-		case "kcmUser":
-			o.KCMUser = v
-		case "kubeVersion":
-			o.KubeVersion = v
-		case "ccmVersion":
-			o.CCMVersion = v
-		case "allowVersionSkew":
-			b, err := parseBool()
-			if err != nil {
-				return o, err
-			}
-			o.AllowVersionSkew = b
-		default:
-			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, strings.Join(fnConfigKeys, ", "))
 		}
 	}
 	return o, nil

@@ -50,7 +50,7 @@ var _ postrender.PostRenderer = (*renderer.PostRenderer)(nil)
 
 // chartFlags are the flags of template, install, upgrade and diff.
 type chartFlags struct {
-	render rootFlags
+	render optionFlags
 	source sourceFlags
 	values values.Options
 
@@ -172,8 +172,6 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 		cmd.Flags().Lookup("kube-version").Usage = "the cluster's Kubernetes version, which the CCM's version is checked against (default: the cluster's; diff without a cluster: none); " +
 			"template and diff without a cluster also show it to the chart"
 	}
-	complete(cmd, "mode", renderer.Modes)
-	complete(cmd, "leader-migration-config", []string{renderer.LeaderMigrationRendered, renderer.LeaderMigrationDefault})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	for _, name := range []string{"ca-file", "cert-file", "key-file", "registry-config", "repository-config"} {
@@ -514,7 +512,7 @@ func (w *wrapper) setup() error {
 		// program's to give.
 		slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}
-	if w.needsCluster() || w.flags.render.distro == DistroDetect {
+	if w.needsCluster() || w.fs.Lookup("distro").Value.String() == DistroDetect {
 		return w.checkKubeContext()
 	}
 	return nil

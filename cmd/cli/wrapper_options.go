@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -25,61 +24,15 @@ import (
 // renderer.OptionsAnnotation), which are the defaults of the options not
 // given on the command line.
 
-// recordedOption is an option the renderer records, as the command line and
-// the config file spell it.
-type recordedOption struct {
-	flag, key string
-	take      func(dst *renderer.Options, src renderer.Options)
-	// spell returns the option's recorded value as flags; none when it
-	// is the default and says nothing worth repeating.
-	spell func(o renderer.Options) []string
-}
-
-var recordedOptions = []recordedOption{
-	{"distro", "distro", func(d *renderer.Options, s renderer.Options) { d.Distro = s.Distro },
-		func(o renderer.Options) []string { return []string{"--distro=" + string(o.Distro)} }},
-	{"mode", "mode", func(d *renderer.Options, s renderer.Options) { d.Mode = s.Mode },
-		func(o renderer.Options) []string { return []string{"--mode=" + string(o.Mode)} }},
-	{"host-network", "hostNetwork", func(d *renderer.Options, s renderer.Options) { d.HostNetwork = s.HostNetwork },
-		func(o renderer.Options) []string {
-			if *o.HostNetwork == *renderer.DefaultOptions().HostNetwork {
-				return nil
-			}
-			return []string{"--host-network=" + strconv.FormatBool(*o.HostNetwork)}
-		}},
-	{"set-arg", "setArgs", func(d *renderer.Options, s renderer.Options) { d.SetArgs = s.SetArgs },
-		func(o renderer.Options) []string { return prefixed("--set-arg=", o.SetArgs) }},
-	{"remove-arg", "removeArgs", func(d *renderer.Options, s renderer.Options) { d.RemoveArgs = s.RemoveArgs },
-		func(o renderer.Options) []string { return prefixed("--remove-arg=", o.RemoveArgs) }},
-	{"leader-migration-config", "leaderMigrationConfig", func(d *renderer.Options, s renderer.Options) { d.LeaderMigrationConfig = s.LeaderMigrationConfig },
-		func(o renderer.Options) []string {
-			return nonDefault("--leader-migration-config=", o.LeaderMigrationConfig, renderer.DefaultOptions().LeaderMigrationConfig)
-		}},
-	{"leader-name", "leaderName", func(d *renderer.Options, s renderer.Options) { d.LeaderName = s.LeaderName },
-		func(o renderer.Options) []string {
-			return nonDefault("--leader-name=", o.LeaderName, renderer.DefaultOptions().LeaderName)
-		}},
-	{"kcm-user", "kcmUser", func(d *renderer.Options, s renderer.Options) { d.KCMUser = s.KCMUser },
-		func(o renderer.Options) []string {
-			return nonDefault("--kcm-user=", o.KCMUser, renderer.DefaultOptions().KCMUser)
-		}},
-	{"target", "target", func(d *renderer.Options, s renderer.Options) { d.Target = s.Target },
-		func(o renderer.Options) []string { return nonDefault("--target=", o.Target, "") }},
-}
-
-func prefixed(prefix string, vs []string) []string {
-	var out []string
-	for _, v := range vs {
-		out = append(out, prefix+v)
+// recordedOptions are the options the renderer records on the workload.
+func recordedOptions() []renderer.Option {
+	var out []renderer.Option
+	for _, op := range renderer.OptionTable {
+		if op.Recorded {
+			out = append(out, op)
+		}
 	}
 	return out
-}
-
-func nonDefault(prefix, v, def string) []string {
-	if v == def {
-		return nil
-	}
-	return []string{prefix + v}
 }
 
 // explicitOptions returns the options given on the command line or in the
@@ -100,13 +53,10 @@ func explicitOptions(fs *pflag.FlagSet, config string) (map[string]bool, error) 
 	if err := sigsyaml.Unmarshal(data, &fields); err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("--config %s: %w", config, err)}
 	}
-	for _, o := range recordedOptions {
-		if _, ok := fields[o.key]; ok {
-			given[o.flag] = true
+	for _, op := range renderer.OptionTable {
+		if _, ok := fields[string(op.Opt)]; ok {
+			given[op.Flag] = true
 		}
-	}
-	if _, ok := fields["kubeVersion"]; ok {
-		given["kube-version"] = true
 	}
 	return given, nil
 }
@@ -137,12 +87,12 @@ func (w *wrapper) withRecordedOptions(opts renderer.Options, given map[string]bo
 		return opts, &renderer.InputError{Err: fmt.Errorf("release %s revision %d: %w (--reset-options ignores it)", rel.Name, rel.Version, err)}
 	}
 	var taken []string
-	for _, o := range recordedOptions {
-		if given[o.flag] || !ok {
+	for _, op := range recordedOptions() {
+		if given[op.Flag] || !ok {
 			continue
 		}
-		o.take(&opts, rec)
-		taken = append(taken, o.spell(rec)...)
+		op.Take(&opts, rec)
+		taken = append(taken, renderer.FlagArgs(rec, op.Opt)...)
 	}
 	switch {
 	case !ok:

@@ -57,8 +57,8 @@ func TestRecordedOptionsOf(t *testing.T) {
 		t.Fatalf("%v %v", ok, err)
 	}
 	var spelled []string
-	for _, ro := range recordedOptions {
-		spelled = append(spelled, ro.spell(got)...)
+	for _, op := range recordedOptions() {
+		spelled = append(spelled, renderer.FlagArgs(got, op.Opt)...)
 	}
 	want := []string{"--distro=rke", "--mode=migrate", "--host-network=false", "--set-arg=v=4", "--leader-name=other-lease"}
 	if !slices.Equal(spelled, want) {
@@ -90,7 +90,7 @@ func TestRecordedOptionsOf(t *testing.T) {
 
 func TestExplicitOptions(t *testing.T) {
 	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	var f rootFlags
+	var f optionFlags
 	f.register(fs)
 	config := filepath.Join(t.TempDir(), "renderer.yaml")
 	if err := os.WriteFile(config, []byte("apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmode: migrate\nsetArgs: [v=2]\nkubeVersion: v1.26.0\n"), 0o644); err != nil {

@@ -256,7 +256,7 @@ func (c *checker) readWorkload(ctx context.Context) error {
 	c.rep.add(Finding{Area: AreaWorkload, Severity: OK, Subject: w.kind + " " + w.namespace + "/" + w.name,
 		Message: fmt.Sprintf("%s, %s: image %s, service account %s, %s mode", src, state, ctr.Image, wr.ServiceAccount, wr.Mode)})
 
-	if opts, ok := readOptionsAnnotation(w.meta); ok && opts.Mode != "" && opts.Mode != wr.Mode {
+	if opts, ok := readOptionsAnnotation(w.meta); ok && opts.Mode != "" && string(opts.Mode) != wr.Mode {
 		c.rep.add(Finding{Area: AreaWorkload, Severity: Warning, Subject: w.kind + " " + w.namespace + "/" + w.name,
 			Message: fmt.Sprintf("the %s annotation says mode %s, but the CCM's flags run it in %s mode", OptionsAnnotation, opts.Mode, wr.Mode),
 			Fix:     "render again with aws-ccm-renderer instead of editing the flags"})
@@ -436,7 +436,7 @@ func (c *checker) checkDistribution() {
 		return
 	}
 	if opts, ok := readOptionsAnnotation(c.w.meta); ok && opts.Distro != "" {
-		d.Rendered, d.RenderedFrom = opts.Distro, "annotation"
+		d.Rendered, d.RenderedFrom = string(opts.Distro), "annotation"
 	} else if r := renderedFor(c.w.spec.Spec); r != "" {
 		d.Rendered, d.RenderedFrom = r, "placement"
 	}

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -155,19 +154,15 @@ func DecodeManifests(data []byte) ([]runtime.Object, error) {
 	return objs, nil
 }
 
-// renderedOptions are the options the renderer records on a workload.
-type renderedOptions struct {
-	Distro string `json:"distro"`
-	Mode   string `json:"mode"`
-}
-
-func readOptionsAnnotation(meta metav1.ObjectMeta) (renderedOptions, bool) {
-	var o renderedOptions
+// readOptionsAnnotation reads the options the renderer recorded on a
+// workload; ok is false without them, or when they cannot be read.
+func readOptionsAnnotation(meta metav1.ObjectMeta) (renderer.Options, bool) {
 	v, ok := meta.Annotations[OptionsAnnotation]
 	if !ok {
-		return o, false
+		return renderer.Options{}, false
 	}
-	return o, json.Unmarshal([]byte(v), &o) == nil
+	o, err := renderer.ParseRecordedOptions(v)
+	return o, err == nil
 }
 
 // flags reads a container's command line with the renderer's parser: the

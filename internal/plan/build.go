@@ -80,19 +80,18 @@ type builder struct {
 
 // rendererFlags are the renderer's flags for mode, as the plan passes them.
 func (b *builder) rendererFlags(mode renderer.Mode, withKubeVersion bool) []string {
-	f := []string{"--distro=" + string(b.r.Distro), "--mode=" + string(mode)}
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode = b.r.Distro, mode
+	opts := []renderer.Opt{renderer.OptDistro, renderer.OptMode}
 	if withKubeVersion {
-		f = append(f, "--kube-version="+b.r.KubeVersion)
+		o.KubeVersion = b.r.KubeVersion
+		opts = append(opts, renderer.OptKubeVersion)
 	}
 	if mode == renderer.ModeMigrate {
-		if b.r.LeaderName != renderer.DefaultLeaderName {
-			f = append(f, "--leader-name="+b.r.LeaderName)
-		}
-		if b.r.KCMUser != DefaultKCMUser {
-			f = append(f, "--kcm-user="+b.r.KCMUser)
-		}
+		o.LeaderName, o.KCMUser = b.r.LeaderName, b.r.KCMUser
+		opts = append(opts, renderer.OptLeaderName, renderer.OptKCMUser)
 	}
-	return f
+	return renderer.FlagArgs(o, opts...)
 }
 
 // chartArgs are the Helm flags that select the chart, its version and the
