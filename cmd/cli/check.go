@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -261,7 +262,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		code = max(code, ExitCode(contextError(targets[i].label, err)))
 	}
 	out := cmd.OutOrStdout()
-	colour := !f.noColor && colourTerminal(out)
+	colour := !f.noColor && terminal.Colour(out)
 	if f.output == "json" {
 		if err := check.WriteJSON(out, reports); err != nil {
 			return writeErr(err)
@@ -360,10 +361,8 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 
 func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 	if file == "-" {
-		if st, ok := stdin.(*os.File); ok {
-			if fi, err := st.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
-			}
+		if terminal.IsTerminal(stdin) {
+			return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
 		}
 		data, err := io.ReadAll(stdin)
 		if err != nil {
@@ -376,15 +375,6 @@ func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("-f: %w", err)}
 	}
 	return data, nil
-}
-
-// colourTerminal tells whether to colour: a terminal, and neither NO_COLOR
-// nor TERM=dumb.
-func colourTerminal(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	return isTerminal(w)
 }
 
 // checkCommand is check, with the Kubernetes client.

@@ -96,8 +96,8 @@ func TestCheckFleetUnreachable(t *testing.T) {
 	}
 }
 
-// TestCheckTerminal: stdin on a terminal is a usage error for -f -, and the
-// table is coloured only on a terminal without NO_COLOR or TERM=dumb.
+// TestCheckTerminal: stdin on a terminal is a usage error for -f -
+// (internal/terminal's TestColour has when the table is coloured).
 func TestCheckTerminal(t *testing.T) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -108,23 +108,6 @@ func TestCheckTerminal(t *testing.T) {
 	data, err := readManifestFile(tty, "-")
 	if err == nil || !strings.Contains(err.Error(), "stdin is a terminal") || data != nil {
 		t.Errorf("-f - on a terminal: %v", err)
-	}
-	t.Setenv("TERM", "xterm")
-	os.Unsetenv("NO_COLOR")
-	if !colourTerminal(tty) {
-		t.Error("a terminal is not coloured")
-	}
-	if colourTerminal(os.Stderr) && !isTerminal(os.Stderr) {
-		t.Error("a file is coloured")
-	}
-	t.Setenv("NO_COLOR", "")
-	if colourTerminal(tty) {
-		t.Error("NO_COLOR set (even empty) still colours")
-	}
-	os.Unsetenv("NO_COLOR")
-	t.Setenv("TERM", "dumb")
-	if colourTerminal(tty) {
-		t.Error("TERM=dumb still colours")
 	}
 }
 

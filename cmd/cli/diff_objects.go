@@ -15,6 +15,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
@@ -587,16 +588,16 @@ func diffText(changes []objectChange, sum diffSummary, what string, color bool) 
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(paint(color, "\x1b[1;33m", c.title+" "+changeVerb(c.Change)+":"))
+		b.WriteString(terminal.Paint(color, terminal.BoldYellow, c.title+" "+changeVerb(c.Change)+":"))
 		b.WriteByte('\n')
 		for _, l := range splitLines(c.Diff) {
 			switch {
 			case strings.HasPrefix(l, "@@"):
-				b.WriteString(paint(color, "\x1b[36m", l))
+				b.WriteString(terminal.Paint(color, terminal.Cyan, l))
 			case strings.HasPrefix(l, "-"):
-				b.WriteString(paint(color, "\x1b[31m", l))
+				b.WriteString(terminal.Paint(color, terminal.Red, l))
 			case strings.HasPrefix(l, "+"):
-				b.WriteString(paint(color, "\x1b[32m", l))
+				b.WriteString(terminal.Paint(color, terminal.Green, l))
 			default:
 				b.WriteString(l)
 			}
@@ -604,7 +605,7 @@ func diffText(changes []objectChange, sum diffSummary, what string, color bool) 
 		}
 	}
 	b.WriteByte('\n')
-	b.WriteString(paint(color, "\x1b[1m", summaryLine(sum, what)))
+	b.WriteString(terminal.Paint(color, terminal.Bold, summaryLine(sum, what)))
 	b.WriteByte('\n')
 	return b.String()
 }
@@ -633,13 +634,6 @@ func summaryLine(s diffSummary, what string) string {
 		line += fmt.Sprintf("; %d %s in the cluster from the release", s.Drifted, verb)
 	}
 	return line + " (" + what + ")"
-}
-
-func paint(on bool, code, s string) string {
-	if !on {
-		return s
-	}
-	return code + s + "\x1b[0m"
 }
 
 // compareStreams compares two manifest streams. Documents whose content is

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -74,10 +73,8 @@ and on stderr, with a non-zero exit; notes as results of severity warning.`,
 }
 
 func runFn(cmd *cobra.Command) error {
-	if f, ok := cmd.InOrStdin().(*os.File); ok {
-		if term.IsTerminal(int(f.Fd())) {
-			return &renderer.UsageError{Err: errors.New("stdin is a terminal: fn reads a KRM ResourceList, as kustomize or kpt send it; see --help")}
-		}
+	if terminal.IsTerminal(cmd.InOrStdin()) {
+		return &renderer.UsageError{Err: errors.New("stdin is a terminal: fn reads a KRM ResourceList, as kustomize or kpt send it; see --help")}
 	}
 	// KeepReaderAnnotations: the items go back with exactly the annotations
 	// they came with (the orchestrator's config.kubernetes.io/* and

@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
@@ -118,10 +118,10 @@ func complete[T ~string](cmd *cobra.Command, flag string, values []T) {
 // so the renderer can hand slices of them to the output.
 func readInput(r io.Reader) ([][]byte, error) {
 	var hint int64
+	if terminal.IsTerminal(r) {
+		return nil, &renderer.UsageError{Err: errStdinTerminal}
+	}
 	if f, ok := r.(*os.File); ok {
-		if term.IsTerminal(int(f.Fd())) {
-			return nil, &renderer.UsageError{Err: errStdinTerminal}
-		}
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			hint = st.Size()
 		}

@@ -33,6 +33,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -161,7 +162,7 @@ func NewChartCommand(kind string, s IOStreams) *cobra.Command {
 				f.deployed = fs.Changed("kubeconfig") || fs.Changed("kube-context")
 			}
 			w := &wrapper{flags: f, kind: kind, release: release, chartRef: chartRef, fs: fs,
-				in: cmd.InOrStdin(), out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), progress: newProgress(cmd.ErrOrStderr())}
+				in: cmd.InOrStdin(), out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), progress: terminal.NewProgress(cmd.ErrOrStderr())}
 			return w.run()
 		},
 	}
@@ -292,7 +293,7 @@ type wrapper struct {
 	fs                *pflag.FlagSet
 	in                io.Reader
 	out, errOut       io.Writer
-	progress          *progress
+	progress          *terminal.Progress
 
 	namespace   string
 	settings    *helmcli.EnvSettings

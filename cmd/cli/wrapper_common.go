@@ -2,8 +2,6 @@ package cli
 
 import (
 	"errors"
-	"io"
-	"os"
 	"strings"
 )
 
@@ -52,14 +50,4 @@ func detailedExitCode(args []string) bool {
 		}
 	}
 	return isDiff && detailed
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

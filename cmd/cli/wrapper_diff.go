@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -24,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/cli-runtime/pkg/resource"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -46,9 +46,9 @@ func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostR
 	)
 	switch {
 	case w.flags.deployed || w.flags.live:
-		w.progress.begin(fmt.Sprintf("comparing with release %s in namespace %s (server-side dry run)", w.release, w.namespace))
+		w.progress.Begin(fmt.Sprintf("comparing with release %s in namespace %s (server-side dry run)", w.release, w.namespace))
 		changes, sum, drift, what, err = w.clusterDiff(ch, vals, pr)
-		w.progress.end(err)
+		w.progress.End(err)
 	default:
 		changes, sum, what, err = w.chartDiff(ch, vals, pr)
 	}
@@ -76,7 +76,7 @@ func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostR
 		if _, err := io.WriteString(w.out, text); err != nil {
 			return writeErr(err)
 		}
-	} else if w.progress.mode != progressOff {
+	} else if w.progress.Shown() {
 		fmt.Fprintf(w.errOut, "aws-ccm-renderer: no changes: %d objects the same (%s)\n", sum.Unchanged, what)
 	}
 	if len(changes) > 0 && w.flags.detailedExit {
@@ -85,8 +85,8 @@ func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostR
 	return nil
 }
 
-// colour tells whether to colour the text diff: --color, and for auto a
-// terminal without $NO_COLOR and not a dumb one.
+// colour tells whether to colour the text diff: --color, and for auto
+// what terminal.Colour says.
 func (w *wrapper) colour() bool {
 	switch w.flags.color {
 	case "always":
@@ -94,7 +94,7 @@ func (w *wrapper) colour() bool {
 	case "never":
 		return false
 	}
-	return isTerminal(w.out) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	return terminal.Colour(w.out)
 }
 
 // chartDiff compares the chart's own output with the patched output.

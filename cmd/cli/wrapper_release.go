@@ -54,11 +54,11 @@ func (w *wrapper) installRelease(ch *chart.Chart, vals map[string]any, pr postre
 
 func (w *wrapper) install(inst *action.Install, ch *chart.Chart, vals map[string]any) error {
 	if inst.Wait {
-		w.progress.begin(fmt.Sprintf("installing %s and waiting for it to be ready (timeout %s)", w.release, w.flags.timeout))
+		w.progress.Begin(fmt.Sprintf("installing %s and waiting for it to be ready (timeout %s)", w.release, w.flags.timeout))
 	}
 	rel, err := inst.Run(ch, vals)
 	if inst.Wait {
-		w.progress.end(err)
+		w.progress.End(err)
 	}
 	if err != nil {
 		return renderError(err)
@@ -82,11 +82,11 @@ func (w *wrapper) upgradeRelease(ch *chart.Chart, vals map[string]any, pr postre
 	}
 	up := w.newUpgrade(pr)
 	if up.Wait {
-		w.progress.begin(fmt.Sprintf("upgrading %s and waiting for it to be ready (timeout %s)", w.release, w.flags.timeout))
+		w.progress.Begin(fmt.Sprintf("upgrading %s and waiting for it to be ready (timeout %s)", w.release, w.flags.timeout))
 	}
 	rel, err := up.Run(w.release, ch, vals)
 	if up.Wait {
-		w.progress.end(err)
+		w.progress.End(err)
 	}
 	if err != nil {
 		if errors.Is(err, driver.ErrNoDeployedReleases) || errors.Is(err, driver.ErrReleaseNotFound) {

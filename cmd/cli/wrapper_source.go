@@ -263,10 +263,10 @@ func (w *wrapper) locate() (string, error) {
 		dl.Options = append(dl.Options, getter.WithBasicAuth(f.username, f.password))
 		from = repos.Get(repoName).URL
 	default:
-		w.progress.begin(fmt.Sprintf("looking up chart %s %s in %s", ref, orLatest(f.version), f.repo))
+		w.progress.Begin(fmt.Sprintf("looking up chart %s %s in %s", ref, orLatest(f.version), f.repo))
 		chartURL, err := repo.FindChartInAuthAndTLSAndPassRepoURL(f.repo, f.username, f.password, ref, f.version,
 			f.certFile, f.keyFile, f.caFile, f.insecure, f.passCredentials, getter.All(s))
-		w.progress.end(err)
+		w.progress.End(err)
 		if err != nil {
 			return "", w.sourceError(ref, f.repo, err)
 		}
@@ -288,9 +288,9 @@ func (w *wrapper) locate() (string, error) {
 	if name == ref {
 		msg += " " + orLatest(f.version)
 	}
-	w.progress.begin(msg)
+	w.progress.Begin(msg)
 	path, _, err := dl.DownloadTo(name, f.version, s.RepositoryCache)
-	w.progress.end(err)
+	w.progress.End(err)
 	if err != nil {
 		return "", w.sourceError(ref, from, err)
 	}
