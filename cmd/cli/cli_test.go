@@ -207,3 +207,24 @@ func TestOverlaysCommand(t *testing.T) {
 		t.Errorf("--out a file: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestDetailedExitCode: which command lines make 2 mean changes only.
+func TestDetailedExitCode(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"diff", "--detailed-exitcode"}, true},
+		{[]string{"diff", "rel", "--exit-code", "--bogus"}, true},
+		{[]string{"diff", "--detailed-exitcode=true"}, true},
+		{[]string{"diff", "--detailed-exitcode=false"}, false},
+		{[]string{"diff", "--", "--exit-code"}, false},
+		{[]string{"diff"}, false},
+		{[]string{"template", "diff", "--exit-code"}, false},
+		{[]string{"--exit-code"}, false},
+	} {
+		if got := detailedExitCode(c.args); got != c.want {
+			t.Errorf("%q: %v, want %v", c.args, got, c.want)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/cli-runtime/pkg/resource"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/diff"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -38,9 +39,9 @@ const (
 // the cluster's objects → after the upgrade (--live).
 func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
 	var (
-		changes []objectChange
-		sum     diffSummary
-		drift   []objectChange
+		changes []diff.Change
+		sum     diff.Summary
+		drift   []diff.Change
 		what    string
 		err     error
 	)
@@ -63,7 +64,7 @@ func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostR
 	}
 	if w.flags.output == "json" {
 		if changes == nil {
-			changes = []objectChange{}
+			changes = []diff.Change{}
 		}
 		b, err := json.MarshalIndent(changes, "", "  ")
 		if err != nil {
@@ -72,7 +73,7 @@ func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostR
 		if _, err := w.out.Write(append(b, '\n')); err != nil {
 			return writeErr(err)
 		}
-	} else if text := diffText(changes, sum, what, w.colour()); text != "" {
+	} else if text := diff.Text(changes, sum, what, w.colour()); text != "" {
 		if _, err := io.WriteString(w.out, text); err != nil {
 			return writeErr(err)
 		}
@@ -98,26 +99,26 @@ func (w *wrapper) colour() bool {
 }
 
 // chartDiff compares the chart's own output with the patched output.
-func (w *wrapper) chartDiff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) ([]objectChange, diffSummary, string, error) {
+func (w *wrapper) chartDiff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) ([]diff.Change, diff.Summary, string, error) {
 	plain, err := w.render(ch, vals, nil)
 	if err != nil {
-		return nil, diffSummary{}, "", err
+		return nil, diff.Summary{}, "", err
 	}
 	patched, err := w.render(ch, vals, pr)
 	if err != nil {
-		return nil, diffSummary{}, "", err
+		return nil, diff.Summary{}, "", err
 	}
 	name := ch.Metadata.Name + "-" + ch.Metadata.Version
-	changes, sum, err := compareStreams(name+"'s output", manifestOf(plain), "the patched output", manifestOf(patched), w.namespace, w.flags.context)
+	changes, sum, err := diff.CompareStreams(name+"'s output", manifestOf(plain), "the patched output", manifestOf(patched), w.namespace, w.flags.context)
 	return changes, sum, name + "'s output → patched by aws-ccm-renderer", err
 }
 
 // clusterDiff compares with the cluster: the release's manifest (or, with
 // --live, the cluster's objects) with what the upgrade would make, and
 // finds the objects changed outside Helm.
-func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) (changes []objectChange, sum diffSummary, drift []objectChange, what string, err error) {
-	fail := func(err error) ([]objectChange, diffSummary, []objectChange, string, error) {
-		return nil, diffSummary{}, nil, "", err
+func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) (changes []diff.Change, sum diff.Summary, drift []diff.Change, what string, err error) {
+	fail := func(err error) ([]diff.Change, diff.Summary, []diff.Change, string, error) {
+		return nil, diff.Summary{}, nil, "", err
 	}
 	rel, err := action.NewGet(w.cfg).Run(w.release)
 	uninstalled := false
@@ -178,7 +179,7 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		if rel != nil {
 			fromText = manifestOf(rel)
 		}
-		changes, sum, err = compareStreams("the release's manifest", fromText, "the upgrade's manifest", manifestOf(next), w.namespace, w.flags.context)
+		changes, sum, err = diff.CompareStreams("the release's manifest", fromText, "the upgrade's manifest", manifestOf(next), w.namespace, w.flags.context)
 		if err != nil {
 			return fail(err)
 		}
@@ -197,7 +198,7 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 	} else {
 		what = fmt.Sprintf("the cluster's objects → after upgrading %s (revision %d)", rel.Name, rel.Version)
 	}
-	changes, sum = compareObjects(from, to, w.flags.context)
+	changes, sum = diff.Compare(from, to, w.flags.context)
 	return changes, sum, drift, what, nil
 }
 
@@ -288,8 +289,8 @@ func owned(info *resource.Info, releaseName, releaseNS string) (*unstructured.Un
 // What differs was changed outside Helm, e.g. by kubectl edit. An API
 // server that refuses the dry run (no update permission) gets a warning,
 // not an error: the rest of the diff needs only reads.
-func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS string, errOut io.Writer) ([]objectChange, error) {
-	var out []objectChange
+func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS string, errOut io.Writer) ([]diff.Change, error) {
+	var out []diff.Change
 	for _, info := range original {
 		live, err := lc.get(info)
 		if err != nil {
@@ -300,7 +301,7 @@ func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS s
 			if err != nil {
 				return nil, err
 			}
-			c := wholeObject(o, changeDrifted, '-')
+			c := diff.Whole(o, diff.Drifted)
 			c.Diff = "@@ (deleted from the cluster) @@\n" + c.Diff
 			out = append(out, c)
 			continue
@@ -326,9 +327,9 @@ func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS s
 		if err != nil {
 			return nil, err
 		}
-		if changes, _ := compareObjects([]*manifestObject{a}, []*manifestObject{b}, 3); len(changes) == 1 {
+		if changes, _ := diff.Compare([]*diff.Object{a}, []*diff.Object{b}, 3); len(changes) == 1 {
 			c := changes[0]
-			c.Change = changeDrifted
+			c.Change = diff.Drifted
 			out = append(out, c)
 		}
 	}
@@ -340,7 +341,7 @@ func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS s
 // send (a three-way merge of the release's object, the upgrade's and the
 // cluster's) applied in a server-side dry run, or the object created in
 // one. Objects of the release the upgrade drops are not on the after side.
-func (lc *liveClient) afterUpgrade(original, target kube.ResourceList, releaseName, releaseNS string) (before, after []*manifestObject, err error) {
+func (lc *liveClient) afterUpgrade(original, target kube.ResourceList, releaseName, releaseNS string) (before, after []*diff.Object, err error) {
 	for _, info := range target {
 		want, err := owned(info, releaseName, releaseNS)
 		if err != nil {
@@ -436,7 +437,7 @@ func upgradePatch(info *resource.Info, original, target, live *unstructured.Unst
 // keeps for itself (status, managedFields, resourceVersion, uid,
 // generation, creationTimestamp, the DaemonSet's template generation and
 // kubectl's last-applied-configuration).
-func (lc *liveClient) object(obj runtime.Object) (*manifestObject, error) {
+func (lc *liveClient) object(obj runtime.Object) (*diff.Object, error) {
 	u, err := toUnstructured(obj)
 	if err != nil {
 		return nil, err
@@ -455,5 +456,5 @@ func (lc *liveClient) object(obj runtime.Object) (*manifestObject, error) {
 			}
 		}
 	}
-	return newManifestObject(m, lc.namespace)
+	return diff.NewObject(m, lc.namespace)
 }
