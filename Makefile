@@ -30,15 +30,16 @@ help: ## list the targets
 HELM_RENDERER := $(BIN)/aws-ccm-renderer-helm
 LDFLAGS := -s -w -X $(PKG)/cmd/cli.version=$(VERSION)
 
-build: $(RENDERER) $(HELM_RENDERER) ## build bin/aws-ccm-renderer and bin/aws-ccm-renderer-helm (the chart wrapper commands)
+build: $(RENDERER) $(HELM_RENDERER) ## build bin/aws-ccm-renderer and bin/aws-ccm-renderer-helm (the chart wrapper commands and check)
 
 $(RENDERER): $(SOURCES)
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
 
-# The same program with the Helm SDK linked in: aws-ccm-renderer execs it for
-# template, install, upgrade and diff, and stays lean for the post-render path.
+# The program with the Helm SDK and the Kubernetes client: aws-ccm-renderer
+# execs it for template, install, upgrade, diff and check, and stays lean for
+# the post-render path (cmd/aws-ccm-renderer's TestLeanDependencies).
 $(HELM_RENDERER): $(SOURCES)
-	$(GO) build -trimpath -tags helmsdk -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer-helm
 
 PLUGIN_DIR := $(CURDIR)/dist/helm-plugin/aws-ccm
 
@@ -63,7 +64,6 @@ generate: ## rewrite every file generated from the renderer: overlays/, examples
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
-	$(GO) vet -tags helmsdk ./cmd/...
 	cd e2e && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
 
@@ -72,7 +72,6 @@ unit: ## unit tests only (no external tools)
 
 test: vet build tools-helm tools-helmfile tools-kube ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
-	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
 
 e2e: build tools-helm tools-kube ## the real-cluster tests: e2e/ against a control plane built from e2e/tools

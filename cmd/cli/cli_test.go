@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -17,18 +19,7 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 	return code, out.String(), errOut.String()
 }
 
-const ccm = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ccm
-  namespace: kube-system
-spec:
-  template:
-    spec:
-      containers:
-      - name: ccm
-        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
-`
+const ccm = testtools.MinimalCCM
 
 func TestRender(t *testing.T) {
 	code, out, errOut := run(t, ccm, "--distro=rke2", "--set-arg", "v=4")

@@ -68,7 +68,7 @@ and on stderr, with a non-zero exit; notes as results of severity warning.`,
 			return runFn(cmd)
 		},
 	}
-	setCommon(cmd, s)
+	SetCommon(cmd, s)
 	return cmd
 }
 
@@ -83,7 +83,7 @@ func runFn(cmd *cobra.Command) error {
 	rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
 	items, err := rw.Read()
 	if err != nil {
-		return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: %s", oneLine(err.Error()))}
+		return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: %s", OneLine(err.Error()))}
 	}
 	if rw.WrappingKind != resourceListKind {
 		// A plain manifest stream would come back with the reader's index
@@ -117,10 +117,10 @@ func runFn(cmd *cobra.Command) error {
 	var buf bytes.Buffer
 	rw.Writer = &buf
 	if err := rw.Write(items); err != nil {
-		return &renderer.InputError{Err: fmt.Errorf("writing the ResourceList: %s", oneLine(err.Error()))}
+		return &renderer.InputError{Err: fmt.Errorf("writing the ResourceList: %s", OneLine(err.Error()))}
 	}
 	if _, err := buf.WriteTo(cmd.OutOrStdout()); err != nil {
-		return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
+		return &IOError{fmt.Errorf("writing the ResourceList: %w", err)}
 	}
 	return runErr
 }
@@ -155,7 +155,7 @@ func refTo(obj *yaml.RNode) *resourceRef {
 // options as functionConfig keys.
 func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []result, error) {
 	fail := func(msg string, ref *resourceRef) ([]*yaml.RNode, []result, error) {
-		r := result{Message: oneLine(msg), Severity: severityError, ResourceRef: ref}
+		r := result{Message: OneLine(msg), Severity: severityError, ResourceRef: ref}
 		return items, []result{r}, &renderer.InputError{Err: errors.New(r.Message)}
 	}
 	opts, err := fnOptions(fc)

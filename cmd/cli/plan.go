@@ -67,12 +67,12 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 				return err
 			}
 			if _, err := b.WriteTo(cmd.OutOrStdout()); err != nil {
-				return &ioError{fmt.Errorf("writing the plan: %w", err)}
+				return &IOError{fmt.Errorf("writing the plan: %w", err)}
 			}
 			return nil
 		},
 	}
-	setCommon(cmd, s)
+	SetCommon(cmd, s)
 	f := cmd.Flags()
 	f.StringVar(&distro, "distro", "", "the cluster's distribution: rke (RKE1), rke2, k3s or kubeadm (required)")
 	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
@@ -84,9 +84,9 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	f.StringVar(&o.ChartVersion, "chart-version", o.ChartVersion, "the aws-cloud-controller-manager chart version")
 	f.StringVar(&o.KCMUser, "kcm-user", o.KCMUser, "the user the in-tree kube-controller-manager authenticates as")
 	f.StringVar(&o.LeaderName, "leader-name", o.LeaderName, "the lease the in-tree controller manager and the CCM share")
-	complete(cmd, "distro", plan.Distros)
-	complete(cmd, "phase", plan.Phases)
-	complete(cmd, "output", plan.Formats)
-	complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
+	Complete(cmd, "distro", plan.Distros)
+	Complete(cmd, "phase", plan.Phases)
+	Complete(cmd, "output", plan.Formats)
+	Complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
 	return cmd
 }

@@ -61,9 +61,9 @@ Every other document is written back byte for byte. On bad input it prints one
 line on stderr, nothing on stdout, and exits 1; bad options exit 2.`
 
 // NewRootCommand builds the aws-ccm-renderer command: the post-renderer
-// itself, with its subcommands.
-func NewRootCommand(s IOStreams) *cobra.Command {
-	f := &optionFlags{}
+// itself, with its subcommands and the program's more.
+func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
+	f := &OptionFlags{}
 	cmd := &cobra.Command{
 		Use:     "aws-ccm-renderer [flags] < manifests.yaml",
 		Short:   "Patch the aws-cloud-controller-manager chart for Rancher (RKE1, RKE2, K3s) and kubeadm clusters",
@@ -71,7 +71,7 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 		Example: rootExamples,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts, err := f.options(cmd.Flags())
+			opts, err := f.Options(cmd.Flags())
 			if err != nil {
 				return err
 			}
@@ -90,23 +90,21 @@ func NewRootCommand(s IOStreams) *cobra.Command {
 			for _, w := range out.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: warning: "+w)
 			}
-			if _, err := out.WriteTo(cmd.OutOrStdout()); err != nil {
-				return &ioError{fmt.Errorf("writing the output: %w", err)}
-			}
-			return nil
+			_, err = out.WriteTo(cmd.OutOrStdout())
+			return WriteError(err)
 		},
 	}
-	setCommon(cmd, s)
-	f.register(cmd.Flags())
-	completeOptions(cmd, nil)
+	SetCommon(cmd, s)
+	f.Register(cmd.Flags())
+	CompleteOptions(cmd, nil)
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s), NewPlanCommand(s))
-	cmd.AddCommand(chartCommands(s)...)
-	cmd.AddCommand(checkCommand(s))
+	cmd.AddCommand(more(s)...)
 	return cmd
 }
 
-func complete[T ~string](cmd *cobra.Command, flag string, values []T) {
+// Complete completes a flag with values.
+func Complete[T ~string](cmd *cobra.Command, flag string, values []T) {
 	vs := make([]string, len(values))
 	for i, v := range values {
 		vs[i] = string(v)
@@ -134,5 +132,5 @@ func readError(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &ioError{fmt.Errorf("reading stdin: %w", err)}
+	return &IOError{fmt.Errorf("reading stdin: %w", err)}
 }

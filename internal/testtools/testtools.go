@@ -160,3 +160,18 @@ func ChartPackage(t testing.TB, tgz string) map[string][]byte {
 		}
 	}
 }
+
+// MinimalCCM is the smallest manifest the renderer takes: a DaemonSet that
+// runs the AWS CCM's image and nothing else.
+const MinimalCCM = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ccm
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      containers:
+      - name: ccm
+        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
+`
