@@ -11,13 +11,10 @@
 package chartops
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -25,9 +22,9 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -122,15 +119,9 @@ func Classify(err error) error {
 	return &renderer.InputError{Err: err}
 }
 
-// Unreachable tells a network failure, a timeout or an interruption (a
-// cluster, registry or repository that cannot be reached, a rollout that
-// did not finish in time, Ctrl-C) from an answer, by the errors' types.
-func Unreachable(err error) bool {
-	var urlErr *url.Error
-	var netErr *net.OpError
-	return errors.As(err, &urlErr) || errors.As(err, &netErr) || wait.Interrupted(err) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
-}
+// Unreachable tells a network failure, a timeout or an interruption from
+// an answer (reach.Unreachable).
+func Unreachable(err error) bool { return reach.Unreachable(err) }
 
 // notFound tells whether Helm's storage has no such release, or none
 // deployed.

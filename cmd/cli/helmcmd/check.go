@@ -184,7 +184,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
-	in := check.Input{Source: check.SourceCluster, Namespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	// -n says where to look in the cluster, the namespace of manifests'
+	// objects that name none (-f), or the release's namespace (--release),
+	// which is its manifests' too.
+	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	releaseNS := f.namespace
 	switch {
 	case f.file != "":
 		data, err := readManifestFile(cmd.InOrStdin(), f.file)
@@ -197,12 +201,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		if in.Objects == nil {
 			in.Objects = []runtime.Object{}
 		}
-		in.Source = check.SourceManifests
+		in.Source, in.SearchNamespace, in.ManifestNamespace = check.SourceManifests, "", f.namespace
 	case f.release != "":
-		in.Source = check.SourceRelease
-		if in.Namespace == "" {
-			in.Namespace = "kube-system"
+		if releaseNS == "" {
+			releaseNS = "kube-system"
 		}
+		in.Source, in.SearchNamespace, in.ManifestNamespace = check.SourceRelease, "", releaseNS
 	}
 
 	reports := make([]*check.Report, len(targets))
@@ -299,12 +303,12 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 	}
 	in.Context, in.Server = t.label, cfg.Host
 	if in.Source == check.SourceRelease {
-		rel, err := chartops.ReadRelease(env, in.Namespace, f.release)
+		rel, err := chartops.ReadRelease(env, in.ManifestNamespace, f.release)
 		switch {
 		case renderer.IsInputError(err):
 			return nil, err
 		case apierrors.IsForbidden(err):
-			return nil, &check.ClusterError{Forbidden: true, Verb: "list", Resource: "secrets", Namespace: in.Namespace, Err: err}
+			return nil, &check.ClusterError{Forbidden: true, Verb: "list", Resource: "secrets", Namespace: in.ManifestNamespace, Err: err}
 		case err != nil:
 			return nil, &check.ClusterError{Err: err}
 		}
