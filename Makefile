@@ -59,8 +59,9 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates
+generate: ## rewrite every shipped file generated from the renderer and the plans: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, and the plans' sections of docs/migration.md
 	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
+	$(GO) test ./internal/plan -run '^TestDocs$$' -count=1 -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
