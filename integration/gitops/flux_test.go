@@ -190,17 +190,19 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 
 // v1Config makes the post-renderer's LeaderMigrationConfiguration v1 for
 // charts 0.0.4 and 0.0.6, whose CCMs read only v1beta1, which the
-// renderer writes for them: the generated files carry the v1 of the latest
-// chart's CCM and cannot tell, as docs/overlays.md says.
+// renderer writes for them with the resourceLock v1 does not have: the
+// generated files carry the v1 of the latest chart's CCM and cannot tell,
+// as docs/overlays.md says.
 func v1Config(t *testing.T, objs []manifest.Object) {
 	t.Helper()
 	for _, o := range objs {
 		data, _ := manifest.Get(o.Doc, "data").(map[string]any)
 		if cfg, ok := data["leader-migration.yaml"].(string); ok && o.Kind == "ConfigMap" {
-			if !strings.Contains(cfg, "controllermanager.config.k8s.io/v1beta1") {
-				t.Fatalf("the renderer's configuration is not v1beta1:\n%s", cfg)
+			if !strings.Contains(cfg, "controllermanager.config.k8s.io/v1beta1") || !strings.Contains(cfg, "\nresourceLock: leases\n") {
+				t.Fatalf("the renderer's configuration is not v1beta1 with resourceLock: leases:\n%s", cfg)
 			}
-			data["leader-migration.yaml"] = strings.Replace(cfg, "controllermanager.config.k8s.io/v1beta1", "controllermanager.config.k8s.io/v1", 1)
+			cfg = strings.Replace(cfg, "controllermanager.config.k8s.io/v1beta1", "controllermanager.config.k8s.io/v1", 1)
+			data["leader-migration.yaml"] = strings.Replace(cfg, "\nresourceLock: leases\n", "\n", 1)
 			return
 		}
 	}
