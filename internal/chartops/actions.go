@@ -63,7 +63,7 @@ func ParseKubeVersion(v string) (*chartutil.KubeVersion, error) {
 	}
 	kv, err := chartutil.ParseKubeVersion(v)
 	if err != nil {
-		return nil, &renderer.UsageError{Err: fmt.Errorf("--kube-version: %w", err)}
+		return nil, &renderer.UsageError{Err: fmt.Errorf("%s: %w", renderer.FlagSpelling(renderer.OptKubeVersion), err)}
 	}
 	return kv, nil
 }

@@ -71,10 +71,10 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 	c.values.AddFlags(fs)
 	c.env.AddFlags(fs)
 	if verb != "template" {
-		fs.Lookup("kube-version").Usage = "the cluster's Kubernetes version, which the CCM's version is checked against (default: the cluster's; diff without a cluster: none); " +
+		fs.Lookup(flagName(renderer.OptKubeVersion)).Usage = "the cluster's Kubernetes version, which the CCM's version is checked against (default: the cluster's; diff without a cluster: none); " +
 			"template and diff without a cluster also show it to the chart"
 	}
-	if f := fs.Lookup("distro"); f != nil {
+	if f := fs.Lookup(flagName(renderer.OptDistro)); f != nil {
 		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the cluster's nodes, as check does; template uses $KUBECONFIG and $HELM_KUBECONTEXT)"
 	}
 	cli.CompleteOptions(cmd, map[renderer.Opt][]string{renderer.OptDistro: wrapperDistros()})
@@ -86,6 +86,12 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 	_ = cmd.MarkFlagDirname("repository-cache")
 	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
 	return cmd, c
+}
+
+// flagName is an option's flag, from renderer.OptionTable.
+func flagName(o renderer.Opt) string {
+	op, _ := renderer.OptionOf(o)
+	return op.Flag
 }
 
 // args reads RELEASE and CHART, and the streams, from the command line.
@@ -160,7 +166,7 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 				return nil, err
 			}
 		}
-		if !given["kube-version"] {
+		if !given[flagName(renderer.OptKubeVersion)] {
 			if opts.KubeVersion, err = p.client.ServerVersion(); err != nil {
 				return nil, err
 			}
