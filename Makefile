@@ -40,15 +40,16 @@ help: ## list the targets
 HELM_RENDERER := $(BIN)/aws-ccm-renderer-helm
 LDFLAGS := -s -w -X $(PKG)/cmd/cli.version=$(VERSION)
 
-build: $(RENDERER) $(HELM_RENDERER) ## build bin/aws-ccm-renderer and bin/aws-ccm-renderer-helm (the chart wrapper commands)
+build: $(RENDERER) $(HELM_RENDERER) ## build bin/aws-ccm-renderer and bin/aws-ccm-renderer-helm (the chart wrapper commands and check)
 
 $(RENDERER): $(SOURCES)
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
 
-# The same program with the Helm SDK linked in: aws-ccm-renderer execs it for
-# template, install, upgrade and diff, and stays lean for the post-render path.
+# The program with the Helm SDK and the Kubernetes client: aws-ccm-renderer
+# execs it for template, install, upgrade, diff and check, and stays lean for
+# the post-render path (cmd/aws-ccm-renderer's TestLeanDependencies).
 $(HELM_RENDERER): $(SOURCES)
-	$(GO) build -trimpath -tags helmsdk -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer-helm
 
 PLUGIN_DIR := $(CURDIR)/dist/helm-plugin/aws-ccm
 
@@ -68,13 +69,12 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every file generated from the renderer: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates; the runbooks of docs/migration.md and the plan's golden files
+generate: ## rewrite every shipped file generated from the renderer and the plans: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, docs/migration.md and the plan's golden files
 	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
-	$(GO) vet -tags helmsdk ./cmd/...
 	cd e2e && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
 
@@ -83,7 +83,6 @@ unit: ## unit tests only (no external tools)
 
 test: moto-check vet build tools-helm tools-helmfile tools-kube tools-kube126 tools-lmreaders tools-aws-ccm ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(TEST_ENV) $(GO) test -count=1 ./...
-	$(TEST_ENV) $(GO) test -count=1 -tags helmsdk ./cmd/...
 	$(MAKE) --no-print-directory e2e
 
 e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM and moto

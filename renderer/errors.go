@@ -142,18 +142,10 @@ type Spelling func(Opt) string
 
 // FlagSpelling spells options as the command line's flags.
 func FlagSpelling(o Opt) string {
-	if f, ok := flagNames[o]; ok {
-		return f
+	if op, ok := OptionOf(o); ok {
+		return "--" + op.Flag
 	}
 	return string(o)
-}
-
-var flagNames = map[Opt]string{
-	OptDistro: "--distro", OptMode: "--mode", OptHostNetwork: "--host-network",
-	OptSetArgs: "--set-arg", OptRemoveArgs: "--remove-arg", OptAllowMissingWorkload: "--allow-missing-workload",
-	OptLeaderMigrationConfig: "--leader-migration-config", OptLeaderName: "--leader-name", OptTarget: "--target",
-	OptKCMUser: "--kcm-user", OptKubeVersion: "--kube-version", OptCCMVersion: "--ccm-version",
-	OptAllowVersionSkew: "--allow-version-skew",
 }
 
 // KeySpelling spells options as the config file's keys.

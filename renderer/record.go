@@ -78,11 +78,19 @@ func RecordedOptions(workload *yaml.RNode) (o Options, ok bool, err error) {
 	if v == "" {
 		return Options{}, false, nil
 	}
+	o, err = ParseRecordedOptions(v)
+	return o, err == nil, err
+}
+
+// ParseRecordedOptions reads OptionsAnnotation's value; what it does not
+// record is the default, but for the distribution and the mode, which are
+// "" when it lacks them.
+func ParseRecordedOptions(value string) (Options, error) {
 	var r record
-	if err := json.Unmarshal([]byte(v), &r); err != nil {
-		return Options{}, false, fmt.Errorf("annotation %s: %w", OptionsAnnotation, err)
+	if err := json.Unmarshal([]byte(value), &r); err != nil {
+		return Options{}, fmt.Errorf("annotation %s: %w", OptionsAnnotation, err)
 	}
-	o = DefaultOptions()
+	o := DefaultOptions()
 	o.Distro, o.Mode, o.SetArgs, o.RemoveArgs, o.Target = r.Distro, r.Mode, r.SetArgs, r.RemoveArgs, r.Target
 	if r.HostNetwork != nil {
 		o.HostNetwork = r.HostNetwork
@@ -96,5 +104,5 @@ func RecordedOptions(workload *yaml.RNode) (o Options, ok bool, err error) {
 	if r.KCMUser != "" {
 		o.KCMUser = r.KCMUser
 	}
-	return o, true, nil
+	return o, nil
 }

@@ -1,5 +1,9 @@
-// Package cli holds the aws-ccm-renderer commands. Every command is built by
-// a constructor that takes its I/O streams; flags are local to each command.
+// Package cli is the plumbing both programs share, aws-ccm-renderer (the
+// post-renderer, lean) and aws-ccm-renderer-helm (with the Helm SDK), and
+// the commands of the lean one: the root command (the post-renderer), fn,
+// overlays, plan and version, and the stand-ins that hand the chart
+// commands over to aws-ccm-renderer-helm. Every command is built by a
+// constructor that takes its I/O streams; flags are local to each command.
 package cli
 
 import (
@@ -17,10 +21,18 @@ import (
 // Exit codes.
 const (
 	ExitOK    = 0
-	ExitInput = 1 // the manifests could not be accepted
+	ExitInput = 1 // the manifests, chart or values could not be accepted
 	ExitUsage = 2 // flags, options or the config file are wrong
-	ExitOther = 3 // reading or writing failed
+	ExitOther = 3 // reading, writing or reaching something failed, or anything else
 )
+
+// ExitChanges is diff --detailed-exitcode's status when there are changes,
+// as for helm-diff, helmfile and terraform.
+const ExitChanges = 2
+
+// ErrChanges is diff --detailed-exitcode's "changes found": its own status,
+// no message.
+var ErrChanges = errors.New("changes found")
 
 // IOStreams are a command's standard streams.
 type IOStreams struct {
@@ -29,23 +41,33 @@ type IOStreams struct {
 	ErrOut io.Writer
 }
 
-// Main runs the command line and returns the process exit code. Errors are
-// printed as one line on ErrOut; nothing is written to Out on error.
-func Main(args []string, s IOStreams) int {
-	root := NewRootCommand(s)
+// Commands builds the commands a program adds to the root command: the
+// chart commands and check, or their stand-ins.
+type Commands func(IOStreams) []*cobra.Command
+
+// Main runs aws-ccm-renderer's command line, the lean program's (its chart
+// commands and check hand over to aws-ccm-renderer-helm), and returns the
+// process exit code.
+func Main(args []string, s IOStreams) int { return Run(args, s, HandOver) }
+
+// Run runs the command line of a program with its more commands and
+// returns the process exit code. Errors are printed as one line on ErrOut;
+// nothing is written to Out on error.
+func Run(args []string, s IOStreams, more Commands) int {
+	root := NewRootCommand(s, more)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
 		return ExitOK
 	}
-	if errors.Is(err, errChanges) {
+	if errors.Is(err, ErrChanges) {
 		return ExitChanges
 	}
-	var quiet *exitError
+	var quiet *ExitError
 	if errors.As(err, &quiet) {
-		return quiet.code
+		return quiet.Code
 	}
-	msg := "aws-ccm-renderer: " + oneLine(err.Error())
+	msg := "aws-ccm-renderer: " + OneLine(err.Error())
 	fmt.Fprintln(s.ErrOut, msg)
 	tellTerminal(msg)
 	code := ExitCode(err)
@@ -72,34 +94,40 @@ func tellTerminal(msg string) {
 	fmt.Fprintln(tty, msg)
 }
 
-// ExitCode maps an error to the exit code of the command line. Errors
-// cobra returns itself (unknown commands, bad arguments) are usage errors.
+// ExitCode maps an error to the exit code of the command line: input and
+// usage errors by their types; what a command's run returned that is
+// neither is exit 3 (SetCommon marks it); what cobra returns itself
+// (unknown commands, bad arguments) before any run is a usage error.
 func ExitCode(err error) int {
-	var io *ioError
+	var other *IOError
 	switch {
 	case err == nil:
 		return ExitOK
 	case renderer.IsInputError(err):
 		return ExitInput
-	case errors.As(err, &io):
+	case renderer.IsUsageError(err):
+		return ExitUsage
+	case errors.As(err, &other):
 		return ExitOther
 	}
 	return ExitUsage
 }
 
-// exitError ends a command with a status and no message of its own: what
+// ExitError ends a command with a status and no message of its own: what
 // it printed says why (check's report).
-type exitError struct{ code int }
+type ExitError struct{ Code int }
 
-func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// ioError is a failure to read or write, not a problem of the input.
-type ioError struct{ err error }
+// IOError is a failure to read, write or reach something, or any failure
+// that is neither the input's nor the user's: exit 3.
+type IOError struct{ Err error }
 
-func (e *ioError) Error() string { return e.err.Error() }
-func (e *ioError) Unwrap() error { return e.err }
+func (e *IOError) Error() string { return e.Err.Error() }
+func (e *IOError) Unwrap() error { return e.Err }
 
-func oneLine(s string) string {
+// OneLine makes a message one line.
+func OneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
@@ -111,8 +139,10 @@ func usage(err error) error {
 	return &renderer.UsageError{Err: err}
 }
 
-// setCommon applies what every command shares.
-func setCommon(cmd *cobra.Command, s IOStreams) {
+// SetCommon applies what every command shares: its streams, errors printed
+// once by Main, flag errors as usage errors, and an error its run returns
+// that is of no known kind as exit 3. Call it after setting RunE.
+func SetCommon(cmd *cobra.Command, s IOStreams) {
 	cmd.SetIn(s.In)
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
@@ -121,6 +151,50 @@ func setCommon(cmd *cobra.Command, s IOStreams) {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usage(fmt.Errorf("%w (see --help)", err))
 	})
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			var other *IOError
+			var quiet *ExitError
+			if err == nil || renderer.IsInputError(err) || renderer.IsUsageError(err) || errors.As(err, &other) ||
+				errors.As(err, &quiet) || errors.Is(err, ErrChanges) {
+				return err
+			}
+			return &IOError{err}
+		}
+	}
+}
+
+// WriteError is a failure to write the output.
+func WriteError(err error) error {
+	if err != nil {
+		return &IOError{fmt.Errorf("writing the output: %w", err)}
+	}
+	return nil
 }
 
 var errStdinTerminal = errors.New("stdin is a terminal: pipe manifests in (helm template ... | aws-ccm-renderer) or run it as helm's --post-renderer; see --help")
+
+// detailedExitCode tells whether a command line is diff with
+// --detailed-exitcode (or --exit-code): its usage errors then exit 1, so
+// that 2 means changes and nothing else, as CI scripts written for
+// helm-diff or terraform read it.
+func detailedExitCode(args []string) bool {
+	isDiff, detailed, command := false, false, ""
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		switch {
+		case command == "" && !strings.HasPrefix(a, "-"):
+			command = a
+			isDiff = a == "diff"
+		case a == "--detailed-exitcode" || a == "--exit-code":
+			detailed = true
+		case strings.HasPrefix(a, "--detailed-exitcode=") || strings.HasPrefix(a, "--exit-code="):
+			_, v, _ := strings.Cut(a, "=")
+			detailed = v != "false" && v != "0" && v != "f" && v != "F" && v != "FALSE" && v != "False"
+		}
+	}
+	return isDiff && detailed
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -17,18 +19,7 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 	return code, out.String(), errOut.String()
 }
 
-const ccm = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ccm
-  namespace: kube-system
-spec:
-  template:
-    spec:
-      containers:
-      - name: ccm
-        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
-`
+const ccm = testtools.MinimalCCM
 
 func TestRender(t *testing.T) {
 	code, out, errOut := run(t, ccm, "--distro=rke2", "--set-arg", "v=4")
@@ -205,5 +196,26 @@ func TestOverlaysCommand(t *testing.T) {
 	}
 	if code, out, errOut := run(t, "", "overlays", "--out", file); code != ExitOther || out != "" || !strings.Contains(errOut, "writing the overlays") {
 		t.Errorf("--out a file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestDetailedExitCode: which command lines make 2 mean changes only.
+func TestDetailedExitCode(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"diff", "--detailed-exitcode"}, true},
+		{[]string{"diff", "rel", "--exit-code", "--bogus"}, true},
+		{[]string{"diff", "--detailed-exitcode=true"}, true},
+		{[]string{"diff", "--detailed-exitcode=false"}, false},
+		{[]string{"diff", "--", "--exit-code"}, false},
+		{[]string{"diff"}, false},
+		{[]string{"template", "diff", "--exit-code"}, false},
+		{[]string{"--exit-code"}, false},
+	} {
+		if got := detailedExitCode(c.args); got != c.want {
+			t.Errorf("%q: %v, want %v", c.args, got, c.want)
+		}
 	}
 }

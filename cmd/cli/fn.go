@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -32,10 +30,15 @@ const fnExamples = `  # As a kustomize exec transformer (kustomization.yaml: tra
   EOF
   kustomize build --enable-alpha-plugins --enable-exec .`
 
-// fnConfigKeys are the keys a ConfigMap functionConfig may hold.
-var fnConfigKeys = []string{"distro", "mode", "hostNetwork", "setArgs", "removeArgs",
-	"allowMissingWorkload", "leaderMigrationConfig", "leaderName", "target", "kcmUser",
-	"kubeVersion", "ccmVersion", "allowVersionSkew"}
+// fnConfigKeys are the keys a ConfigMap functionConfig may hold: the
+// options' keys.
+func fnConfigKeys() string {
+	keys := make([]string, len(renderer.OptionTable))
+	for i, op := range renderer.OptionTable {
+		keys[i] = renderer.KeySpelling(op.Opt)
+	}
+	return strings.Join(keys, ", ")
+}
 
 // resourceListKind is what the KRM function protocol wraps items in.
 const resourceListKind = "ResourceList"
@@ -56,7 +59,7 @@ ResourceList on stdin and writes it back with the CCM's objects patched.
 
 Options come from the ResourceList's functionConfig: either the renderer's own
 RendererConfig (the --config file format), or a ConfigMap whose data holds
-` + strings.Join(fnConfigKeys, ", ") + ` (lists comma- or newline-separated).
+` + fnConfigKeys() + ` (lists comma- or newline-separated).
 Unknown keys are errors. Problems are reported as results of severity error,
 and on stderr, with a non-zero exit; notes as results of severity warning.`,
 		Example: fnExamples,
@@ -65,15 +68,13 @@ and on stderr, with a non-zero exit; notes as results of severity warning.`,
 			return runFn(cmd)
 		},
 	}
-	setCommon(cmd, s)
+	SetCommon(cmd, s)
 	return cmd
 }
 
 func runFn(cmd *cobra.Command) error {
-	if f, ok := cmd.InOrStdin().(*os.File); ok {
-		if term.IsTerminal(int(f.Fd())) {
-			return &renderer.UsageError{Err: errors.New("stdin is a terminal: fn reads a KRM ResourceList, as kustomize or kpt send it; see --help")}
-		}
+	if terminal.IsTerminal(cmd.InOrStdin()) {
+		return &renderer.UsageError{Err: errors.New("stdin is a terminal: fn reads a KRM ResourceList, as kustomize or kpt send it; see --help")}
 	}
 	// KeepReaderAnnotations: the items go back with exactly the annotations
 	// they came with (the orchestrator's config.kubernetes.io/* and
@@ -82,7 +83,7 @@ func runFn(cmd *cobra.Command) error {
 	rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
 	items, err := rw.Read()
 	if err != nil {
-		return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: %s", oneLine(err.Error()))}
+		return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: %s", OneLine(err.Error()))}
 	}
 	if rw.WrappingKind != resourceListKind {
 		// A plain manifest stream would come back with the reader's index
@@ -116,10 +117,10 @@ func runFn(cmd *cobra.Command) error {
 	var buf bytes.Buffer
 	rw.Writer = &buf
 	if err := rw.Write(items); err != nil {
-		return &renderer.InputError{Err: fmt.Errorf("writing the ResourceList: %s", oneLine(err.Error()))}
+		return &renderer.InputError{Err: fmt.Errorf("writing the ResourceList: %s", OneLine(err.Error()))}
 	}
 	if _, err := buf.WriteTo(cmd.OutOrStdout()); err != nil {
-		return &ioError{fmt.Errorf("writing the ResourceList: %w", err)}
+		return &IOError{fmt.Errorf("writing the ResourceList: %w", err)}
 	}
 	return runErr
 }
@@ -154,7 +155,7 @@ func refTo(obj *yaml.RNode) *resourceRef {
 // options as functionConfig keys.
 func processResourceList(items []*yaml.RNode, fc *yaml.RNode) ([]*yaml.RNode, []result, error) {
 	fail := func(msg string, ref *resourceRef) ([]*yaml.RNode, []result, error) {
-		r := result{Message: oneLine(msg), Severity: severityError, ResourceRef: ref}
+		r := result{Message: OneLine(msg), Severity: severityError, ResourceRef: ref}
 		return items, []result{r}, &renderer.InputError{Err: errors.New(r.Message)}
 	}
 	opts, err := fnOptions(fc)
@@ -273,7 +274,8 @@ func fnOptions(fc *yaml.RNode) (renderer.Options, error) {
 	}
 }
 
-// configMapOptions reads options from a ConfigMap's data.
+// configMapOptions reads options from a ConfigMap's data, keyed as the
+// config file's keys; a list is comma- or newline-separated.
 func configMapOptions(data map[string]string) (renderer.Options, error) {
 	o := renderer.DefaultOptions()
 	keys := make([]string, 0, len(data))
@@ -282,55 +284,19 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v := strings.TrimSpace(data[k])
-		parseBool := func() (bool, error) {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return false, fmt.Errorf("data.%s=%q: want true or false", k, v)
-			}
-			return b, nil
+		op, ok := renderer.OptionOf(renderer.Opt(k))
+		if !ok {
+			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, fnConfigKeys())
 		}
-		switch k {
-		case "distro":
-			o.Distro = renderer.Distro(v)
-		case "mode":
-			o.Mode = renderer.Mode(v)
-		case "hostNetwork":
-			b, err := parseBool()
-			if err != nil {
-				return o, err
+		v := strings.TrimSpace(data[k])
+		values := []string{v}
+		if op.IsList() {
+			values = splitList(v)
+		}
+		for _, item := range values {
+			if err := op.Set(&o, item); err != nil {
+				return o, fmt.Errorf("data.%s=%q: %w", k, v, err)
 			}
-			o.HostNetwork = &b
-		case "allowMissingWorkload":
-			b, err := parseBool()
-			if err != nil {
-				return o, err
-			}
-			o.AllowMissingWorkload = b
-		case "setArgs":
-			o.SetArgs = splitList(v)
-		case "removeArgs":
-			o.RemoveArgs = splitList(v)
-		case "leaderMigrationConfig":
-			o.LeaderMigrationConfig = v
-		case "leaderName":
-			o.LeaderName = v
-		case "target":
-			o.Target = v
-		case "kcmUser":
-			o.KCMUser = v
-		case "kubeVersion":
-			o.KubeVersion = v
-		case "ccmVersion":
-			o.CCMVersion = v
-		case "allowVersionSkew":
-			b, err := parseBool()
-			if err != nil {
-				return o, err
-			}
-			o.AllowVersionSkew = b
-		default:
-			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, strings.Join(fnConfigKeys, ", "))
 		}
 	}
 	return o, nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
@@ -13,10 +12,6 @@ import (
 // whatever the caller's shell or CI service set: tests that need one set it
 // with t.Setenv.
 func TestMain(m *testing.M) {
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); testtools.HostileToTests(name) {
-			os.Unsetenv(name)
-		}
-	}
+	testtools.UnsetHostile()
 	os.Exit(m.Run())
 }

@@ -66,7 +66,7 @@ docs/flux.md.`,
 				return &renderer.UsageError{Err: fmt.Errorf("--out must name a directory")}
 			}
 			if err := write(out); err != nil {
-				return &ioError{fmt.Errorf("writing the overlays: %w", err)}
+				return &IOError{fmt.Errorf("writing the overlays: %w", err)}
 			}
 			for _, d := range renderer.Distros {
 				for _, m := range renderer.Modes {
@@ -76,10 +76,10 @@ docs/flux.md.`,
 			return nil
 		},
 	}
-	setCommon(cmd, s)
+	SetCommon(cmd, s)
 	cmd.Flags().StringVarP(&out, "out", "o", "overlays", "directory to write README.md and <distro>/<mode>/ into (flux: default flux)")
 	cmd.Flags().StringVar(&format, "format", "kustomize", "kustomize (Components) or flux (HelmReleases with the patches as post-renderers)")
 	_ = cmd.MarkFlagDirname("out")
-	complete(cmd, "format", []string{"kustomize", "flux"})
+	Complete(cmd, "format", []string{"kustomize", "flux"})
 	return cmd
 }

@@ -88,12 +88,12 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 				return err
 			}
 			if _, err := b.WriteTo(cmd.OutOrStdout()); err != nil {
-				return &ioError{fmt.Errorf("writing the plan: %w", err)}
+				return &IOError{fmt.Errorf("writing the plan: %w", err)}
 			}
 			return nil
 		},
 	}
-	setCommon(cmd, s)
+	SetCommon(cmd, s)
 	f := cmd.Flags()
 	f.StringVar(&distro, "distro", "", "the cluster's distribution: rke (RKE1), rke2, k3s or kubeadm (required)")
 	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
@@ -112,10 +112,10 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	f.BoolVar(&o.Helm, "helm", false, "print plain helm commands with aws-ccm-renderer as post-renderer instead of the chart wrapper's")
 	f.StringVar(&o.KCMUser, "kcm-user", o.KCMUser, "the user the in-tree kube-controller-manager authenticates as")
 	f.StringVar(&o.LeaderName, "leader-name", o.LeaderName, "the lease the in-tree controller manager and the CCM share")
-	complete(cmd, "distro", plan.Distros)
-	complete(cmd, "phase", plan.Phases)
-	complete(cmd, "output", plan.Formats)
-	complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
+	Complete(cmd, "distro", plan.Distros)
+	Complete(cmd, "phase", plan.Phases)
+	Complete(cmd, "output", plan.Formats)
+	Complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
 	_ = cmd.RegisterFlagCompletionFunc("step", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		o := o
 		o.Distro = renderer.Distro(distro)

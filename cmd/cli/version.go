@@ -35,6 +35,6 @@ func NewVersionCommand(s IOStreams) *cobra.Command {
 			return err
 		},
 	}
-	setCommon(cmd, s)
+	SetCommon(cmd, s)
 	return cmd
 }

@@ -8,13 +8,9 @@
 package gitops
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -616,32 +612,10 @@ func TestArgoCDKustomizeSource(t *testing.T) {
 // untar unpacks a chart package into dir.
 func untar(t *testing.T, tgz, dir string) {
 	t.Helper()
-	f, err := os.Open(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return
+	for name, b := range testtools.ChartPackage(t, tgz) {
+		if fs.ValidPath(name) {
+			testtools.WriteFile(t, filepath.Join(dir, filepath.FromSlash(name)), b)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg || !fs.ValidPath(h.Name) {
-			continue
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testtools.WriteFile(t, filepath.Join(dir, filepath.FromSlash(h.Name)), b)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Command bench compares aws-ccm-renderer, as a separate process the way Helm
-// runs it, with peers measured in the same run: cat (the floor: a process
-// that copies stdin to stdout), a kustomize-as-post-renderer wrapper that
-// applies only the placement patch, and a kyaml read-and-write round trip.
+// runs it, with peers measured in the same run: cat and a bare Go program
+// that copies stdin to stdout, built in the same run (the floors: a process,
+// and a Go process), a kustomize-as-post-renderer wrapper that applies only
+// the placement patch, and a kyaml read-and-write round trip.
 // `make bench` runs it; it prints a table and exits non-zero only when a
 // command fails, never because of a time.
 package main
@@ -144,11 +145,16 @@ func (b bench) chart(root string) error {
 	const runs = 31
 	fmt.Printf("aws-ccm-renderer benchmark (%d runs per command; median, p90)\n\n", runs)
 	fmt.Printf("1. helm template of chart 0.0.11 (%d bytes), one process per render\n", size)
+	bare, err := b.bareGo()
+	if err != nil {
+		return err
+	}
 	commands := []struct {
 		name string
 		argv []string
 	}{
 		{"cat", []string{"cat"}},
+		{"bare Go stdin to stdout", []string{bare}},
 		{"aws-ccm-renderer --distro=rke2", []string{b.renderer, "--distro=rke2"}},
 		{"kustomize wrapper (placement patch only)", []string{wrapper}},
 		{"aws-ccm-renderer-helm (Helm SDK linked)", []string{filepath.Join(filepath.Dir(b.renderer), "aws-ccm-renderer-helm"), "--distro=rke2"}},
@@ -168,10 +174,10 @@ func (b bench) chart(root string) error {
 		results[c.name] = r
 		fmt.Printf("   %-40s %8.2f ms %8.2f ms %7.1f MiB\n", c.name, ms(r.median), ms(r.p90), float64(r.maxRSS)/(1<<20))
 	}
-	ren, cat, kus := results[commands[1].name], results["cat"], results[commands[2].name]
-	withSDK := results[commands[3].name]
-	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time\n",
-		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median))
+	ren, cat, kus := results[commands[2].name], results["cat"], results[commands[3].name]
+	withSDK, goFloor := results[commands[4].name], results[commands[1].name]
+	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time; vs a bare Go program: %.1fx\n",
+		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median), float64(ren.median)/float64(goFloor.median))
 	fmt.Printf("   linking the Helm SDK costs %.1f ms per process (%.1fx the lean binary's time): why the chart wrapper commands live in aws-ccm-renderer-helm\n",
 		ms(withSDK.median-ren.median), float64(withSDK.median)/float64(ren.median))
 	if base, ok := results["baseline build --distro=rke2"]; ok {
@@ -179,6 +185,29 @@ func (b bench) chart(root string) error {
 	}
 	fmt.Println()
 	return nil
+}
+
+// bareGo builds a Go program that copies stdin to stdout and nothing else,
+// with the Go that runs the benchmark: the floor of any Go post-renderer.
+func (b bench) bareGo() (string, error) {
+	dir := filepath.Join(b.work, "bare")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	src := "package main\n\nimport (\n\t\"io\"\n\t\"os\"\n)\n\nfunc main() {\n\tif _, err := io.Copy(os.Stdout, os.Stdin); err != nil {\n\t\tos.Exit(1)\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module bare\n\ngo 1.26\n"), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bare")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the bare Go program: %v\n%s", err, out)
+	}
+	return bin, nil
 }
 
 // umbrellas measures umbrella streams with the CCM inside, one process per

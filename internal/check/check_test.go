@@ -2,8 +2,8 @@ package check
 
 import (
 	"bytes"
-	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,31 +91,26 @@ func rke2Agent(name string, more ...nodeOpt) corev1.Node {
 	return node(name, append([]nodeOpt{kubelet("v1.34.2+rke2r1"), annotation(annotationRKE2NodeArgs, `["agent"]`), providerID("aws:///us-west-2a/i-0456")}, more...)...)
 }
 
-// checkerFor builds a run over typed objects, without a cluster: the
-// manifests' workload, the nodes, and optionally the workload as
-// installed.
-func checkerFor(t *testing.T, nodes []corev1.Node, objs []runtime.Object, installed bool) *checker {
+// snapshotOf is a literal snapshot of manifests checked without a
+// cluster: the manifests' workload (and its migration ConfigMap), the
+// nodes, and optionally the workload as installed; a test adds what else
+// Collect would have read.
+func snapshotOf(t *testing.T, nodes []corev1.Node, objs []runtime.Object, installed bool) *Snapshot {
 	t.Helper()
-	c := &checker{in: Input{Source: SourceManifests, Objects: objs, KCMUser: DefaultKCMUser}, now: time.Now(),
-		rep: &Report{Nodes: []NodeReport{}, Findings: []Finding{}}, nodes: nodes, pods: map[string]*corev1.Pod{}}
-	c.rep.KubernetesVersion = "v1.34.10"
-	c.rep.Distribution = Detect(nodes)
+	s := &Snapshot{Input: Input{Source: SourceManifests, Objects: objs, KCMUser: DefaultKCMUser, ManifestNamespace: "kube-system"},
+		Now: time.Now(), KubernetesVersion: "v1.34.10", Nodes: nodes, Pods: map[string]*corev1.Pod{}, Leases: map[string]*coordinationv1.Lease{}}
 	w, err := pick(candidates(objs, "kube-system"), "", "the manifests")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.w = w
+	s.Workload = w
 	if installed && w != nil {
-		if w.ds != nil {
-			c.live = w.ds
-		} else {
-			c.live = w.deploy
-		}
+		s.Installed = w.object()
 	}
-	if err := c.readWorkload(context.Background()); err != nil {
-		t.Fatal(err)
+	if d := describeWorkload(s); d != nil && d.configMap != "" {
+		s.MigrationConfigMap = migrationConfigIn(objs, w.namespace, d.configMap)
 	}
-	return c
+	return s
 }
 
 // findings returns the findings of an area about a subject.
@@ -324,13 +319,13 @@ func TestPick(t *testing.T) {
 func TestRenderedFor(t *testing.T) {
 	want := map[renderer.Distro]string{renderer.DistroAuto: "auto", renderer.DistroRKE: "rke", renderer.DistroRKE2: "rke2/k3s", renderer.DistroK3s: "rke2/k3s", renderer.DistroKubeadm: "kubeadm"}
 	for _, d := range renderer.Distros {
-		c := checkerFor(t, nil, render(t, d, renderer.ModeInstall), false)
-		if got := renderedFor(c.w.spec.Spec); got != want[d] {
+		s := snapshotOf(t, nil, render(t, d, renderer.ModeInstall), false)
+		if got := renderedFor(s.Workload.spec.Spec); got != want[d] {
 			t.Errorf("--distro=%s: %q, want %q", d, got, want[d])
 		}
 	}
-	c := checkerFor(t, nil, unrendered(t), false)
-	if got := renderedFor(c.w.spec.Spec); got != "" {
+	s := snapshotOf(t, nil, unrendered(t), false)
+	if got := renderedFor(s.Workload.spec.Spec); got != "" {
 		t.Errorf("the chart's output: %q", got)
 	}
 	for _, x := range []struct {
@@ -347,29 +342,25 @@ func TestRenderedFor(t *testing.T) {
 // chart's defaults; a Deployment.
 func TestPlacement(t *testing.T) {
 	nodes := []corev1.Node{rke2Server("cp-1"), rke2Server("cp-2"), rke2Agent("w-1")}
-	c := checkerFor(t, nodes, render(t, renderer.DistroRKE, renderer.ModeInstall), false)
-	c.checkDistribution()
-	c.checkNodes()
-	if f := one(t, c.rep, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != Error || f.Message != "rendered for rke, but the cluster is rke2" {
+	r := Evaluate(snapshotOf(t, nodes, render(t, renderer.DistroRKE, renderer.ModeInstall), false))
+	if f := one(t, r, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != Error || f.Message != "rendered for rke, but the cluster is rke2" {
 		t.Errorf("distribution: %+v", f)
 	}
-	f := one(t, c.rep, AreaPlacement, "cp-1")
+	f := one(t, r, AreaPlacement, "cp-1")
 	if f.Severity != Error || !strings.Contains(f.Message, `nodeSelector node-role.kubernetes.io/controlplane="true": the node has no such label`) || !strings.Contains(f.Fix, "--distro=rke2") {
 		t.Errorf("cp-1: %+v", f)
 	}
-	if c.rep.Summary.CCMOnControlPlane != 0 || c.rep.Summary.ControlPlaneNodes != 2 {
-		t.Errorf("summary: %+v", c.rep.Summary)
+	if r.Summary.CCMOnControlPlane != 0 || r.Summary.ControlPlaneNodes != 2 {
+		t.Errorf("summary: %+v", r.Summary)
 	}
 
 	// The chart's defaults: the selector wants an empty value, and the
 	// etcd taint is not tolerated either.
-	c = checkerFor(t, nodes, unrendered(t), false)
-	c.checkDistribution()
-	c.checkNodes()
-	if f := one(t, c.rep, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != Warning || !strings.Contains(f.Message, "not rendered by aws-ccm-renderer") {
+	r = Evaluate(snapshotOf(t, nodes, unrendered(t), false))
+	if f := one(t, r, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != Warning || !strings.Contains(f.Message, "not rendered by aws-ccm-renderer") {
 		t.Errorf("distribution: %+v", f)
 	}
-	if f := one(t, c.rep, AreaPlacement, "cp-2"); !strings.Contains(f.Message, `control-plane="": the node has "true"`) {
+	if f := one(t, r, AreaPlacement, "cp-2"); !strings.Contains(f.Message, `control-plane="": the node has "true"`) {
 		t.Errorf("cp-2: %+v", f)
 	}
 
@@ -378,9 +369,8 @@ func TestPlacement(t *testing.T) {
 	objs := unrendered(t)
 	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
 	ds.Spec.Template.Spec.NodeSelector = map[string]string{renderer.LabelControlPlane: "true"}
-	c = checkerFor(t, nodes, objs, false)
-	c.checkNodes()
-	if f := one(t, c.rep, AreaPlacement, "cp-1"); !strings.Contains(f.Message, "taint node-role.kubernetes.io/etcd:NoExecute is not tolerated") || !strings.Contains(f.Fix, "render with aws-ccm-renderer --distro=rke2") {
+	r = Evaluate(snapshotOf(t, nodes, objs, false))
+	if f := one(t, r, AreaPlacement, "cp-1"); !strings.Contains(f.Message, "taint node-role.kubernetes.io/etcd:NoExecute is not tolerated") || !strings.Contains(f.Fix, "render with aws-ccm-renderer --distro=rke2") {
 		t.Errorf("etcd taint: %+v", f)
 	}
 
@@ -391,15 +381,14 @@ func TestPlacement(t *testing.T) {
 	dep.Spec.Template.Spec.Tolerations = append(dep.Spec.Template.Spec.Tolerations, corev1.Toleration{Key: renderer.TaintEtcd, Operator: corev1.TolerationOpExists})
 	noLabel := rke2Server("cp-3")
 	delete(noLabel.Labels, renderer.LabelControlPlane)
-	c = checkerFor(t, append(nodes, noLabel), []runtime.Object{dep}, false)
-	c.checkNodes()
-	if f := one(t, c.rep, AreaPlacement, "cp-1"); f.Severity != OK || !strings.Contains(f.Message, "may run here") {
+	r = Evaluate(snapshotOf(t, append(nodes, noLabel), []runtime.Object{dep}, false))
+	if f := one(t, r, AreaPlacement, "cp-1"); f.Severity != OK || !strings.Contains(f.Message, "may run here") {
 		t.Errorf("deployment on cp-1: %+v", f)
 	}
-	if f := one(t, c.rep, AreaPlacement, "cp-3"); f.Severity != Warning || !strings.Contains(f.Fix, "kubectl label node cp-3 node-role.kubernetes.io/control-plane=true") {
+	if f := one(t, r, AreaPlacement, "cp-3"); f.Severity != Warning || !strings.Contains(f.Fix, "kubectl label node cp-3 node-role.kubernetes.io/control-plane=true") {
 		t.Errorf("deployment on the unlabelled cp-3: %+v", f)
 	}
-	if fs := findings(c.rep, AreaPlacement, "Deployment kube-system/ccm"); len(fs) != 0 {
+	if fs := findings(r, AreaPlacement, "Deployment kube-system/ccm"); len(fs) != 0 {
 		t.Errorf("a Deployment that fits: %+v", fs)
 	}
 }
@@ -407,7 +396,7 @@ func TestPlacement(t *testing.T) {
 // TestPods: the pods of an installed DaemonSet, by node.
 func TestPods(t *testing.T) {
 	nodes := []corev1.Node{rke2Server("cp-1"), rke2Server("cp-2"), rke2Server("cp-3"), rke2Server("cp-4")}
-	c := checkerFor(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+	s := snapshotOf(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
 	pinned := func(name, node string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
@@ -418,9 +407,9 @@ func TestPods(t *testing.T) {
 	crash := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-b"}, Spec: corev1.PodSpec{NodeName: "cp-2"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{RestartCount: 7, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
 	for _, p := range []*corev1.Pod{ready, crash, pinned("ccm-c", "cp-3")} {
-		c.pods[podNode(p)] = p
+		s.Pods[podNode(p)] = p
 	}
-	c.checkNodes()
+	r := Evaluate(s)
 	for node, want := range map[string]struct {
 		sev Severity
 		msg string
@@ -430,7 +419,7 @@ func TestPods(t *testing.T) {
 		"cp-3": {Warning, "CCM pod ccm-c is Pending, not ready"},
 		"cp-4": {Warning, "the DaemonSet admits this node, but it has no CCM pod yet"},
 	} {
-		if f := one(t, c.rep, AreaPlacement, node); f.Severity != want.sev || !strings.Contains(f.Message, want.msg) {
+		if f := one(t, r, AreaPlacement, node); f.Severity != want.sev || !strings.Contains(f.Message, want.msg) {
 			t.Errorf("%s: %+v, want %s %q", node, f, want.sev, want.msg)
 		}
 	}
@@ -450,9 +439,7 @@ func TestNodeInitialisation(t *testing.T) {
 		rke2Agent("ip-10-0-1-15.us-west-2.compute.internal", providerID(""), annotation(annotationProvidedIP, "10.0.1.15")),
 	}
 	for _, installed := range []bool{false, true} {
-		c := checkerFor(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), installed)
-		c.checkNodes()
-		r := c.rep
+		r := Evaluate(snapshotOf(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), installed))
 		check := func(node string, sev Severity, msg, fix string) {
 			t.Helper()
 			fs := findings(r, AreaNode, node)
@@ -533,15 +520,17 @@ func TestLeases(t *testing.T) {
 			"Lease kube-system/cloud-controller-manager", Warning, "another cloud controller manager with this lease name already runs"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ch := checkerFor(t, nil, render(t, renderer.DistroRKE2, c.mode), c.installed)
-			ch.now = testNow
-			ch.leases = map[string]*coordinationv1.Lease{}
+			s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, c.mode), c.installed)
+			s.Now = testNow
 			for _, l := range c.leases {
-				ch.leases[l.Namespace+"/"+l.Name] = l
+				s.Leases[l.Namespace+"/"+l.Name] = l
 			}
-			wants := []leaseWant{{LeaseKCM, "kube-system/kube-controller-manager"}, {LeaseCCM, "kube-system/cloud-controller-manager"}, {LeaseMigration, "kube-system/" + renderer.DefaultLeaderName}}
-			ch.judgeLeases(wants)
-			fs := findings(ch.rep, AreaLease, c.area)
+			want := []leaseWant{{LeaseKCM, "kube-system/kube-controller-manager"}, {LeaseCCM, "kube-system/cloud-controller-manager"}, {LeaseMigration, "kube-system/" + renderer.DefaultLeaderName}}
+			if wants := describeWorkload(s).leaseWants(); !slices.Equal(wants, want) {
+				t.Errorf("the leases wanted: %v, want %v", wants, want)
+			}
+			r := Evaluate(s)
+			fs := findings(r, AreaLease, c.area)
 			if c.sev == "" {
 				if len(fs) != 0 {
 					t.Errorf("want no finding, got %+v", fs)
@@ -551,8 +540,8 @@ func TestLeases(t *testing.T) {
 			if len(fs) != 1 || fs[0].Severity != c.sev || !strings.Contains(fs[0].Message, c.msg) {
 				t.Errorf("want %s %q, got %+v", c.sev, c.msg, fs)
 			}
-			if len(ch.rep.Leases) != 3 {
-				t.Errorf("%d leases reported", len(ch.rep.Leases))
+			if len(r.Leases) != 3 {
+				t.Errorf("%d leases reported", len(r.Leases))
 			}
 		})
 	}
@@ -561,13 +550,14 @@ func TestLeases(t *testing.T) {
 // TestMigrationConfig: the leader migration configuration the CCM mounts.
 func TestMigrationConfig(t *testing.T) {
 	objs := render(t, renderer.DistroRKE2, renderer.ModeMigrate)
-	c := checkerFor(t, nil, objs, false)
-	w := c.rep.Workload
+	s := snapshotOf(t, nil, objs, false)
+	r := Evaluate(s)
+	w := r.Workload
 	if w.Mode != "migrate" || w.MigrationLease != "kube-system/cloud-provider-extraction-migration" ||
-		w.MigrationConfig != "ConfigMap kube-system/aws-cloud-controller-manager-leader-migration (key leader-migration.yaml)" || c.lmc == nil {
+		w.MigrationConfig != "ConfigMap kube-system/aws-cloud-controller-manager-leader-migration (key leader-migration.yaml)" || describeWorkload(s).lmc == nil {
 		t.Errorf("%+v", w)
 	}
-	if fs := findings(c.rep, AreaWorkload, "leader migration"); len(fs) != 0 {
+	if fs := findings(r, AreaWorkload, "leader migration"); len(fs) != 0 {
 		t.Errorf("the rendered config: %+v", fs)
 	}
 	// Without the ConfigMap, and with a config that names the old
@@ -583,69 +573,74 @@ func TestMigrationConfig(t *testing.T) {
 	}
 	old := cm.DeepCopy()
 	old.Data["leader-migration.yaml"] = "apiVersion: controllermanager.config.k8s.io/v1\nkind: LeaderMigrationConfiguration\nleaderName: my-lease\ncontrollerLeaders:\n- name: route\n  component: '*'\n- name: service\n  component: '*'\n"
-	c = checkerFor(t, nil, append(noCM[:len(noCM):len(noCM)], old), false)
-	if f := one(t, c.rep, AreaWorkload, "leader migration"); f.Severity != Warning || !strings.Contains(f.Message, "names route and service but not service-lb-controller") {
+	r = Evaluate(snapshotOf(t, nil, append(noCM[:len(noCM):len(noCM)], old), false))
+	if f := one(t, r, AreaWorkload, "leader migration"); f.Severity != Warning || !strings.Contains(f.Message, "names route and service but not service-lb-controller") {
 		t.Errorf("old names: %+v", f)
 	}
-	if c.rep.Workload.MigrationLease != "kube-system/my-lease" {
-		t.Errorf("leaderName: %s", c.rep.Workload.MigrationLease)
+	if r.Workload.MigrationLease != "kube-system/my-lease" {
+		t.Errorf("leaderName: %s", r.Workload.MigrationLease)
 	}
-	c = checkerFor(t, nil, noCM, false)
-	if f := one(t, c.rep, AreaWorkload, "leader migration"); f.Severity != Error || !strings.Contains(f.Message, "does not exist") {
+	r = Evaluate(snapshotOf(t, nil, noCM, false))
+	if f := one(t, r, AreaWorkload, "leader migration"); f.Severity != Error || !strings.Contains(f.Message, "does not exist") {
 		t.Errorf("no ConfigMap: %+v", f)
 	}
 	// The built-in default.
 	ds := noCM[len(noCM)-1].(*appsv1.DaemonSet)
 	ds.Spec.Template.Spec.Containers[0].Args = []string{"--cloud-provider=aws", "--enable-leader-migration=true"}
-	c = checkerFor(t, nil, noCM, false)
-	if f := one(t, c.rep, AreaWorkload, "leader migration"); f.Severity != Warning || !strings.Contains(f.Message, "without --leader-migration-config") ||
-		c.rep.Workload.MigrationLease != "kube-system/cloud-provider-extraction-migration" {
+	r = Evaluate(snapshotOf(t, nil, noCM, false))
+	if f := one(t, r, AreaWorkload, "leader migration"); f.Severity != Warning || !strings.Contains(f.Message, "without --leader-migration-config") ||
+		r.Workload.MigrationLease != "kube-system/cloud-provider-extraction-migration" {
 		t.Errorf("built-in default: %+v", f)
 	}
 }
 
 // TestRBACFindings groups the answers by resource.
 func TestRBACFindings(t *testing.T) {
-	c := checkerFor(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), false)
-	access := c.ccmAccess()
+	s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), true)
+	access := describeWorkload(s).ccmAccess()
 	if len(access) != 22 {
 		t.Errorf("%d accesses for a migrating CCM: %+v", len(access), access)
 	}
 	sa := serviceAccountSubject("kube-system", "cloud-controller-manager")
-	c.rbacFindings(sa, []Permission{
-		{Verb: "get", Resource: "serviceaccounts", Namespace: "kube-system"},
-		{Verb: "create", Resource: "serviceaccounts", Namespace: "kube-system", Allowed: true},
-		{Verb: "create", Resource: "events"}, {Verb: "patch", Resource: "events"},
-	}, false)
-	fs := findings(c.rep, AreaRBAC, sa.label)
+	s.Access = []Permission{
+		{Subject: sa.label, Verb: "get", Resource: "serviceaccounts", Namespace: "kube-system"},
+		{Subject: sa.label, Verb: "create", Resource: "serviceaccounts", Namespace: "kube-system", Allowed: true},
+		{Subject: sa.label, Verb: "create", Resource: "events"}, {Subject: sa.label, Verb: "patch", Resource: "events"},
+	}
+	fs := findings(Evaluate(s), AreaRBAC, sa.label)
 	if len(fs) != 2 || fs[0].Message != "may not get serviceaccounts in namespace kube-system: with --use-service-account-credentials=true the CCM cannot start its controllers" ||
 		fs[1].Message != "may not create and patch events cluster-wide" {
 		t.Errorf("%+v", fs)
 	}
+	// Not installed: its roles are not asked about.
+	s.Installed = nil
+	if f := one(t, Evaluate(s), AreaRBAC, sa.label); f.Severity != Info || !strings.Contains(f.Message, "not checked") {
+		t.Errorf("not installed: %+v", f)
+	}
 	// The in-tree controller manager, before the install, with and without
 	// a binding for it in the manifests.
-	kcm := subject{label: "User " + DefaultKCMUser, user: DefaultKCMUser}
-	denied := []Permission{{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system", Name: renderer.DefaultLeaderName}}
+	kcm := kcmSubject(DefaultKCMUser)
+	denied := []Permission{{Subject: kcm.label, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system", Name: renderer.DefaultLeaderName}}
 	var withoutGrant []runtime.Object // the renderer's lease Role and RoleBinding left out
 	for _, o := range render(t, renderer.DistroRKE2, renderer.ModeMigrate) {
 		if m, ok := o.(metav1.Object); !ok || m.GetAnnotations()[renderer.GeneratedAnnotation] != "leader-migration-rbac" {
 			withoutGrant = append(withoutGrant, o)
 		}
 	}
-	c = checkerFor(t, nil, withoutGrant, false)
-	c.rbacFindings(kcm, denied, true)
-	if f := one(t, c.rep, AreaRBAC, kcm.label); f.Severity != Error {
+	s = snapshotOf(t, nil, withoutGrant, false)
+	s.Access = denied
+	if f := one(t, Evaluate(s), AreaRBAC, kcm.label); f.Severity != Error {
 		t.Errorf("%+v", f)
 	}
-	c = checkerFor(t, nil, append(withoutGrant, &rbacBinding), false)
-	c.rbacFindings(kcm, denied, true)
-	if f := one(t, c.rep, AreaRBAC, kcm.label); f.Severity != Warning || !strings.Contains(f.Fix, "RoleBinding kube-system/kcm-migration grants it") {
+	s = snapshotOf(t, nil, append(withoutGrant, &rbacBinding), false)
+	s.Access = denied
+	if f := one(t, Evaluate(s), AreaRBAC, kcm.label); f.Severity != Warning || !strings.Contains(f.Fix, "RoleBinding kube-system/kcm-migration grants it") {
 		t.Errorf("%+v", f)
 	}
 	// The renderer's own grant, in migrate mode's output.
-	c = checkerFor(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), false)
-	c.rbacFindings(kcm, denied, true)
-	if f := one(t, c.rep, AreaRBAC, kcm.label); f.Severity != Warning || !strings.Contains(f.Fix, "RoleBinding kube-system/aws-cloud-controller-manager-leader-migration grants it") {
+	s = snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), false)
+	s.Access = denied
+	if f := one(t, Evaluate(s), AreaRBAC, kcm.label); f.Severity != Warning || !strings.Contains(f.Fix, "RoleBinding kube-system/aws-cloud-controller-manager-leader-migration grants it") {
 		t.Errorf("%+v", f)
 	}
 }
@@ -664,13 +659,13 @@ func TestVersions(t *testing.T) {
 	} {
 		objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
 		objs[len(objs)-1].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/provider-aws/cloud-controller-manager:" + c.image
-		ch := checkerFor(t, nil, objs, false)
-		ch.rep.KubernetesVersion = c.server
-		ch.checkVersions()
-		if f := one(t, ch.rep, AreaVersion, "image registry.k8s.io/provider-aws/cloud-controller-manager:"+c.image); f.Severity != c.sev {
+		s := snapshotOf(t, nil, objs, false)
+		s.KubernetesVersion = c.server
+		r := Evaluate(s)
+		if f := one(t, r, AreaVersion, "image registry.k8s.io/provider-aws/cloud-controller-manager:"+c.image); f.Severity != c.sev {
 			t.Errorf("%s on %s: %+v", c.image, c.server, f)
 		}
-		if f := findings(ch.rep, AreaVersion, ""); len(f) != 1 || f[0].Message != "chart aws-cloud-controller-manager-0.0.11 (its default image is v1.35.0)" {
+		if f := findings(r, AreaVersion, ""); len(f) != 1 || f[0].Message != "chart aws-cloud-controller-manager-0.0.11 (its default image is v1.35.0)" {
 			t.Errorf("chart: %+v", f)
 		}
 	}
@@ -678,18 +673,15 @@ func TestVersions(t *testing.T) {
 	// and the CCM must read the config's API version.
 	objs := render(t, renderer.DistroRKE, renderer.ModeMigrate)
 	objs[len(objs)-1].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.23.0-alpha.0"
-	ch := checkerFor(t, nil, objs, false)
-	ch.rep.KubernetesVersion = "v1.23.17"
-	ch.checkVersions()
-	if f := one(t, ch.rep, AreaVersion, "leader migration"); f.Severity != Error || !strings.Contains(f.Message, "cannot read a LeaderMigrationConfiguration of controllermanager.config.k8s.io/v1 (its libraries know it from 1.24)") {
+	s := snapshotOf(t, nil, objs, false)
+	s.KubernetesVersion = "v1.23.17"
+	if f := one(t, Evaluate(s), AreaVersion, "leader migration"); f.Severity != Error || !strings.Contains(f.Message, "cannot read a LeaderMigrationConfiguration of controllermanager.config.k8s.io/v1 (its libraries know it from 1.24)") {
 		t.Errorf("%+v", f)
 	}
-	ch.rep.Findings = nil
-	ch.rep.KubernetesVersion = "v1.34.1"
 	objs[len(objs)-1].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.34.0"
-	ch = checkerFor(t, nil, objs, false)
-	ch.checkVersions()
-	if f := one(t, ch.rep, AreaVersion, "leader migration"); f.Severity != Warning || !strings.Contains(f.Message, "has no in-tree AWS provider") {
+	s = snapshotOf(t, nil, objs, false)
+	s.KubernetesVersion = "v1.34.1"
+	if f := one(t, Evaluate(s), AreaVersion, "leader migration"); f.Severity != Warning || !strings.Contains(f.Message, "has no in-tree AWS provider") {
 		t.Errorf("%+v", f)
 	}
 }
@@ -705,16 +697,15 @@ func TestOptionsAnnotation(t *testing.T) {
 	objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
 	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
 	ds.Annotations = map[string]string{OptionsAnnotation: `{"distro":"k3s","mode":"migrate"}`}
-	c := checkerFor(t, []corev1.Node{rke2Server("cp-1")}, objs, false)
-	c.checkDistribution()
-	if d := c.rep.Distribution; d.Rendered != "k3s" || d.RenderedFrom != "annotation" {
+	r := Evaluate(snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, objs, false))
+	if d := r.Distribution; d.Rendered != "k3s" || d.RenderedFrom != "annotation" {
 		t.Errorf("%+v", d)
 	}
-	if f := one(t, c.rep, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != OK || f.Message != "rendered for k3s, which fits rke2" {
+	if f := one(t, r, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != OK || f.Message != "rendered for k3s, which fits rke2" {
 		t.Errorf("%+v", f)
 	}
 	var mode []Finding
-	for _, f := range findings(c.rep, AreaWorkload, "DaemonSet kube-system/aws-cloud-controller-manager") {
+	for _, f := range findings(r, AreaWorkload, "DaemonSet kube-system/aws-cloud-controller-manager") {
 		if f.Severity == Warning {
 			mode = append(mode, f)
 		}

@@ -1,14 +1,11 @@
 package check
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 )
 
 // ClusterError is a cluster check cannot read: unreachable, refusing the
@@ -55,10 +52,6 @@ func clusterError(verb, resource, namespace string, err error) error {
 	return &ClusterError{Forbidden: apierrors.IsForbidden(err), Verb: verb, Resource: resource, Namespace: namespace, Err: err}
 }
 
-// IsUnreachable tells a network failure or a timeout from an answer.
-func IsUnreachable(err error) bool {
-	var urlErr *url.Error
-	var netErr *net.OpError
-	return errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
-		strings.Contains(err.Error(), "connection refused")
-}
+// IsUnreachable tells a network failure or a timeout from an answer
+// (reach.Unreachable).
+func IsUnreachable(err error) bool { return reach.Unreachable(err) }

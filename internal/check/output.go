@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 )
 
 // ResultAPIVersion and ResultKind identify check's JSON output.
@@ -35,33 +37,16 @@ func WriteJSON(w io.Writer, reports []*Report) error {
 	return enc.Encode(Result{APIVersion: ResultAPIVersion, Kind: ResultKind, Clusters: reports})
 }
 
-// Colours of the marks on a terminal.
-const (
-	green  = "\x1b[32m"
-	yellow = "\x1b[33m"
-	red    = "\x1b[31m"
-	dim    = "\x1b[2m"
-	bold   = "\x1b[1m"
-	reset  = "\x1b[0m"
-)
-
-func paint(on bool, colour, s string) string {
-	if !on {
-		return s
-	}
-	return colour + s + reset
-}
-
 func (s Severity) colour() string {
 	switch s {
 	case OK:
-		return green
+		return terminal.Green
 	case Warning:
-		return yellow
+		return terminal.Yellow
 	case Error:
-		return red
+		return terminal.Red
 	}
-	return dim
+	return terminal.Dim
 }
 
 // WriteTable writes one cluster's report for a person: a heading, one
@@ -75,9 +60,9 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 	if r.KubernetesVersion != "" {
 		head += ", Kubernetes " + r.KubernetesVersion
 	}
-	b.WriteString(paint(colour, bold, head) + "\n")
+	b.WriteString(terminal.Paint(colour, terminal.Bold, head) + "\n")
 	if r.Error != "" {
-		fmt.Fprintf(&b, "  %s %s\n", paint(colour, red, Error.Symbol()), r.Error)
+		fmt.Fprintf(&b, "  %s %s\n", terminal.Paint(colour, terminal.Red, Error.Symbol()), r.Error)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -88,7 +73,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		if f.Subject != "" {
 			line = f.Subject + ": " + line
 		}
-		fmt.Fprintf(&b, "  %s %-*s  %s\n", paint(colour, f.Severity.colour(), f.Severity.Symbol()), width, f.Area, line)
+		fmt.Fprintf(&b, "  %s %-*s  %s\n", terminal.Paint(colour, f.Severity.colour(), f.Severity.Symbol()), width, f.Area, line)
 		if f.Fix != "" {
 			fmt.Fprintf(&b, "%s→ %s\n", indent, f.Fix)
 		}
@@ -122,7 +107,7 @@ func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
 		switch {
 		case r.Error != "":
 			mark = Error
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", paint(colour, mark.colour(), mark.Symbol()), r.Context, firstClause(r.Error))
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, firstClause(r.Error))
 			continue
 		case r.Summary.Errors > 0:
 			mark = Error
@@ -133,7 +118,7 @@ func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
 		if r.Workload == nil {
 			placed = "no CCM"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", paint(colour, mark.colour(), mark.Symbol()), r.Context, r.Distribution.Detected,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, r.Distribution.Detected,
 			r.KubernetesVersion, placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r))
 	}
 	return tw.Flush()

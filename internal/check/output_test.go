@@ -20,17 +20,10 @@ import (
 // an RKE2 cluster.
 func sample(t *testing.T) *Report {
 	t.Helper()
-	c := checkerFor(t, []corev1.Node{rke2Server("cp-1"), rke2Agent("w-1", providerID(""))}, render(t, renderer.DistroRKE, renderer.ModeMigrate), false)
-	c.checkDistribution()
-	c.checkNodes()
-	c.leases = nil
-	c.judgeLeases([]leaseWant{{LeaseKCM, "kube-system/kube-controller-manager"}, {LeaseCCM, "kube-system/cloud-controller-manager"}, {LeaseMigration, "kube-system/" + renderer.DefaultLeaderName}})
-	c.rbacFindings(serviceAccountSubject("kube-system", "cloud-controller-manager"), []Permission{{Subject: "x", Verb: "get", Resource: "nodes"}}, false)
-	c.rep.Permissions = []Permission{{Subject: "ServiceAccount kube-system/cloud-controller-manager", Verb: "get", Resource: "nodes"}}
-	c.checkVersions()
-	c.rep.Context, c.rep.Server = "prod", "https://example.com"
-	c.rep.finish()
-	return c.rep
+	s := snapshotOf(t, []corev1.Node{rke2Server("cp-1"), rke2Agent("w-1", providerID(""))}, render(t, renderer.DistroRKE, renderer.ModeMigrate), false)
+	s.Access = []Permission{{Subject: "ServiceAccount kube-system/cloud-controller-manager", Verb: "get", Resource: "nodes"}}
+	s.Context, s.Server = "prod", "https://example.com"
+	return Evaluate(s)
 }
 
 func TestWriteTable(t *testing.T) {

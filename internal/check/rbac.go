@@ -1,13 +1,8 @@
 package check
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
-
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // access is one thing a subject must be allowed to do.
@@ -41,9 +36,9 @@ func serviceAccountSubject(ns, name string) subject {
 // service accounts and tokens of --use-service-account-credentials, its
 // leader-election lease, nodes, services and events, and in migrate mode
 // the migration lease.
-func (c *checker) ccmAccess() []access {
+func (w *workloadView) ccmAccess() []access {
 	var list []access
-	if v, ok := c.flags["use-service-account-credentials"]; ok && isTrue(v) {
+	if v, ok := w.flags["use-service-account-credentials"]; ok && isTrue(v) {
 		list = append(list,
 			access{verb: "get", resource: "serviceaccounts", namespace: ServiceAccountsNS},
 			access{verb: "create", resource: "serviceaccounts", namespace: ServiceAccountsNS},
@@ -56,10 +51,10 @@ func (c *checker) ccmAccess() []access {
 			access{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: ns, name: name},
 			access{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: ns})
 	}
-	if w := c.rep.Workload; w.LeaderElect {
+	if w.LeaderElect {
 		leases(w.Lease)
 	}
-	if w := c.rep.Workload; w.MigrationLease != "" {
+	if w.MigrationLease != "" {
 		leases(w.MigrationLease)
 	}
 	for _, v := range []string{"get", "list", "watch", "update", "patch"} {
@@ -88,82 +83,33 @@ func dedupe(list []access) []access {
 	return out
 }
 
-// checkRBAC asks the API server, by SubjectAccessReview, whether the CCM's
-// service account (once installed) and, in migrate mode, the in-tree
-// controller manager may do what they must.
-func (c *checker) checkRBAC(ctx context.Context) error {
-	w := c.rep.Workload
+// rbacRule judges the SubjectAccessReviews' answers: the CCM's service
+// account's once installed (before, its roles are not in the cluster yet),
+// and in migrate mode the in-tree controller manager's on the migration
+// lease.
+func rbacRule(v *View) []Finding {
+	w := v.Workload
 	if w == nil {
 		return nil
 	}
-	type ask struct {
-		who  subject
-		what []access
-	}
-	var asks []ask
-	sa := serviceAccountSubject(w.Namespace, w.ServiceAccount)
+	var out []Finding
+	sa := w.serviceAccount()
 	if w.Installed {
-		asks = append(asks, ask{sa, c.ccmAccess()})
+		out = append(out, v.rbacFindings(sa, v.answers(sa), false)...)
 	} else {
-		c.rep.add(Finding{Area: AreaRBAC, Severity: Info, Subject: sa.label,
+		out = append(out, Finding{Area: AreaRBAC, Severity: Info, Subject: sa.label,
 			Message: "not checked: the workload is not installed, so its roles are not in the cluster yet"})
 	}
-	var kcm subject
 	if w.MigrationLease != "" {
-		ns, name, _ := strings.Cut(w.MigrationLease, "/")
-		kcm = subject{label: "User " + c.in.KCMUser, user: c.in.KCMUser, groups: []string{"system:authenticated"}}
-		asks = append(asks, ask{kcm, []access{
-			{verb: "get", group: "coordination.k8s.io", resource: "leases", namespace: ns, name: name},
-			{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: ns, name: name},
-			{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: ns},
-		}})
+		kcm := kcmSubject(v.KCMUser)
+		out = append(out, v.rbacFindings(kcm, v.answers(kcm), true)...)
 	}
-	for _, a := range asks {
-		perms, err := c.review(ctx, a.who, a.what)
-		if err != nil {
-			return err
-		}
-		c.rep.Permissions = append(c.rep.Permissions, perms...)
-		c.rbacFindings(a.who, perms, a.who.user == kcm.user && kcm.user != "")
-	}
-	return nil
-}
-
-// review asks every access of one subject, concurrently.
-func (c *checker) review(ctx context.Context, who subject, what []access) ([]Permission, error) {
-	perms := make([]Permission, len(what))
-	errs := make([]error, len(what))
-	var wg sync.WaitGroup
-	for i, a := range what {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: who.user, Groups: who.groups,
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name,
-				},
-			}}
-			got, err := c.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-			if err != nil {
-				errs[i] = clusterError("create", "subjectaccessreviews.authorization.k8s.io", "", err)
-				return
-			}
-			perms[i] = Permission{Subject: who.label, Verb: a.verb, Group: a.group, Resource: a.resourceString(), Namespace: a.namespace, Name: a.name, Allowed: got.Status.Allowed}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return perms, nil
+	return out
 }
 
 // rbacFindings writes one line when everything is allowed, else one line
 // per resource with the verbs missing.
-func (c *checker) rbacFindings(who subject, perms []Permission, isKCM bool) {
+func (v *View) rbacFindings(who subject, perms []Permission, isKCM bool) []Finding {
 	type key struct{ resource, group, namespace, name string }
 	var order []key
 	missing := map[key][]string{}
@@ -178,10 +124,10 @@ func (c *checker) rbacFindings(who subject, perms []Permission, isKCM bool) {
 		missing[k] = append(missing[k], p.Verb)
 	}
 	if len(order) == 0 {
-		c.rep.add(Finding{Area: AreaRBAC, Severity: OK, Subject: who.label,
-			Message: fmt.Sprintf("allowed all %d requests it needs (SubjectAccessReview)", len(perms))})
-		return
+		return []Finding{{Area: AreaRBAC, Severity: OK, Subject: who.label,
+			Message: fmt.Sprintf("allowed all %d requests it needs (SubjectAccessReview)", len(perms))}}
 	}
+	var out []Finding
 	for _, k := range order {
 		what := k.resource
 		if k.group != "" {
@@ -200,7 +146,7 @@ func (c *checker) rbacFindings(who subject, perms []Permission, isKCM bool) {
 		case isKCM:
 			f.Message += ": the in-tree controller manager cannot take part in leader migration"
 			f.Fix = fmt.Sprintf("grant it get and update on Lease %s/%s and create on leases (a Role and RoleBinding for %s in %s); before Kubernetes 1.31 its own roles cover only its own lease", k.namespace, k.name, who.label, k.namespace)
-			if b := workloadBindsUser(c.in.Objects, c.in.KCMUser); b != "" && !c.rep.Workload.Installed {
+			if b := workloadBindsUser(v.Objects, v.KCMUser); b != "" && !v.Workload.Installed {
 				f.Severity = Warning
 				f.Fix = "install the workload: the manifests' " + b + " grants it"
 			}
@@ -210,6 +156,7 @@ func (c *checker) rbacFindings(who subject, perms []Permission, isKCM bool) {
 		default:
 			f.Fix = "grant it in the ClusterRole bound to " + who.label + " (the chart's clusterRoleRules value)"
 		}
-		c.rep.add(f)
+		out = append(out, f)
 	}
+	return out
 }

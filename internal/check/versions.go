@@ -5,17 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
-
-// chartDefaultImages is the CCM image tag each upstream chart version
-// deploys by default (SPEC §6).
-var chartDefaultImages = map[string]string{
-	"0.0.2": "v1.20.0-alpha.0", "0.0.3": "v1.21.0-alpha.0",
-	"0.0.4": "v1.22.0-alpha.0", "0.0.5": "v1.22.0-alpha.0",
-	"0.0.6": "v1.23.0-alpha.0", "0.0.7": "v1.23.0-alpha.0",
-	"0.0.8": "v1.27.1", "0.0.9": "v1.33.0", "0.0.10": "v1.34.0", "0.0.11": "v1.35.0",
-}
 
 // minorOf reads 1.MINOR from a version: v1.34.10, v1.30.14+rke2r1, 1.27.
 func minorOf(v string) (int, bool) {
@@ -32,69 +24,70 @@ func minorOf(v string) (int, bool) {
 	return m, err == nil
 }
 
-// checkVersions compares the CCM's image with the API server (the
+// versionRule compares the CCM's image with the API server (the
 // Kubernetes skew policy: a cloud-controller-manager may match the API
 // server's minor or be one older, never newer), names the chart, and
 // checks what depends on the CCM's version in migrate mode.
-func (c *checker) checkVersions() {
-	w := c.rep.Workload
-	server, serverOK := minorOf(c.rep.KubernetesVersion)
-	if w == nil {
-		c.rep.add(Finding{Area: AreaVersion, Severity: Info, Message: "Kubernetes " + c.rep.KubernetesVersion})
-		return
+func versionRule(v *View) []Finding {
+	server, serverOK := minorOf(v.KubernetesVersion)
+	if v.Workload == nil {
+		return []Finding{{Area: AreaVersion, Severity: Info, Message: "Kubernetes " + v.KubernetesVersion}}
 	}
+	w := v.Workload
+	var out []Finding
 	tag := imageTag(w.Image)
 	ccm, ccmOK := minorOf(tag)
 	f := Finding{Area: AreaVersion, Subject: "image " + w.Image}
 	switch {
 	case !ccmOK || !serverOK:
 		f.Severity = Warning
-		f.Message = fmt.Sprintf("cannot tell the CCM's Kubernetes minor from tag %q (API server %s)", tag, c.rep.KubernetesVersion)
+		f.Message = fmt.Sprintf("cannot tell the CCM's Kubernetes minor from tag %q (API server %s)", tag, v.KubernetesVersion)
 		f.Fix = "use a release tag of the AWS CCM that matches the cluster's minor, e.g. v1." + strconv.Itoa(server) + ".x"
 	case ccm == server:
 		f.Severity = OK
-		f.Message = fmt.Sprintf("CCM %s matches the API server %s", tag, c.rep.KubernetesVersion)
+		f.Message = fmt.Sprintf("CCM %s matches the API server %s", tag, v.KubernetesVersion)
 	case ccm == server-1:
 		f.Severity = Warning
-		f.Message = fmt.Sprintf("CCM %s is one minor older than the API server %s: the skew policy allows it during an upgrade; the AWS CCM is released per Kubernetes minor", tag, c.rep.KubernetesVersion)
+		f.Message = fmt.Sprintf("CCM %s is one minor older than the API server %s: the skew policy allows it during an upgrade; the AWS CCM is released per Kubernetes minor", tag, v.KubernetesVersion)
 		f.Fix = fmt.Sprintf("move to an AWS CCM v1.%d release (the chart's image.tag value)", server)
 	case ccm > server:
 		f.Severity = Error
-		f.Message = fmt.Sprintf("CCM %s is newer than the API server %s: the skew policy allows a cloud-controller-manager at the API server's minor or one older, never newer", tag, c.rep.KubernetesVersion)
+		f.Message = fmt.Sprintf("CCM %s is newer than the API server %s: the skew policy allows a cloud-controller-manager at the API server's minor or one older, never newer", tag, v.KubernetesVersion)
 		f.Fix = fmt.Sprintf("use an AWS CCM v1.%d release (the chart's image.tag value), or upgrade the cluster first", server)
 	default:
 		f.Severity = Error
-		f.Message = fmt.Sprintf("CCM %s is %d minors older than the API server %s: the skew policy allows one", tag, server-ccm, c.rep.KubernetesVersion)
+		f.Message = fmt.Sprintf("CCM %s is %d minors older than the API server %s: the skew policy allows one", tag, server-ccm, v.KubernetesVersion)
 		f.Fix = fmt.Sprintf("use an AWS CCM v1.%d release (the chart's image.tag value)", server)
 	}
-	c.rep.add(f)
+	out = append(out, f)
 	if w.Chart != "" {
 		msg := "chart " + w.Chart
 		if i := strings.LastIndexByte(w.Chart, '-'); i > 0 {
-			if def, ok := chartDefaultImages[w.Chart[i+1:]]; ok {
+			if def, ok := upstream.DefaultImageTag(w.Chart[i+1:]); ok {
 				msg += " (its default image is " + def + ")"
 			}
 		}
-		c.rep.add(Finding{Area: AreaVersion, Severity: Info, Message: msg})
+		out = append(out, Finding{Area: AreaVersion, Severity: Info, Message: msg})
 	}
 	if w.Mode != string(renderer.ModeMigrate) {
-		return
+		return out
 	}
 	if serverOK && server >= 27 {
-		c.rep.add(Finding{Area: AreaVersion, Severity: Warning, Subject: "leader migration",
-			Message: fmt.Sprintf("Kubernetes %s has no in-tree AWS provider (removed in 1.27): leader migration hands controllers over from a 1.26 or older controller manager", c.rep.KubernetesVersion),
+		out = append(out, Finding{Area: AreaVersion, Severity: Warning, Subject: "leader migration",
+			Message: fmt.Sprintf("Kubernetes %s has no in-tree AWS provider (removed in 1.27): leader migration hands controllers over from a 1.26 or older controller manager", v.KubernetesVersion),
 			Fix:     "on 1.27 and later render with --mode=install"})
 	}
-	if c.lmc != nil && ccmOK {
-		need := map[string]int{"controllermanager.config.k8s.io/v1alpha1": 21, "controllermanager.config.k8s.io/v1beta1": 22, "controllermanager.config.k8s.io/v1": 24}[c.lmc.APIVersion]
+	if w.lmc != nil && ccmOK {
+		need := map[string]int{"controllermanager.config.k8s.io/v1alpha1": 21, "controllermanager.config.k8s.io/v1beta1": 22, "controllermanager.config.k8s.io/v1": 24}[w.lmc.APIVersion]
 		if need == 0 {
-			c.rep.add(Finding{Area: AreaVersion, Severity: Error, Subject: "leader migration",
-				Message: fmt.Sprintf("the LeaderMigrationConfiguration's apiVersion %q is none the CCM reads", c.lmc.APIVersion),
+			out = append(out, Finding{Area: AreaVersion, Severity: Error, Subject: "leader migration",
+				Message: fmt.Sprintf("the LeaderMigrationConfiguration's apiVersion %q is none the CCM reads", w.lmc.APIVersion),
 				Fix:     "render it with aws-ccm-renderer --mode=migrate"})
 		} else if ccm < need {
-			c.rep.add(Finding{Area: AreaVersion, Severity: Error, Subject: "leader migration",
-				Message: fmt.Sprintf("CCM %s cannot read a LeaderMigrationConfiguration of %s (its libraries know it from 1.%d)", tag, c.lmc.APIVersion, need),
+			out = append(out, Finding{Area: AreaVersion, Severity: Error, Subject: "leader migration",
+				Message: fmt.Sprintf("CCM %s cannot read a LeaderMigrationConfiguration of %s (its libraries know it from 1.%d)", tag, w.lmc.APIVersion, need),
 				Fix:     fmt.Sprintf("use a CCM of 1.%d or later", need)})
 		}
 	}
+	return out
 }

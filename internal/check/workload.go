@@ -1,12 +1,7 @@
 package check
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -14,11 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // OptionsAnnotation is where the renderer records the options a workload
@@ -128,27 +123,21 @@ func candidateList(cands []candidate) string {
 }
 
 // DecodeManifests reads a stream of YAML documents (what `helm template`
-// or `aws-ccm-renderer template` print) into typed objects. Documents of
-// kinds the Kubernetes client does not know (custom resources) are left
-// out; empty documents are skipped.
+// or `aws-ccm-renderer template` print), cut into documents by the
+// renderer's byte layer, into typed objects. Documents of kinds the
+// Kubernetes client does not know (custom resources) are left out; empty
+// documents are skipped.
 func DecodeManifests(data []byte) ([]runtime.Object, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	dec := scheme.Codecs.UniversalDeserializer()
 	var objs []runtime.Object
-	for n := 1; ; n++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, &renderer.InputError{Location: renderer.Location{Index: n}, Err: err}
-		}
+	for _, d := range stream.Split([][]byte{data}) {
+		doc := d.Body()
 		var head struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
 		if err := yaml.Unmarshal(doc, &head); err != nil {
-			return nil, &renderer.InputError{Location: renderer.Location{Index: n}, Err: err}
+			return nil, &renderer.InputError{Location: renderer.Location{Index: d.Index}, Err: err}
 		}
 		if head.Kind == "" && head.APIVersion == "" {
 			continue // empty, or only comments
@@ -158,54 +147,28 @@ func DecodeManifests(data []byte) ([]runtime.Object, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &renderer.InputError{Location: renderer.Location{Index: n}, Object: &renderer.ObjectRef{APIVersion: head.APIVersion, Kind: head.Kind}, Err: err}
+			return nil, &renderer.InputError{Location: renderer.Location{Index: d.Index}, Object: &renderer.ObjectRef{APIVersion: head.APIVersion, Kind: head.Kind}, Err: err}
 		}
 		objs = append(objs, obj)
 	}
+	return objs, nil
 }
 
-// renderedOptions are the options the renderer records on a workload.
-type renderedOptions struct {
-	Distro string `json:"distro"`
-	Mode   string `json:"mode"`
-}
-
-func readOptionsAnnotation(meta metav1.ObjectMeta) (renderedOptions, bool) {
-	var o renderedOptions
+// readOptionsAnnotation reads the options the renderer recorded on a
+// workload; ok is false without them, or when they cannot be read.
+func readOptionsAnnotation(meta metav1.ObjectMeta) (renderer.Options, bool) {
 	v, ok := meta.Annotations[OptionsAnnotation]
 	if !ok {
-		return o, false
+		return renderer.Options{}, false
 	}
-	return o, json.Unmarshal([]byte(v), &o) == nil
+	o, err := renderer.ParseRecordedOptions(v)
+	return o, err == nil
 }
 
-// flags reads a container's command line: --name=value, --name value and a
-// bare --name (a boolean, true). The last occurrence wins.
+// flags reads a container's command line with the renderer's parser: the
+// last occurrence of a flag wins, a bare flag is a boolean set to true.
 func flags(c corev1.Container) map[string]string {
-	words := append([]string{}, c.Command...)
-	if len(words) > 0 {
-		words = words[1:]
-	}
-	words = append(words, c.Args...)
-	out := map[string]string{}
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		if !strings.HasPrefix(w, "-") {
-			continue
-		}
-		name := strings.TrimLeft(w, "-")
-		if k, v, ok := strings.Cut(name, "="); ok {
-			out[k] = v
-			continue
-		}
-		if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") {
-			out[name] = words[i+1]
-			i++
-			continue
-		}
-		out[name] = "true"
-	}
-	return out
+	return renderer.ParseCommandLine(c.Command, c.Args).Flags()
 }
 
 // isTrue reads a boolean flag value as the Go flag package does.

@@ -3,14 +3,14 @@
 package manifest
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // Object is one document of a stream.
@@ -28,10 +28,12 @@ func (o Object) ID() string {
 	return o.Kind + " " + o.Name
 }
 
-// Split decodes a stream into its objects; empty documents are skipped.
-func Split(stream []byte) ([]Object, error) {
+// Split decodes a stream into its objects, cut into documents by the
+// renderer's byte layer; empty documents are skipped.
+func Split(data []byte) ([]Object, error) {
 	var out []Object
-	for _, raw := range rawDocs(stream) {
+	for _, d := range stream.Split([][]byte{data}) {
+		raw := d.Raw
 		var m map[string]any
 		if err := yaml.Unmarshal(raw, &m); err != nil {
 			return nil, fmt.Errorf("%w in:\n%s", err, raw)
@@ -47,30 +49,6 @@ func Split(stream []byte) ([]Object, error) {
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// rawDocs cuts a stream at "---" lines.
-func rawDocs(stream []byte) [][]byte {
-	var docs [][]byte
-	start := 0
-	for i := 0; i < len(stream); {
-		end := bytes.IndexByte(stream[i:], '\n')
-		if end < 0 {
-			end = len(stream)
-		} else {
-			end += i + 1
-		}
-		line := bytes.TrimRight(stream[i:end], "\r\n")
-		if i > start && (bytes.Equal(line, []byte("---")) || bytes.HasPrefix(line, []byte("--- "))) {
-			docs = append(docs, stream[start:i])
-			start = i
-		}
-		i = end
-	}
-	if start < len(stream) {
-		docs = append(docs, stream[start:])
-	}
-	return docs
 }
 
 // Get walks a path of map keys.
@@ -178,16 +156,8 @@ func Grants(objs []Object, namespace, sa, resource, verb string) bool {
 	return false
 }
 
-// Flag returns the value of --name in args and whether it is there.
+// Flag returns the value of --name in a CCM container's args, as the
+// renderer reads its command line, and whether it is there.
 func Flag(args []string, name string) (string, bool) {
-	for i, a := range args {
-		trimmed := strings.TrimLeft(a, "-")
-		if trimmed == name && i+1 < len(args) {
-			return args[i+1], true
-		}
-		if v, ok := strings.CutPrefix(trimmed, name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
+	return renderer.ParseCommandLine(nil, args).Value(name)
 }

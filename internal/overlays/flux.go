@@ -29,12 +29,12 @@ const (
 )
 
 // FluxChartVersion is the upstream chart version the HelmReleases pin: the
-// newest the tests cover, whose default output the patches fit (see
-// docs/overlays.md for the others).
-const FluxChartVersion = "0.0.11"
+// newest, whose default output the patches fit (see docs/overlays.md for
+// the others).
+const FluxChartVersion = upstream.LatestChartVersion
 
 // FluxChartRepo is the upstream chart's repository, the HelmRepository's URL.
-const FluxChartRepo = "https://kubernetes.github.io/cloud-provider-aws"
+const FluxChartRepo = upstream.ChartRepo
 
 // fluxHeader starts every generated YAML file of the Flux format.
 func fluxHeader(what string) string {

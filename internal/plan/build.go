@@ -131,21 +131,20 @@ type render struct {
 }
 
 // rendererFlags are the renderer's flags for a render, as the plan passes
-// them.
+// them: read off the renderer's option table, then the plan's --set-args.
 func (b *builder) rendererFlags(rd render) []string {
-	f := []string{"--distro=" + string(b.r.Distro), "--mode=" + string(rd.mode)}
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode = b.r.Distro, rd.mode
+	opts := []renderer.Opt{renderer.OptDistro, renderer.OptMode}
 	if !rd.noKubeVersion {
-		f = append(f, "--kube-version="+b.r.KubeVersion)
+		o.KubeVersion = b.r.KubeVersion
+		opts = append(opts, renderer.OptKubeVersion)
 	}
 	if rd.mode == renderer.ModeMigrate {
-		if b.r.LeaderName != renderer.DefaultLeaderName {
-			f = append(f, "--leader-name="+b.r.LeaderName)
-		}
-		if b.r.KCMUser != DefaultKCMUser {
-			f = append(f, "--kcm-user="+b.r.KCMUser)
-		}
+		o.LeaderName, o.KCMUser = b.r.LeaderName, b.r.KCMUser
+		opts = append(opts, renderer.OptLeaderName, renderer.OptKCMUser)
 	}
-	f = append(f, b.setArgs()...)
+	f := append(renderer.FlagArgs(o, opts...), b.setArgs()...)
 	return append(f, rd.extraArgs...)
 }
 

@@ -10,15 +10,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // Defaults of the options.
 const (
-	DefaultRelease      = "aws-cloud-controller-manager"
-	DefaultNamespace    = "kube-system"
-	DefaultKCMUser      = "system:kube-controller-manager"
-	DefaultChartVersion = "0.0.11"
+	DefaultRelease      = upstream.Release
+	DefaultNamespace    = upstream.Namespace
+	DefaultKCMUser      = renderer.DefaultKCMUser
+	DefaultChartVersion = upstream.LatestChartVersion
 	// DefaultKubeVersion is the last release of the last minor with the
 	// in-tree AWS provider.
 	DefaultKubeVersion = "v1.26.15"
@@ -26,10 +27,10 @@ const (
 
 // The upstream chart.
 const (
-	ChartName  = "aws-cloud-controller-manager"
-	ChartRepo  = "https://kubernetes.github.io/cloud-provider-aws"
-	ImageRepo  = "registry.k8s.io/provider-aws/cloud-controller-manager"
-	daemonSet  = "aws-cloud-controller-manager" // the chart's nameOverride default, whatever the release
+	ChartName  = upstream.ChartName
+	ChartRepo  = upstream.ChartRepo
+	ImageRepo  = upstream.ImageRepository
+	daemonSet  = upstream.Workload // the chart's nameOverride default, whatever the release
 	leaseNS    = "kube-system"
 	kcmLease   = "kube-controller-manager"
 	ccmLease   = "cloud-controller-manager"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -61,23 +62,8 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 
 // defaultChartImage is the CCM image tag a chart version deploys by default.
 func defaultChartImage(chartVersion string) string {
-	switch strings.TrimPrefix(chartVersion, "v") {
-	case "0.0.2":
-		return "v1.20.0-alpha.0"
-	case "0.0.3":
-		return "v1.21.0-alpha.0"
-	case "0.0.4", "0.0.5":
-		return "v1.22.0-alpha.0"
-	case "0.0.6", "0.0.7":
-		return "v1.23.0-alpha.0"
-	case "0.0.8":
-		return "v1.27.1"
-	case "0.0.9":
-		return "v1.33.0"
-	case "0.0.10":
-		return "v1.34.0"
-	case "0.0.11":
-		return "v1.35.0"
+	if tag, ok := upstream.DefaultImageTag(chartVersion); ok {
+		return tag
 	}
 	return "the image of its values.yaml"
 }

@@ -75,3 +75,14 @@ func HostileToTests(name string) bool {
 	}
 	return strings.HasPrefix(name, "HELM_")
 }
+
+// UnsetHostile unsets the caller's variables that HostileToTests names, for
+// tests that run the programs in-process (their TestMain): a test that
+// needs one sets it with t.Setenv.
+func UnsetHostile() {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); HostileToTests(name) {
+			os.Unsetenv(name)
+		}
+	}
+}

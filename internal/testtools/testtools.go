@@ -4,7 +4,11 @@
 package testtools
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +16,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // Root returns the repository's top directory.
@@ -108,17 +114,19 @@ func LMReaderMinors(t testing.TB) []int {
 	return minors
 }
 
-// ChartVersions are the upstream chart releases the tests cover.
+// ChartVersions are the upstream chart releases the tests cover, oldest
+// first: the last is the newest the project knows (upstream.LatestChartVersion,
+// which TestLatestChartVersion holds them to).
 var ChartVersions = []string{"0.0.2", "0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.0.10", "0.0.11"}
 
 // LatestChartVersion is the newest of ChartVersions.
-const LatestChartVersion = "0.0.11"
+var LatestChartVersion = ChartVersions[len(ChartVersions)-1]
 
 // ChartRepo is the upstream chart repository.
-const ChartRepo = "https://kubernetes.github.io/cloud-provider-aws"
+const ChartRepo = upstream.ChartRepo
 
 // ChartName is the upstream chart's name.
-const ChartName = "aws-cloud-controller-manager"
+const ChartName = upstream.ChartName
 
 var chartMu sync.Mutex
 
@@ -178,3 +186,50 @@ func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
 }
+
+// ChartPackage returns the regular files of a chart package (.tgz) by their
+// slash-separated paths in it (aws-cloud-controller-manager/values.yaml).
+func ChartPackage(t testing.TB, tgz string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if files[h.Name], err = io.ReadAll(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// MinimalCCM is the smallest manifest the renderer takes: a DaemonSet that
+// runs the AWS CCM's image and nothing else.
+const MinimalCCM = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ccm
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      containers:
+      - name: ccm
+        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
+`

@@ -17,13 +17,18 @@ import (
 
 // The chart's default names.
 const (
-	Workload       = "aws-cloud-controller-manager"    // DaemonSet name (nameOverride)
-	Container      = "aws-cloud-controller-manager"    // container name (the chart's name, fixed)
+	Workload       = ChartName                         // DaemonSet name (nameOverride)
+	Container      = ChartName                         // container name (the chart's name, fixed)
 	Namespace      = "kube-system"                     // namespace value
 	ClusterRole    = "system:cloud-controller-manager" // clusterRoleName value
 	ServiceAccount = "cloud-controller-manager"        // serviceAccountName value
-	Image          = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0"
 )
+
+// Image is the CCM image of LatestChartVersion's defaults.
+var Image = func() string {
+	tag, _ := DefaultImageTag(LatestChartVersion)
+	return ImageRepository + ":" + tag
+}()
 
 // Args are the args the chart writes at its defaults (every version: fixed
 // in the template in 0.0.2, the args value from 0.0.4).

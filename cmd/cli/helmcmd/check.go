@@ -1,6 +1,4 @@
-//go:build helmsdk
-
-package cli
+package helmcmd
 
 import (
 	"context"
@@ -9,21 +7,19 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
-	"helm.sh/helm/v3/pkg/action"
-	helmcli "helm.sh/helm/v3/pkg/cli"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -85,7 +81,7 @@ type checkFlags struct {
 }
 
 // NewCheckCommand builds check.
-func NewCheckCommand(s IOStreams) *cobra.Command {
+func NewCheckCommand(s cli.IOStreams) *cobra.Command {
 	f := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:     "check [flags]",
@@ -97,7 +93,7 @@ func NewCheckCommand(s IOStreams) *cobra.Command {
 			return runCheck(cmd, f)
 		},
 	}
-	setCommon(cmd, s)
+	cli.SetCommon(cmd, s)
 	fs := cmd.Flags()
 	fs.StringVarP(&f.file, "filename", "f", "", "rendered manifests to check (- reads stdin), e.g. aws-ccm-renderer template ... | aws-ccm-renderer check -f -")
 	fs.StringVar(&f.release, "release", "", "check the deployed manifest of this Helm release")
@@ -113,11 +109,7 @@ func NewCheckCommand(s IOStreams) *cobra.Command {
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("kube-context", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		kc, _ := cmd.Flags().GetString("kubeconfig")
-		names, _ := kubeContexts(kc)
-		return names, cobra.ShellCompDirectiveNoFileComp
-	})
+	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
 	return cmd
 }
 
@@ -135,23 +127,6 @@ func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
 	return nil
 }
 
-// kubeContexts lists the contexts of the kubeconfig Helm would read, and
-// its current context.
-func kubeContexts(kubeconfig string) ([]string, string) {
-	settings := helmcli.New()
-	settings.KubeConfig = kubeconfig
-	raw, err := settings.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return nil, ""
-	}
-	var names []string
-	for name := range raw.Contexts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names, raw.CurrentContext
-}
-
 // checkTarget is one cluster to check.
 type checkTarget struct {
 	context string // "" for the kubeconfig's current context
@@ -159,7 +134,7 @@ type checkTarget struct {
 }
 
 func (f *checkFlags) targets() ([]checkTarget, error) {
-	names, current := kubeContexts(f.kubeconfig)
+	names, current, _ := chartops.KubeconfigEnv(f.kubeconfig).Contexts()
 	if f.allContexts {
 		if len(names) == 0 {
 			return nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
@@ -209,7 +184,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
-	in := check.Input{Source: check.SourceCluster, Namespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	// -n says where to look in the cluster, the namespace of manifests'
+	// objects that name none (-f), or the release's namespace (--release),
+	// which is its manifests' too.
+	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	releaseNS := f.namespace
 	switch {
 	case f.file != "":
 		data, err := readManifestFile(cmd.InOrStdin(), f.file)
@@ -222,12 +201,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		if in.Objects == nil {
 			in.Objects = []runtime.Object{}
 		}
-		in.Source = check.SourceManifests
+		in.Source, in.SearchNamespace, in.ManifestNamespace = check.SourceManifests, "", f.namespace
 	case f.release != "":
-		in.Source = check.SourceRelease
-		if in.Namespace == "" {
-			in.Namespace = "kube-system"
+		if releaseNS == "" {
+			releaseNS = "kube-system"
 		}
+		in.Source, in.SearchNamespace, in.ManifestNamespace = check.SourceRelease, "", releaseNS
 	}
 
 	reports := make([]*check.Report, len(targets))
@@ -249,22 +228,22 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if len(targets) == 1 && errs[0] != nil {
 		return contextError(targets[0].label, errs[0])
 	}
-	code := ExitOK
+	code := cli.ExitOK
 	for i, err := range errs {
 		if err == nil {
 			if reports[i].Problems() {
-				code = max(code, ExitInput)
+				code = max(code, cli.ExitInput)
 			}
 			continue
 		}
 		reports[i] = check.Failed(targets[i].label, "", err)
-		code = max(code, ExitCode(contextError(targets[i].label, err)))
+		code = max(code, cli.ExitCode(contextError(targets[i].label, err)))
 	}
 	out := cmd.OutOrStdout()
-	colour := !f.noColor && colourTerminal(out)
+	colour := !f.noColor && terminal.Colour(out)
 	if f.output == "json" {
 		if err := check.WriteJSON(out, reports); err != nil {
-			return writeErr(err)
+			return cli.WriteError(err)
 		}
 	} else {
 		for i, r := range reports {
@@ -272,23 +251,23 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 				fmt.Fprintln(out)
 			}
 			if err := check.WriteTable(out, r, colour); err != nil {
-				return writeErr(err)
+				return cli.WriteError(err)
 			}
 		}
 		if len(reports) > 1 {
 			fmt.Fprintln(out)
 			if err := check.WriteSummary(out, reports, colour); err != nil {
-				return writeErr(err)
+				return cli.WriteError(err)
 			}
 		}
 	}
 	for i, err := range errs {
 		if err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+oneLine(contextError(targets[i].label, err).Error()))
+			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+cli.OneLine(contextError(targets[i].label, err).Error()))
 		}
 	}
-	if code != ExitOK {
-		return &exitError{code: code}
+	if code != cli.ExitOK {
+		return &cli.ExitError{Code: code}
 	}
 	return nil
 }
@@ -299,24 +278,21 @@ func contextError(label string, err error) error {
 	var ce *check.ClusterError
 	switch {
 	case errors.As(err, &ce):
-		return &ioError{fmt.Errorf("context %s: %w", label, err)}
+		return &cli.IOError{Err: fmt.Errorf("context %s: %w", label, err)}
 	case renderer.IsUsageError(err):
 		return &renderer.UsageError{Err: fmt.Errorf("context %s: %w", label, err)}
 	case renderer.IsInputError(err):
 		return &renderer.InputError{Err: fmt.Errorf("context %s: %w", label, err)}
 	}
-	return &ioError{fmt.Errorf("context %s: %w", label, err)}
+	return &cli.IOError{Err: fmt.Errorf("context %s: %w", label, err)}
 }
 
 // checkOne checks one cluster.
 func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input) (*check.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	settings := helmcli.New()
-	settings.KubeConfig = f.kubeconfig
-	settings.KubeContext = t.context
-	getter := settings.RESTClientGetter()
-	cfg, err := getter.ToRESTConfig()
+	env := chartops.KubeconfigEnv(f.kubeconfig).ForContext(t.context)
+	cfg, err := env.RESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w (set --kubeconfig or $KUBECONFIG)", err)
 	}
@@ -327,26 +303,19 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 	}
 	in.Context, in.Server = t.label, cfg.Host
 	if in.Source == check.SourceRelease {
-		ac := new(action.Configuration)
-		if err := ac.Init(getter, in.Namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
-			return nil, &check.ClusterError{Err: err}
-		}
-		rel, err := action.NewGet(ac).Run(f.release)
+		rel, err := chartops.ReadRelease(env, in.ManifestNamespace, f.release)
 		switch {
-		case errors.Is(err, driver.ErrReleaseNotFound):
-			return nil, &renderer.InputError{Err: fmt.Errorf("no release %s in namespace %s", f.release, in.Namespace)}
+		case renderer.IsInputError(err):
+			return nil, err
 		case apierrors.IsForbidden(err):
-			return nil, &check.ClusterError{Forbidden: true, Verb: "list", Resource: "secrets", Namespace: in.Namespace, Err: err}
+			return nil, &check.ClusterError{Forbidden: true, Verb: "list", Resource: "secrets", Namespace: in.ManifestNamespace, Err: err}
 		case err != nil:
 			return nil, &check.ClusterError{Err: err}
 		}
 		if in.Objects, err = check.DecodeManifests([]byte(rel.Manifest)); err != nil {
 			return nil, &renderer.InputError{Err: fmt.Errorf("release %s: %w", f.release, err)}
 		}
-		in.Release = fmt.Sprintf("%s revision %d", rel.Name, rel.Version)
-		if rel.Chart != nil && rel.Chart.Metadata != nil {
-			in.ReleaseChart = rel.Chart.Metadata.Name + "-" + rel.Chart.Metadata.Version
-		}
+		in.Release, in.ReleaseChart = rel.ID, rel.Chart
 	}
 	rep, err := check.Run(ctx, client, in)
 	if err != nil && check.IsUnreachable(err) {
@@ -360,14 +329,12 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 
 func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 	if file == "-" {
-		if st, ok := stdin.(*os.File); ok {
-			if fi, err := st.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
-			}
+		if terminal.IsTerminal(stdin) {
+			return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
 		}
 		data, err := io.ReadAll(stdin)
 		if err != nil {
-			return nil, readError(err)
+			return nil, &cli.IOError{Err: fmt.Errorf("reading stdin: %w", err)}
 		}
 		return data, nil
 	}
@@ -376,77 +343,4 @@ func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("-f: %w", err)}
 	}
 	return data, nil
-}
-
-// colourTerminal tells whether to colour: a terminal, and neither NO_COLOR
-// nor TERM=dumb.
-func colourTerminal(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	return isTerminal(w)
-}
-
-// checkCommand is check, with the Kubernetes client.
-func checkCommand(s IOStreams) *cobra.Command { return NewCheckCommand(s) }
-
-// restCopy returns a copy of a client config with room for check's
-// concurrent SubjectAccessReviews, and a per-request timeout.
-func restCopy(cfg *rest.Config, timeout time.Duration) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.QPS, c.Burst, c.Timeout = 50, 100, timeout
-	return c
-}
-
-// DistroDetect is the --distro value that asks the cluster.
-const DistroDetect = "detect"
-
-// wrapperDistros are the --distro values of template, install, upgrade and
-// diff: the renderer's, and detect.
-func wrapperDistros() []string {
-	vs := []string{}
-	for _, d := range renderer.Distros {
-		vs = append(vs, string(d))
-	}
-	return append(vs, DistroDetect)
-}
-
-// detectDistro resolves --distro=detect for the chart wrapper commands: it
-// reads the nodes of the cluster Helm would use (--kubeconfig,
-// --kube-context, $KUBECONFIG, $HELM_KUBECONTEXT) and says on errOut what it
-// found.
-func detectDistro(kubeconfig, kubeContext string, errOut io.Writer) (renderer.Distro, error) {
-	settings := helmcli.New()
-	settings.KubeConfig = kubeconfig
-	if kubeContext != "" {
-		settings.KubeContext = kubeContext
-	}
-	cfg, err := settings.RESTClientGetter().ToRESTConfig()
-	if err != nil {
-		return "", &ioError{fmt.Errorf("--distro=detect needs a cluster: %w", err)}
-	}
-	client, err := kubernetes.NewForConfig(restCopy(cfg, 30*time.Second))
-	if err != nil {
-		return "", &ioError{fmt.Errorf("--distro=detect: %w", err)}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, found, err := check.DetectDistro(ctx, client)
-	if err != nil {
-		if renderer.IsUsageError(err) {
-			return "", err
-		}
-		return "", &ioError{fmt.Errorf("--distro=detect: %w", err)}
-	}
-	fmt.Fprintf(errOut, "aws-ccm-renderer: --distro=detect: %s (%s)\n", d, strings.Join(found.Evidence, "; "))
-	return d, nil
-}
-
-// distroDetectFlag offers --distro=detect on a chart wrapper command: in
-// its help and its completion.
-func distroDetectFlag(cmd *cobra.Command) {
-	if f := cmd.Flags().Lookup("distro"); f != nil {
-		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the cluster's nodes, as check does; template uses $KUBECONFIG and $HELM_KUBECONTEXT)"
-	}
-	complete(cmd, "distro", wrapperDistros())
 }

@@ -1,15 +1,9 @@
-//go:build helmsdk
-
-package cli
+package chartops
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -57,8 +51,10 @@ func TestRecordedOptionsOf(t *testing.T) {
 		t.Fatalf("%v %v", ok, err)
 	}
 	var spelled []string
-	for _, ro := range recordedOptions {
-		spelled = append(spelled, ro.spell(got)...)
+	for _, op := range renderer.OptionTable {
+		if op.Recorded {
+			spelled = append(spelled, renderer.FlagArgs(got, op.Opt)...)
+		}
 	}
 	want := []string{"--distro=rke", "--mode=migrate", "--host-network=false", "--set-arg=v=4", "--leader-name=other-lease"}
 	if !slices.Equal(spelled, want) {
@@ -85,35 +81,5 @@ func TestRecordedOptionsOf(t *testing.T) {
 	}
 	if _, _, err := recordedOptionsOf("a: [\n"); err == nil {
 		t.Error("a broken manifest is accepted")
-	}
-}
-
-func TestExplicitOptions(t *testing.T) {
-	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	var f rootFlags
-	f.register(fs)
-	config := filepath.Join(t.TempDir(), "renderer.yaml")
-	if err := os.WriteFile(config, []byte("apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmode: migrate\nsetArgs: [v=2]\nkubeVersion: v1.26.0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := fs.Parse([]string{"--distro=rke", "--config", config}); err != nil {
-		t.Fatal(err)
-	}
-	given, err := explicitOptions(fs, config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"distro", "mode", "set-arg", "kube-version"} {
-		if !given[name] {
-			t.Errorf("%s not taken as given", name)
-		}
-	}
-	for _, name := range []string{"host-network", "remove-arg", "leader-name"} {
-		if given[name] {
-			t.Errorf("%s taken as given", name)
-		}
-	}
-	if _, err := explicitOptions(fs, filepath.Join(t.TempDir(), "none.yaml")); !renderer.IsUsageError(err) {
-		t.Errorf("missing config: %v", err)
 	}
 }

@@ -1,6 +1,4 @@
-//go:build helmsdk
-
-package cli
+package helmcmd
 
 import (
 	"os"
@@ -11,6 +9,8 @@ import (
 	"github.com/creack/pty"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 )
 
 // kubeconfig writes a kubeconfig whose contexts point at servers nothing
@@ -46,16 +46,16 @@ func TestCheckUsage(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"bad output", "", []string{"check", "-o", "yaml"}, ExitUsage, `--output "yaml": use table or json`},
-		{"two inputs", "", []string{"check", "-f", manifests, "--release", "x"}, ExitUsage, "-f and --release both name what to check"},
-		{"contexts twice over", "", []string{"check", "--all-contexts", "--kube-context", "prod-a"}, ExitUsage, "--all-contexts and --kube-context"},
-		{"unknown context", "", []string{"check", "--kube-context", "prod-c"}, ExitUsage, `context "prod-c" is not in the kubeconfig (contexts: prod-a, prod-b)`},
-		{"no timeout", "", []string{"check", "--timeout", "0s"}, ExitUsage, "--timeout must be positive"},
-		{"argument", "", []string{"check", "extra"}, ExitUsage, "unknown command"},
-		{"missing file", "", []string{"check", "-f", manifests + ".gone"}, ExitUsage, "-f: open"},
-		{"not YAML", "a: [\n", []string{"check", "-f", "-"}, ExitInput, "document 1"},
-		{"unreachable", "", []string{"check", "-f", manifests}, ExitOther, "context prod-a: cannot reach the cluster"},
-		{"unreachable by HELM_KUBECONTEXT", "", []string{"check"}, ExitOther, "context prod-b: cannot reach the cluster"},
+		{"bad output", "", []string{"check", "-o", "yaml"}, cli.ExitUsage, `--output "yaml": use table or json`},
+		{"two inputs", "", []string{"check", "-f", manifests, "--release", "x"}, cli.ExitUsage, "-f and --release both name what to check"},
+		{"contexts twice over", "", []string{"check", "--all-contexts", "--kube-context", "prod-a"}, cli.ExitUsage, "--all-contexts and --kube-context"},
+		{"unknown context", "", []string{"check", "--kube-context", "prod-c"}, cli.ExitUsage, `context "prod-c" is not in the kubeconfig (contexts: prod-a, prod-b)`},
+		{"no timeout", "", []string{"check", "--timeout", "0s"}, cli.ExitUsage, "--timeout must be positive"},
+		{"argument", "", []string{"check", "extra"}, cli.ExitUsage, "unknown command"},
+		{"missing file", "", []string{"check", "-f", manifests + ".gone"}, cli.ExitUsage, "-f: open"},
+		{"not YAML", "a: [\n", []string{"check", "-f", "-"}, cli.ExitInput, "document 1"},
+		{"unreachable", "", []string{"check", "-f", manifests}, cli.ExitOther, "context prod-a: cannot reach the cluster"},
+		{"unreachable by HELM_KUBECONTEXT", "", []string{"check"}, cli.ExitOther, "context prod-b: cannot reach the cluster"},
 	}
 	t.Setenv("KUBECONFIG", kc)
 	for _, c := range cases {
@@ -80,24 +80,24 @@ func TestCheckUsage(t *testing.T) {
 func TestCheckFleetUnreachable(t *testing.T) {
 	t.Setenv("KUBECONFIG", kubeconfig(t, "a", "b"))
 	code, out, errOut := run(t, "", "check", "--all-contexts", "--timeout=5s")
-	if code != ExitOther || strings.Count(errOut, "\n") != 2 || !strings.Contains(errOut, "aws-ccm-renderer: context a: cannot reach the cluster") {
+	if code != cli.ExitOther || strings.Count(errOut, "\n") != 2 || !strings.Contains(errOut, "aws-ccm-renderer: context a: cannot reach the cluster") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	if !strings.Contains(out, "Cluster a\n  ✗ cannot reach the cluster") || !strings.Contains(out, "CONTEXT") || strings.Count(out, "\n✗  ") != 2 {
 		t.Errorf("stdout:\n%s", out)
 	}
 	code, out, _ = run(t, "", "check", "--all-contexts", "--timeout=5s", "-o", "json")
-	if code != ExitOther || !strings.Contains(out, `"kind": "CheckResult"`) || strings.Count(out, `"error": "cannot reach the cluster`) != 2 {
+	if code != cli.ExitOther || !strings.Contains(out, `"kind": "CheckResult"`) || strings.Count(out, `"error": "cannot reach the cluster`) != 2 {
 		t.Errorf("json: exit %d\n%s", code, out)
 	}
 	t.Setenv("KUBECONFIG", kubeconfig(t))
-	if code, _, errOut := run(t, "", "check", "--all-contexts"); code != ExitUsage || !strings.Contains(errOut, "the kubeconfig has no contexts") {
+	if code, _, errOut := run(t, "", "check", "--all-contexts"); code != cli.ExitUsage || !strings.Contains(errOut, "the kubeconfig has no contexts") {
 		t.Errorf("no contexts: exit %d, %q", code, errOut)
 	}
 }
 
-// TestCheckTerminal: stdin on a terminal is a usage error for -f -, and the
-// table is coloured only on a terminal without NO_COLOR or TERM=dumb.
+// TestCheckTerminal: stdin on a terminal is a usage error for -f -
+// (internal/terminal's TestColour has when the table is coloured).
 func TestCheckTerminal(t *testing.T) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -108,23 +108,6 @@ func TestCheckTerminal(t *testing.T) {
 	data, err := readManifestFile(tty, "-")
 	if err == nil || !strings.Contains(err.Error(), "stdin is a terminal") || data != nil {
 		t.Errorf("-f - on a terminal: %v", err)
-	}
-	t.Setenv("TERM", "xterm")
-	os.Unsetenv("NO_COLOR")
-	if !colourTerminal(tty) {
-		t.Error("a terminal is not coloured")
-	}
-	if colourTerminal(os.Stderr) && !isTerminal(os.Stderr) {
-		t.Error("a file is coloured")
-	}
-	t.Setenv("NO_COLOR", "")
-	if colourTerminal(tty) {
-		t.Error("NO_COLOR set (even empty) still colours")
-	}
-	os.Unsetenv("NO_COLOR")
-	t.Setenv("TERM", "dumb")
-	if colourTerminal(tty) {
-		t.Error("TERM=dumb still colours")
 	}
 }
 
@@ -152,7 +135,7 @@ func TestCheckCompletion(t *testing.T) {
 	// detect needs a cluster: without one it is exit 3, with nothing on
 	// stdout.
 	code, out, errOut := run(t, "", "template", "--distro=detect", "--repo", "http://127.0.0.1:1")
-	if code != ExitOther || out != "" || !strings.Contains(errOut, "--distro=detect") {
+	if code != cli.ExitOther || out != "" || !strings.Contains(errOut, "--distro=detect") {
 		t.Errorf("detect without a cluster: exit %d, %q, %q", code, out, errOut)
 	}
 }

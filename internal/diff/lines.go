@@ -1,12 +1,11 @@
-package cli
+package diff
 
 import (
-	"crypto/rand"
 	"strings"
 )
 
-// The line diff under the object diff (diff_objects.go): Myers' shortest
-// edit script in linear space.
+// The line diff under the object diff (diff.go): Myers' shortest edit
+// script in linear space.
 
 func splitLines(s string) []string {
 	s = strings.TrimSuffix(s, "\n")
@@ -180,11 +179,3 @@ func (m *myers) middleSnake(a0, a1, b0, b1 int) (x, y, u, v int) {
 	}
 	panic("diff: no middle snake")
 }
-
-// redactSalt makes the redaction tags differ from run to run, so they tell
-// whether a value changed within one diff and nothing more.
-var redactSalt = func() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return b
-}()

@@ -1,4 +1,4 @@
-package cli
+package diff
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-func mustParse(t testing.TB, stream string) []*manifestObject {
+func mustParse(t testing.TB, stream string) []*Object {
 	t.Helper()
-	objs, err := parseManifests(stream, "kube-system")
+	objs, err := Parse(stream, "kube-system")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +65,14 @@ spec:
         - effect: NoSchedule
           key: a
 `
-	changes, sum := compareObjects(mustParse(t, a), mustParse(t, b), 3)
-	if len(changes) != 0 || sum != (diffSummary{Unchanged: 1}) {
+	changes, sum := Compare(mustParse(t, a), mustParse(t, b), 3)
+	if len(changes) != 0 || sum != (Summary{Unchanged: 1}) {
 		t.Errorf("spelling shows as a change: %+v %+v", changes, sum)
 	}
 	// A type is not spelling: "true" is not true.
 	c := strings.Replace(b, "k8s-app: 'ccm'", "k8s-app: 'true'", 1)
 	d := strings.Replace(b, "k8s-app: 'ccm'", "k8s-app: true", 1)
-	changes, _ = compareObjects(mustParse(t, c), mustParse(t, d), 3)
+	changes, _ = Compare(mustParse(t, c), mustParse(t, d), 3)
 	if len(changes) != 1 || !strings.Contains(changes[0].Diff, "-     k8s-app: \"true\"\n+     k8s-app: true\n") {
 		t.Errorf("string to bool: %+v", changes)
 	}
@@ -124,8 +124,8 @@ apiVersion: v1
 kind: ServiceAccount
 metadata: {name: sa, namespace: kube-system}
 `
-	changes, sum := compareObjects(mustParse(t, from), mustParse(t, to), 3)
-	if sum != (diffSummary{Added: 1, Removed: 1, Changed: 1, Unchanged: 1}) {
+	changes, sum := Compare(mustParse(t, from), mustParse(t, to), 3)
+	if sum != (Summary{Added: 1, Removed: 1, Changed: 1, Unchanged: 1}) {
 		t.Errorf("summary %+v", sum)
 	}
 	var got []string
@@ -185,13 +185,13 @@ func TestParseManifestsErrors(t *testing.T) {
 		"kind: A\nmetadata: {name: a}\n---\nkind: A\nkind: B\n":                         "document 2",
 		"kind: A\nmetadata: {name: a}\n---\nkind: A\nmetadata:\n  name: b\n  name: c\n": "document 2",
 	} {
-		_, err := parseManifests(in, "kube-system")
+		_, err := Parse(in, "kube-system")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", in, err, want)
 		}
 	}
 	// A List's items are objects of their own.
-	objs, err := parseManifests("apiVersion: v1\nkind: List\nitems:\n- {kind: A, metadata: {name: a}}\n- {kind: B, metadata: {name: b}}\n", "ns")
+	objs, err := Parse("apiVersion: v1\nkind: List\nitems:\n- {kind: A, metadata: {name: a}}\n- {kind: B, metadata: {name: b}}\n", "ns")
 	if err != nil || len(objs) != 2 || objs[1].Title() != "ns, b, B ()" {
 		t.Errorf("list: %v %v", objs, err)
 	}
@@ -205,9 +205,9 @@ func TestRedactSecrets(t *testing.T) {
 		return "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata:\n  password: " + pass + "\nstringData:\n  token: " + token +
 			"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  password: visible-" + token + "\n"
 	}
-	changes, _ := compareObjects(mustParse(t, secret("c2VjcmV0", "hunter2")), mustParse(t, secret("c2VjcmV0", "hunter3")), -1)
+	changes, _ := Compare(mustParse(t, secret("c2VjcmV0", "hunter2")), mustParse(t, secret("c2VjcmV0", "hunter3")), -1)
 	out, _ := json.Marshal(changes)
-	text := diffText(changes, diffSummary{Changed: 2}, "x", false)
+	text := Text(changes, Summary{Changed: 2}, "x", false)
 	for _, s := range []string{"c2VjcmV0", "token: hunter", `"hunter2"`, `"hunter3"`} {
 		if strings.Contains(text, s) || strings.Contains(string(out), s) {
 			t.Errorf("secret value %q shown:\n%s\n%s", s, text, out)
@@ -231,12 +231,12 @@ func TestRedactSecrets(t *testing.T) {
 // the object.
 func TestNonStringKeys(t *testing.T) {
 	stream := "apiVersion: v1\nkind: Secret\nmetadata: {name: s, labels: {1: one}}\ndata:\n  1234: c2VjcmV0LXZhbHVl\n  key: c2VjcmV0LXZhbHVl\nstringData:\n  true: hunter2\n"
-	changes, _ := compareObjects(nil, mustParse(t, stream), 3)
+	changes, _ := Compare(nil, mustParse(t, stream), 3)
 	out, err := json.Marshal(changes)
 	if err != nil {
 		t.Fatalf("-o json: %v", err)
 	}
-	text := diffText(changes, diffSummary{Added: 1}, "x", false)
+	text := Text(changes, Summary{Added: 1}, "x", false)
 	for _, s := range []string{"c2VjcmV0LXZhbHVl", "hunter2"} {
 		if strings.Contains(text, s) || strings.Contains(string(out), s) {
 			t.Errorf("secret value %q shown:\n%s\n%s", s, text, out)
@@ -252,8 +252,8 @@ func TestNonStringKeys(t *testing.T) {
 func TestDiffText(t *testing.T) {
 	from := mustParse(t, "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ccm}\nspec: {a: 1}\n")
 	to := mustParse(t, "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ccm}\nspec: {a: 2}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\n")
-	changes, sum := compareObjects(from, to, 3)
-	got := diffText(changes, sum, "a → b", false)
+	changes, sum := Compare(from, to, 3)
+	got := Text(changes, sum, "a → b", false)
 	want := `kube-system, ccm, DaemonSet (apps) has changed:
 @@ spec.a @@
   metadata:
@@ -273,7 +273,7 @@ Summary: 1 changed, 1 added, 0 removed, 0 unchanged (a → b)
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
-	coloured := diffText(changes, sum, "a → b", true)
+	coloured := Text(changes, sum, "a → b", true)
 	for _, w := range []string{"\x1b[1;33mkube-system, ccm, DaemonSet (apps) has changed:\x1b[0m\n", "\x1b[36m@@ spec.a @@\x1b[0m\n",
 		"\x1b[31m-   a: 1\x1b[0m\n", "\x1b[32m+   a: 2\x1b[0m\n", "\n  spec:\n", "\x1b[1mSummary: "} {
 		if !strings.Contains(coloured, w) {
@@ -284,7 +284,7 @@ Summary: 1 changed, 1 added, 0 removed, 0 unchanged (a → b)
 	if s := summaryLine(sum, "x"); s != "Summary: 1 changed, 1 added, 0 removed, 0 unchanged; 2 differ in the cluster from the release (x)" {
 		t.Errorf("summary with drift: %q", s)
 	}
-	if diffText(nil, diffSummary{Unchanged: 3}, "x", true) != "" {
+	if Text(nil, Summary{Unchanged: 3}, "x", true) != "" {
 		t.Error("no changes print something")
 	}
 }
@@ -311,8 +311,9 @@ func TestObjectHunks(t *testing.T) {
 	}
 }
 
-// TestYAMLPathAt: where a line stands, from encodeYAML's layout.
-func TestYAMLPathAt(t *testing.T) {
+// TestLinePaths: where a line stands, from the node tree of encodeYAML's
+// text.
+func TestLinePaths(t *testing.T) {
 	text, err := encodeYAML(map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{"a.io/b": "x"}},
 		"spec": map[string]any{"containers": []any{
@@ -342,29 +343,14 @@ func TestYAMLPathAt(t *testing.T) {
 		"line2":        "spec.data",
 		"metadata:":    "metadata",
 	} {
-		if got := yamlPathAt(lines, find(line)); got != want {
+		if got := (&linePaths{text: text}).at(find(line)); got != want {
 			t.Errorf("%q: %q, want %q\n%s", line, got, want, text)
 		}
 	}
-}
-
-// TestDetailedExitCode: which command lines make 2 mean changes only.
-func TestDetailedExitCode(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"diff", "--detailed-exitcode"}, true},
-		{[]string{"diff", "rel", "--exit-code", "--bogus"}, true},
-		{[]string{"diff", "--detailed-exitcode=true"}, true},
-		{[]string{"diff", "--detailed-exitcode=false"}, false},
-		{[]string{"diff", "--", "--exit-code"}, false},
-		{[]string{"diff"}, false},
-		{[]string{"template", "diff", "--exit-code"}, false},
-		{[]string{"--exit-code"}, false},
-	} {
-		if got := detailedExitCode(c.args); got != c.want {
-			t.Errorf("%q: %v, want %v", c.args, got, c.want)
+	for text, want := range map[string]string{"a: [\n": "(top)", "- - x\n  - y: 1\n": "[][].y", "k:\n- name: n\n  v: 1\n": "k[name=n].v"} {
+		lines := splitLines(text)
+		if got := (&linePaths{text: text}).at(len(lines) - 1); got != want {
+			t.Errorf("%q, last line: %q, want %q", text, got, want)
 		}
 	}
 }
@@ -474,11 +460,11 @@ func umbrellaSides(b testing.TB, n int) (string, string) {
 // the others by meaning.
 func TestDiffUmbrella(t *testing.T) {
 	from, to := umbrellaSides(t, 1000)
-	changes, sum, err := compareStreams("a", from, "b", to, "kube-system", 3)
+	changes, sum, err := CompareStreams("a", from, "b", to, "kube-system", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum != (diffSummary{Changed: 2, Unchanged: 998}) {
+	if sum != (Summary{Changed: 2, Unchanged: 998}) {
 		t.Errorf("summary %+v", sum)
 	}
 	for _, c := range changes {
@@ -487,7 +473,7 @@ func TestDiffUmbrella(t *testing.T) {
 		}
 	}
 	// The same through the YAML library alone.
-	all, allSum := compareObjects(mustParse(t, from), mustParse(t, to), 3)
+	all, allSum := Compare(mustParse(t, from), mustParse(t, to), 3)
 	if allSum != sum || len(all) != len(changes) || all[0].Diff != changes[0].Diff {
 		t.Errorf("decoding everything: %+v, %d changes", allSum, len(all))
 	}
@@ -499,11 +485,11 @@ func TestDiffUmbrella(t *testing.T) {
 func TestCompareStreams(t *testing.T) {
 	a := "# Source: x\napiVersion: v1\nkind: A\nmetadata: {name: a}\n---\nkind: B\nmetadata: {name: b}\n---\n# nothing\n---\nkind: List\nitems: [{kind: C, metadata: {name: c}}]\n"
 	b := "kind: B\nmetadata: {name: b}\n---\n# Source: y\napiVersion: v1\nkind: A\nmetadata: {name: a}\n---\nkind: C\nmetadata:\n  name: c\n  labels: {x: y}\n"
-	changes, sum, err := compareStreams("a", a, "b", b, "ns", 3)
-	if err != nil || sum != (diffSummary{Changed: 1, Unchanged: 2}) || len(changes) != 1 || changes[0].Kind != "C" {
+	changes, sum, err := CompareStreams("a", a, "b", b, "ns", 3)
+	if err != nil || sum != (Summary{Changed: 1, Unchanged: 2}) || len(changes) != 1 || changes[0].Kind != "C" {
 		t.Errorf("%+v %+v %v", changes, sum, err)
 	}
-	_, _, err = compareStreams("the release's manifest", "kind: A\nmetadata: {name: [}\n", "b", b, "ns", 3)
+	_, _, err = CompareStreams("the release's manifest", "kind: A\nmetadata: {name: [}\n", "b", b, "ns", 3)
 	if err == nil || !strings.HasPrefix(err.Error(), "the release's manifest: ") || !renderer.IsInputError(err) {
 		t.Errorf("unparseable: %v", err)
 	}
@@ -518,8 +504,8 @@ func BenchmarkDiff(b *testing.B) {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(from) + len(to)))
 			for b.Loop() {
-				changes, sum, err := compareStreams("a", from, "b", to, "kube-system", 3)
-				if err != nil || diffText(changes, sum, "x", false) == "" {
+				changes, sum, err := CompareStreams("a", from, "b", to, "kube-system", 3)
+				if err != nil || Text(changes, sum, "x", false) == "" {
 					b.Fatal("no diff", err)
 				}
 			}
@@ -527,8 +513,8 @@ func BenchmarkDiff(b *testing.B) {
 		b.Run(fmt.Sprintf("docs=%d,decode-all", n), func(b *testing.B) {
 			b.SetBytes(int64(len(from) + len(to)))
 			for b.Loop() {
-				changes, sum := compareObjects(mustParse(b, from), mustParse(b, to), 3)
-				if diffText(changes, sum, "x", false) == "" {
+				changes, sum := Compare(mustParse(b, from), mustParse(b, to), 3)
+				if Text(changes, sum, "x", false) == "" {
 					b.Fatal("no diff")
 				}
 			}

@@ -1,13 +1,10 @@
-//go:build helmsdk
-
-package cli
+package chartops
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -19,12 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/cli-runtime/pkg/resource"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/diff"
 )
 
 // Helm's ownership metadata, which it puts on every object of a release.
@@ -34,99 +28,90 @@ const (
 	helmReleaseNSAnnotation   = "meta.helm.sh/release-namespace"
 )
 
-// diff prints chart output → patched, release → upgrade (--deployed), or
-// the cluster's objects → after the upgrade (--live).
-func (w *wrapper) diff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) error {
-	var (
-		changes []objectChange
-		sum     diffSummary
-		drift   []objectChange
-		what    string
-		err     error
-	)
-	switch {
-	case w.flags.deployed || w.flags.live:
-		w.progress.begin(fmt.Sprintf("comparing with release %s in namespace %s (server-side dry run)", w.release, w.namespace))
-		changes, sum, drift, what, err = w.clusterDiff(ch, vals, pr)
-		w.progress.end(err)
-	default:
-		changes, sum, what, err = w.chartDiff(ch, vals, pr)
-	}
-	if err != nil {
-		return err
-	}
-	sum.Drifted = len(drift)
-	if !w.flags.live {
-		// With --live the changes made outside Helm are in the diff
-		// itself; the summary still counts them.
-		changes = append(changes, drift...)
-	}
-	if w.flags.output == "json" {
-		if changes == nil {
-			changes = []objectChange{}
-		}
-		b, err := json.MarshalIndent(changes, "", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := w.out.Write(append(b, '\n')); err != nil {
-			return writeErr(err)
-		}
-	} else if text := diffText(changes, sum, what, w.colour()); text != "" {
-		if _, err := io.WriteString(w.out, text); err != nil {
-			return writeErr(err)
-		}
-	} else if w.progress.mode != progressOff {
-		fmt.Fprintf(w.errOut, "aws-ccm-renderer: no changes: %d objects the same (%s)\n", sum.Unchanged, what)
-	}
-	if len(changes) > 0 && w.flags.detailedExit {
-		return errChanges
-	}
-	return nil
+// Compare is what diff compares.
+type Compare int
+
+// The comparisons.
+const (
+	// ChartOutput compares the chart's own output with the patched one.
+	ChartOutput Compare = iota
+	// Deployed compares the release's deployed manifest with what the
+	// upgrade would deploy, and finds the objects the cluster has changed.
+	Deployed
+	// Live compares the cluster's objects with what the upgrade would
+	// make of them.
+	Live
+)
+
+// Diff is a diff as its flags say: the upgrade it compares with, and how
+// many lines of context (-1: whole objects).
+type Diff struct {
+	Upgrade
+	Compare Compare
+	Context int
 }
 
-// colour tells whether to colour the text diff: --color, and for auto a
-// terminal without $NO_COLOR and not a dumb one.
-func (w *wrapper) colour() bool {
-	switch w.flags.color {
-	case "always":
-		return true
-	case "never":
-		return false
+// DiffResult is what a diff found.
+type DiffResult struct {
+	Changes []diff.Change
+	Summary diff.Summary
+	// What names the two sides: "release ccm revision 3 → upgrade".
+	What string
+}
+
+// Diff compares the chart's output with the patched output, the release
+// with the upgrade (Deployed), or the cluster's objects with what the
+// upgrade would make of them (Live). The objects the cluster has changed
+// since the release (drift) are counted, and are changes of their own but
+// with Live, where they are in the diff already.
+func (c *Client) Diff(ctx context.Context, ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer, d Diff) (*DiffResult, error) {
+	if d.Compare == ChartOutput {
+		return c.chartDiff(ctx, ch, vals, pr, d)
 	}
-	return isTerminal(w.out) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	c.Progress.Begin(fmt.Sprintf("comparing with release %s in namespace %s (server-side dry run)", d.Release, d.Namespace))
+	res, drift, err := c.clusterDiff(ctx, ch, vals, pr, d)
+	c.Progress.End(err)
+	if err != nil {
+		return nil, err
+	}
+	res.Summary.Drifted = len(drift)
+	if d.Compare != Live {
+		res.Changes = append(res.Changes, drift...)
+	}
+	return res, nil
 }
 
 // chartDiff compares the chart's own output with the patched output.
-func (w *wrapper) chartDiff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) ([]objectChange, diffSummary, string, error) {
-	plain, err := w.render(ch, vals, nil)
+func (c *Client) chartDiff(ctx context.Context, ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer, d Diff) (*DiffResult, error) {
+	t := Template{Release: d.Release, Namespace: d.Namespace, KubeVersion: d.KubeVersion}
+	plain, err := c.render(ctx, ch, vals, nil, t)
 	if err != nil {
-		return nil, diffSummary{}, "", err
+		return nil, err
 	}
-	patched, err := w.render(ch, vals, pr)
+	patched, err := c.render(ctx, ch, vals, pr, t)
 	if err != nil {
-		return nil, diffSummary{}, "", err
+		return nil, err
 	}
 	name := ch.Metadata.Name + "-" + ch.Metadata.Version
-	changes, sum, err := compareStreams(name+"'s output", manifestOf(plain), "the patched output", manifestOf(patched), w.namespace, w.flags.context)
-	return changes, sum, name + "'s output → patched by aws-ccm-renderer", err
+	changes, sum, err := diff.CompareStreams(name+"'s output", manifestOf(plain), "the patched output", manifestOf(patched), d.Namespace, d.Context)
+	if err != nil {
+		return nil, err
+	}
+	return &DiffResult{Changes: changes, Summary: sum, What: name + "'s output → patched by aws-ccm-renderer"}, nil
 }
 
 // clusterDiff compares with the cluster: the release's manifest (or, with
-// --live, the cluster's objects) with what the upgrade would make, and
-// finds the objects changed outside Helm.
-func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer) (changes []objectChange, sum diffSummary, drift []objectChange, what string, err error) {
-	fail := func(err error) ([]objectChange, diffSummary, []objectChange, string, error) {
-		return nil, diffSummary{}, nil, "", err
-	}
-	rel, err := action.NewGet(w.cfg).Run(w.release)
+// Live, the cluster's objects) with what the upgrade would make, and finds
+// the objects changed outside Helm.
+func (c *Client) clusterDiff(ctx context.Context, ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer, d Diff) (*DiffResult, []diff.Change, error) {
+	rel, err := action.NewGet(c.Config).Run(d.Release)
 	uninstalled := false
 	var failed *release.Release // the last revision, when it failed
 	switch {
 	case errors.Is(err, driver.ErrReleaseNotFound):
 		rel = nil
 	case err != nil:
-		return fail(&ioError{fmt.Errorf("release %s in namespace %s: %w", w.release, w.namespace, err)})
+		return nil, nil, fmt.Errorf("release %s in namespace %s: %w", d.Release, d.Namespace, err)
 	case rel.Info != nil && rel.Info.Status == release.StatusUninstalled:
 		// Uninstalled with its history kept: gone, as for upgrade
 		// --install.
@@ -135,70 +120,72 @@ func (w *wrapper) clusterDiff(ch *chart.Chart, vals map[string]any, pr postrende
 		// The last upgrade failed: an upgrade now patches from the
 		// deployed revision, as Helm's does, and that is what the
 		// cluster was last given successfully.
-		if dep, derr := w.cfg.Releases.Deployed(w.release); derr == nil {
+		if dep, derr := c.Config.Releases.Deployed(d.Release); derr == nil {
 			failed = rel
 			rel = dep
 		}
 	}
+	res := &DiffResult{}
 	var next *release.Release
 	if rel == nil {
 		// Nothing deployed yet: everything an install would create.
-		inst := w.newInstall(pr)
+		inst := c.newInstall(pr, d.Install)
 		inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Wait, inst.Atomic = true, "server", false, false, false
 		inst.Replace = uninstalled
-		next, err = inst.Run(ch, vals)
-		what = fmt.Sprintf("no release %s in namespace %s → install", w.release, w.namespace)
+		next, err = inst.RunWithContext(ctx, ch, vals)
+		res.What = fmt.Sprintf("no release %s in namespace %s → install", d.Release, d.Namespace)
 	} else {
-		up := w.newUpgrade(pr)
+		up := c.newUpgrade(pr, d.Upgrade)
 		up.DryRun, up.DryRunOption, up.Wait, up.Atomic = true, "server", false, false
-		next, err = up.Run(w.release, ch, vals)
-		what = fmt.Sprintf("release %s revision %d → upgrade", rel.Name, rel.Version)
+		next, err = up.RunWithContext(ctx, d.Release, ch, vals)
+		res.What = fmt.Sprintf("release %s revision %d → upgrade", rel.Name, rel.Version)
 		if failed != nil {
-			what = fmt.Sprintf("release %s revision %d, the deployed one; revision %d failed → upgrade", rel.Name, rel.Version, failed.Version)
+			res.What = fmt.Sprintf("release %s revision %d, the deployed one; revision %d failed → upgrade", rel.Name, rel.Version, failed.Version)
 		}
 	}
 	if err != nil {
-		return fail(renderError(err))
+		return nil, nil, Classify(err)
 	}
-	lc, err := w.newLiveClient()
+	lc, err := c.newLiveClient(d.Namespace)
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
 	var original kube.ResourceList
+	var drift []diff.Change
 	if rel != nil {
 		if original, err = lc.build(rel.Manifest); err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
-		if drift, err = lc.drift(original, rel.Name, rel.Namespace, w.progress); err != nil {
-			return fail(err)
+		if drift, err = lc.drift(original, rel.Name, rel.Namespace, c.Progress); err != nil {
+			return nil, nil, err
 		}
 	}
-	if !w.flags.live {
+	if d.Compare != Live {
 		fromText := ""
 		if rel != nil {
 			fromText = manifestOf(rel)
 		}
-		changes, sum, err = compareStreams("the release's manifest", fromText, "the upgrade's manifest", manifestOf(next), w.namespace, w.flags.context)
+		res.Changes, res.Summary, err = diff.CompareStreams("the release's manifest", fromText, "the upgrade's manifest", manifestOf(next), d.Namespace, d.Context)
 		if err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
-		return changes, sum, drift, what, nil
+		return res, drift, nil
 	}
 	target, err := lc.build(next.Manifest)
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
-	from, to, err := lc.afterUpgrade(original, target, w.release, w.namespace)
+	from, to, err := lc.afterUpgrade(original, target, d.Release, d.Namespace)
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
 	if rel == nil {
-		what = fmt.Sprintf("the cluster's objects → after installing %s", w.release)
+		res.What = fmt.Sprintf("the cluster's objects → after installing %s", d.Release)
 	} else {
-		what = fmt.Sprintf("the cluster's objects → after upgrading %s (revision %d)", rel.Name, rel.Version)
+		res.What = fmt.Sprintf("the cluster's objects → after upgrading %s (revision %d)", rel.Name, rel.Version)
 	}
-	changes, sum = compareObjects(from, to, w.flags.context)
-	return changes, sum, drift, what, nil
+	res.Changes, res.Summary = diff.Compare(from, to, d.Context)
+	return res, drift, nil
 }
 
 // liveClient reads and dry-runs the cluster's objects with Helm's kube
@@ -208,18 +195,18 @@ type liveClient struct {
 	namespace string
 }
 
-func (w *wrapper) newLiveClient() (*liveClient, error) {
-	kc, ok := w.cfg.KubeClient.(*kube.Client)
+func (c *Client) newLiveClient(namespace string) (*liveClient, error) {
+	kc, ok := c.Config.KubeClient.(*kube.Client)
 	if !ok {
-		return nil, fmt.Errorf("the Helm SDK's kube client is a %T", w.cfg.KubeClient)
+		return nil, fmt.Errorf("the Helm SDK's kube client is a %T", c.Config.KubeClient)
 	}
-	return &liveClient{kc: kc, namespace: w.namespace}, nil
+	return &liveClient{kc: kc, namespace: namespace}, nil
 }
 
 func (lc *liveClient) build(manifest string) (kube.ResourceList, error) {
 	list, err := lc.kc.Build(strings.NewReader(manifest), false)
 	if err != nil {
-		return nil, renderError(fmt.Errorf("reading the manifests with the cluster's API: %w", err))
+		return nil, Classify(fmt.Errorf("reading the manifests with the cluster's API: %w", err))
 	}
 	return list, nil
 }
@@ -252,11 +239,7 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 }
 
 func clusterError(info *resource.Info, doing string, err error) error {
-	err = fmt.Errorf("%s %s %s/%s: %w", doing, info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name, err)
-	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || unreachable(err) {
-		return &ioError{err}
-	}
-	return &renderer.InputError{Err: err}
+	return Classify(fmt.Errorf("%s %s %s/%s: %w", doing, info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name, err))
 }
 
 // owned returns a copy of a release's object with the ownership metadata
@@ -288,8 +271,8 @@ func owned(info *resource.Info, releaseName, releaseNS string) (*unstructured.Un
 // What differs was changed outside Helm, e.g. by kubectl edit. An API
 // server that refuses the dry run (no update permission) gets a warning,
 // not an error: the rest of the diff needs only reads.
-func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS string, errOut io.Writer) ([]objectChange, error) {
-	var out []objectChange
+func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS string, errOut io.Writer) ([]diff.Change, error) {
+	var out []diff.Change
 	for _, info := range original {
 		live, err := lc.get(info)
 		if err != nil {
@@ -300,7 +283,7 @@ func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS s
 			if err != nil {
 				return nil, err
 			}
-			c := wholeObject(o, changeDrifted, '-')
+			c := diff.Whole(o, diff.Drifted)
 			c.Diff = "@@ (deleted from the cluster) @@\n" + c.Diff
 			out = append(out, c)
 			continue
@@ -326,9 +309,9 @@ func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS s
 		if err != nil {
 			return nil, err
 		}
-		if changes, _ := compareObjects([]*manifestObject{a}, []*manifestObject{b}, 3); len(changes) == 1 {
+		if changes, _ := diff.Compare([]*diff.Object{a}, []*diff.Object{b}, 3); len(changes) == 1 {
 			c := changes[0]
-			c.Change = changeDrifted
+			c.Change = diff.Drifted
 			out = append(out, c)
 		}
 	}
@@ -340,7 +323,7 @@ func (lc *liveClient) drift(original kube.ResourceList, releaseName, releaseNS s
 // send (a three-way merge of the release's object, the upgrade's and the
 // cluster's) applied in a server-side dry run, or the object created in
 // one. Objects of the release the upgrade drops are not on the after side.
-func (lc *liveClient) afterUpgrade(original, target kube.ResourceList, releaseName, releaseNS string) (before, after []*manifestObject, err error) {
+func (lc *liveClient) afterUpgrade(original, target kube.ResourceList, releaseName, releaseNS string) (before, after []*diff.Object, err error) {
 	for _, info := range target {
 		want, err := owned(info, releaseName, releaseNS)
 		if err != nil {
@@ -403,40 +386,11 @@ func (lc *liveClient) afterUpgrade(original, target kube.ResourceList, releaseNa
 	return before, after, nil
 }
 
-// upgradePatch is the patch Helm's kube client sends to update an object: a
-// three-way strategic merge patch for the API's own kinds, a JSON merge
-// patch of the release's object to the upgrade's for custom resources.
-func upgradePatch(info *resource.Info, original, target, live *unstructured.Unstructured) ([]byte, types.PatchType, error) {
-	oldData, err := json.Marshal(original)
-	if err != nil {
-		return nil, "", err
-	}
-	newData, err := json.Marshal(target)
-	if err != nil {
-		return nil, "", err
-	}
-	liveData, err := json.Marshal(live)
-	if err != nil {
-		return nil, "", err
-	}
-	versioned := kube.AsVersioned(info)
-	if _, ok := versioned.(runtime.Unstructured); ok {
-		patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(oldData, newData, oldData)
-		return patch, types.MergePatchType, err
-	}
-	meta, err := strategicpatch.NewPatchMetaFromStruct(versioned)
-	if err != nil {
-		return nil, "", err
-	}
-	patch, err := strategicpatch.CreateThreeWayMergePatch(oldData, newData, liveData, meta, true)
-	return patch, types.StrategicMergePatchType, err
-}
-
 // object makes a cluster's object comparable: without what the API server
 // keeps for itself (status, managedFields, resourceVersion, uid,
 // generation, creationTimestamp, the DaemonSet's template generation and
 // kubectl's last-applied-configuration).
-func (lc *liveClient) object(obj runtime.Object) (*manifestObject, error) {
+func (lc *liveClient) object(obj runtime.Object) (*diff.Object, error) {
 	u, err := toUnstructured(obj)
 	if err != nil {
 		return nil, err
@@ -455,5 +409,5 @@ func (lc *liveClient) object(obj runtime.Object) (*manifestObject, error) {
 			}
 		}
 	}
-	return newManifestObject(m, lc.namespace)
+	return diff.NewObject(m, lc.namespace)
 }

@@ -1,5 +1,3 @@
-//go:build !helmsdk
-
 package cli
 
 import (
@@ -17,31 +15,49 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// chartShort are the one-line descriptions of the chart wrapper commands.
-var chartShort = map[string]string{
-	"template": "Render the upstream chart with the renderer's patches (Helm SDK)",
-	"install":  "Install the upstream chart with the renderer's patches (Helm SDK)",
-	"upgrade":  "Upgrade a release of the upstream chart with the renderer's patches (Helm SDK)",
-	"diff":     "Show what the renderer changes, or what an upgrade would change (Helm SDK)",
+// The chart commands (template, install, upgrade, diff) and check run the
+// Helm SDK and the Kubernetes client. Linking them costs every process
+// about 16 ms of package initialisation (docs/chart-wrapper.md has the
+// figures), more than the whole post-render path may take, and Go
+// initialises every linked package before main, so they live in a second
+// program, aws-ccm-renderer-helm (cmd/aws-ccm-renderer-helm; `make build`
+// makes both). aws-ccm-renderer execs it — the process is replaced, no
+// subprocess — for these commands.
+
+// HelmBinary is the name of the program with the Helm SDK.
+const HelmBinary = "aws-ccm-renderer-helm"
+
+// ChartCommandKinds are the chart wrapper commands.
+var ChartCommandKinds = []string{"template", "install", "upgrade", "diff"}
+
+// handedOver are the commands aws-ccm-renderer-helm runs, with their
+// one-line descriptions.
+var handedOver = []struct{ use, short string }{
+	{"template [RELEASE] [CHART]", "Render the upstream chart with the renderer's patches (Helm SDK)"},
+	{"install [RELEASE] [CHART]", "Install the upstream chart with the renderer's patches (Helm SDK)"},
+	{"upgrade [RELEASE] [CHART]", "Upgrade a release of the upstream chart with the renderer's patches (Helm SDK)"},
+	{"diff [RELEASE] [CHART]", "Show what the renderer changes, or what an upgrade would change (Helm SDK)"},
+	{"check [flags]", "Check a live cluster for what keeps the AWS CCM from working (read-only)"},
 }
 
-// chartCommands are stand-ins that hand the command line to
-// aws-ccm-renderer-helm, found next to this executable or on PATH: running
-// the command, its help (help COMMAND as well as COMMAND --help) and its
-// shell completion.
-func chartCommands(s IOStreams) []*cobra.Command {
+// HandOver builds the stand-ins of the lean program for the commands of
+// aws-ccm-renderer-helm, found next to this executable or on PATH: they
+// hand it the command line for running the command, its help (help
+// COMMAND as well as COMMAND --help) and its shell completion.
+func HandOver(s IOStreams) []*cobra.Command {
 	var cmds []*cobra.Command
-	for _, kind := range ChartCommandKinds {
+	for _, h := range handedOver {
+		kind, _, _ := strings.Cut(h.use, " ")
 		cmd := &cobra.Command{
-			Use:                kind + " [RELEASE] [CHART]",
-			Short:              chartShort[kind],
+			Use:                h.use,
+			Short:              h.short,
 			DisableFlagParsing: true,
 			RunE: func(_ *cobra.Command, args []string) error {
-				path, err := helmBinary()
+				path, err := helmBinary(kind)
 				if err != nil {
-					return &ioError{err}
+					return &IOError{err}
 				}
-				return &ioError{handOver(path, append([]string{kind}, args...))}
+				return &IOError{handOver(path, append([]string{kind}, args...))}
 			},
 			// With flag parsing off, cobra hands every word to this
 			// function; the Helm build completes them.
@@ -49,9 +65,9 @@ func chartCommands(s IOStreams) []*cobra.Command {
 				return forwardCompletion(kind, args, toComplete)
 			},
 		}
-		setCommon(cmd, s)
+		SetCommon(cmd, s)
 		cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
-			path, err := helmBinary()
+			path, err := helmBinary(kind)
 			if err == nil {
 				err = handOver(path, []string{kind, "--help"})
 			}
@@ -86,7 +102,7 @@ func handOver(path string, args []string) error {
 // forwardCompletion asks the Helm build to complete a chart wrapper command
 // line, through cobra's hidden completion command.
 func forwardCompletion(kind string, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	path, err := helmBinary()
+	path, err := helmBinary(kind)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
@@ -119,7 +135,8 @@ func parseCompletion(out []byte) ([]cobra.Completion, cobra.ShellCompDirective) 
 	return comps, cobra.ShellCompDirective(d)
 }
 
-func helmBinary() (string, error) {
+// helmBinary finds aws-ccm-renderer-helm for a command.
+func helmBinary(kind string) (string, error) {
 	if self, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(self), HelmBinary)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
@@ -129,5 +146,9 @@ func helmBinary() (string, error) {
 	if p, err := exec.LookPath(HelmBinary); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("template, install, upgrade and diff need %s next to this executable or on PATH (make build builds both)", HelmBinary)
+	what := "template, install, upgrade and diff need"
+	if kind == "check" {
+		what = "check needs"
+	}
+	return "", fmt.Errorf("%s %s next to this executable or on PATH (make build builds both)", what, HelmBinary)
 }

@@ -1,0 +1,15 @@
+// Command aws-ccm-renderer-helm is aws-ccm-renderer with the Helm SDK and
+// the Kubernetes client: the same commands, and template, install, upgrade,
+// diff and check, which aws-ccm-renderer hands over to it.
+package main
+
+import (
+	"os"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
+)
+
+func main() {
+	os.Exit(cli.Run(os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, helmcmd.Commands))
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// goList runs go list in the module for the packages given.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		var stderr []byte
+		if e, ok := err.(*exec.ExitError); ok {
+			stderr = e.Stderr
+		}
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// TestLeanDependencies: the post-renderer program links neither Helm nor
+// the Kubernetes client or API types, whose package initialisers would run
+// on every post-render; the chart commands and check live in
+// aws-ccm-renderer-helm.
+func TestLeanDependencies(t *testing.T) {
+	deps := goList(t, "-deps", ".")
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps: %q", deps)
+	}
+	for _, d := range deps {
+		for _, heavy := range []string{"helm.sh/", "k8s.io/client-go/", "k8s.io/api/", "k8s.io/cli-runtime/"} {
+			if strings.HasPrefix(d, heavy) || d+"/" == heavy {
+				t.Errorf("aws-ccm-renderer links %s", d)
+			}
+		}
+	}
+}
+
+// TestOneHelmImporter: in the module, only the action layer,
+// internal/chartops, imports Helm.
+func TestOneHelmImporter(t *testing.T) {
+	for _, line := range goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/aws-ccm-renderer/aws-ccm-renderer/...") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if strings.HasSuffix(pkg, "/internal/chartops") {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, "helm.sh/") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}

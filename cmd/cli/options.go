@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// OptionFlags are the renderer's options as the command line spells them:
+// one flag per entry of renderer.OptionTable, and --config.
+type OptionFlags struct {
+	// Config is --config, the RendererConfig file.
+	Config string
+}
+
+// Register adds the flags to fs.
+func (f *OptionFlags) Register(fs *pflag.FlagSet) {
+	d := renderer.DefaultOptions()
+	fs.StringVarP(&f.Config, "config", "c", "", "read options from a RendererConfig YAML file; flags given on the command line win")
+	for _, op := range renderer.OptionTable {
+		def := ""
+		if t := op.Text(d); len(t) == 1 {
+			def = t[0]
+		}
+		switch {
+		case op.IsList():
+			fs.StringArray(op.Flag, nil, op.Usage)
+		case op.IsBool():
+			b, _ := strconv.ParseBool(def)
+			fs.Bool(op.Flag, b, op.Usage)
+		default:
+			fs.String(op.Flag, def, op.Usage)
+		}
+	}
+}
+
+// CompleteOptions completes the flags of the options that take one of a
+// few values; values overrides an option's (the chart commands' --distro
+// also takes detect).
+func CompleteOptions(cmd *cobra.Command, values map[renderer.Opt][]string) {
+	for _, op := range renderer.OptionTable {
+		vs, ok := values[op.Opt]
+		if !ok {
+			vs = op.Values
+		}
+		if len(vs) > 0 {
+			Complete(cmd, op.Flag, vs)
+		}
+	}
+}
+
+// Options merges the config file, if any, with the flags set on the
+// command line: a list flag adds to the file's list.
+func (f *OptionFlags) Options(fs *pflag.FlagSet) (renderer.Options, error) {
+	o := renderer.DefaultOptions()
+	if f.Config != "" {
+		var err error
+		if o, err = renderer.ReadConfigFile(f.Config); err != nil {
+			return o, err
+		}
+	}
+	for _, op := range renderer.OptionTable {
+		if !fs.Changed(op.Flag) {
+			continue
+		}
+		values := []string{fs.Lookup(op.Flag).Value.String()}
+		if op.IsList() {
+			values, _ = fs.GetStringArray(op.Flag)
+		}
+		for _, v := range values {
+			if err := op.Set(&o, v); err != nil {
+				return o, &renderer.UsageError{Option: op.Opt, Err: err}
+			}
+		}
+	}
+	return o, nil
+}
+
+// Given returns the options given on the command line or in the --config
+// file, by flag name (and every other flag given on the command line).
+func (f *OptionFlags) Given(fs *pflag.FlagSet) (map[string]bool, error) {
+	given := map[string]bool{}
+	fs.Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
+	if f.Config == "" {
+		return given, nil
+	}
+	// The config file was read and checked already; this reads which
+	// fields it sets.
+	data, err := os.ReadFile(f.Config)
+	if err != nil {
+		return nil, &renderer.UsageError{Err: fmt.Errorf("--config: %w", err)}
+	}
+	var fields map[string]any
+	if err := yaml.Unmarshal(data, &fields); err != nil {
+		return nil, &renderer.UsageError{Err: fmt.Errorf("--config %s: %w", f.Config, err)}
+	}
+	for _, op := range renderer.OptionTable {
+		if _, ok := fields[string(op.Opt)]; ok {
+			given[op.Flag] = true
+		}
+	}
+	return given, nil
+}

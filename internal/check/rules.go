@@ -1,0 +1,352 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// Rule is one check: a pure function of a snapshot's view that says what
+// it found. It reads the view only, never the cluster: what it needs of
+// the cluster, Collect reads into the snapshot.
+type Rule struct {
+	Name  string
+	Check func(v *View) []Finding
+}
+
+// Rules are the checks Evaluate runs, in this order; the report sorts the
+// findings by area, keeping this order within one. A new check is a
+// function of *View added here (and, when it needs more of the cluster than
+// the snapshot holds, a field of Snapshot that Collect fills); its tests
+// are literal snapshots (rules_test.go).
+var Rules = []Rule{
+	{"workload", workloadRule},
+	{"leader migration config", migrationConfigRule},
+	{"distribution", distributionRule},
+	{"placement", placementRule},
+	{"node", nodeRule},
+	{"rbac", rbacRule},
+	{"lease", leaseRule},
+	{"version", versionRule},
+}
+
+// workloadRule reports the CCM's workload: none in the cluster, or what it
+// is and what of its spec keeps it from working.
+func workloadRule(v *View) []Finding {
+	w := v.Workload
+	if w == nil {
+		if v.Source != SourceCluster {
+			return nil
+		}
+		fix := "install it, e.g. aws-ccm-renderer install --distro=" + suggestDistro(v.Distribution.Detected)
+		if ns := v.SearchNamespace; ns != "" {
+			fix += " (only namespace " + ns + " was searched)"
+		}
+		return []Finding{{Area: AreaWorkload, Severity: Error, Message: "no AWS CCM DaemonSet or Deployment in the cluster: nothing initialises the nodes", Fix: fix}}
+	}
+	state := "installed"
+	if !w.Installed {
+		state = "not installed in the cluster"
+	}
+	src := map[string]string{SourceManifests: "from the manifests", SourceRelease: "from release " + v.Release, SourceCluster: "found in the cluster"}[v.Source]
+	out := []Finding{{Area: AreaWorkload, Severity: OK, Subject: w.subject(),
+		Message: fmt.Sprintf("%s, %s: image %s, service account %s, %s mode", src, state, w.ctr.Image, w.ServiceAccount, w.Mode)}}
+	if opts, ok := readOptionsAnnotation(w.c.meta); ok && opts.Mode != "" && string(opts.Mode) != w.Mode {
+		out = append(out, Finding{Area: AreaWorkload, Severity: Warning, Subject: w.subject(),
+			Message: fmt.Sprintf("the %s annotation says mode %s, but the CCM's flags run it in %s mode", OptionsAnnotation, opts.Mode, w.Mode),
+			Fix:     "render again with aws-ccm-renderer instead of editing the flags"})
+	}
+	if p := w.flags["cloud-provider"]; p != "aws" {
+		out = append(out, Finding{Area: AreaWorkload, Severity: Error, Subject: "container " + w.ctr.Name,
+			Message: fmt.Sprintf("--cloud-provider is %q, not aws", p), Fix: "run the CCM with --cloud-provider=aws (aws-ccm-renderer sets it)"})
+	}
+	if !w.spec.HostNetwork {
+		out = append(out, Finding{Area: AreaWorkload, Severity: Warning, Subject: "pod template",
+			Message: "the CCM runs in the pod network, which may not be up before the nodes are initialised",
+			Fix:     "run it in the host network (hostNetwork: true; aws-ccm-renderer's default)"})
+	}
+	return out
+}
+
+// migrationConfigRule reports the LeaderMigrationConfiguration of a
+// workload in migrate mode: the built-in default, a file not mounted from
+// a ConfigMap, a ConfigMap that is not there or holds none, or one that
+// misses the current controller names.
+func migrationConfigRule(v *View) []Finding {
+	w := v.Workload
+	if w == nil || w.Mode != string(renderer.ModeMigrate) {
+		return nil
+	}
+	f := Finding{Area: AreaWorkload, Subject: "leader migration"}
+	switch {
+	case w.configFile == "":
+		f.Severity = Warning
+		f.Message = "--enable-leader-migration without --leader-migration-config: the CCM's built-in configuration names controllers (route, service, cloud-node-lifecycle) that CCMs built on Kubernetes 1.28+ libraries no longer register, so their service controller starts outside the migration lock"
+		f.Fix = "render with aws-ccm-renderer --mode=migrate (an explicit LeaderMigrationConfiguration naming both sets of controller names)"
+	case w.configMap == "":
+		f.Severity = Error
+		f.Message = fmt.Sprintf("--leader-migration-config=%s is not a file mounted from a ConfigMap", w.configFile)
+		f.Fix = "mount the ConfigMap holding the LeaderMigrationConfiguration there (aws-ccm-renderer --mode=migrate does)"
+	case v.MigrationConfigMap == nil:
+		f.Severity = Error
+		f.Message = fmt.Sprintf("ConfigMap %s/%s, which holds the LeaderMigrationConfiguration, does not exist: the CCM pods cannot start", w.Namespace, w.configMap)
+		f.Fix = "install it with the workload (aws-ccm-renderer --mode=migrate renders it)"
+	case w.lmc == nil:
+		f.Severity = Error
+		f.Message = fmt.Sprintf("key %s of ConfigMap %s/%s is no LeaderMigrationConfiguration: %v", w.configKey, w.Namespace, w.configMap, w.lmcErr)
+		f.Fix = "render it again with aws-ccm-renderer --mode=migrate"
+	default:
+		var names []string
+		for _, l := range w.lmc.ControllerLeaders {
+			names = append(names, l.Name)
+		}
+		if slices.Contains(names, "service-lb-controller") || slices.Contains(names, "*") {
+			return nil
+		}
+		f.Severity = Warning
+		f.Message = fmt.Sprintf("the LeaderMigrationConfiguration names %s but not service-lb-controller: a CCM built on Kubernetes 1.28+ libraries starts its service controller outside the migration lock", joinAnd(names))
+		f.Fix = "render with aws-ccm-renderer --mode=migrate, whose configuration names the current and the pre-1.28 controller names"
+	}
+	return []Finding{f}
+}
+
+// distributionRule reports the distribution the nodes show, and whether
+// the workload was rendered for it.
+func distributionRule(v *View) []Finding {
+	d := v.Distribution
+	var out []Finding
+	evidence := strings.Join(d.Evidence, "; ")
+	switch d.Detected {
+	case DistroUnknown:
+		out = append(out, Finding{Area: AreaDistribution, Severity: Warning,
+			Message: fmt.Sprintf("none of the %d nodes shows its distribution (no +rke2/+k3s kubelet, no rke2.io/, k3s.io/, rke.cattle.io/ or kubeadm annotation)", len(v.Nodes)),
+			Fix:     "render with --distro=auto, which places the CCM on the control-plane label of every distribution"})
+	case DistroMixed:
+		out = append(out, Finding{Area: AreaDistribution, Severity: Warning, Message: "the nodes disagree: " + evidence,
+			Fix: "render with --distro=auto"})
+	default:
+		out = append(out, Finding{Area: AreaDistribution, Severity: OK, Message: d.Detected + " (" + evidence + ")"})
+	}
+	w := v.Workload
+	if w == nil {
+		return out
+	}
+	f := Finding{Area: AreaDistribution, Subject: w.subject()}
+	switch {
+	case d.Rendered == "":
+		f.Severity = Warning
+		f.Message = "not rendered by aws-ccm-renderer (no " + OptionsAnnotation + " annotation, and its tolerations lack the renderer's): its placement is checked as it is"
+		f.Fix = "render the chart through aws-ccm-renderer --distro=" + suggestDistro(d.Detected)
+	case d.Detected == DistroUnknown || d.Detected == DistroMixed:
+		f.Severity, f.Message = Info, "rendered for "+d.Rendered
+	case samePlacement(d.Rendered, d.Detected):
+		f.Severity, f.Message = OK, "rendered for "+d.Rendered+", which fits "+d.Detected
+	default:
+		f.Severity = Error
+		f.Message = "rendered for " + d.Rendered + ", but the cluster is " + d.Detected
+		f.Fix = "render again with --distro=" + d.Detected + " (or --distro=detect, or --distro=auto)"
+	}
+	return append(out, f)
+}
+
+// placementRule judges placement node by node: whether a CCM pod runs (or
+// would run) on each control-plane node and not on the others, and if not
+// which rule keeps it off, with the fix.
+func placementRule(v *View) []Finding {
+	w := v.Workload
+	if w == nil {
+		return nil
+	}
+	distro := v.Distribution.Detected
+	daemon := w.Kind == "DaemonSet"
+	var out []Finding
+	var workersWithout, cpWith, cpTotal int
+	var noCP []string
+	for i := range v.Nodes {
+		n := &v.Nodes[i]
+		if n.ControlPlane {
+			cpTotal++
+		}
+		switch {
+		case n.ControlPlane && n.CCM:
+			cpWith++
+			out = append(out, v.placedFinding(n))
+		case n.ControlPlane:
+			noCP = append(noCP, n.Name)
+			out = append(out, v.excludedFinding(n, daemon))
+		case n.CCM && daemon:
+			out = append(out, Finding{Area: AreaPlacement, Severity: Warning, Subject: n.Name,
+				Message: "a CCM pod would run on this node, which has no control-plane role",
+				Fix:     "place the CCM on control-plane nodes only: render with --distro=" + suggestDistro(distro)})
+		default:
+			workersWithout++
+		}
+	}
+	if cpTotal == 0 {
+		out = append(out, Finding{Area: AreaPlacement, Severity: Error,
+			Message: "no node has the control-plane role (no control-plane label or taint, no server node-args): the CCM has nowhere to run",
+			Fix:     "label the control-plane nodes, e.g. kubectl label node NAME " + renderer.LabelControlPlane + "=true"})
+	}
+	if !daemon && cpTotal > 0 && cpWith == 0 {
+		out = append(out, Finding{Area: AreaPlacement, Severity: Error, Subject: w.subject(),
+			Message: "its pods fit no control-plane node (" + strings.Join(noCP, ", ") + ")", Fix: "render with --distro=" + suggestDistro(distro)})
+	}
+	if workersWithout > 0 {
+		out = append(out, Finding{Area: AreaPlacement, Severity: OK,
+			Message: fmt.Sprintf("no CCM pod on the %d %s without the control-plane role, as intended", workersWithout, plural(workersWithout, "node", "nodes"))})
+	}
+	return out
+}
+
+// placedFinding reports a control-plane node the CCM runs on, with its pod.
+func (v *View) placedFinding(n *nodeView) Finding {
+	w := v.Workload
+	f := Finding{Area: AreaPlacement, Subject: n.Name}
+	verb := "would run"
+	if w.Kind == "Deployment" {
+		verb = "may run"
+	}
+	switch p := n.Pod; {
+	case !w.Installed:
+		f.Severity, f.Message = OK, "control plane ("+n.ControlPlaneBy+"): a CCM pod "+verb+" here"
+	case p == nil && w.Kind == "Deployment":
+		f.Severity, f.Message = OK, "control plane ("+n.ControlPlaneBy+"): a CCM pod may run here"
+	case p == nil:
+		f.Severity, f.Message = Warning, "control plane ("+n.ControlPlaneBy+"): the DaemonSet admits this node, but it has no CCM pod yet"
+		f.Fix = "see kubectl describe daemonset -n " + w.Namespace + " " + w.Name
+	case p.Waiting == "CrashLoopBackOff" || p.Waiting == "ImagePullBackOff" || p.Waiting == "ErrImagePull" || p.Waiting == "CreateContainerConfigError":
+		f.Severity, f.Message = Error, fmt.Sprintf("control plane: CCM pod %s is %s (%d restarts)", p.Name, p.Waiting, p.Restarts)
+		f.Fix = "read its log: kubectl logs -n " + w.Namespace + " " + p.Name
+	case p.Ready:
+		f.Severity, f.Message = OK, fmt.Sprintf("control plane (%s): CCM pod %s running and ready", n.ControlPlaneBy, p.Name)
+	default:
+		f.Severity, f.Message = Warning, fmt.Sprintf("control plane: CCM pod %s is %s, not ready", p.Name, p.Phase)
+		f.Fix = "see kubectl describe pod -n " + w.Namespace + " " + p.Name
+	}
+	return f
+}
+
+// excludedFinding reports a control-plane node the CCM does not run on,
+// with the rule that keeps it off and the fix.
+func (v *View) excludedFinding(n *nodeView, daemon bool) Finding {
+	distro := suggestDistro(v.Distribution.Detected)
+	ex := n.exclusion
+	sev := Error
+	if !daemon {
+		sev = Warning // a Deployment needs one node, not each
+	}
+	f := Finding{Area: AreaPlacement, Severity: sev, Subject: n.Name,
+		Message: "control plane (" + n.ControlPlaneBy + "), but no CCM pod: " + ex.String()}
+	if !daemon {
+		f.Message = "control plane (" + n.ControlPlaneBy + "), but the CCM's pods do not fit: " + ex.String()
+	}
+	switch ex.Rule {
+	case "nodeSelector", "affinity":
+		if !n.labelled {
+			want := renderer.LabelControlPlane + "=true"
+			if p, ok := renderer.ProfileFor(renderer.Distro(distro)); ok {
+				for k, v := range p.NodeSelector {
+					want = k + "=" + v
+				}
+			}
+			f.Message = "control-plane node without a control-plane label (only its " + n.ControlPlaneBy + " shows the role): " + ex.String()
+			f.Fix = "label it as the distribution does: kubectl label node " + n.Name + " " + want
+		} else {
+			f.Fix = "render with --distro=" + distro + " (the distribution's control-plane label) or --distro=auto"
+		}
+	case "taint":
+		t := ex.Taint
+		if slices.Contains(controlPlaneTaints, t.Key) || t.Key == renderer.TaintEtcd || t.Key == renderer.TaintUninitialized || t.Key == renderer.TaintCriticalAddon {
+			f.Fix = "render with aws-ccm-renderer --distro=" + distro + ", which tolerates " + t.Key + " with operator Exists"
+		} else {
+			f.Fix = fmt.Sprintf("tolerate it (the chart's tolerations value: key %s, operator Exists, effect %s) or remove it: kubectl taint node %s %s:%s-", t.Key, t.Effect, n.Name, t.Key, t.Effect)
+		}
+	default:
+		f.Fix = "remove nodeName from the pod template"
+	}
+	return f
+}
+
+// nodeRule reports each node's initialisation by the AWS CCM, then how
+// many it has initialised.
+func nodeRule(v *View) []Finding {
+	var out []Finding
+	initialised := 0
+	for i := range v.Nodes {
+		fs, ok := v.nodeFindings(&v.Nodes[i])
+		out = append(out, fs...)
+		if ok {
+			initialised++
+		}
+	}
+	if initialised > 0 {
+		out = append(out, Finding{Area: AreaNode, Severity: OK,
+			Message: fmt.Sprintf("%d of %d %s initialised by the AWS CCM (aws:// providerID, no uninitialized taint)", initialised, len(v.Nodes), plural(len(v.Nodes), "node", "nodes"))})
+	}
+	return out
+}
+
+// nodeFindings reports a node's initialisation; ok is true when the AWS
+// CCM has initialised it.
+func (v *View) nodeFindings(nv *nodeView) (out []Finding, ok bool) {
+	n, distro := nv.node, v.Distribution.Detected
+	scheme := providerScheme(n.Spec.ProviderID)
+	installed := v.Workload != nil && v.Workload.Installed
+	ip := internalIP(n)
+	if scheme == "aws" && !nv.Uninitialized {
+		if nameIP, _, ok := ec2NameOf(n.Name); ok && ip != "" && nameIP != ip {
+			out = append(out, Finding{Area: AreaNode, Severity: Warning, Subject: n.Name,
+				Message: fmt.Sprintf("the name says %s, the node's internal IP is %s", nameIP, ip)})
+		}
+		return out, true
+	}
+	if scheme != "" && scheme != "aws" {
+		f := Finding{Area: AreaNode, Severity: Error, Subject: n.Name,
+			Message: fmt.Sprintf("providerID %s: initialised by another cloud controller, not the AWS CCM", n.Spec.ProviderID),
+			Fix:     "a providerID never changes: " + externalFix(distro)}
+		if scheme == "k3s" || scheme == "rke2" {
+			f.Message = fmt.Sprintf("providerID %s: initialised by %s's embedded cloud controller, not the AWS CCM", n.Spec.ProviderID, DisplayName(scheme))
+		}
+		return []Finding{f}, false
+	}
+	switch {
+	case nv.Uninitialized && scheme == "aws":
+		// The kubelet set --provider-id; the CCM has not finished.
+		sev := Warning
+		if installed {
+			sev = Error
+		}
+		return []Finding{{Area: AreaNode, Severity: sev, Subject: n.Name,
+			Message: "providerID " + n.Spec.ProviderID + " set, but still tainted " + renderer.TaintUninitialized,
+			Fix:     "the CCM removes the taint once it has initialised the node: check that a CCM pod runs and read its log"}}, false
+	case nv.Uninitialized:
+		f := Finding{Area: AreaNode, Severity: Warning, Subject: n.Name,
+			Message: "not initialised yet: tainted " + renderer.TaintUninitialized + ", no providerID",
+			Fix:     "the CCM initialises it once it runs"}
+		if installed {
+			f.Severity = Error
+			f.Message = "uninitialised: tainted " + renderer.TaintUninitialized + ", no providerID"
+			f.Fix = "the CCM has not initialised it: see the placement findings, and the CCM's log for this node"
+		}
+		if _, _, ok := ec2NameOf(n.Name); !ok {
+			f.Severity = Error
+			f.Message += "; the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal), so the CCM cannot find the instance"
+			f.Fix = nameFix(distro, expectedEC2Name(ip, regionOf(n)))
+		}
+		return []Finding{f}, false
+	}
+	// No providerID and no taint: registered without the external provider.
+	msg := "no providerID and no " + renderer.TaintUninitialized + " taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint"
+	if len(nv.ExternalProvider) > 0 {
+		msg = "no providerID and no " + renderer.TaintUninitialized + " taint, although " + strings.Join(nv.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
+	}
+	out = append(out, Finding{Area: AreaNode, Severity: Error, Subject: n.Name, Message: msg, Fix: externalFix(distro)})
+	if _, _, ok := ec2NameOf(n.Name); !ok {
+		out = append(out, Finding{Area: AreaNode, Severity: Error, Subject: n.Name,
+			Message: "the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal), so the CCM cannot find the instance",
+			Fix:     nameFix(distro, expectedEC2Name(ip, regionOf(n)))})
+	}
+	return out, false
+}

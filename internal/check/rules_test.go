@@ -1,0 +1,86 @@
+package check
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// TestRules: every rule of the registry has a name of its own and gives
+// findings of known areas; on a snapshot written out whole (what a new
+// rule's test looks like), each rule alone says what it should.
+func TestRules(t *testing.T) {
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "ccm", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "ccm", Image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.0",
+				Args: []string{"--cloud-provider=gce"}}},
+		}}}}
+	s := &Snapshot{
+		Input:             Input{Source: SourceManifests, Objects: []runtime.Object{ds}, KCMUser: DefaultKCMUser},
+		Now:               testNow,
+		KubernetesVersion: "v1.34.1",
+		Nodes:             []corev1.Node{rke2Server("cp-1"), node("w-1", providerID("gce://p/z/w-1"))},
+		Workload:          &candidates([]runtime.Object{ds}, "kube-system")[0],
+	}
+	v := NewView(s)
+	want := map[string]struct {
+		area, subject string
+		sev           Severity
+		says          string
+	}{
+		"workload":     {AreaWorkload, "container ccm", Error, `--cloud-provider is "gce", not aws`},
+		"distribution": {AreaDistribution, "DaemonSet kube-system/ccm", Warning, "not rendered by aws-ccm-renderer"},
+		"placement":    {AreaPlacement, "cp-1", Error, "taint node-role.kubernetes.io/control-plane:NoSchedule is not tolerated"},
+		"node":         {AreaNode, "w-1", Error, "providerID gce://p/z/w-1: initialised by another cloud controller"},
+		"rbac":         {AreaRBAC, "ServiceAccount kube-system/default", Info, "not checked"},
+		"lease":        {AreaLease, "", "", ""},
+		"version":      {AreaVersion, "image registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.0", Warning, "one minor older"},
+	}
+	var names []string
+	for _, r := range Rules {
+		if slices.Contains(names, r.Name) {
+			t.Errorf("two rules named %s", r.Name)
+		}
+		names = append(names, r.Name)
+		fs := r.Check(v)
+		for _, f := range fs {
+			if !slices.Contains(areaOrder, f.Area) {
+				t.Errorf("%s: a finding of area %q", r.Name, f.Area)
+			}
+		}
+		w, ok := want[r.Name]
+		if !ok {
+			continue
+		}
+		found := w.sev == "" && len(fs) == 0
+		for _, f := range fs {
+			if f.Area == w.area && f.Subject == w.subject && f.Severity == w.sev && strings.Contains(f.Message, w.says) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: %+v, want %s %q about %q", r.Name, fs, w.sev, w.says, w.subject)
+		}
+	}
+	// Without a workload in the cluster: one finding says so; the rules
+	// of the workload's parts say nothing.
+	s = &Snapshot{Input: Input{Source: SourceCluster}, Now: testNow, KubernetesVersion: "v1.34.1", Nodes: []corev1.Node{rke2Server("cp-1")}}
+	r := Evaluate(s)
+	if f := one(t, r, AreaWorkload, ""); f.Severity != Error || !strings.Contains(f.Fix, "--distro="+string(renderer.DistroRKE2)) {
+		t.Errorf("no workload: %+v", f)
+	}
+	for _, area := range []string{AreaPlacement, AreaRBAC, AreaLease} {
+		for _, f := range r.Findings {
+			if f.Area == area {
+				t.Errorf("no workload, yet a %s finding: %+v", area, f)
+			}
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// Snapshot is everything check knows of one cluster: what was asked, and
+// what Collect read with every API call and SubjectAccessReview check
+// makes, once. The rules judge a snapshot and read nothing else, so a test
+// can write one as a literal.
+type Snapshot struct {
+	Input
+	// Now is the time leases are judged at.
+	Now               time.Time
+	KubernetesVersion string
+	// Nodes are the cluster's nodes, by name.
+	Nodes []corev1.Node
+	// Workload is the CCM's DaemonSet or Deployment, from the manifests or
+	// the cluster; nil when there is none.
+	Workload *candidate
+	// Installed is the workload as the cluster runs it; nil when it does
+	// not run it.
+	Installed metav1.Object
+	// MigrationConfigMap is the ConfigMap the workload mounts its
+	// LeaderMigrationConfiguration from, from the manifests or the
+	// cluster; nil when neither has it.
+	MigrationConfigMap *corev1.ConfigMap
+	// Pods are the installed workload's pods, by the node they run on.
+	Pods map[string]*corev1.Pod
+	// Leases are the leases of the namespaces the workload's leases are
+	// in, by NAMESPACE/NAME.
+	Leases map[string]*coordinationv1.Lease
+	// Access are the SubjectAccessReviews' answers, in the order asked.
+	Access []Permission
+}
+
+// Collect reads one cluster into a snapshot. It returns a *ClusterError when
+// the cluster cannot be read, a renderer.UsageError when the workload is
+// ambiguous, a renderer.InputError when the manifests hold no CCM.
+func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snapshot, error) {
+	s := &Snapshot{Input: in, Now: in.Now, Pods: map[string]*corev1.Pod{}, Leases: map[string]*coordinationv1.Lease{}}
+	if s.Now.IsZero() {
+		s.Now = time.Now()
+	}
+	if s.KCMUser == "" {
+		s.KCMUser = DefaultKCMUser
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, clusterError("get", "/version", "", err)
+	}
+	s.KubernetesVersion = v.GitVersion
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, clusterError("list", "nodes", "", err)
+	}
+	s.Nodes = nodes.Items
+	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
+	for _, step := range []func(context.Context, kubernetes.Interface) error{
+		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
+	} {
+		if err := step(ctx, client); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// collectWorkload picks the CCM workload from the manifests or the
+// cluster, and reads whether (and as what) it is installed.
+func (s *Snapshot) collectWorkload(ctx context.Context, client kubernetes.Interface) error {
+	var cands []candidate
+	where := s.where()
+	if s.Source == SourceCluster {
+		ns := s.SearchNamespace
+		dss, err := client.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return clusterError("list", "daemonsets.apps", ns, err)
+		}
+		deps, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return clusterError("list", "deployments.apps", ns, err)
+		}
+		var objs []runtime.Object
+		for i := range dss.Items {
+			objs = append(objs, &dss.Items[i])
+		}
+		for i := range deps.Items {
+			objs = append(objs, &deps.Items[i])
+		}
+		cands = candidates(objs, "")
+	} else {
+		cands = candidates(s.Objects, s.manifestNamespace())
+	}
+	w, err := pick(cands, s.Target, where)
+	if err != nil {
+		return err
+	}
+	if w == nil {
+		if s.Source != SourceCluster {
+			return &renderer.InputError{Err: fmt.Errorf("no AWS CCM DaemonSet or Deployment in %s (a container whose command is aws-cloud-controller-manager, or whose image is .../provider-aws/cloud-controller-manager)", where)}
+		}
+		return nil // a finding: nothing initialises the nodes
+	}
+	s.Workload = w
+	if s.Source == SourceCluster {
+		s.Installed = w.object()
+		return nil
+	}
+	// Is what the manifests describe installed?
+	var err2 error
+	if w.kind == "DaemonSet" {
+		var ds *appsv1.DaemonSet
+		if ds, err2 = client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.name, metav1.GetOptions{}); err2 == nil {
+			s.Installed = ds
+		}
+	} else {
+		var d *appsv1.Deployment
+		if d, err2 = client.AppsV1().Deployments(w.namespace).Get(ctx, w.name, metav1.GetOptions{}); err2 == nil {
+			s.Installed = d
+		}
+	}
+	if err2 != nil && !apierrors.IsNotFound(err2) {
+		return clusterError("get", strings.ToLower(w.kind)+"s.apps", w.namespace, err2)
+	}
+	return nil
+}
+
+// collectMigrationConfig finds the ConfigMap the workload mounts its
+// leader migration configuration from: in the manifests, else, when the
+// workload is installed, in the cluster.
+func (s *Snapshot) collectMigrationConfig(ctx context.Context, client kubernetes.Interface) error {
+	w := describeWorkload(s)
+	if w == nil || w.configMap == "" {
+		return nil
+	}
+	if s.MigrationConfigMap = migrationConfigIn(s.Objects, s.Workload.namespace, w.configMap); s.MigrationConfigMap != nil || s.Installed == nil {
+		return nil
+	}
+	cm, err := client.CoreV1().ConfigMaps(s.Workload.namespace).Get(ctx, w.configMap, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		s.MigrationConfigMap = cm
+	case !apierrors.IsNotFound(err):
+		return clusterError("get", "configmaps", s.Workload.namespace, err)
+	}
+	return nil
+}
+
+// migrationConfigIn is the ConfigMap of that name among the manifests'
+// objects, in the workload's namespace (or none named); nil when there is
+// none.
+func migrationConfigIn(objs []runtime.Object, namespace, name string) *corev1.ConfigMap {
+	var found *corev1.ConfigMap
+	for _, o := range objs {
+		if m, ok := o.(*corev1.ConfigMap); ok && m.Name == name && (m.Namespace == namespace || m.Namespace == "") {
+			found = m
+		}
+	}
+	return found
+}
+
+// collectPods lists the installed workload's pods, once, and files them by
+// node.
+func (s *Snapshot) collectPods(ctx context.Context, client kubernetes.Interface) error {
+	if s.Workload == nil || s.Installed == nil {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s.Workload.selector)
+	if err != nil || s.Workload.selector == nil {
+		return nil
+	}
+	pods, err := client.CoreV1().Pods(s.Workload.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String(), ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "pods", s.Workload.namespace, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if s.Workload.kind == "DaemonSet" && !ownedBy(p, s.Installed.GetUID()) {
+			continue
+		}
+		if node := podNode(p); node != "" {
+			s.Pods[node] = p
+		}
+	}
+	return nil
+}
+
+// collectLeases reads the leases the workload's leases are among, with one
+// list per namespace.
+func (s *Snapshot) collectLeases(ctx context.Context, client kubernetes.Interface) error {
+	w := describeWorkload(s)
+	if w == nil {
+		return nil
+	}
+	var namespaces []string
+	for _, wt := range w.leaseWants() {
+		ns, _, _ := strings.Cut(wt.ref, "/")
+		if !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	for _, ns := range namespaces {
+		list, err := client.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return clusterError("list", "leases.coordination.k8s.io", ns, err)
+		}
+		for i := range list.Items {
+			l := &list.Items[i]
+			s.Leases[l.Namespace+"/"+l.Name] = l
+		}
+	}
+	return nil
+}
+
+// collectAccess asks the API server, by SubjectAccessReview, whether the
+// CCM's service account (once installed) and, in migrate mode, the in-tree
+// controller manager may do what they must: every question concurrently,
+// the answers in the order asked.
+func (s *Snapshot) collectAccess(ctx context.Context, client kubernetes.Interface) error {
+	w := describeWorkload(s)
+	if w == nil {
+		return nil
+	}
+	var asks []struct {
+		who subject
+		a   access
+	}
+	for _, q := range w.questions(s.KCMUser) {
+		for _, a := range q.what {
+			asks = append(asks, struct {
+				who subject
+				a   access
+			}{q.who, a})
+		}
+	}
+	perms := make([]Permission, len(asks))
+	errs := make([]error, len(asks))
+	var wg sync.WaitGroup
+	for i, q := range asks {
+		wg.Go(func() {
+			a := q.a
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: q.who.user, Groups: q.who.groups,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name,
+				},
+			}}
+			got, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+			if err != nil {
+				errs[i] = clusterError("create", "subjectaccessreviews.authorization.k8s.io", "", err)
+				return
+			}
+			perms[i] = Permission{Subject: q.who.label, Verb: a.verb, Group: a.group, Resource: a.resourceString(), Namespace: a.namespace, Name: a.name, Allowed: got.Status.Allowed}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	s.Access = perms
+	return nil
+}
+
+// where names what the workload was looked for in.
+func (s *Snapshot) where() string {
+	switch s.Source {
+	case SourceManifests:
+		return "the manifests"
+	case SourceRelease:
+		return "release " + s.Release
+	}
+	return "the cluster"
+}
+
+// manifestNamespace is the namespace of the manifests' objects that name
+// none.
+func (s *Snapshot) manifestNamespace() string {
+	if s.ManifestNamespace == "" {
+		return metav1.NamespaceDefault
+	}
+	return s.ManifestNamespace
+}
