@@ -81,7 +81,12 @@ vet: ## go vet and gofmt
 unit: ## unit tests only (no external tools)
 	$(GO) test ./renderer/... ./internal/benchdata/... ./internal/nodefit/... ./internal/check/...
 
-test: moto-check vet build tools-helm tools-helmfile tools-kube tools-kube126 tools-lmreaders tools-aws-ccm ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+# The tools are built side by side (JOBS at a time, each go build using
+# every core as well): their module downloads, compiles and links overlap.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+test: moto-check ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target vet build tools
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory e2e
 
