@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -53,4 +54,27 @@ func (f AccountRBAC) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 // after the service account: cluster-wide names, unique per account.
 func accountRBACName(sa serviceAccount) string {
 	return "aws-ccm-renderer:" + sa.namespace + ":" + sa.name
+}
+
+// regenerateAccountRBAC returns what AccountRBAC makes for the account and
+// permissions rn names.
+func regenerateAccountRBAC(rn *yaml.RNode) []*yaml.RNode {
+	parts := strings.SplitN(rn.GetName(), ":", 3)
+	if len(parts) != 3 || parts[0] != "aws-ccm-renderer" {
+		return nil
+	}
+	f := AccountRBAC{Want: true, Account: ObjectRef{Kind: "ServiceAccount", Namespace: parts[1], Name: parts[2]}}
+	rules, _ := readRules(rn.YNode())
+	for _, r := range rules {
+		for _, res := range r.resources {
+			for _, v := range r.verbs {
+				f.Permissions = append(f.Permissions, Permission{Resource: res, Verb: v})
+			}
+		}
+	}
+	if rn.GetKind() == "ClusterRoleBinding" {
+		f.Permissions = CCMServiceAccountPermissions // the binding does not say; any set gives the same binding
+	}
+	out, _ := f.Filter(nil)
+	return out
 }

@@ -1,0 +1,268 @@
+package renderer
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// appliedView is an object as Kubernetes' clients apply it, reduced to what
+// the renderer's decisions rest on.
+type appliedView struct {
+	Kind, Namespace, Name string
+	RoleRef               string   // kind/name, bindings only
+	Subjects              []string // kind/namespace/name, bindings only
+}
+
+func (v appliedView) String() string {
+	s := v.Kind + " " + v.Namespace + "/" + v.Name
+	if v.RoleRef != "" || v.Subjects != nil {
+		s += " roleRef=" + v.RoleRef + " subjects=" + strings.Join(v.Subjects, ",")
+	}
+	return s
+}
+
+// decodeApplied reads a stream as Helm 3 and kubectl do before they apply
+// it: k8s.io/cli-runtime's resource builder, unstructured objects, lists
+// flattened (Helm's kube.Client.Build, without its server-side mapping). It
+// returns what it read, and the error it met, if any (kubectl applies what
+// it read before one; Helm nothing).
+func decodeApplied(in []byte) ([]appliedView, error) {
+	infos, err := resource.NewLocalBuilder().Unstructured().ContinueOnError().
+		Stream(bytes.NewReader(in), "input").Flatten().Do().Infos()
+	out := make([]appliedView, 0, len(infos))
+	for _, info := range infos {
+		u, ok := info.Object.(*unstructured.Unstructured)
+		if !ok {
+			return out, fmt.Errorf("%T is not an unstructured object", info.Object)
+		}
+		out = append(out, viewOf(u.Object))
+	}
+	return out, err
+}
+
+// viewOf reads an object's view from its JSON fields: strings only, as the
+// API server reads them.
+func viewOf(obj map[string]any) appliedView {
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	meta, _ := obj["metadata"].(map[string]any)
+	v := appliedView{Kind: str(obj, "kind"), Namespace: str(meta, "namespace"), Name: str(meta, "name")}
+	if v.Kind != "RoleBinding" && v.Kind != "ClusterRoleBinding" {
+		return v
+	}
+	if ref, ok := obj["roleRef"].(map[string]any); ok {
+		v.RoleRef = str(ref, "kind") + "/" + str(ref, "name")
+	}
+	subjects, _ := obj["subjects"].([]any)
+	v.Subjects = []string{}
+	for _, s := range subjects {
+		m, _ := s.(map[string]any)
+		v.Subjects = append(v.Subjects, str(m, "kind")+"/"+str(m, "namespace")+"/"+str(m, "name"))
+	}
+	return v
+}
+
+// rendererApplied is the renderer's own reading of the same stream: the
+// objects classify finds, each read as the renderer reads it when it must
+// (its identity; roleRef and subjects of a binding, as the RBAC decision
+// reads them).
+func rendererApplied(in []byte) ([]appliedView, error) {
+	objs, err := readStream([][]byte{in})
+	if err != nil {
+		return nil, err
+	}
+	applied, err := classify(objs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]appliedView, 0, len(applied))
+	for _, o := range applied {
+		simple := o.doc != nil && o.in == nil && o.doc.Simple
+		if _, err := o.parse(); err != nil {
+			return nil, err
+		}
+		if simple && o.kind != o.id.kind {
+			return nil, fmt.Errorf("%s: the fast path read the kind %q, a parse %q", o.loc(), o.kind, o.id.kind)
+		}
+		v := appliedView{Kind: o.kind, Namespace: o.id.namespace, Name: o.id.name}
+		if o.kind == "RoleBinding" || o.kind == "ClusterRoleBinding" {
+			b, err := readBinding(o)
+			if err != nil {
+				return nil, err
+			}
+			// As the API server reads it: a ServiceAccount subject without a
+			// namespace is not defaulted in the object.
+			v.RoleRef, v.Subjects = b.role.kind+"/"+b.role.name, []string{}
+			for i, s := range b.subjects {
+				ns := s.namespace
+				if raw := deref(mapGet(o.node.YNode(), "subjects")).Content[i]; mapGet(deref(raw), "namespace") == nil {
+					ns = ""
+				}
+				v.Subjects = append(v.Subjects, s.kind+"/"+ns+"/"+s.name)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+const (
+	// noTokenRole is the CCM's ClusterRole without the service account
+	// permissions: the renderer adds create serviceaccounts/token to it
+	// when it is the CCM's alone.
+	noTokenRole = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ccm\nrules:\n- apiGroups: [\"\"]\n  resources: [nodes]\n  verbs: [get]\n"
+	// toAll binds the CCM's ClusterRole to every authenticated user.
+	toAll = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: everyone\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: ccm\nsubjects:\n- kind: Group\n  name: system:authenticated\n"
+)
+
+// indent indents every line of a document by n spaces.
+func indent(d string, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(strings.TrimSuffix(d, "\n"), "\n", "\n"+pad) + "\n"
+}
+
+// hiddenBindings are the ways a binding of the CCM's role to
+// system:authenticated was hidden from the renderer while Helm and kubectl
+// applied it: each is the toAll binding written another way. They are the
+// table rows of TestOneReading and seeds of FuzzClassify.
+var hiddenBindings = []struct {
+	name, doc string
+}{
+	{"the role's name as a !!binary scalar", strings.Replace(toAll, "  name: ccm\n", "  name: !!binary Y2Nt\n", 1)},
+	{"the kind as a !!binary scalar", strings.Replace(toAll, "kind: ClusterRoleBinding", "kind: !!binary Q2x1c3RlclJvbGVCaW5kaW5n", 1)},
+	{"an item under items: of a ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\nitems:\n-" + indent(toAll, 2)[1:]},
+	{"an item of a typed list, without a kind of its own", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBindingList\nitems:\n-" +
+		indent(strings.Replace(toAll, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n", "", 1), 2)[1:]},
+	{"a second kind key", "kind: ConfigMap\n" + toAll},
+	{"the kind from a merge key", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "<<:\n  kind: ClusterRoleBinding\n", 1)},
+	{"the roleRef from a merge key", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: everyone\nroleRef:\n  <<: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ccm}\nsubjects:\n- kind: Group\n  name: system:authenticated\n"},
+	{"a second kind after a LS line break", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: ConfigMap\u2028kind: ClusterRoleBinding\n", 1)},
+	{"a second kind after a NEL line break", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: ConfigMap\u0085kind: ClusterRoleBinding\n", 1)},
+	{"a second kind after a lone CR", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: ConfigMap\rkind: ClusterRoleBinding\n", 1)},
+	{"the kind as an alias", "metadata:\n  name: everyone\n  labels: {k: &k ClusterRoleBinding}\n" +
+		strings.Replace(strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: *k\n", 1), "metadata:\n  name: everyone\n", "", 1)},
+	{"a separator line with a comment glued to it", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\n---#:\n" + indent(toAll, 2)},
+	{"the renderer's generated annotation", strings.Replace(toAll, "  name: everyone\n", "  name: everyone\n  annotations:\n    aws-ccm-renderer.io/generated: serviceaccount-rbac\n", 1)},
+	{"the kind spelled with an escape", strings.Replace(toAll, "kind: ClusterRoleBinding", `kind: "ClusterRole\x42inding"`, 1)},
+}
+
+// TestOneReading (class 10): a binding that shares the CCM's role is seen
+// however it is written, or the input is refused; the role is never
+// widened. Each row first shows that Kubernetes' clients apply the binding.
+func TestOneReading(t *testing.T) {
+	shared := appliedView{Kind: "ClusterRoleBinding", Name: "everyone", RoleRef: "ClusterRole/ccm", Subjects: []string{"Group//system:authenticated"}}
+	dedicated := accountRBACName(serviceAccount{namespace: "kube-system", name: "ccm"})
+	notWidened := func(t *testing.T, out []byte, objs []*yaml.RNode, warnings []string) {
+		t.Helper()
+		if !bytes.Contains(out, []byte(noTokenRole)) {
+			t.Errorf("the shared ClusterRole changed:\n%s", out)
+		}
+		if find(objs, "ClusterRole", dedicated) == nil {
+			t.Errorf("no dedicated role: %q", ids(objs))
+		}
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "also bound to Group system:authenticated") }) {
+			t.Errorf("warnings %q, want one naming the sharing binding", warnings)
+		}
+	}
+	want := map[string][]string{ // the refusals; the other rows are read and not widened
+		"the role's name as a !!binary scalar":        {"document 4", "the tag !!binary in roleRef.name", "write the value plainly"},
+		"the kind as a !!binary scalar":               {"document 4", "kind has the tag !!binary"},
+		"a second kind key":                           {"document 4", `duplicate key "kind" in the object's top level`},
+		"the kind from a merge key":                   {"document 4", "a merge key (<<) in the object's top level"},
+		"the roleRef from a merge key":                {"document 4", "a merge key (<<) in roleRef"},
+		"a second kind after a LS line break":         {"document 4", "LS, U+2028"},
+		"a second kind after a NEL line break":        {"document 4", "NEL, U+0085"},
+		"a second kind after a lone CR":               {"document 4", "a CR without a LF"},
+		"a separator line with a comment glued to it": nil,
+	}
+	var cases []safetyCase
+	for _, h := range hiddenBindings {
+		in := docs(saDoc, noTokenRole, bindDoc, h.doc, dsDoc)
+		applied, err := decodeApplied([]byte(in))
+		if err != nil || !slices.ContainsFunc(applied, func(v appliedView) bool { return v.String() == shared.String() }) {
+			t.Fatalf("%s: Kubernetes' clients do not apply the sharing binding: %v, %q", h.name, err, applied)
+		}
+		c := safetyCase{name: h.name, in: in, check: notWidened, wantErr: want[h.name]}
+		if strings.Contains(h.name, "generated annotation") {
+			c.check = func(t *testing.T, out []byte, objs []*yaml.RNode, warnings []string) {
+				notWidened(t, out, objs, warnings)
+				if !slices.ContainsFunc(warnings, func(w string) bool {
+					return strings.Contains(w, "is not an object the renderer generates: taken as yours")
+				}) {
+					t.Errorf("warnings %q", warnings)
+				}
+			}
+		}
+		cases = append(cases, c)
+	}
+	runSafetyCases(t, cases)
+}
+
+// classifySeeds are FuzzClassify's seeds: the bypasses, the shapes of
+// lists and documents that clients read specially, and FuzzRender's seeds.
+func classifySeeds(t testing.TB) [][]byte {
+	var seeds [][]byte
+	for _, h := range hiddenBindings {
+		seeds = append(seeds, []byte(docs(saDoc, noTokenRole, bindDoc, h.doc, dsDoc)))
+	}
+	for _, s := range []string{
+		docs(list("List", toAll, saDoc), "apiVersion: v1\nkind: DaemonSet\nmetadata: {name: a}\nitems: ~\n"),
+		docs("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - {apiVersion: v1, kind: Secret, metadata: {name: nested}}\n"),
+		docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 2001-12-14, namespace: \"0x1F\"}\n"),
+		docs("~\n", "", "# only a comment\n", "[a, b]\n", "just text\n"),
+		"--- # a comment\n" + toAll + "--- \t\n" + saDoc + "---\r\n" + bindDoc,
+		docs("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n"),
+		docs("apiVersion: v1\nkind: ConfigMap\nmetadata: &m {name: a}\n---\nmetadata: *m\n"),
+		docs("a: &a [x, x]\nb: &b [*a, *a]\nkind: ConfigMap\nmetadata: {name: aliased}\n"),
+		"{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"json\"}}\n",
+		docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n...\n# after the end\n"),
+		docs("apiVersion: v1\n\"kind\": ConfigMap\n'metadata': {\"na\\x6De\": escaped}\n"),
+	} {
+		seeds = append(seeds, []byte(s))
+	}
+	return append(seeds, fuzzSeeds(t)...)
+}
+
+// FuzzClassify checks the renderer's reading of a stream (classify, and a
+// binding as the RBAC decision reads it) against the decoder Helm 3 and
+// kubectl apply it with: unless the renderer refuses the stream, every
+// object the clients apply is one the renderer sees, with the same kind,
+// namespace, name, roleRef and subjects; and when the clients read the
+// whole stream without an error, the renderer sees no other object. A
+// document the fast path proves has the kind a parse gives.
+func FuzzClassify(f *testing.F) {
+	for _, s := range classifySeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := rendererApplied(in)
+		if err != nil {
+			checkRefusal(t, false, err)
+			return
+		}
+		want, derr := decodeApplied(in)
+		count := map[string]int{}
+		for _, v := range got {
+			count[v.String()]++
+		}
+		for _, v := range want {
+			if count[v.String()] == 0 {
+				t.Fatalf("Kubernetes' clients apply %s; the renderer sees %q", v, got)
+			}
+			count[v.String()]--
+		}
+		if derr == nil {
+			for s, n := range count {
+				if n > 0 {
+					t.Fatalf("the renderer sees %s, which Kubernetes' clients do not apply (they apply %q)", s, want)
+				}
+			}
+		}
+	})
+}
