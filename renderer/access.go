@@ -25,8 +25,9 @@ import (
 type access struct {
 	missing   []Permission // what the service account lacks in the input
 	patch     *object      // the role to add them to
-	dedicated bool         // else a ClusterRole and ClusterRoleBinding of its own
-	warnings  []string
+	dedicated bool         // else Roles and RoleBindings of its own (AccountRBAC)
+	narrow    []*object    // roles of its own whose token grant NarrowTokens narrows or restores
+	warnings  []error      // spelled by the front end
 }
 
 // accountNamespaces are where the permissions must hold: the CCM creates
@@ -138,8 +139,12 @@ const manyRoles = 8
 // on the original input and on the renderer's output. It reads each binding
 // and role at most once and keeps none of their trees but the role it
 // patches: linear in the input, whatever the number of roles.
-func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms []Permission) (access, error) {
+func decideAccess(objs []*object, sa serviceAccount, generated []*object, narrow bool) (access, error) {
 	var a access
+	perms := CCMServiceAccountPermissions
+	if narrow {
+		perms = slices.DeleteFunc(slices.Clone(perms), func(p Permission) bool { return p.Resource == tokenResource })
+	}
 	ours := make(map[*object]bool, len(generated))
 	for _, g := range generated {
 		ours[g] = true
@@ -177,6 +182,8 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		// why a rule added to it would not stay its own: aggregated
 		// into other roles, or its rules the aggregation controller's
 		aggregated string
+		narrowed   bool // an earlier render narrowed its token grant (NarrowTokens)
+		broad      bool // it grants create serviceaccounts/token for every account
 	}
 	var roles []*role
 	byKey := map[roleKey]*role{}
@@ -195,7 +202,7 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		}
 	}
 	if len(roles) == 0 {
-		a.warnings = append(a.warnings, fmt.Sprintf("no Role or ClusterRole is bound to %s in the input: RBAC not patched; "+
+		a.warnings = append(a.warnings, errorf("no Role or ClusterRole is bound to %s in the input: RBAC not patched; "+
 			"make sure it may get and create serviceaccounts and create serviceaccounts/token", sa))
 		return a, nil
 	}
@@ -236,13 +243,19 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		if r.rules, err = readRules(rn.YNode()); err != nil {
 			return a, obj.errorf("%w", err)
 		}
+		for i := range r.rules {
+			r.rules[i].node = nil // the decision reads rules; the RBAC filter edits its own
+		}
 		r.obj = obj
+		r.narrowed = narrowedRules(rn) != ""
+		r.broad = slices.ContainsFunc(r.rules, broadTokenRule)
 		if obj.kind == "ClusterRole" {
 			r.labels = labelsOf(rn.YNode())
 			if mapGet(rn.YNode(), "aggregationRule") != nil {
 				r.aggregated = "has an aggregationRule: the aggregation controller rewrites its rules"
 			}
 		}
+		obj.forget()
 	}
 	index := indexAggregators(selectors)
 	for _, r := range roles {
@@ -266,6 +279,53 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 		}
 	}
 
+	// Why a role is not the account's own to edit, "" when it is.
+	notOwn := func(r *role) string {
+		switch {
+		case r.obj == nil:
+			return r.key.String() + " is not in the input"
+		case r.obj.in != nil:
+			return r.key.String() + " is an item of the " + r.obj.in.kind + " (" + r.obj.loc().String() + "), which the renderer does not patch"
+		case len(r.shared) > 0:
+			return r.key.String() + " is also bound to " + strings.Join(r.shared, ", ")
+		case r.aggregated != "":
+			return r.key.String() + " " + r.aggregated
+		}
+		return ""
+	}
+	// The token grant: narrowed (narrow), or given back where an earlier
+	// render narrowed it; the decision reads the roles as they will be.
+	for _, r := range roles {
+		if !r.broad && !r.narrowed && (r.obj != nil || !narrow) {
+			continue
+		}
+		why := notOwn(r)
+		switch {
+		case why != "" && r.obj == nil:
+			a.warnings = append(a.warnings, errorf("%s: %s, so the renderer cannot tell whether it lets %s create tokens for other accounts",
+				OptValue{OptTokenScope, string(TokenScopeControllers)}, why, sa))
+			continue
+		case why != "" && narrow && r.broad:
+			return a, r.obj.errorf("%s: it lets %s create tokens for every service account, and the renderer may not narrow it: %s; "+
+				"give the CCM a role of its own", OptValue{OptTokenScope, string(TokenScopeControllers)}, sa, why)
+		case why != "" || !narrow && !r.narrowed:
+			continue // (a narrowed role no longer its own stays as it is)
+		}
+		rn, err := r.obj.parse()
+		if err != nil {
+			return a, err
+		}
+		view := rn.Copy()
+		if _, err := (NarrowTokens{Narrow: narrow}).Filter([]*yaml.RNode{view}); err != nil {
+			return a, r.obj.errorf("%w", patchErrorText(err))
+		}
+		if r.rules, err = readRules(view.YNode()); err != nil {
+			return a, r.obj.errorf("%w", err)
+		}
+		r.obj.forget()
+		a.narrow = append(a.narrow, r.obj)
+	}
+
 	holds := func(r *role, ns string) bool { return slices.Contains(r.scopes, "") || slices.Contains(r.scopes, ns) }
 	needed := accountNamespaces(sa)
 	for _, p := range perms {
@@ -276,28 +336,15 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 			}
 		}
 	}
-	defer func() {
-		for _, r := range roles {
-			if r.obj != nil && r.obj != a.patch {
-				r.obj.forget()
-			}
-		}
-	}()
 	if len(a.missing) == 0 {
-		return a, nil
+		return a, a.reparse()
 	}
 	var why []string
 	var candidates []*role
 	for _, r := range roles {
-		switch {
-		case r.obj == nil:
-			why = append(why, r.key.String()+" is not in the input")
-		case r.obj.in != nil:
-			why = append(why, r.key.String()+" is an item of the "+r.obj.in.kind+" ("+r.obj.loc().String()+"), which the renderer does not patch")
-		case len(r.shared) > 0:
-			why = append(why, r.key.String()+" is also bound to "+strings.Join(r.shared, ", "))
-		case r.aggregated != "":
-			why = append(why, r.key.String()+" "+r.aggregated)
+		switch w := notOwn(r); {
+		case w != "":
+			why = append(why, w)
 		case slices.ContainsFunc(needed, func(ns string) bool { return !holds(r, ns) }):
 			why = append(why, r.key.String()+" does not hold in namespace "+strings.Join(needed, " and "))
 		default:
@@ -313,13 +360,27 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, perms 
 			}
 		}
 		a.patch = pick.obj
-		return a, nil
+		return a, a.reparse()
 	}
 	a.dedicated = true
-	a.warnings = append(a.warnings, fmt.Sprintf("%s lacks %s, and no role of its own can take it: %s; not widened: "+
-		"a ClusterRole and ClusterRoleBinding %s grant it to %s alone",
-		sa, permissionList(a.missing), strings.Join(why, "; "), accountRBACName(sa), sa))
-	return a, nil
+	a.warnings = append(a.warnings, errorf("%s lacks %s, and no role of its own can take it: %s; not widened: "+
+		"a Role and RoleBinding %s in %s grant it to %s alone",
+		sa, permissionList(a.missing), strings.Join(why, "; "), accountRBACName(sa), strings.Join(needed, " and "), sa))
+	return a, a.reparse()
+}
+
+// reparse parses again the roles the decision patches: it read them and let
+// their trees go.
+func (a access) reparse() error {
+	for _, o := range append([]*object{a.patch}, a.narrow...) {
+		if o == nil {
+			continue
+		}
+		if _, err := o.parse(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // aggregationLabel is the label prefix of Kubernetes' aggregated roles: a

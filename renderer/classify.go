@@ -38,6 +38,7 @@ import (
 // identity is what says which object a document or item is.
 type identity struct {
 	apiVersion, kind, namespace, name string
+	marked                            bool // it has the GeneratedAnnotation
 }
 
 // classify returns the objects Kubernetes' clients apply from objs, the
@@ -58,17 +59,9 @@ func classify(objs []*object) ([]*object, error) {
 			return nil, err
 		}
 		out = append(out, applied...)
-		if !relevantKinds[o.kind] {
-			o.forget()
-		}
+		o.forget() // parsed again if read in full: the renderer keeps bytes, not trees
 	}
 	return out, nil
-}
-
-// relevantKinds are the kinds the renderer reads beyond their identity.
-var relevantKinds = map[string]bool{
-	"DaemonSet": true, "Deployment": true, "ConfigMap": true,
-	"Role": true, "RoleBinding": true, "ClusterRole": true, "ClusterRoleBinding": true,
 }
 
 // applied reads a parsed document or item.
@@ -164,6 +157,9 @@ func readIdentity(m *yaml.Node, prefix string) (identity, error) {
 		if v := mapGet(meta, field); v != nil && !isNull(v) && v.Kind != yaml.MappingNode {
 			return id, fmt.Errorf("%s%s is a %s, not a map", prefix, field, KindName(v))
 		}
+	}
+	if a := mapGet(meta, "annotations"); a != nil && a.Kind == yaml.MappingNode {
+		id.marked = mapGet(a, GeneratedAnnotation) != nil
 	}
 	return id, nil
 }

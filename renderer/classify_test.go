@@ -163,7 +163,7 @@ func TestOneReading(t *testing.T) {
 		if !bytes.Contains(out, []byte(noTokenRole)) {
 			t.Errorf("the shared ClusterRole changed:\n%s", out)
 		}
-		if find(objs, "ClusterRole", dedicated) == nil {
+		if find(objs, "Role", dedicated) == nil {
 			t.Errorf("no dedicated role: %q", ids(objs))
 		}
 		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "also bound to Group system:authenticated") }) {

@@ -128,6 +128,7 @@ const (
 	OptKubeVersion           Opt = "kubeVersion"
 	OptCCMVersion            Opt = "ccmVersion"
 	OptAllowVersionSkew      Opt = "allowVersionSkew"
+	OptTokenScope            Opt = "tokenScope"
 )
 
 // OptValue is an option with a value inside a message: "--mode=migrate"
@@ -153,7 +154,7 @@ var flagNames = map[Opt]string{
 	OptSetArgs: "--set-arg", OptRemoveArgs: "--remove-arg", OptAllowMissingWorkload: "--allow-missing-workload",
 	OptLeaderMigrationConfig: "--leader-migration-config", OptLeaderName: "--leader-name", OptTarget: "--target",
 	OptKCMUser: "--kcm-user", OptKubeVersion: "--kube-version", OptCCMVersion: "--ccm-version",
-	OptAllowVersionSkew: "--allow-version-skew",
+	OptAllowVersionSkew: "--allow-version-skew", OptTokenScope: "--token-scope",
 }
 
 // KeySpelling spells options as the config file's keys.

@@ -28,7 +28,9 @@ var fuzzOptions = func() []Options {
 	o.SetArgs, o.RemoveArgs = []string{"v=4", "cluster-name=prod"}, []string{"allocate-node-cidrs"}
 	f := false
 	o.HostNetwork = &f
-	return append(sets, o)
+	narrowed := DefaultOptions()
+	narrowed.Distro, narrowed.CCMVersion, narrowed.TokenScope = DistroRKE2, "v1.26.1", TokenScopeControllers
+	return append(sets, o, narrowed)
 }()
 
 // fuzzSeeds are the seed corpus: every chart version's output for every

@@ -18,6 +18,7 @@ const (
 	markMigrationConfig = "leader-migration-config" // LeaderMigrationConfigMap
 	markMigrationLease  = "leader-migration-rbac"   // MigrationLeaseRBAC
 	markAccountRBAC     = "serviceaccount-rbac"     // AccountRBAC
+	markTokenRBAC       = "serviceaccount-token"    // TokenRBAC
 )
 
 // generatedMark returns the value of an object's GeneratedAnnotation.
@@ -157,6 +158,8 @@ func generatedBy(rn *yaml.RNode) bool {
 		want = regenerateMigrationLease(rn)
 	case markAccountRBAC:
 		want = regenerateAccountRBAC(rn)
+	case markTokenRBAC:
+		want = regenerateTokenRBAC(rn)
 	}
 	for _, w := range want {
 		if sameGenerated(rn, w) {

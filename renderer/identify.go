@@ -22,7 +22,7 @@ type targets struct {
 	account    serviceAccount
 	access     access    // the RBAC decision
 	generated  []*object // objects an earlier render generated
-	warnings   []string
+	warnings   []error   // spelled by the front end
 }
 
 // serviceAccount is a workload's identity: the subject its bindings name.
@@ -46,12 +46,12 @@ func identify(objs []*object, o Options) (*targets, error) {
 	if err := t.readWorkload(o); err != nil {
 		return nil, err
 	}
-	var warnings []string
+	var warnings []error
 	if t.generated, warnings, err = findGenerated(objs); err != nil {
 		return nil, err
 	}
 	t.warnings = append(t.warnings, warnings...)
-	if t.access, err = decideAccess(objs, t.account, t.generated, CCMServiceAccountPermissions); err != nil {
+	if t.access, err = decideAccess(objs, t.account, t.generated, o.narrow()); err != nil {
 		return nil, err
 	}
 	if len(t.access.missing) > 0 && t.account.namespace == "" {
@@ -215,10 +215,10 @@ var generatedKinds = map[string]bool{"ConfigMap": true, "Role": true, "RoleBindi
 // its generators makes (see generatedBy). Any other object with the
 // annotation is the user's, with a warning: it counts as theirs everywhere,
 // in who holds a role as in collisions.
-func findGenerated(objs []*object) (out []*object, warnings []string, err error) {
+func findGenerated(objs []*object) (out []*object, warnings []error, err error) {
 	for _, obj := range objs {
-		if !generatedKinds[obj.kind] || !obj.mentions(GeneratedAnnotation) {
-			continue
+		if !generatedKinds[obj.kind] || (obj.id != nil && !obj.id.marked) || !obj.mentions(GeneratedAnnotation) {
+			continue // (classify read the identity of any object it parsed)
 		}
 		rn, err := obj.parse()
 		if err != nil {
@@ -231,7 +231,7 @@ func findGenerated(objs []*object) (out []*object, warnings []string, err error)
 		case obj.in == nil && generatedBy(rn):
 			out = append(out, obj)
 		default:
-			warnings = append(warnings, fmt.Sprintf("%s (%s) carries %s: %s but is not an object the renderer generates: taken as yours",
+			warnings = append(warnings, errorf("%s (%s) carries %s: %s but is not an object the renderer generates: taken as yours",
 				obj.ref(), obj.loc(), GeneratedAnnotation, mark))
 			obj.forget()
 		}

@@ -170,8 +170,10 @@ func (r *Renderer) run(objs []*object) (*result, error) {
 		res.warnings = append(res.warnings, noWorkloadWarning)
 		return res, nil
 	}
-	res.warnings = append(res.warnings, t.warnings...)
 	warn := func(err error) { res.warnings = append(res.warnings, spell(err, r.spelling)) }
+	for _, w := range t.warnings {
+		warn(w)
+	}
 	steps, err := r.plan(t, warn)
 	if err != nil {
 		return nil, err
@@ -179,6 +181,13 @@ func (r *Renderer) run(objs []*object) (*result, error) {
 	targets := append([]*object{t.workload}, t.generated...)
 	if t.access.patch != nil {
 		targets = append(targets, t.access.patch)
+	}
+	narrowed := make([]*yaml.RNode, 0, len(t.access.narrow))
+	for _, o := range t.access.narrow {
+		if !slices.Contains(targets, o) {
+			targets = append(targets, o)
+		}
+		narrowed = append(narrowed, o.node)
 	}
 	for _, obj := range targets {
 		if err := obj.expand(); err != nil {
@@ -197,6 +206,8 @@ func (r *Renderer) run(objs []*object) (*result, error) {
 			_, err = s.filter.Filter([]*yaml.RNode{t.workload.node})
 		case onRole:
 			_, err = s.filter.Filter([]*yaml.RNode{t.access.patch.node})
+		case onNarrowed:
+			_, err = s.filter.Filter(narrowed)
 		case onGenerated:
 			generated, err = s.filter.Filter(generated)
 		}

@@ -38,7 +38,7 @@ func (d *Doc) Body() []byte { return d.Raw[d.body:] }
 // multi-line flow scalars) spells s without its bytes only through an
 // escape in a double-quoted scalar ("\x2D", "\u002D", a "\" line break),
 // so one with a backslash may hold anything, or, when s has a "'", through
-// the "”" of a single-quoted one. Any other document may hold anything: a
+// the doubled quote of a single-quoted one. Any other document may hold anything: a
 // tag alone (!!binary) spells a string in other bytes.
 func (d *Doc) Mentions(s []byte) bool {
 	return !d.Simple || bytes.Contains(d.Raw, s) || bytes.IndexByte(d.Raw, '\\') >= 0 || bytes.IndexByte(s, '\'') >= 0
