@@ -91,7 +91,7 @@ func readBinding(obj *object) (binding, error) {
 				return b, obj.errorf("subjects holds a %s, not a subject", KindName(s))
 			}
 			var sub subject
-			if sub.kind, sub.namespace, sub.name, err = identityFields3(s, fmt.Sprintf("subjects[%d].", i), "kind", "namespace", "name"); err != nil {
+			if sub.kind, sub.namespace, sub.name, err = identityFields3(s, fmt.Sprintf("subjects[%d].", i), obj.lineOffset(), "kind", "namespace", "name"); err != nil {
 				return b, obj.errorf("%w", err)
 			}
 			if sub.kind == "ServiceAccount" && sub.namespace == "" {
@@ -104,7 +104,7 @@ func readBinding(obj *object) (binding, error) {
 	if ref == nil || ref.Kind != yaml.MappingNode {
 		return b, obj.errorf("has no roleRef")
 	}
-	if b.role.kind, _, b.role.name, err = identityFields3(ref, "roleRef.", "kind", "", "name"); err != nil {
+	if b.role.kind, _, b.role.name, err = identityFields3(ref, "roleRef.", obj.lineOffset(), "kind", "", "name"); err != nil {
 		return b, obj.errorf("%w", err)
 	}
 	if b.role.kind == "Role" {
@@ -115,13 +115,13 @@ func readBinding(obj *object) (binding, error) {
 
 // identityFields3 reads up to three string fields of a mapping (a subject,
 // a roleRef) as both readings agree on them; a field named "" is skipped.
-func identityFields3(m *yaml.Node, prefix string, keys ...string) (a, b, c string, err error) {
+func identityFields3(m *yaml.Node, prefix string, offset int, keys ...string) (a, b, c string, err error) {
 	var out [3]string
 	for i, k := range keys {
 		if k == "" {
 			continue
 		}
-		if out[i], err = identityString(m, k, prefix); err != nil {
+		if out[i], err = identityString(m, k, prefix, offset); err != nil {
 			return "", "", "", err
 		}
 	}

@@ -78,7 +78,7 @@ func (o *object) applied() ([]*object, error) {
 		o.kind = ""
 		return nil, nil // nothing a client applies: it fails to decode a scalar or a sequence
 	}
-	id, err := readIdentity(root, "")
+	id, err := readIdentity(root, "", o.lineOffset())
 	if err != nil {
 		return nil, o.errorf("%w", err)
 	}
@@ -103,7 +103,7 @@ func (o *object) applied() ([]*object, error) {
 		if it.Kind != yaml.MappingNode {
 			return nil, o.errorf("%s is a %s, not an object", path, KindName(it))
 		}
-		iid, err := readIdentity(it, path+".")
+		iid, err := readIdentity(it, path+".", o.lineOffset())
 		if err != nil {
 			return nil, o.errorf("%w", err)
 		}
@@ -124,16 +124,16 @@ func (o *object) applied() ([]*object, error) {
 
 // readIdentity reads an object's identity from its mapping; prefix names the
 // mapping in messages.
-func readIdentity(m *yaml.Node, prefix string) (identity, error) {
+func readIdentity(m *yaml.Node, prefix string, offset int) (identity, error) {
 	var id identity
-	if err := identityMap(m, prefix, "apiVersion", "kind", "metadata", "items"); err != nil {
+	if err := identityMap(m, prefix, offset, "apiVersion", "kind", "metadata", "items"); err != nil {
 		return id, err
 	}
 	var err error
-	if id.apiVersion, err = identityString(m, "apiVersion", prefix); err != nil {
+	if id.apiVersion, err = identityString(m, "apiVersion", prefix, offset); err != nil {
 		return id, err
 	}
-	if id.kind, err = identityString(m, "kind", prefix); err != nil {
+	if id.kind, err = identityString(m, "kind", prefix, offset); err != nil {
 		return id, err
 	}
 	meta := mapGet(m, "metadata")
@@ -144,13 +144,13 @@ func readIdentity(m *yaml.Node, prefix string) (identity, error) {
 		return id, fmt.Errorf("%smetadata is a %s, not a map", prefix, KindName(meta))
 	}
 	prefix += "metadata."
-	if err := identityMap(meta, prefix, "name", "namespace", "labels", "annotations"); err != nil {
+	if err := identityMap(meta, prefix, offset, "name", "namespace", "labels", "annotations"); err != nil {
 		return id, err
 	}
-	if id.name, err = identityString(meta, "name", prefix); err != nil {
+	if id.name, err = identityString(meta, "name", prefix, offset); err != nil {
 		return id, err
 	}
-	if id.namespace, err = identityString(meta, "namespace", prefix); err != nil {
+	if id.namespace, err = identityString(meta, "namespace", prefix, offset); err != nil {
 		return id, err
 	}
 	for _, field := range []string{"labels", "annotations"} {
@@ -168,11 +168,11 @@ func readIdentity(m *yaml.Node, prefix string) (identity, error) {
 // each a string key both readings agree on (no tag but !!str, no alias, not
 // a merge key, not a YAML 1.1 boolean or number), and each of unique at
 // most once (clients take the last of duplicate keys).
-func identityMap(m *yaml.Node, prefix string, unique ...string) error {
+func identityMap(m *yaml.Node, prefix string, offset int, unique ...string) error {
 	var seen [8]bool
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if err := checkKey(k, prefix); err != nil {
+		if err := checkKey(k, prefix, offset); err != nil {
 			return err
 		}
 		for j, u := range unique {
@@ -181,7 +181,7 @@ func identityMap(m *yaml.Node, prefix string, unique ...string) error {
 			}
 			if seen[j] {
 				return fmt.Errorf("duplicate key %q in %s at line %d: Kubernetes' clients read the last one, a YAML tree holds both; remove one",
-					u, orTop(prefix), k.Line)
+					u, orTop(prefix), offset+k.Line)
 			}
 			seen[j] = true
 		}
@@ -197,40 +197,42 @@ func orTop(prefix string) string {
 }
 
 // checkKey refuses a mapping key the two readings could read differently.
-func checkKey(k *yaml.Node, prefix string) error {
+func checkKey(k *yaml.Node, prefix string, offset int) error {
+	line := offset + k.Line
 	switch {
 	case k.Kind != yaml.ScalarNode:
-		return fmt.Errorf("a key of %s at line %d is a %s: use plain string keys", orTop(prefix), k.Line, KindName(k))
+		return fmt.Errorf("a key of %s at line %d is a %s: use plain string keys", orTop(prefix), line, KindName(k))
 	case k.Value == "<<" || k.ShortTag() == yaml.MergeTag:
-		return fmt.Errorf("a merge key (<<) in %s at line %d: Kubernetes' clients merge it, the renderer would not; write the fields out", orTop(prefix), k.Line)
+		return fmt.Errorf("a merge key (<<) in %s at line %d: Kubernetes' clients merge it, the renderer would not; write the fields out", orTop(prefix), line)
 	case k.Style&yaml.TaggedStyle != 0 && k.ShortTag() != yaml.NodeTagString:
-		return fmt.Errorf("a key of %s at line %d has the tag %s, which YAML libraries read differently; write the key plainly", orTop(prefix), k.Line, k.Tag)
+		return fmt.Errorf("a key of %s at line %d has the tag %s, which YAML libraries read differently; write the key plainly", orTop(prefix), line, k.Tag)
 	case k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && k.Style&yaml.TaggedStyle == 0 && !plainStringToV2(k.Value):
-		return fmt.Errorf("the key %q of %s at line %d is not a string to Kubernetes' clients (YAML 1.1): quote it", k.Value, orTop(prefix), k.Line)
+		return fmt.Errorf("the key %q of %s at line %d is not a string to Kubernetes' clients (YAML 1.1): quote it", k.Value, orTop(prefix), line)
 	}
 	return nil
 }
 
 // identityString reads a string field that says what an object is: absent
 // or null is "".
-func identityString(m *yaml.Node, key, prefix string) (string, error) {
+func identityString(m *yaml.Node, key, prefix string, offset int) (string, error) {
 	v := mapGet(m, key)
 	if v == nil || isNull(v) && v.Style&yaml.TaggedStyle == 0 {
 		return "", nil
 	}
-	return stringValue(v, prefix+key)
+	return stringValue(v, prefix+key, offset)
 }
 
 // stringValue reads a scalar both readings take for the same string.
-func stringValue(v *yaml.Node, path string) (string, error) {
+func stringValue(v *yaml.Node, path string, offset int) (string, error) {
+	line := offset + v.Line
 	switch {
 	case v.Kind != yaml.ScalarNode:
 		return "", fmt.Errorf("%s is a %s, not a string", path, KindName(v))
 	case v.Style&yaml.TaggedStyle != 0 && v.ShortTag() != yaml.NodeTagString:
 		return "", fmt.Errorf("%s has the tag %s at line %d, which YAML libraries read differently (Kubernetes' clients decode !!binary, say); write it as a plain string",
-			path, v.Tag, v.Line)
+			path, v.Tag, line)
 	case v.ShortTag() != yaml.NodeTagString:
-		return "", fmt.Errorf("%s is %q at line %d, a %s to YAML, not a string: quote it", path, v.Value, v.Line, strings.TrimPrefix(v.ShortTag(), "!!"))
+		return "", fmt.Errorf("%s is %q at line %d, a %s to YAML, not a string: quote it", path, v.Value, line, strings.TrimPrefix(v.ShortTag(), "!!"))
 	case v.Style&yaml.TaggedStyle == 0 && v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && !plainStringToV2(v.Value):
 		return "", fmt.Errorf("%s is %q at line %d, which Kubernetes' clients read as YAML 1.1, as a boolean or number: quote it", path, v.Value, v.Line)
 	}
@@ -291,7 +293,7 @@ func checkTree(n *yaml.Node, path string, offset int) error {
 		seen := make(map[string]int, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if err := checkKey(k, path+"."); err != nil {
+			if err := checkKey(k, path+".", offset); err != nil {
 				return err
 			}
 			if first, dup := seen[k.Value]; dup {

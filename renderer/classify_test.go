@@ -3,6 +3,8 @@ package renderer
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -129,27 +131,34 @@ func indent(d string, n int) string {
 
 // hiddenBindings are the ways a binding of the CCM's role to
 // system:authenticated was hidden from the renderer while Helm and kubectl
-// applied it: each is the toAll binding written another way. They are the
-// table rows of TestOneReading and seeds of FuzzClassify.
-var hiddenBindings = []struct {
-	name, doc string
-}{
-	{"the role's name as a !!binary scalar", strings.Replace(toAll, "  name: ccm\n", "  name: !!binary Y2Nt\n", 1)},
-	{"the kind as a !!binary scalar", strings.Replace(toAll, "kind: ClusterRoleBinding", "kind: !!binary Q2x1c3RlclJvbGVCaW5kaW5n", 1)},
-	{"an item under items: of a ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\nitems:\n-" + indent(toAll, 2)[1:]},
-	{"an item of a typed list, without a kind of its own", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBindingList\nitems:\n-" +
-		indent(strings.Replace(toAll, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n", "", 1), 2)[1:]},
-	{"a second kind key", "kind: ConfigMap\n" + toAll},
-	{"the kind from a merge key", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "<<:\n  kind: ClusterRoleBinding\n", 1)},
-	{"the roleRef from a merge key", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: everyone\nroleRef:\n  <<: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ccm}\nsubjects:\n- kind: Group\n  name: system:authenticated\n"},
-	{"a second kind after a LS line break", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: ConfigMap\u2028kind: ClusterRoleBinding\n", 1)},
-	{"a second kind after a NEL line break", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: ConfigMap\u0085kind: ClusterRoleBinding\n", 1)},
-	{"a second kind after a lone CR", strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: ConfigMap\rkind: ClusterRoleBinding\n", 1)},
-	{"the kind as an alias", "metadata:\n  name: everyone\n  labels: {k: &k ClusterRoleBinding}\n" +
-		strings.Replace(strings.Replace(toAll, "kind: ClusterRoleBinding\n", "kind: *k\n", 1), "metadata:\n  name: everyone\n", "", 1)},
-	{"a separator line with a comment glued to it", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\n---#:\n" + indent(toAll, 2)},
-	{"the renderer's generated annotation", strings.Replace(toAll, "  name: everyone\n", "  name: everyone\n  annotations:\n    aws-ccm-renderer.io/generated: serviceaccount-rbac\n", 1)},
-	{"the kind spelled with an escape", strings.Replace(toAll, "kind: ClusterRoleBinding", `kind: "ClusterRole\x42inding"`, 1)},
+// applied it: each file of testdata/hidden but ccm.yaml is the toAll binding
+// written another way. They are the table rows of TestOneReading, seeds of
+// FuzzClassify, and the charts e2e/onereading_test.go installs with Helm.
+func hiddenBindings(t testing.TB) []struct{ name, doc string } {
+	files, err := filepath.Glob("testdata/hidden/[0-9][0-9]-*.yaml")
+	if err != nil || len(files) < 15 {
+		t.Fatalf("testdata/hidden: %d rows, %v", len(files), err)
+	}
+	var out []struct{ name, doc string }
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, struct{ name, doc string }{strings.TrimSuffix(filepath.Base(f), ".yaml"), string(b)})
+	}
+	return out
+}
+
+// hiddenBase is the rest of each row's stream: the CCM's service account,
+// its ClusterRole without the service account permissions, its binding and
+// its DaemonSet (testdata/hidden/ccm.yaml).
+func hiddenBase(t testing.TB) string {
+	b, err := os.ReadFile("testdata/hidden/ccm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestOneReading (class 10): a binding that shares the CCM's role is seen
@@ -171,25 +180,24 @@ func TestOneReading(t *testing.T) {
 		}
 	}
 	want := map[string][]string{ // the refusals; the other rows are read and not widened
-		"the role's name as a !!binary scalar":        {"document 4", "the tag !!binary in roleRef.name", "write the value plainly"},
-		"the kind as a !!binary scalar":               {"document 4", "kind has the tag !!binary"},
-		"a second kind key":                           {"document 4", `duplicate key "kind" in the object's top level`},
-		"the kind from a merge key":                   {"document 4", "a merge key (<<) in the object's top level"},
-		"the roleRef from a merge key":                {"document 4", "a merge key (<<) in roleRef"},
-		"a second kind after a LS line break":         {"document 4", "LS, U+2028"},
-		"a second kind after a NEL line break":        {"document 4", "NEL, U+0085"},
-		"a second kind after a lone CR":               {"document 4", "a CR without a LF"},
-		"a separator line with a comment glued to it": nil,
+		"01-the-roles-name-as-a-binary-scalar":    {"document 6 (line 54)", "the tag !!binary in roleRef.name at line 62", "write the value plainly"},
+		"02-the-kind-as-a-binary-scalar":          {"document 6 (line 54)", "kind has the tag !!binary at line 56"},
+		"05-a-second-kind-key":                    {"document 6 (line 54)", `duplicate key "kind" in the object's top level at line 57`},
+		"06-the-kind-from-a-merge-key":            {"document 6 (line 54)", "a merge key (<<) in the object's top level at line 56"},
+		"07-the-roleRef-from-a-merge-key":         {"document 6 (line 54)", "a merge key (<<) in roleRef at line 60"},
+		"08-a-second-kind-after-a-LS-line-break":  {"document 6 (line 54)", "input line 56", "LS, U+2028"},
+		"09-a-second-kind-after-a-NEL-line-break": {"document 6 (line 54)", "input line 56", "NEL, U+0085"},
+		"10-a-second-kind-after-a-lone-CR":        {"document 6 (line 54)", "input line 56", "a CR without a LF"},
 	}
 	var cases []safetyCase
-	for _, h := range hiddenBindings {
-		in := docs(saDoc, noTokenRole, bindDoc, h.doc, dsDoc)
+	for _, h := range hiddenBindings(t) {
+		in := hiddenBase(t) + "---\n" + h.doc
 		applied, err := decodeApplied([]byte(in))
 		if err != nil || !slices.ContainsFunc(applied, func(v appliedView) bool { return v.String() == shared.String() }) {
 			t.Fatalf("%s: Kubernetes' clients do not apply the sharing binding: %v, %q", h.name, err, applied)
 		}
 		c := safetyCase{name: h.name, in: in, check: notWidened, wantErr: want[h.name]}
-		if strings.Contains(h.name, "generated annotation") {
+		if strings.Contains(h.name, "generated-annotation") {
 			c.check = func(t *testing.T, out []byte, objs []*yaml.RNode, warnings []string) {
 				notWidened(t, out, objs, warnings)
 				if !slices.ContainsFunc(warnings, func(w string) bool {
@@ -208,8 +216,8 @@ func TestOneReading(t *testing.T) {
 // lists and documents that clients read specially, and FuzzRender's seeds.
 func classifySeeds(t testing.TB) [][]byte {
 	var seeds [][]byte
-	for _, h := range hiddenBindings {
-		seeds = append(seeds, []byte(docs(saDoc, noTokenRole, bindDoc, h.doc, dsDoc)))
+	for _, h := range hiddenBindings(t) {
+		seeds = append(seeds, []byte(hiddenBase(t)+"---\n"+h.doc))
 	}
 	for _, s := range []string{
 		docs(list("List", toAll, saDoc), "apiVersion: v1\nkind: DaemonSet\nmetadata: {name: a}\nitems: ~\n"),

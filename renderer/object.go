@@ -83,26 +83,32 @@ func (o *object) parse() (*yaml.RNode, error) {
 		return nil, o.err
 	}
 	if o.id == nil {
-		id, err := readIdentity(deref(rn.YNode()), "")
+		id, err := readIdentity(deref(rn.YNode()), "", o.lineOffset())
 		if err != nil {
 			o.err = o.errorf("%w", err)
 			return nil, o.err
 		}
 		o.id = &id
 	}
-	offset := 0 // an item's lines are those of the ResourceList
-	if o.doc != nil {
-		offset = o.doc.ContentLine() - 1
-	}
-	if o.in != nil && o.in.doc != nil {
-		offset = o.in.doc.ContentLine() - 1
-	}
-	if err := checkTree(rn.YNode(), "", offset); err != nil {
+	if err := checkTree(rn.YNode(), "", o.lineOffset()); err != nil {
 		o.err = o.errorf("%w", err)
 		return nil, o.err
 	}
 	o.strict = true
 	return rn, nil
+}
+
+// lineOffset turns the lines of the object's tree into input lines: its
+// document's (or its list's) from the first content line; an item's lines
+// are those of the ResourceList already.
+func (o *object) lineOffset() int {
+	if o.in != nil {
+		return o.in.lineOffset()
+	}
+	if o.doc != nil {
+		return o.doc.ContentLine() - 1
+	}
+	return 0
 }
 
 // forget drops the tree of a document that is no longer needed (not an
