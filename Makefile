@@ -80,9 +80,10 @@ e2e: build tools-helm tools-kube ## the real-cluster tests: e2e/ against a contr
 
 FUZZTIME ?= 10m
 
-fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
+fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), the renderer's reading of YAML against Kubernetes' decoder, and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRenderNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
