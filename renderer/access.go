@@ -255,7 +255,9 @@ func decideAccess(objs []*object, sa serviceAccount, generated []*object, narrow
 				r.aggregated = "has an aggregationRule: the aggregation controller rewrites its rules"
 			}
 		}
-		obj.forget()
+		if len(roles) > manyRoles {
+			obj.forget() // many roles: read again the one the decision patches
+		}
 	}
 	index := indexAggregators(selectors)
 	for _, r := range roles {

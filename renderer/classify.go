@@ -172,7 +172,7 @@ func identityMap(m *yaml.Node, prefix string, offset int, unique ...string) erro
 	var seen [8]bool
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if err := checkKey(k, prefix, offset); err != nil {
+		if err := checkKey(k, func() string { return prefix }, offset); err != nil {
 			return err
 		}
 		for j, u := range unique {
@@ -196,18 +196,24 @@ func orTop(prefix string) string {
 	return strings.TrimSuffix(prefix, ".")
 }
 
-// checkKey refuses a mapping key the two readings could read differently.
-func checkKey(k *yaml.Node, prefix string, offset int) error {
+// checkKey refuses a mapping key the two readings could read differently;
+// prefix names the mapping in a message (it is called for one only).
+func checkKey(k *yaml.Node, prefix func() string, offset int) error {
 	line := offset + k.Line
+	ok := k.Kind == yaml.ScalarNode && k.Value != "<<" && k.Style == 0 && (k.Tag == yaml.NodeTagString || k.Tag == "") && plainStringToV2(k.Value)
+	if ok {
+		return nil // the common key: plain, untagged, a string to both
+	}
+	where := orTop(prefix())
 	switch {
 	case k.Kind != yaml.ScalarNode:
-		return fmt.Errorf("a key of %s at line %d is a %s: use plain string keys", orTop(prefix), line, KindName(k))
+		return fmt.Errorf("a key of %s at line %d is a %s: use plain string keys", where, line, KindName(k))
 	case k.Value == "<<" || k.ShortTag() == yaml.MergeTag:
-		return fmt.Errorf("a merge key (<<) in %s at line %d: Kubernetes' clients merge it, the renderer would not; write the fields out", orTop(prefix), line)
+		return fmt.Errorf("a merge key (<<) in %s at line %d: Kubernetes' clients merge it, the renderer would not; write the fields out", where, line)
 	case k.Style&yaml.TaggedStyle != 0 && k.ShortTag() != yaml.NodeTagString:
-		return fmt.Errorf("a key of %s at line %d has the tag %s, which YAML libraries read differently; write the key plainly", orTop(prefix), line, k.Tag)
+		return fmt.Errorf("a key of %s at line %d has the tag %s, which YAML libraries read differently; write the key plainly", where, line, k.Tag)
 	case k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && k.Style&yaml.TaggedStyle == 0 && !plainStringToV2(k.Value):
-		return fmt.Errorf("the key %q of %s at line %d is not a string to Kubernetes' clients (YAML 1.1): quote it", k.Value, orTop(prefix), line)
+		return fmt.Errorf("the key %q of %s at line %d is not a string to Kubernetes' clients (YAML 1.1): quote it", k.Value, where, line)
 	}
 	return nil
 }
@@ -282,32 +288,89 @@ func deref(n *yaml.Node) *yaml.Node {
 // not followed: the nodes they name are checked where they stand. path is
 // n's field path; offset turns the tree's lines into input lines.
 func checkTree(n *yaml.Node, path string, offset int) error {
+	c := treeCheck{offset: offset}
+	if path != "" {
+		c.path = append(c.path, pathStep{key: path, index: -1})
+	}
+	return c.check(n)
+}
+
+// treeCheck walks a tree for checkTree; the field path is built only for
+// a message.
+type treeCheck struct {
+	offset int
+	path   []pathStep
+	seen   []map[string]int // one per mapping depth, reused
+}
+
+type pathStep struct {
+	key   string
+	index int // of a sequence item; -1 for a key
+}
+
+func (c *treeCheck) where() string {
+	var b strings.Builder
+	for _, p := range c.path {
+		if p.index >= 0 {
+			fmt.Fprintf(&b, "[%d]", p.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p.key)
+	}
+	return b.String()
+}
+
+func (c *treeCheck) check(n *yaml.Node) error {
 	if n.Style&yaml.TaggedStyle != 0 {
-		if want := map[yaml.Kind]string{yaml.ScalarNode: yaml.NodeTagString, yaml.MappingNode: yaml.NodeTagMap, yaml.SequenceNode: yaml.NodeTagSeq}[n.Kind]; n.ShortTag() != want {
+		want := ""
+		switch n.Kind {
+		case yaml.ScalarNode:
+			want = yaml.NodeTagString
+		case yaml.MappingNode:
+			want = yaml.NodeTagMap
+		case yaml.SequenceNode:
+			want = yaml.NodeTagSeq
+		}
+		if n.ShortTag() != want {
 			return fmt.Errorf("the tag %s%s at line %d: YAML libraries read tags differently (Kubernetes' clients decode !!binary, say); write the value plainly",
-				n.Tag, inField(path), offset+n.Line)
+				n.Tag, inField(c.where()), c.offset+n.Line)
 		}
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		seen := make(map[string]int, len(n.Content)/2)
+		depth := len(c.path)
+		for len(c.seen) <= depth {
+			c.seen = append(c.seen, map[string]int{})
+		}
+		seen := c.seen[depth]
+		clear(seen)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if err := checkKey(k, path+".", offset); err != nil {
+			if err := checkKey(k, func() string { return c.where() + "." }, c.offset); err != nil {
 				return err
 			}
 			if first, dup := seen[k.Value]; dup {
 				return fmt.Errorf("duplicate key %q%s at line %d (first at line %d): Kubernetes reads the last one, "+
-					"the renderer would read the first; remove one", k.Value, inField(path), offset+k.Line, offset+first)
+					"the renderer would read the first; remove one", k.Value, inField(c.where()), c.offset+k.Line, c.offset+first)
 			}
 			seen[k.Value] = k.Line
-			if err := checkTree(n.Content[i+1], joinPath(path, k.Value), offset); err != nil {
+			c.path = append(c.path, pathStep{key: k.Value, index: -1})
+			err := c.check(n.Content[i+1])
+			c.path = c.path[:depth]
+			if err != nil {
 				return err
 			}
 		}
 	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			if err := checkTree(c, fmt.Sprintf("%s[%d]", path, i), offset); err != nil {
+		depth := len(c.path)
+		for i, item := range n.Content {
+			c.path = append(c.path, pathStep{index: i})
+			err := c.check(item)
+			c.path = c.path[:depth]
+			if err != nil {
 				return err
 			}
 		}
@@ -355,4 +418,50 @@ func (o *object) tree() (*yaml.RNode, error) {
 		o.err = &InputError{Location: o.loc(), Err: o.doc.ParseError(err)}
 	}
 	return o.node, o.err
+}
+
+// AppliedObject is one object Helm 3 and kubectl apply from a stream, as
+// the renderer reads it (see classify): a document, or an item of a list.
+type AppliedObject struct {
+	Ref      ObjectRef
+	Location Location    // the document's, for an item its list's
+	Item     int         // its index among its list's items; -1 for a document of its own
+	Node     *yaml.RNode // its tree as written (aliases not expanded)
+}
+
+// Applied reads a manifest stream the way Helm 3 and kubectl read it
+// before they apply it and returns the objects they would apply, in order:
+// what a front end that shows or redacts objects (a diff, say) must go by
+// so that it sees what the cluster gets, a Secret that is an item of a
+// ConfigMap's items included. It refuses, with an *InputError, what the two
+// readings could disagree on, as Render does.
+func Applied(in []byte) ([]AppliedObject, error) {
+	objs, err := readStream([][]byte{in})
+	if err != nil {
+		return nil, err
+	}
+	applied, err := classify(objs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AppliedObject, 0, len(applied))
+	for _, o := range applied {
+		rn, err := o.tree()
+		if err != nil {
+			return nil, err
+		}
+		if o.id == nil { // a document the byte layer proved: its identity read here
+			id, err := readIdentity(deref(rn.YNode()), "", o.lineOffset())
+			if err != nil {
+				return nil, o.errorf("%w", err)
+			}
+			o.id = &id
+		}
+		item := -1
+		if o.in != nil {
+			item = o.item
+		}
+		out = append(out, AppliedObject{Ref: *o.ref(), Location: o.loc(), Item: item, Node: rn})
+	}
+	return out, nil
 }

@@ -274,3 +274,30 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// TestApplied: the objects a front end must show or redact are those
+// Kubernetes' clients apply: a Secret that is an item of a ConfigMap's
+// items is one, the ConfigMap is not; what the readings could disagree on
+// is refused.
+func TestApplied(t *testing.T) {
+	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: apps\ndata:\n  password: aHVudGVyMg==\n"
+	in := docs(saDoc, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\nitems:\n-"+indent(secret, 2)[1:])
+	got, err := Applied([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, o := range got {
+		refs = append(refs, fmt.Sprintf("%s item %d of %s", o.Ref, o.Item, o.Location))
+	}
+	want := []string{"ServiceAccount kube-system/ccm item -1 of document 1 (line 1)", "Secret apps/s item 0 of document 2 (line 7)"}
+	if !slices.Equal(refs, want) {
+		t.Errorf("applied %q, want %q", refs, want)
+	}
+	if len(got) == 2 && field(t, got[1].Node, "data", "password") != "aHVudGVyMg==" {
+		t.Errorf("the Secret's tree: %s", got[1].Node.MustString())
+	}
+	if _, err := Applied([]byte(docs(strings.Replace(secret, "kind: Secret", "kind: !!binary U2VjcmV0", 1)))); !IsInputError(err) {
+		t.Errorf("a !!binary kind: %v, want an input error", err)
+	}
+}

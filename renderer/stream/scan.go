@@ -219,8 +219,8 @@ func allowedAliasRatio(nodes int) float64 {
 // may name a node outside n (items of one ResourceList share anchors).
 func ExpandedSize(n *yaml.Node) (expanded, written int) {
 	const most = 1 << 40
-	memo := map[*yaml.Node]int{}
-	active := map[*yaml.Node]bool{}
+	var memo map[*yaml.Node]int // made at the first anchor: most trees have none
+	var active map[*yaml.Node]bool
 	var size func(n *yaml.Node, own bool) int
 	size = func(n *yaml.Node, own bool) int {
 		if n.Kind == yaml.AliasNode {
@@ -240,6 +240,9 @@ func ExpandedSize(n *yaml.Node) (expanded, written int) {
 			written++
 		}
 		if n.Anchor != "" {
+			if memo == nil {
+				memo, active = map[*yaml.Node]int{}, map[*yaml.Node]bool{}
+			}
 			active[n] = true
 		}
 		s := 1
