@@ -436,11 +436,7 @@ type AppliedObject struct {
 // ConfigMap's items included. It refuses, with an *InputError, what the two
 // readings could disagree on, as Render does.
 func Applied(in []byte) ([]AppliedObject, error) {
-	objs, err := readStream([][]byte{in})
-	if err != nil {
-		return nil, err
-	}
-	applied, err := classify(objs)
+	applied, err := appliedObjects(in)
 	if err != nil {
 		return nil, err
 	}
@@ -464,4 +460,13 @@ func Applied(in []byte) ([]AppliedObject, error) {
 		out = append(out, AppliedObject{Ref: *o.ref(), Location: o.loc(), Item: item, Node: rn})
 	}
 	return out, nil
+}
+
+// appliedObjects reads and classifies a stream.
+func appliedObjects(in []byte) ([]*object, error) {
+	objs, err := readStream([][]byte{in})
+	if err != nil {
+		return nil, err
+	}
+	return classify(objs)
 }

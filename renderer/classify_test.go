@@ -75,11 +75,7 @@ func viewOf(obj map[string]any) appliedView {
 // (its identity; roleRef and subjects of a binding, as the RBAC decision
 // reads them).
 func rendererApplied(in []byte) ([]appliedView, error) {
-	objs, err := readStream([][]byte{in})
-	if err != nil {
-		return nil, err
-	}
-	applied, err := classify(objs)
+	applied, err := appliedObjects(in)
 	if err != nil {
 		return nil, err
 	}
