@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // TestDedicatedRBAC (class 11): what the renderer grants the CCM's account
@@ -166,4 +168,88 @@ func onlyRule(t *testing.T, role *yaml.RNode, want rule) bool {
 	r := rules[0]
 	return slices.Equal(r.groups, want.groups) && slices.Equal(r.resources, want.resources) && slices.Equal(r.verbs, want.verbs) &&
 		slices.Equal(r.names, want.names) && len(r.nonResourceURLs) == 0
+}
+
+// TestGeneratedInAnyKeyOrder: an object the renderer generated is its own
+// whatever the order of its keys (kustomize writes them sorted). One that
+// is exactly what a generator makes for other parameters (another user)
+// is its own too, and replaced by what it makes now; one with its
+// annotation and anything more is the user's.
+func TestGeneratedInAnyKeyOrder(t *testing.T) {
+	first, _, err := renderCase(t, docs(saDoc, roleDoc, bindDoc, dsDoc), migrate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(change func(n *yaml.RNode)) string {
+		var out []string
+		for _, d := range stream.Split([][]byte{first}) {
+			n, err := yaml.Parse(string(d.Body()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if generatedMark(n) != "" {
+				if err := n.PipeE(yaml.SetAnnotation("config.kubernetes.io/index", "3")); err != nil { // kustomize's bookkeeping
+					t.Fatal(err)
+				}
+				sortKeys(n.YNode())
+				if generatedMark(n) == markMigrationLease && n.GetKind() == "RoleBinding" {
+					change(n)
+				}
+			}
+			out = append(out, n.MustString())
+		}
+		return "---\n" + strings.Join(out, "---\n")
+	}
+	subjects := func(objs []*yaml.RNode) string {
+		return field(t, find(objs, "RoleBinding", MigrationLeaseRBACName("ccm")), "subjects")
+	}
+	want := subjects(objects(t, first))
+
+	out, _, err := renderCase(t, rewrite(func(*yaml.RNode) {}), migrate)
+	if err != nil {
+		t.Fatalf("the renderer's own objects, keys sorted: %v", err)
+	}
+	if objs := objects(t, out); len(objs) != len(objects(t, first)) || subjects(objs) != want {
+		t.Errorf("rendered again: %q, subjects %s; want %q, %s", ids(objs), subjects(objs), ids(objects(t, first)), want)
+	}
+
+	other := rewrite(func(n *yaml.RNode) {
+		mapSet(mapGet(n.YNode(), "subjects").Content[0], "name", strNode("system:authenticated"))
+	})
+	if !strings.Contains(other, "name: system:authenticated") {
+		t.Fatalf("the rewrite did not change the subject:\n%s", other)
+	}
+	out, _, err = renderCase(t, other, migrate)
+	if err != nil || subjects(objects(t, out)) != want {
+		t.Errorf("the lease binding for another user, rendered again: %v, subjects %s; want it replaced by %s", err, subjects(objects(t, out)), want)
+	}
+
+	more := rewrite(func(n *yaml.RNode) {
+		subs := mapGet(n.YNode(), "subjects")
+		subs.Content = append(subs.Content, pairsNode("kind", "Group", "name", "system:authenticated"))
+	})
+	if _, _, err = renderCase(t, more, migrate); err == nil ||
+		!strings.Contains(err.Error(), "RoleBinding kube-system/ccm-leader-migration: the renderer generates an object of this kind and name") {
+		t.Errorf("a lease binding with the renderer's annotation and another subject: %v; want it taken as the user's, and so a collision", err)
+	}
+}
+
+// sortKeys sorts the keys of every mapping of a tree, as kustomize writes
+// them.
+func sortKeys(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		type pair struct{ k, v *yaml.Node }
+		pairs := make([]pair, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			pairs = append(pairs, pair{n.Content[i], n.Content[i+1]})
+		}
+		slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.k.Value, b.k.Value) })
+		n.Content = n.Content[:0]
+		for _, p := range pairs {
+			n.Content = append(n.Content, p.k, p.v)
+		}
+	}
+	for _, c := range n.Content {
+		sortKeys(c)
+	}
 }

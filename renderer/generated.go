@@ -238,5 +238,33 @@ func sameGenerated(have, want *yaml.RNode) bool {
 			}
 		}
 	}
-	return sameNode(c.YNode(), want.YNode())
+	return sameContent(c.YNode(), want.YNode())
+}
+
+// sameContent reports whether two trees hold the same data as Kubernetes
+// reads it: mappings compared whatever the order of their keys (kustomize
+// writes them sorted), sequences in order, scalars by tag and value.
+func sameContent(a, b *yaml.Node) bool {
+	a, b = deref(a), deref(b)
+	if a.Kind != b.Kind || len(a.Content) != len(b.Content) {
+		return false
+	}
+	switch a.Kind {
+	case yaml.ScalarNode:
+		return a.Value == b.Value && a.ShortTag() == b.ShortTag()
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			v := mapGet(b, a.Content[i].Value)
+			if v == nil || !sameContent(a.Content[i+1], v) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range a.Content {
+		if !sameContent(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
