@@ -2,7 +2,9 @@ package renderer
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +22,7 @@ type appliedView struct {
 	Kind, Namespace, Name string
 	RoleRef               string   // kind/name, bindings only
 	Subjects              []string // kind/namespace/name, bindings only
+	rules                 string   // roles only, as JSON; not compared by FuzzClassify
 }
 
 func (v appliedView) String() string {
@@ -55,6 +58,10 @@ func viewOf(obj map[string]any) appliedView {
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	meta, _ := obj["metadata"].(map[string]any)
 	v := appliedView{Kind: str(obj, "kind"), Namespace: str(meta, "namespace"), Name: str(meta, "name")}
+	if v.Kind == "Role" || v.Kind == "ClusterRole" {
+		b, _ := json.Marshal(obj["rules"])
+		v.rules = string(b)
+	}
 	if v.Kind != "RoleBinding" && v.Kind != "ClusterRoleBinding" {
 		return v
 	}
@@ -295,5 +302,43 @@ func TestApplied(t *testing.T) {
 	}
 	if _, err := Applied([]byte(docs(strings.Replace(secret, "kind: Secret", "kind: !!binary U2VjcmV0", 1)))); !IsInputError(err) {
 		t.Errorf("a !!binary kind: %v, want an input error", err)
+	}
+}
+
+// checkNotWidened checks a render against what Kubernetes' clients apply:
+// a role whose rules the render changed is bound, in the input, to one
+// service account alone (the CCM's). Input the clients fail on proves
+// nothing either way.
+func checkNotWidened(t *testing.T, in, out []byte) {
+	t.Helper()
+	before, err := decodeApplied(in)
+	if err != nil {
+		return
+	}
+	after, err := decodeApplied(out)
+	if err != nil {
+		t.Fatalf("Kubernetes' clients fail on the output: %v", err)
+	}
+	rules := map[string]string{}
+	for _, v := range before {
+		rules[v.Kind+" "+v.Namespace+"/"+v.Name] = v.rules
+	}
+	for _, v := range after {
+		key := v.Kind + " " + v.Namespace + "/" + v.Name
+		was, ok := rules[key]
+		if v.Kind != "Role" && v.Kind != "ClusterRole" || !ok || was == v.rules {
+			continue
+		}
+		holders := map[string]bool{}
+		for _, b := range before {
+			if b.RoleRef == v.Kind+"/"+v.Name && (v.Kind == "ClusterRole" || b.Namespace == v.Namespace) {
+				for _, s := range b.Subjects {
+					holders[s] = true
+				}
+			}
+		}
+		if len(holders) > 1 || slices.ContainsFunc(slices.Collect(maps.Keys(holders)), func(s string) bool { return !strings.HasPrefix(s, "ServiceAccount/") }) {
+			t.Fatalf("the render changed the rules of %s, which is bound to %q", key, slices.Sorted(maps.Keys(holders)))
+		}
 	}
 }

@@ -56,6 +56,9 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		t.Fatalf("only %d seeds: are the golden files there?", len(seeds))
 	}
 	seeds = append(seeds, benchdata.Umbrella(40))
+	for _, h := range hiddenBindings(t) { // the ways a sharing binding was hidden
+		seeds = append(seeds, []byte(hiddenBase(t)+"---\n"+h.doc))
+	}
 	var mutated [][]byte
 	for _, s := range seeds {
 		for _, m := range mutations {
@@ -119,6 +122,7 @@ func FuzzRender(f *testing.F) {
 		}
 		got := out.Bytes()
 		checkOracle(t, in, got)
+		checkNotWidened(t, in, got)
 		again, err := r.Render(got)
 		if err != nil {
 			t.Fatalf("rendering the output again: %v", err)
