@@ -13,13 +13,15 @@ import (
 //
 // A role is patched in place only when every subject of every binding of it
 // in the input is the CCM's service account, and its bindings make it hold
-// where the CCM needs it (bindings that are items of a List count).
-// Otherwise (a role shared with a group or another account, a ClusterRole
-// aggregated into others or with an aggregationRule of its own, a role the
-// input does not hold, a Role of another namespace) the
-// renderer generates a ClusterRole and ClusterRoleBinding of the CCM's own
-// (AccountRBAC) and says so. Bindings and roles outside the input are not
-// known to the renderer.
+// where the CCM needs it (bindings count wherever Kubernetes' clients find
+// them, items of lists included: see classify). Otherwise (a role shared
+// with a group or another account, a ClusterRole aggregated into others or
+// with an aggregationRule of its own, a role the input does not hold or
+// holds as an item of a list, a Role of another namespace) the renderer
+// generates Roles and RoleBindings of the CCM's own where it needs them
+// (AccountRBAC) and says so. With tokenScope: controllers the decision also
+// picks the roles of its own whose token grant NarrowTokens narrows. Bindings
+// and roles outside the input are not known to the renderer.
 
 // access is the decision.
 type access struct {

@@ -57,7 +57,7 @@ func TestDedicatedRBAC(t *testing.T) {
 		name := dedicated("kube-system")
 		return docs(saDoc, roleDoc, bindDoc, toAll,
 			"# Source: aws-ccm-renderer/serviceaccount-rbac.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: "+name+
-				"\n  namespace: \"\"\n  annotations:\n    aws-ccm-renderer.io/generated: serviceaccount-rbac\nrules:\n  - apiGroups:\n      - \"\"\n    resources:\n      - serviceaccounts\n    verbs:\n      - get\n",
+				"\n  annotations:\n    aws-ccm-renderer.io/generated: serviceaccount-rbac\nrules:\n  - apiGroups:\n      - \"\"\n    resources:\n      - serviceaccounts\n    verbs:\n      - get\n",
 			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: "+name+
 				"\n  annotations:\n    aws-ccm-renderer.io/generated: serviceaccount-rbac\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: "+name+
 				"\nsubjects:\n  - kind: ServiceAccount\n    name: ccm\n    namespace: kube-system\n", dsDoc)
@@ -65,7 +65,7 @@ func TestDedicatedRBAC(t *testing.T) {
 	runSafetyCases(t, []safetyCase{
 		{name: "a CCM in kube-system: there alone", in: inNS("kube-system"), check: wantRoles("kube-system", "kube-system")},
 		{name: "a CCM in its own namespace: kube-system and there", in: inNS("cloud"), check: wantRoles("cloud", "kube-system", "cloud")},
-		{name: "an earlier render's ClusterRole and ClusterRoleBinding are replaced", in: strings.Replace(strings.Replace(legacy(), "  namespace: \"\"\n", "", 1), "\n---\n", "\n---\n", 1),
+		{name: "an earlier render's ClusterRole and ClusterRoleBinding are replaced", in: legacy(),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, warnings []string) {
 				wantRoles("kube-system", "kube-system")(t, out, objs, warnings)
 				if find(objs, "ClusterRole", dedicated("kube-system")) != nil {
