@@ -98,9 +98,10 @@ moto-check: ## check that moto with its server is installed at the release e2e/m
 
 FUZZTIME ?= 10m
 
-fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
+fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), the renderer's reading of YAML against Kubernetes' decoder, and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRenderNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
