@@ -305,6 +305,9 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	if src.Verify {
 		dl.Verify = downloader.VerifyAlways
 	}
+	if err := os.MkdirAll(s.RepositoryCache, 0o755); err != nil {
+		return "", fmt.Errorf("Helm's repository cache: %w", err)
+	}
 	name, from := ref, ""
 	var entry *repo.ChartVersion // the index's entry of the chart, when an index named it
 	switch {
@@ -340,9 +343,6 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		} else {
 			dl.Options = append(dl.Options, getter.WithBasicAuth("", ""))
 		}
-	}
-	if err := os.MkdirAll(s.RepositoryCache, 0o755); err != nil {
-		return "", fmt.Errorf("Helm's repository cache: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
