@@ -212,7 +212,11 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string
 	if err := os.WriteFile(caFile, cp.ca.certPEM, 0o600); err != nil {
 		return err
 	}
-	if err := cp.start("kube-apiserver", path,
+	audit, err := cp.auditArgs()
+	if err != nil {
+		return err
+	}
+	if err := cp.start("kube-apiserver", path, append(audit,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(cp.Dir, "certs"),
@@ -224,7 +228,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--v=0",
-	); err != nil {
+	)...); err != nil {
 		return err
 	}
 	cp.host = "https://127.0.0.1:" + strconv.Itoa(port)

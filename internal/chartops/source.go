@@ -20,6 +20,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/helmpath"
+	"helm.sh/helm/v3/pkg/provenance"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -58,6 +60,17 @@ func (s *Source) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.KeyFile, "key-file", "", "key of the client certificate")
 	fs.BoolVar(&s.InsecureSkipTLSverify, "insecure-skip-tls-verify", false, "do not verify the repository's or registry's certificate")
 	fs.BoolVar(&s.PassCredentialsAll, "pass-credentials", false, "send the credentials to every host the chart is downloaded from, not only the repository's")
+	fs.BoolVar(&s.Verify, "verify", false, "verify the chart's provenance file (.prov) with --keyring before using the chart")
+	fs.StringVar(&s.Keyring, "keyring", defaultKeyring(), "the public keys --verify trusts")
+}
+
+// defaultKeyring is Helm's: pubring.gpg in $GNUPGHOME, else in ~/.gnupg.
+func defaultKeyring() string {
+	if v, ok := os.LookupEnv("GNUPGHOME"); ok {
+		return filepath.Join(v, "pubring.gpg")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".gnupg", "pubring.gpg")
 }
 
 // Check refuses flags that contradict each other, and reads the password
@@ -249,6 +262,11 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		if err != nil {
 			return "", &renderer.InputError{Err: fmt.Errorf("chart %s: %w", ref, err)}
 		}
+		if src.Verify {
+			if _, err := downloader.VerifyChart(abs, src.Keyring); err != nil {
+				return "", &renderer.InputError{Err: fmt.Errorf("chart %s: --verify: %w", ref, err)}
+			}
+		}
 		return abs, nil
 	}
 	if !registry.IsOCI(ref) && !strings.Contains(ref, "/") {
@@ -282,8 +300,16 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		RepositoryConfig: s.RepositoryConfig,
 		RepositoryCache:  s.RepositoryCache,
 		RegistryClient:   c.Config.RegistryClient,
+		Keyring:          src.Keyring,
+	}
+	if src.Verify {
+		dl.Verify = downloader.VerifyAlways
+	}
+	if err := os.MkdirAll(s.RepositoryCache, 0o755); err != nil {
+		return "", fmt.Errorf("Helm's repository cache: %w", err)
 	}
 	name, from := ref, ""
+	var entry *repo.ChartVersion // the index's entry of the chart, when an index named it
 	switch {
 	case registry.IsOCI(ref):
 		dl.Options = append(dl.Options, getter.WithRegistryClient(c.Config.RegistryClient), getter.WithBasicAuth(src.Username, src.Password))
@@ -295,15 +321,19 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		}
 		dl.Options = append(dl.Options, getter.WithBasicAuth(src.Username, src.Password))
 		from = repos.Get(repoName).URL
+		// The index helm repo add (or update) cached, which the downloader
+		// reads too.
+		if idx, err := repo.LoadIndexFile(filepath.Join(s.RepositoryCache, helmpath.CacheIndexFile(repoName))); err == nil {
+			entry, _ = idx.Get(strings.TrimPrefix(ref, repoName+"/"), src.Version)
+		}
 	default:
 		c.Progress.Begin(fmt.Sprintf("looking up chart %s %s in %s", ref, orLatest(src.Version), src.RepoURL))
-		chartURL, err := repo.FindChartInAuthAndTLSAndPassRepoURL(src.RepoURL, src.Username, src.Password, ref, src.Version,
-			src.CertFile, src.KeyFile, src.CaFile, src.InsecureSkipTLSverify, src.PassCredentialsAll, getters)
+		chartURL, cv, err := src.find(ref, s.RepositoryCache, getters)
 		c.Progress.End(err)
 		if err != nil {
 			return "", c.sourceError(ref, src.RepoURL, err)
 		}
-		name, from = chartURL, src.RepoURL
+		name, from, entry = chartURL, src.RepoURL, cv
 		// Credentials go to the repository's own host only, unless
 		// --pass-credentials.
 		u1, err1 := url.Parse(src.RepoURL)
@@ -313,9 +343,6 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		} else {
 			dl.Options = append(dl.Options, getter.WithBasicAuth("", ""))
 		}
-	}
-	if err := os.MkdirAll(s.RepositoryCache, 0o755); err != nil {
-		return "", fmt.Errorf("Helm's repository cache: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -330,7 +357,76 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", c.sourceError(ref, from, err)
 	}
+	if entry != nil {
+		if err := c.checkDigest(ref, from, path, entry); err != nil {
+			return "", err
+		}
+	}
 	return filepath.Abs(path)
+}
+
+// find looks a chart up in the index of --repo, as Helm's
+// FindChartInAuthAndTLSAndPassRepoURL does, and returns the URL of the
+// package and the index's entry, digest included.
+func (s *Source) find(name, cache string, getters getter.Providers) (string, *repo.ChartVersion, error) {
+	tmp, err := os.MkdirTemp(cache, "index-")
+	if err != nil {
+		return "", nil, fmt.Errorf("Helm's repository cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	r, err := repo.NewChartRepository(&repo.Entry{
+		Name: "repo", URL: s.RepoURL, Username: s.Username, Password: s.Password, PassCredentialsAll: s.PassCredentialsAll,
+		CertFile: s.CertFile, KeyFile: s.KeyFile, CAFile: s.CaFile, InsecureSkipTLSverify: s.InsecureSkipTLSverify,
+	}, getters)
+	if err != nil {
+		return "", nil, err
+	}
+	r.CachePath = tmp
+	path, err := r.DownloadIndexFile()
+	if err != nil {
+		return "", nil, fmt.Errorf("looks like %q is not a valid chart repository or cannot be reached: %w", s.RepoURL, err)
+	}
+	idx, err := repo.LoadIndexFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	what := fmt.Sprintf("chart %q", name)
+	if s.Version != "" {
+		what += fmt.Sprintf(" version %q", s.Version)
+	}
+	cv, err := idx.Get(name, s.Version)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s not found in %s repository", what, s.RepoURL)
+	}
+	if len(cv.URLs) == 0 {
+		return "", nil, fmt.Errorf("%s has no downloadable URLs", what)
+	}
+	u, err := repo.ResolveReferenceURL(s.RepoURL, cv.URLs[0])
+	if err != nil {
+		return "", nil, fmt.Errorf("failed to make chart URL absolute: %w", err)
+	}
+	return u, cv, nil
+}
+
+// checkDigest compares a downloaded package with the SHA-256 digest its
+// repository's index gives it, and removes it from the cache when they
+// differ. An entry without a digest (an index written by hand or by an
+// old tool) is used with a warning.
+func (c *Client) checkDigest(ref, from, path string, entry *repo.ChartVersion) error {
+	want := strings.ToLower(strings.TrimPrefix(entry.Digest, "sha256:"))
+	if want == "" {
+		fmt.Fprintf(c.ErrOut, "aws-ccm-renderer: warning: the index of %s gives no digest for %s %s: its package is not checked\n", from, entry.Name, entry.Version)
+		return nil
+	}
+	got, err := provenance.DigestFile(path)
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", ref, err)
+	}
+	if got != want {
+		_ = os.Remove(path)
+		return &renderer.InputError{Err: fmt.Errorf("chart %s: the package %s downloaded has digest sha256:%s, but the index of %s gives sha256:%s: refusing it", ref, filepath.Base(path), got, from, want)}
+	}
+	return nil
 }
 
 func orLatest(v string) string {
