@@ -211,14 +211,18 @@ func ec2Named() []node {
 }
 
 // waitInitialised waits until the CCM has initialised every node named by
-// its instance and returns how long that took.
+// its instance and returns how long that took. The cloud node controller
+// writes a node twice: the providerID, labels and taint first, then its
+// addresses (k8s.io/cloud-provider controllers/node/node_controller.go,
+// syncNode: updateNodeAddress after the update that drops the taint, at
+// v0.26.0 and v0.35.0), so a node counts once it has both.
 func (c *ccm) waitInitialised(t *testing.T) time.Duration {
 	t.Helper()
 	start := time.Now()
 	harness.WaitFor(t, 3*time.Minute, "the CCM to initialise every node named by its instance", func() bool {
 		c.alive(t)
 		for _, n := range ec2Named() {
-			if !initialised(getNode(t, n.node.Name)) {
+			if got := getNode(t, n.node.Name); !initialised(got) || len(got.Status.Addresses) == 0 {
 				return false
 			}
 		}
