@@ -243,28 +243,57 @@ stringData:
 	if err := os.WriteFile(filepath.Join(chart, "templates", "secret.yaml"), []byte(secret), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A Secret Helm applies from the items of a ConfigMap (Helm and
+	// kubectl flatten items of any object), with the annotation kubectl
+	// apply writes, which holds the values again.
+	carrier := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Values.name }}-carrier
+  namespace: {{ .Values.namespace }}
+items:
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: {{ .Values.name }}-hidden
+    namespace: {{ .Values.namespace }}
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: {{ dict "apiVersion" "v1" "kind" "Secret" "data" (dict "hidden" (.Values.password | b64enc)) | toJson | quote }}
+  data:
+    hidden: {{ .Values.token | b64enc }}
+`
+	if err := os.WriteFile(filepath.Join(chart, "templates", "carrier.yaml"), []byte(carrier), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	release := "wrap-secret"
 	ns := namespace(t, release)
 	set := "namespace=" + ns + ",name=" + release + ",serviceAccount=" + release + ",clusterRole=" + release
 	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s"); err != nil {
 		t.Fatalf("install: %v\n%s", err, errOut)
 	}
-	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=new-pass-2,token=new-token-2", "--distro=k3s", "--detailed-exitcode")
-	if testtools.ExitCode(err) != exitChanges {
-		t.Fatalf("diff: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
-	}
-	for _, secret := range []string{"old-pass-1", "new-pass-2", "old-token-1", "new-token-2"} {
-		if strings.Contains(out, secret) || strings.Contains(out, base64.StdEncoding.EncodeToString([]byte(secret))) {
-			t.Errorf("the diff shows %s:\n%s", secret, out)
+	// Every mode: the release's manifest (--deployed, the default with a
+	// cluster), the cluster's objects (--live), text and JSON.
+	for _, mode := range [][]string{{"--deployed"}, {"--live"}, {"--deployed", "-o", "json"}, {"--live", "-o", "json"}} {
+		out, errOut, err := rendererCmd(t, append([]string{"diff", release, chart, "--namespace", ns, "--set", set + ",password=new-pass-2,token=new-token-2", "--distro=k3s", "--detailed-exitcode"}, mode...)...)
+		if testtools.ExitCode(err) != exitChanges {
+			t.Fatalf("diff %v: exit %d, %s\n%s", mode, testtools.ExitCode(err), errOut, out)
+		}
+		for _, secret := range []string{"old-pass-1", "new-pass-2", "old-token-1", "new-token-2"} {
+			if strings.Contains(out+errOut, secret) || strings.Contains(out+errOut, base64.StdEncoding.EncodeToString([]byte(secret))) {
+				t.Errorf("diff %v shows %s:\n%s", mode, secret, out)
+			}
+		}
+		if !strings.Contains(out, release+"-hidden") {
+			t.Errorf("diff %v does not show the Secret in the ConfigMap's items:\n%s", mode, out)
+		}
+		if len(mode) == 1 && (!regexp.MustCompile(`\n-   password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
+			!regexp.MustCompile(`\n\+   password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
+			!regexp.MustCompile(`\n[-+ ]   hidden: \(redacted [0-9a-f]{8}\)\n`).MatchString(out)) {
+			t.Errorf("diff %v: the change of the secrets does not show:\n%s", mode, out)
 		}
 	}
-	if !regexp.MustCompile(`\n-   password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
-		!regexp.MustCompile(`\n\+   password: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) ||
-		!regexp.MustCompile(`\n\+   token: \(redacted [0-9a-f]{8}\)\n`).MatchString(out) {
-		t.Errorf("the change of the secret does not show:\n%s", out)
-	}
 	// The same values: nothing to show.
-	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s", "--detailed-exitcode")
+	out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",password=old-pass-1,token=old-token-1", "--distro=k3s", "--detailed-exitcode")
 	if err != nil || out != "" {
 		t.Errorf("diff with the same values: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -52,8 +53,11 @@ func Main(args []string, s IOStreams) int { return Run(args, s, HandOver) }
 
 // Run runs the command line of a program with its more commands and
 // returns the process exit code. Errors are printed as one line on ErrOut;
-// nothing is written to Out on error.
+// nothing is written to Out on error. What goes to ErrOut (progress,
+// warnings, errors, Helm's own messages) has the credentials of URLs in
+// it hidden: Helm's errors repeat a --repo URL with its password.
 func Run(args []string, s IOStreams, more Commands) int {
+	s.ErrOut = terminal.Redacting(s.ErrOut)
 	root := NewRootCommand(s, more)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -67,7 +71,7 @@ func Run(args []string, s IOStreams, more Commands) int {
 	if errors.As(err, &quiet) {
 		return quiet.Code
 	}
-	msg := "aws-ccm-renderer: " + OneLine(err.Error())
+	msg := "aws-ccm-renderer: " + terminal.RedactURLs(OneLine(err.Error()))
 	fmt.Fprintln(s.ErrOut, msg)
 	tellTerminal(msg)
 	code := ExitCode(err)

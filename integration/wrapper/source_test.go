@@ -372,3 +372,51 @@ func TestWrapperOCIAuth(t *testing.T) {
 	out, errOut, code = runWith(t, testtools.HelmEnv(t), "", "template", "ccm", ref, "--version", "0.0.10", "--insecure-skip-tls-verify", "--registry-config", cfg, "--distro=rke2")
 	wantChart(t, "--insecure-skip-tls-verify", out, errOut, code, "0.0.10")
 }
+
+// TestWrapperURLCredentials: a password written into --repo's URL shows
+// nowhere, whatever happens: the progress lines (CI), Helm's --debug log,
+// a repository that cannot be reached (Helm's error repeats the URL), one
+// without an index, one that refuses the password, one that takes it; a
+// user name alone (a token) is hidden too. What is shown instead says
+// which URL: its user and xxxxx for the password.
+func TestWrapperURLCredentials(t *testing.T) {
+	const pass, token = "pw-in-the-url", "t0ken-in-the-url"
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	empty := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(empty.Close)
+	dir := ""
+	repoSrv := httptest.NewServer(basicAuth("ccm", pass, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+	}), nil))
+	t.Cleanup(repoSrv.Close)
+	dir = repoDir(t, "") // the packages' URLs relative to the index's, credentials and all
+	with := func(srv, userinfo string) string { return strings.Replace(srv, "http://", "http://"+userinfo+"@", 1) }
+	env := append(testtools.HelmEnv(t), "CI=true")
+	for _, c := range []struct {
+		name  string
+		args  []string
+		code  int
+		shown string // on stderr
+	}{
+		{"unreachable", []string{"--repo", with(closed.URL, "ccm:"+pass)}, 3, with(closed.URL, "ccm:xxxxx") + " cannot be reached"},
+		{"unreachable, --debug", []string{"--repo", with(closed.URL, "ccm:"+pass), "--debug"}, 3, "helm pull aws-cloud-controller-manager --repo " + with(closed.URL, "ccm:xxxxx")},
+		{"a token", []string{"--repo", with(closed.URL, token)}, 3, with(closed.URL, "xxxxx")},
+		{"no index", []string{"--repo", with(empty.URL, "ccm:"+pass)}, 1, `looks like "` + with(empty.URL, "ccm:xxxxx") + `" is not a valid chart repository`},
+		{"refused", []string{"--repo", with(repoSrv.URL, "ccm:wrong-"+pass)}, 1, with(repoSrv.URL, "ccm:xxxxx") + " refused the credentials"},
+		{"taken", []string{"--repo", with(repoSrv.URL, "ccm:"+pass)}, 0, "fetching chart " + with(repoSrv.URL, "ccm:xxxxx") + "/aws-cloud-controller-manager-" + testtools.LatestChartVersion + ".tgz: done"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runWith(t, env, "", append([]string{"template", "ccm", "--distro=rke2"}, c.args...)...)
+			if code != c.code || !strings.Contains(string(errOut), c.shown) {
+				t.Errorf("exit %d (want %d), stderr lacks %q:\n%s", code, c.code, c.shown, errOut)
+			}
+			if all := string(out) + string(errOut); strings.Contains(all, pass) || strings.Contains(all, token) {
+				t.Errorf("the credentials show:\n%s", all)
+			}
+			if c.code == 0 {
+				wantChart(t, c.name, out, errOut, code, testtools.LatestChartVersion)
+			}
+		})
+	}
+}

@@ -426,7 +426,8 @@ func TestWrapperHelpAndCompletion(t *testing.T) {
 		for _, args := range [][]string{{kind, "--help"}, {"help", kind}} {
 			out, errOut, code := runRenderer(t, args...)
 			if code != 0 || !strings.Contains(string(out), "Examples:\n  # ") || !strings.Contains(string(out), "--distro string") ||
-				!strings.Contains(string(out), "aws-ccm-renderer "+kind+" [RELEASE] [CHART] [flags]") {
+				!strings.Contains(string(out), "aws-ccm-renderer "+kind+" [RELEASE] [CHART] [flags]") ||
+				!strings.Contains(string(out), "on the command line it shows in ps and the shell's history: prefer --password-stdin") {
 				t.Errorf("%v: exit %d, %s\n%s", args, code, errOut, out)
 			}
 		}

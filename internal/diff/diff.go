@@ -252,8 +252,8 @@ func pathOr(p string) string {
 
 // CompareStreams compares two manifest streams. Documents whose content is
 // byte for byte on both sides are unchanged without being decoded (most of
-// a chart's output, most of an upgrade's); the others are decoded, each on
-// its own, and compared object by object.
+// a chart's output, most of an upgrade's); the objects of the others are
+// read as renderer.Applied reads them (Parse) and compared object by object.
 func CompareStreams(fromName, from, toName, to, namespace string, context int) ([]Change, Summary, error) {
 	fd, td := docsOf(from), docsOf(to)
 	onFrom := map[string]int{}
@@ -264,29 +264,27 @@ func CompareStreams(fromName, from, toName, to, namespace string, context int) (
 	}
 	var sum Summary
 	same := map[string]int{}
-	var restTo []*stream.Doc
+	skipTo := map[int]bool{}
 	for _, d := range td {
 		if k, ok := plainDoc(d); ok && onFrom[k] > 0 {
 			onFrom[k]--
 			same[k]++
 			sum.Unchanged++
-			continue
+			skipTo[d.Index] = true
 		}
-		restTo = append(restTo, d)
 	}
-	var restFrom []*stream.Doc
+	skipFrom := map[int]bool{}
 	for _, d := range fd {
 		if k, ok := plainDoc(d); ok && same[k] > 0 {
 			same[k]--
-			continue
+			skipFrom[d.Index] = true
 		}
-		restFrom = append(restFrom, d)
 	}
-	a, err := parseSide(fromName, restFrom, namespace)
+	a, err := parseSide(fromName, from, fd, skipFrom, namespace)
 	if err != nil {
 		return nil, sum, err
 	}
-	b, err := parseSide(toName, restTo, namespace)
+	b, err := parseSide(toName, to, td, skipTo, namespace)
 	if err != nil {
 		return nil, sum, err
 	}
@@ -296,8 +294,8 @@ func CompareStreams(fromName, from, toName, to, namespace string, context int) (
 }
 
 // docsOf cuts a stream into documents with the renderer's byte layer and
-// learns their kinds. A document its checker refuses has none, so it is
-// decoded, and the YAML library says what is wrong with it.
+// learns their kinds. A document its checker refuses has none; Applied
+// says what is wrong with it.
 func docsOf(s string) []*stream.Doc {
 	docs := stream.Split([][]byte{[]byte(s)})
 	_ = stream.Scan(docs)
@@ -313,9 +311,10 @@ func plainDoc(d *stream.Doc) (string, bool) {
 	return strings.TrimSpace(string(d.Raw[d.ContentStart():])), true
 }
 
-// parseSide parses one side of a diff, as an input error naming it.
-func parseSide(name string, docs []*stream.Doc, namespace string) ([]*Object, error) {
-	objs, err := parseDocs(docs, namespace)
+// parseSide parses one side of a diff but the documents in skip, as an
+// input error naming it.
+func parseSide(name, s string, docs []*stream.Doc, skip map[int]bool, namespace string) ([]*Object, error) {
+	objs, err := parseApplied([]byte(s), docs, skip, namespace)
 	if err != nil {
 		return nil, &renderer.InputError{Err: fmt.Errorf("%s: %w", name, err)}
 	}

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -181,7 +182,7 @@ func TestParseManifestsErrors(t *testing.T) {
 		"kind: A\nmetadata: {name: a}\n---\nkind: A\nmetadata: {name: a}\n": "kube-system, a, A () is in the manifests twice",
 		"- a\n- b\n":                     "document 1 is not an object",
 		"kind: A\n---\n":                 "document 1: an object without kind or metadata.name",
-		"kind: A\nmetadata: {name: [}\n": "document 1: yaml:",
+		"kind: A\nmetadata: {name: [}\n": "document 1 (line 1): input line 1: did not find expected node content",
 		"kind: A\nmetadata: {name: a}\n---\nkind: A\nkind: B\n":                         "document 2",
 		"kind: A\nmetadata: {name: a}\n---\nkind: A\nmetadata:\n  name: b\n  name: c\n": "document 2",
 	} {
@@ -547,3 +548,280 @@ func TestFieldChangesLists(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// numberTags replaces each distinct redaction tag by its number in order of
+// appearance: the salt differs from run to run, what the tags tell (the
+// same value, or another) does not.
+func numberTags(s string) string {
+	seen := map[string]string{}
+	return regexp.MustCompile(`\(redacted [0-9a-f]{8}\)`).ReplaceAllStringFunc(s, func(tag string) string {
+		if seen[tag] == "" {
+			seen[tag] = fmt.Sprintf("(redacted %d)", len(seen)+1)
+		}
+		return seen[tag]
+	})
+}
+
+// TestRedactAppliedSecrets: every Secret Helm 3 or kubectl would apply has
+// its values redacted wherever it sits in the stream, as renderer.Applied
+// reads it: an item of a ConfigMap's items (clients flatten items of any
+// object), an item without a kind of a SecretList (it takes the list's),
+// the values under data and stringData, a data or stringData that is no
+// mapping, and the last-applied-configuration annotation kubectl writes
+// with the Secret's values in it. The text and the JSON hold none of the
+// values; the rows are the exact text.
+func TestRedactAppliedSecrets(t *testing.T) {
+	// A ConfigMap c whose annotation is redacted, and nothing else.
+	const annotationRedacted = `kube-system, c, ConfigMap (v1) has changed:
+@@ metadata.annotations.kubectl.kubernetes.io/last-applied-configuration @@
+  kind: ConfigMap
+  metadata:
+    annotations:
+-     kubectl.kubernetes.io/last-applied-configuration: (redacted 1)
++     kubectl.kubernetes.io/last-applied-configuration: (redacted 2)
+    name: c
+
+Summary: 1 changed, 0 added, 0 removed, 0 unchanged (a → b)
+`
+	const (
+		pass1 = "aHVudGVyMQ==" // hunter1
+		pass2 = "aHVudGVyMg==" // hunter2
+	)
+	for _, c := range []struct {
+		name string
+		from string // with PASS for the value: pass1 before, pass2 after
+		want string
+	}{{
+		name: "a Secret as an item of a ConfigMap's items",
+		from: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: carrier}\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: s}\n  data: {password: PASS}\n",
+		want: `kube-system, s, Secret (v1) has changed:
+@@ data.password @@
+  apiVersion: v1
+  data:
+-   password: (redacted 1)
++   password: (redacted 2)
+  kind: Secret
+  metadata:
+    name: s
+
+Summary: 1 changed, 0 added, 0 removed, 0 unchanged (a → b)
+`,
+	}, {
+		name: "an item without a kind of a SecretList",
+		from: "apiVersion: v1\nkind: SecretList\nmetadata: {}\nitems:\n- metadata: {name: s, namespace: other}\n  stringData: {token: PASS}\n",
+		want: `other, s, Secret (v1) has changed:
+@@ stringData.token @@
+    name: s
+    namespace: other
+  stringData:
+-   token: (redacted 1)
++   token: (redacted 2)
+
+Summary: 1 changed, 0 added, 0 removed, 0 unchanged (a → b)
+`,
+	}, {
+		name: "kubectl's last-applied-configuration of a Secret",
+		from: "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"v1\",\"data\":{\"password\":\"PASS\"},\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\"}}\ndata: {password: PASS}\n",
+		want: `kube-system, s, Secret (v1) has changed:
+@@ data.password @@
+  apiVersion: v1
+  data:
+-   password: (redacted 1)
++   password: (redacted 2)
+  kind: Secret
+  metadata:
+    annotations:
+-     kubectl.kubernetes.io/last-applied-configuration: (redacted 3)
++     kubectl.kubernetes.io/last-applied-configuration: (redacted 4)
+    name: s
+
+Summary: 1 changed, 0 added, 0 removed, 0 unchanged (a → b)
+`,
+	}, {
+		name: "a stringData that is no mapping",
+		from: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: PASS\n",
+		want: `kube-system, s, Secret (v1) has changed:
+@@ stringData @@
+  kind: Secret
+  metadata:
+    name: s
+- stringData: (redacted 1)
++ stringData: (redacted 2)
+
+Summary: 1 changed, 0 added, 0 removed, 0 unchanged (a → b)
+`,
+	}, {
+		name: "a ConfigMap whose last-applied-configuration holds a Secret",
+		from: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\"},\"data\":{\"password\":\"PASS\"}}\n",
+		want: annotationRedacted,
+	}, {
+		name: "a ConfigMap whose last-applied-configuration holds a kindless item of a SecretList",
+		from: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"apiVersion\":\"v1\",\"kind\":\"SecretList\",\"items\":[{\"metadata\":{\"name\":\"s\"},\"data\":{\"password\":\"PASS\"}}]}'\n",
+		want: annotationRedacted,
+	}, {
+		name: "a ConfigMap whose last-applied-configuration cannot be read",
+		from: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"data\": PASS'\n",
+		want: annotationRedacted,
+	}, {
+		name: "a Secret of another apiVersion, its kind in lower case",
+		from: "apiVersion: example.com/v1\nkind: secret\nmetadata: {name: s}\ndata: {password: PASS}\n",
+		want: `kube-system, s, secret (example.com) has changed:
+@@ data.password @@
+  apiVersion: example.com/v1
+  data:
+-   password: (redacted 1)
++   password: (redacted 2)
+  kind: secret
+  metadata:
+    name: s
+
+Summary: 1 changed, 0 added, 0 removed, 0 unchanged (a → b)
+`,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			from := strings.ReplaceAll(c.from, "PASS", pass1)
+			to := strings.ReplaceAll(c.from, "PASS", pass2)
+			changes, sum, err := CompareStreams("a", from, "b", to, "kube-system", 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := Text(changes, sum, "a → b", false)
+			js, err := json.Marshal(changes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{pass1, pass2, "hunter"} {
+				if strings.Contains(text, secret) || strings.Contains(string(js), secret) {
+					t.Errorf("the value %q is shown:\n%s\n%s", secret, text, js)
+				}
+			}
+			if got := numberTags(text); got != c.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestCompareStreamsPlaces: documents matched byte for byte are not read
+// again, and what is wrong with another names its place in the stream
+// (document and line), CRLF streams too; a Secret after matched
+// documents is still redacted.
+func TestCompareStreamsPlaces(t *testing.T) {
+	same := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata:\n  a: b\n  c: d\n"
+	other := strings.Replace(same, "name: same", "name: other", 1)
+	bad := "apiVersion: v1\nkind: ConfigMap\nkind: Secret\nmetadata: {name: x}\n"
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {password: PASS}\n"
+	for _, eol := range []string{"\n", "\r\n"} {
+		crlf := func(s string) string { return strings.ReplaceAll(s, "\n", eol) }
+		from := crlf(same + "---\n" + other + "---\n" + strings.Replace(secret, "PASS", "aHVudGVyMQ==", 1))
+		to := crlf(same + "---\n" + other + "---\n" + strings.Replace(secret, "PASS", "aHVudGVyMg==", 1))
+		changes, sum, err := CompareStreams("a", from, "b", to, "ns", 3)
+		if err != nil || sum != (Summary{Changed: 1, Unchanged: 2}) || len(changes) != 1 || strings.Contains(changes[0].Diff, "aHVudGVy") {
+			t.Errorf("%q: %+v %+v %v", eol, changes, sum, err)
+		}
+		_, _, err = CompareStreams("a", from, "b", crlf(same+"---\n"+same+"---\n"+bad), "ns", 3)
+		if want := "b: document 3 (line 14): duplicate key \"kind\" in the object's top level at line 17"; err == nil || !strings.HasPrefix(err.Error(), want) || !renderer.IsInputError(err) {
+			t.Errorf("%q: error %v, want %q", eol, err, want)
+		}
+	}
+}
+
+// TestRedactionProperty: on random streams of Secrets in every place Helm
+// 3 and kubectl take them from (a document, an item of a ConfigMap's or a
+// List's items, a kindless item of a SecretList, data, stringData, a data
+// that is no mapping, the last-applied-configuration annotation of the
+// Secret and of a ConfigMap) no value of a Secret, base64 or decoded,
+// shows in the diff's text or JSON, whichever way round and whether the
+// object changed, came or went; a ConfigMap's value beside them does show.
+func TestRedactionProperty(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(20, 4))
+	value := func(secrets *[]string) string {
+		b := make([]byte, 12)
+		for i := range b {
+			b[i] = byte(rnd.IntN(256))
+		}
+		plain := fmt.Sprintf("v%x", b)
+		*secrets = append(*secrets, plain, base64Of(plain))
+		return base64Of(plain)
+	}
+	secret := func(name string, secrets *[]string, withKind bool) string {
+		head := "apiVersion: v1\nkind: Secret\n"
+		if !withKind {
+			head = ""
+		}
+		body := fmt.Sprintf("metadata: {name: %s}\n", name)
+		switch rnd.IntN(4) {
+		case 0:
+			body += fmt.Sprintf("data: {password: %s, token: %s}\n", value(secrets), value(secrets))
+		case 1:
+			body += fmt.Sprintf("stringData: {password: %q}\n", value(secrets))
+		case 2:
+			body += fmt.Sprintf("data: %s\n", value(secrets))
+		default:
+			v := value(secrets)
+			body = fmt.Sprintf("metadata:\n  name: %s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":%q},\"data\":{\"password\":%q}}\ndata: {password: %s}\n", name, name, v, v)
+		}
+		return head + body
+	}
+	indent := func(s string) string {
+		return "- " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
+	}
+	// place writes the i-th object of a stream in one of the places.
+	place := func(i, where int, secrets *[]string, control string) string {
+		name := fmt.Sprintf("s%d", i)
+		switch where {
+		case 0:
+			return secret(name, secrets, true)
+		case 1:
+			return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: carrier%d}\nitems:\n", i) + indent(secret(name, secrets, true))
+		case 2:
+			return "apiVersion: v1\nkind: List\nitems:\n" + indent(secret(name, secrets, true)) +
+				indent(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\ndata: {shown: %s}\n", i, control))
+		case 3:
+			return "apiVersion: v1\nkind: SecretList\nitems:\n" + indent(secret(name, secrets, false))
+		default:
+			return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":%q},\"stringData\":{\"password\":%q}}\ndata: {shown: %s}\n", i, name, value(secrets), control)
+		}
+	}
+	for run := range 100 {
+		var secrets []string
+		n := 1 + rnd.IntN(4)
+		var from, to []string
+		controlFrom, controlTo := fmt.Sprintf("before%d", run), fmt.Sprintf("after%d", run)
+		for i := range n {
+			where := rnd.IntN(5)
+			// Most objects are on both sides; some come or go.
+			switch rnd.IntN(5) {
+			case 0:
+				from = append(from, place(i, where, &secrets, controlFrom))
+			case 1:
+				to = append(to, place(i, where, &secrets, controlTo))
+			default:
+				from = append(from, place(i, where, &secrets, controlFrom))
+				to = append(to, place(i, where, &secrets, controlTo))
+			}
+		}
+		a, b := strings.Join(from, "---\n"), strings.Join(to, "---\n")
+		for _, sides := range [][2]string{{a, b}, {b, a}} {
+			changes, sum, err := CompareStreams("a", sides[0], "b", sides[1], "kube-system", rnd.IntN(5)-1)
+			if err != nil {
+				t.Fatalf("run %d: %v\n%s\n---\n%s", run, err, sides[0], sides[1])
+			}
+			js, err := json.Marshal(changes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := Text(changes, sum, "a → b", false) + string(js)
+			for _, v := range secrets {
+				if strings.Contains(out, v) {
+					t.Fatalf("run %d: %q is shown:\n%s\n---\n%s\n---\n%s", run, v, sides[0], sides[1], out)
+				}
+			}
+			if strings.Contains(a+b, "shown: ") && !strings.Contains(out, "shown: ") {
+				t.Fatalf("run %d: a ConfigMap's value is not shown:\n%s", run, out)
+			}
+		}
+	}
+}
+
+func base64Of(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

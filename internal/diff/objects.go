@@ -5,14 +5,13 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -59,60 +58,90 @@ func (o *Object) Title() string {
 	return fmt.Sprintf("%s, %s, %s (%s)", o.Namespace, o.Name, o.Kind, o.group())
 }
 
-// Parse decodes a manifest stream into its objects, cut into documents by
-// the renderer's byte layer. Empty documents and documents of comments only
-// are skipped; a List's items are objects of their own. Secret values are
-// redacted before anything else sees them.
+// Parse decodes a manifest stream into the objects Helm 3 and kubectl would
+// apply from it, as renderer.Applied reads it: the documents, and the items
+// of any document with items (a List's, a ConfigMap's), an item without a
+// kind taking its list's. Secret values are redacted before anything else
+// sees them.
 func Parse(s, defaultNamespace string) ([]*Object, error) {
-	return parseDocs(stream.Split([][]byte{[]byte(s)}), defaultNamespace)
+	return parseApplied([]byte(s), stream.Split([][]byte{[]byte(s)}), nil, defaultNamespace)
 }
 
-// parseDocs decodes documents, each on its own, into their objects; an
-// error names the document by its place in the stream.
-func parseDocs(docs []*stream.Doc, defaultNamespace string) ([]*Object, error) {
+// parseApplied decodes the objects renderer.Applied reads from a stream cut
+// into docs, but for the documents in skip, which it reads as blank lines
+// (so that what it says about the others names their places in the
+// stream). An error names the document by its place in the stream.
+func parseApplied(in []byte, docs []*stream.Doc, skip map[int]bool, defaultNamespace string) ([]*Object, error) {
+	if len(skip) > 0 {
+		in = blanked(docs, skip)
+	}
+	applied, err := renderer.Applied(in)
+	if err != nil {
+		return nil, err
+	}
 	var objs []*Object
 	seen := map[string]bool{}
+	read := map[int]bool{}
+	for _, a := range applied {
+		read[a.Location.Index] = true
+		var v any
+		if err := a.Node.YNode().Decode(&v); err != nil {
+			return nil, fmt.Errorf("document %d: %w", a.Location.Index, err)
+		}
+		m, ok := stringKeys(v).(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("document %d is not an object", a.Location.Index)
+		}
+		if a.Item >= 0 && m["kind"] == nil && m["apiVersion"] == nil {
+			// As the clients decode a list: its kind, less List, and
+			// its apiVersion.
+			m["kind"], m["apiVersion"] = a.Ref.Kind, a.Ref.APIVersion
+		}
+		o, err := NewObject(m, defaultNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", a.Location.Index, err)
+		}
+		if seen[o.key()] {
+			return nil, fmt.Errorf("%s is in the manifests twice", o.Title())
+		}
+		seen[o.key()] = true
+		objs = append(objs, o)
+	}
+	// A document of something other than an object (a list of strings)
+	// is nothing the clients apply: they fail on it.
 	for _, d := range docs {
-		dec := yaml.NewDecoder(bytes.NewReader(d.Body()))
-		for {
-			var doc any
-			err := dec.Decode(&doc)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("document %d: %w", d.Index, err)
-			}
-			if doc == nil {
-				continue
-			}
-			m, ok := stringKeys(doc).(map[string]any)
-			if !ok {
+		if skip[d.Index] || read[d.Index] {
+			continue
+		}
+		var v any
+		if err := yaml.Unmarshal(d.Body(), &v); err == nil && v != nil {
+			if _, ok := v.(map[string]any); !ok {
 				return nil, fmt.Errorf("document %d is not an object", d.Index)
-			}
-			items := []map[string]any{m}
-			if list, ok := m["items"].([]any); ok && strings.HasSuffix(str(m["kind"]), "List") {
-				items = items[:0]
-				for _, it := range list {
-					if im, ok := it.(map[string]any); ok {
-						items = append(items, im)
-					}
-				}
-			}
-			for _, m := range items {
-				o, err := NewObject(m, defaultNamespace)
-				if err != nil {
-					return nil, fmt.Errorf("document %d: %w", d.Index, err)
-				}
-				if seen[o.key()] {
-					return nil, fmt.Errorf("%s is in the manifests twice", o.Title())
-				}
-				seen[o.key()] = true
-				objs = append(objs, o)
 			}
 		}
 	}
 	return objs, nil
+}
+
+// blanked is the stream of docs with the documents in skip made blank
+// lines but for their separator lines: the others keep their places and
+// their lines.
+func blanked(docs []*stream.Doc, skip map[int]bool) []byte {
+	var b bytes.Buffer
+	for _, d := range docs {
+		if !skip[d.Index] {
+			b.Write(d.Raw)
+			continue
+		}
+		body := d.Body()
+		b.Write(d.Raw[:len(d.Raw)-len(body)])
+		eol := "\n"
+		if d.CRLF() {
+			eol = "\r\n"
+		}
+		b.WriteString(strings.Repeat(eol, bytes.Count(body, []byte("\n"))))
+	}
+	return b.Bytes()
 }
 
 // stringKeys makes every mapping key a string, as the API server sees it
@@ -158,8 +187,12 @@ func NewObject(m map[string]any, defaultNamespace string) (*Object, error) {
 		// object without one in the release's namespace.
 		delete(meta, "namespace")
 	}
-	if o.Kind == "Secret" && o.group() == "v1" {
+	if strings.EqualFold(o.Kind, "Secret") {
+		// Whatever its apiVersion: a value written there is a secret
+		// whether or not the API server would take the object.
 		redactSecretValues(m)
+	} else if ann := lastAppliedOf(m); holdsSecret(ann) {
+		ann[lastApplied] = redactionTag(ann[lastApplied])
 	}
 	o.value = m
 	return o, nil
@@ -194,17 +227,67 @@ var redactSalt = sync.OnceValue(func() []byte {
 	return b
 })
 
+// lastApplied is the annotation in which kubectl apply keeps the object
+// it applied: a Secret's has its values.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 // redactSecretValues replaces the values under data and stringData of a
-// Secret with a tag, the same for the same value within one run.
+// Secret, either field whole when it is no mapping, and its
+// last-applied-configuration annotation with a tag, the same for the same
+// value within one run.
 func redactSecretValues(m map[string]any) {
 	for _, field := range []string{"data", "stringData"} {
-		data, ok := m[field].(map[string]any)
-		if !ok {
-			continue
-		}
-		for k, v := range data {
-			h := sha256.Sum256(append(append([]byte{}, redactSalt()...), fmt.Sprint(v)...))
-			data[k] = "(redacted " + hex.EncodeToString(h[:4]) + ")"
+		switch data := m[field].(type) {
+		case nil:
+		case map[string]any:
+			for k, v := range data {
+				data[k] = redactionTag(v)
+			}
+		default:
+			m[field] = redactionTag(data)
 		}
 	}
+	if ann := lastAppliedOf(m); ann != nil {
+		ann[lastApplied] = redactionTag(ann[lastApplied])
+	}
+}
+
+// lastAppliedOf is the annotations of an object that has a
+// last-applied-configuration annotation, or nil.
+func lastAppliedOf(m map[string]any) map[string]any {
+	meta, _ := m["metadata"].(map[string]any)
+	if ann, ok := meta["annotations"].(map[string]any); ok && ann[lastApplied] != nil {
+		return ann
+	}
+	return nil
+}
+
+// holdsSecret tells whether the last-applied-configuration annotation of
+// an object other than a Secret holds one: a Secret, or a list with one in
+// its items, as renderer.Applied reads it; or anything it cannot read
+// (kubectl writes JSON there, but anyone can write anything).
+func holdsSecret(ann map[string]any) bool {
+	if ann == nil {
+		return false
+	}
+	s, ok := ann[lastApplied].(string)
+	if !ok {
+		return true
+	}
+	applied, err := renderer.Applied([]byte(s))
+	if err != nil {
+		return true
+	}
+	for _, a := range applied {
+		if strings.EqualFold(a.Ref.Kind, "Secret") {
+			return true
+		}
+	}
+	return false
+}
+
+// redactionTag is what shows instead of a secret value.
+func redactionTag(v any) string {
+	h := sha256.Sum256(append(append([]byte{}, redactSalt()...), fmt.Sprint(v)...))
+	return "(redacted " + hex.EncodeToString(h[:4]) + ")"
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -250,9 +251,23 @@ func (r *resolved) resolveChart() error {
 	if r.source != SourceRepoURL && r.Repo != ChartRepo {
 		return usagef("--repo %s and --chart %s: --repo is where a chart name is looked up; %s names its source itself", r.Repo, r.Chart, r.Chart)
 	}
-	if r.source == SourceRepoURL && !strings.HasPrefix(r.Repo, "https://") && !strings.HasPrefix(r.Repo, "http://") {
+	if r.source != SourceRepoURL {
+		return r.checkChartVersion()
+	}
+	u, err := url.Parse(r.Repo)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" {
 		return usagef("--repo %q is not a chart repository URL such as %s", r.Repo, ChartRepo)
 	}
+	if u.User != nil {
+		// The plan is a document to share: its commands would carry
+		// the password.
+		return usagef("--repo with credentials in it: the plan's commands would show them; add the repository with helm repo add NAME URL --username USER --password-stdin and give --chart NAME/%s", upstream.ChartName)
+	}
+	return r.checkChartVersion()
+}
+
+// checkChartVersion checks --chart-version.
+func (r *resolved) checkChartVersion() error {
 	if !chartVerRE.MatchString(r.ChartVersion) {
 		return usagef("--chart-version %q is not a chart version such as %s", r.ChartVersion, DefaultChartVersion)
 	}

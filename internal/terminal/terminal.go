@@ -14,9 +14,12 @@ import (
 )
 
 // IsTerminal reports whether a stream (a reader or a writer) is a terminal:
-// a file whose device answers as one. A pipe, a file or /dev/null (a
-// character device, but no terminal) is not.
+// a file whose device answers as one, also through Redacting. A pipe, a
+// file or /dev/null (a character device, but no terminal) is not.
 func IsTerminal(stream any) bool {
+	if r, ok := stream.(*redacting); ok {
+		stream = r.w
+	}
 	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
