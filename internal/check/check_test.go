@@ -725,7 +725,7 @@ func TestNameFix(t *testing.T) {
 		"kubeadm": {"kubeadm: name the node n.example", "nodeRegistration.name"},
 		"":        {"register the node as n.example", "--provider-id=aws:///"},
 	} {
-		got := nameFix(distro, "n.example")
+		got := nameFix(distro, []string{"node-1 → n.example"})
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%q: %q lacks %q", distro, got, w)
@@ -733,6 +733,15 @@ func TestNameFix(t *testing.T) {
 		}
 		if distro == "k3s" && (strings.Contains(got, "cloud-provider-name") || strings.Contains(got, "machineGlobalConfig")) {
 			t.Errorf("k3s: %q names an RKE2 setting", got)
+		}
+		// Several nodes: each node's own name, a few of them.
+		got = nameFix(distro, []string{"a → ip-1", "b → ip-2", "c", "d → ip-4"})
+		if !strings.Contains(got, "each node") || !strings.Contains(got, "its EC2 private DNS name (a → ip-1, b → ip-2, c and 1 more)") {
+			t.Errorf("%q, several nodes: %q", distro, got)
+		}
+		// One node whose name is not known: the kind of name.
+		if got = nameFix(distro, []string{"a"}); !strings.Contains(got, "the node its EC2 private DNS name") && !strings.Contains(got, "the node as its EC2 private DNS name") {
+			t.Errorf("%q, a name not known: %q", distro, got)
 		}
 	}
 }

@@ -56,7 +56,11 @@ type Finding struct {
 	// Subject is what the finding is about: a node, a lease, a service
 	// account; empty for the cluster as a whole.
 	Subject string `json:"subject,omitempty"`
-	Message string `json:"message"`
+	// Subjects and Count: a finding about several nodes (or other objects)
+	// alike lists them all; Subject then counts them and names a few.
+	Subjects []string `json:"subjects,omitempty"`
+	Count    int      `json:"count,omitempty"`
+	Message  string   `json:"message"`
 	// Fix says what to do, in words; empty when nothing needs doing.
 	Fix string `json:"fix,omitempty"`
 }
