@@ -42,12 +42,13 @@ const (
 	AreaWorkload     = "workload"
 	AreaPlacement    = "placement"
 	AreaNode         = "node"
+	AreaHostname     = "hostname"
 	AreaRBAC         = "rbac"
 	AreaLease        = "lease"
 	AreaVersion      = "version"
 )
 
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaRBAC, AreaLease, AreaVersion}
+var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaRBAC, AreaLease, AreaVersion}
 
 // Finding is one line of the report.
 type Finding struct {

@@ -27,6 +27,7 @@ var Rules = []Rule{
 	{"distribution", distributionRule},
 	{"placement", placementRule},
 	{"node", nodeRule},
+	{"hostname", hostnameRule},
 	{"rbac", rbacRule},
 	{"lease", leaseRule},
 	{"version", versionRule},

@@ -49,6 +49,11 @@ type Snapshot struct {
 	Leases map[string]*coordinationv1.Lease
 	// Access are the SubjectAccessReviews' answers, in the order asked.
 	Access []Permission
+	// PersistentVolumes are the cluster's PersistentVolumes.
+	PersistentVolumes []corev1.PersistentVolume
+	// PodsEverywhere are the pods of every namespace, read only when a
+	// node's kubernetes.io/hostname label is not its name (nil otherwise).
+	PodsEverywhere []corev1.Pod
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -75,6 +80,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
+		s.collectPinned,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
