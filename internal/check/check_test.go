@@ -23,12 +23,18 @@ import (
 // output.
 func render(t *testing.T, distro renderer.Distro, mode renderer.Mode) []runtime.Object {
 	t.Helper()
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode = distro, mode
+	return renderWith(t, o)
+}
+
+// renderWith renders testdata/chart.yaml with the options.
+func renderWith(t *testing.T, o renderer.Options) []runtime.Object {
+	t.Helper()
 	in, err := os.ReadFile("testdata/chart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := renderer.DefaultOptions()
-	o.Distro, o.Mode = distro, mode
 	pr, err := renderer.NewPostRenderer(o)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ var Rules = []Rule{
 	{"placement", placementRule},
 	{"node", nodeRule},
 	{"hostname", hostnameRule},
+	{"in-tree", inTreeRule},
 	{"rbac", rbacRule},
 	{"lease", leaseRule},
 	{"version", versionRule},

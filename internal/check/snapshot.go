@@ -54,6 +54,10 @@ type Snapshot struct {
 	// PodsEverywhere are the pods of every namespace, read only when a
 	// node's kubernetes.io/hostname label is not its name (nil otherwise).
 	PodsEverywhere []corev1.Pod
+	// ControlPlanePods are the pods of kube-system labelled
+	// component=kube-controller-manager or kube-apiserver: the mirror pods
+	// of the control plane's static pods on RKE2 and kubeadm.
+	ControlPlanePods []corev1.Pod
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -80,7 +84,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
-		s.collectPinned,
+		s.collectPinned, s.collectControlPlane,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
