@@ -82,8 +82,8 @@ func TestCollect(t *testing.T) {
 		t.Errorf("%d answers: %+v", len(s.Access), s.Access)
 	}
 	// Read once: every list and get of the collection, no two alike (two
-	// lists of pods in kube-system, the CCM's and the control plane's, by
-	// their selectors).
+	// lists of pods in kube-system, the CCM's and the control plane's, and
+	// two of events, told apart by their selectors).
 	seen := map[string]bool{}
 	for _, a := range cs.Actions() {
 		if a.GetVerb() == "create" {
@@ -91,7 +91,7 @@ func TestCollect(t *testing.T) {
 		}
 		key := a.GetVerb() + " " + a.GetResource().Resource + " " + a.GetNamespace()
 		if l, ok := a.(k8stesting.ListAction); ok {
-			key += " " + l.GetListRestrictions().Labels.String()
+			key += " " + l.GetListRestrictions().Labels.String() + " " + l.GetListRestrictions().Fields.String()
 		}
 		if seen[key] {
 			t.Errorf("%s twice", key)

@@ -44,12 +44,13 @@ const (
 	AreaNode         = "node"
 	AreaHostname     = "hostname"
 	AreaInTree       = "in-tree"
+	AreaIAM          = "iam"
 	AreaRBAC         = "rbac"
 	AreaLease        = "lease"
 	AreaVersion      = "version"
 )
 
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaRBAC, AreaLease, AreaVersion}
+var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaIAM, AreaRBAC, AreaLease, AreaVersion}
 
 // Finding is one line of the report.
 type Finding struct {

@@ -29,6 +29,7 @@ var Rules = []Rule{
 	{"node", nodeRule},
 	{"hostname", hostnameRule},
 	{"in-tree", inTreeRule},
+	{"iam", iamRule},
 	{"rbac", rbacRule},
 	{"lease", leaseRule},
 	{"version", versionRule},

@@ -58,6 +58,9 @@ type Snapshot struct {
 	// component=kube-controller-manager or kube-apiserver: the mirror pods
 	// of the control plane's static pods on RKE2 and kubeadm.
 	ControlPlanePods []corev1.Pod
+	// Events are the Warning events of Services and Nodes: where the
+	// cloud controllers record what AWS refused them.
+	Events []corev1.Event
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -84,7 +87,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
-		s.collectPinned, s.collectControlPlane,
+		s.collectPinned, s.collectControlPlane, s.collectEvents,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
