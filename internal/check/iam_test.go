@@ -57,12 +57,6 @@ func TestDeniedIn(t *testing.T) {
 // stays silent, or points at the CCM's log.
 func TestIAMRule(t *testing.T) {
 	uninitialisedWorker := rke2Agent("ip-10-0-3-1.us-west-2.compute.internal", providerID(""), uninit)
-	type want struct {
-		subject string
-		sev     Severity
-		says    string
-		fix     string
-	}
 	for _, c := range []struct {
 		name      string
 		events    []corev1.Event
@@ -91,21 +85,7 @@ func TestIAMRule(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := snapshotOf(t, append([]corev1.Node{rke2Server("cp-1")}, c.nodes...), render(t, renderer.DistroRKE2, renderer.ModeInstall), c.installed)
 			s.Now, s.Events = testNow, c.events
-			var got []Finding
-			for _, f := range Evaluate(s).Findings {
-				if f.Area == AreaIAM {
-					got = append(got, f)
-				}
-			}
-			if len(got) != len(c.want) {
-				t.Fatalf("%d findings, want %d: %+v", len(got), len(c.want), got)
-			}
-			for i, w := range c.want {
-				f := got[i]
-				if f.Subject != w.subject || f.Severity != w.sev || !strings.Contains(f.Message, w.says) || !strings.Contains(f.Fix, w.fix) || w.fix == "" && f.Fix != "" {
-					t.Errorf("finding %d: %+v\nwant %q %s %q, fix %q", i, f, w.subject, w.sev, w.says, w.fix)
-				}
-			}
+			expectArea(t, Evaluate(s), AreaIAM, c.want, true)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,12 +39,6 @@ func kubeadmCP(name string) corev1.Node {
 func TestInTreeRule(t *testing.T) {
 	const aws, ext, lm = "--cloud-provider=aws", "--cloud-provider=external", "--enable-leader-migration=true"
 	routes := []string{aws, lm, "--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"}
-	type want struct {
-		subject string
-		sev     Severity
-		says    string
-		fix     string
-	}
 	kubeadm2 := []corev1.Node{kubeadmCP("cp-1"), kubeadmCP("cp-2")}
 	rke2 := []corev1.Node{rke2Server("s-1"), rke2Agent("a-1", annotation(annotationRKE2NodeArgs, `["agent","--kubelet-arg","cloud-provider=external"]`)), rke2Agent("a-2")}
 	k3sServer := func(args string) corev1.Node {
@@ -141,21 +134,7 @@ func TestInTreeRule(t *testing.T) {
 			if c.server != "" {
 				s.KubernetesVersion = c.server
 			}
-			var got []Finding
-			for _, f := range Evaluate(s).Findings {
-				if f.Area == AreaInTree {
-					got = append(got, f)
-				}
-			}
-			if len(got) != len(c.want) {
-				t.Fatalf("%d findings, want %d: %+v", len(got), len(c.want), got)
-			}
-			for i, w := range c.want {
-				f := got[i]
-				if f.Subject != w.subject || f.Severity != w.sev || !strings.Contains(f.Message, w.says) || !strings.Contains(f.Fix, w.fix) {
-					t.Errorf("finding %d: %+v\nwant %q %s %q, fix %q", i, f, w.subject, w.sev, w.says, w.fix)
-				}
-			}
+			expectArea(t, Evaluate(s), AreaInTree, c.want, false)
 		})
 	}
 }

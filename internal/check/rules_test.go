@@ -84,3 +84,33 @@ func TestRules(t *testing.T) {
 		}
 	}
 }
+
+// want is a finding a rule's table row expects: its subject and severity
+// exactly, a part of its message and of its fix ("": any fix, or with
+// noFix none).
+type want struct {
+	subject string
+	sev     Severity
+	says    string
+	fix     string
+}
+
+// expectArea asserts a report's findings of one area, in order.
+func expectArea(t *testing.T, r *Report, area string, wants []want, noFix bool) {
+	t.Helper()
+	var got []Finding
+	for _, f := range r.Findings {
+		if f.Area == area {
+			got = append(got, f)
+		}
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("%d %s findings, want %d: %+v", len(got), area, len(wants), got)
+	}
+	for i, w := range wants {
+		f := got[i]
+		if f.Subject != w.subject || f.Severity != w.sev || !strings.Contains(f.Message, w.says) || !strings.Contains(f.Fix, w.fix) || noFix && w.fix == "" && f.Fix != "" {
+			t.Errorf("finding %d: %+v\nwant %q %s %q, fix %q", i, f, w.subject, w.sev, w.says, w.fix)
+		}
+	}
+}
