@@ -35,10 +35,15 @@ func (i nodeIssue) key() string {
 	return k
 }
 
-// groupNodes turns issues into findings, one per kind, in the order each
-// kind first appears: about the node when it is the only one, else about
-// the count of them, with their names.
-func groupNodes(issues []nodeIssue) []Finding {
+// groupNodes turns issues about nodes into findings, one per kind, in the
+// order each kind first appears: about the node when it is the only one,
+// else about the count of them, with their names.
+func groupNodes(issues []nodeIssue) []Finding { return groupOf(issues, "", "nodes") }
+
+// groupOf groups issues about objects of one kind: a finding about one is
+// about "KIND NAME" ("NAME" when kind is ""), about several "N KINDS:
+// NAMES".
+func groupOf(issues []nodeIssue, kind, kinds string) []Finding {
 	var order []string
 	groups := map[string][]nodeIssue{}
 	for _, i := range issues {
@@ -63,12 +68,12 @@ func groupNodes(issues []nodeIssue) []Finding {
 			f.Fix = g[0].fix(notes)
 		}
 		if len(g) == 1 {
-			f.Subject = g[0].node
+			f.Subject = strings.TrimPrefix(kind+" "+g[0].node, " ")
 			if g[0].one != "" {
 				f.Message = g[0].one
 			}
 		} else {
-			f.Subject = fmt.Sprintf("%d nodes: %s", len(g), someOf(names))
+			f.Subject = fmt.Sprintf("%d %s: %s", len(g), kinds, someOf(names))
 			f.Subjects, f.Count = names, len(g)
 		}
 		out = append(out, f)

@@ -130,7 +130,7 @@ func hostnameRule(v *View) []Finding {
 		if c := pv.Spec.ClaimRef; c != nil {
 			claim = " (claim " + c.Namespace + "/" + c.Name + ")"
 		}
-		i := nodeIssue{node: "PersistentVolume " + pv.Name, Finding: Finding{Area: AreaHostname, Severity: Warning,
+		i := nodeIssue{node: pv.Name, Finding: Finding{Area: AreaHostname, Severity: Warning,
 			Message: "bound, and pinned to a kubernetes.io/hostname no node carries: the pods of its claim cannot be scheduled",
 			Fix:     "a PV's nodeAffinity cannot change: if its node was renamed or relabelled (the switch to the external provider does either where the label was not the name), create the PV again with the node's new label value and bind the claim to it; if the node is gone, the data went with it"}}
 		i.one = fmt.Sprintf("bound%s, and pinned to kubernetes.io/hostname %s, which no node carries: the claim's pods cannot be scheduled", claim, joinAnd(vals))
@@ -179,7 +179,7 @@ func hostnameRule(v *View) []Finding {
 				"(a PV's nodeAffinity cannot change), and change the workloads' nodeSelector or affinity in the same window"})
 	}
 	out := append(pinned, groupNodes(plain)...)
-	return append(out, groupNodes(orphans)...)
+	return append(out, groupOf(orphans, "PersistentVolume", "PersistentVolumes")...)
 }
 
 // keepNameFix says how to keep each node's name and move its label to it

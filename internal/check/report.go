@@ -45,12 +45,13 @@ const (
 	AreaHostname     = "hostname"
 	AreaInTree       = "in-tree"
 	AreaIAM          = "iam"
+	AreaService      = "service"
 	AreaRBAC         = "rbac"
 	AreaLease        = "lease"
 	AreaVersion      = "version"
 )
 
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaIAM, AreaRBAC, AreaLease, AreaVersion}
+var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaIAM, AreaService, AreaRBAC, AreaLease, AreaVersion}
 
 // Finding is one line of the report.
 type Finding struct {

@@ -30,6 +30,7 @@ var Rules = []Rule{
 	{"hostname", hostnameRule},
 	{"in-tree", inTreeRule},
 	{"iam", iamRule},
+	{"service", serviceRule},
 	{"rbac", rbacRule},
 	{"lease", leaseRule},
 	{"version", versionRule},

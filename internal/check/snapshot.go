@@ -61,6 +61,11 @@ type Snapshot struct {
 	// Events are the Warning events of Services and Nodes: where the
 	// cloud controllers record what AWS refused them.
 	Events []corev1.Event
+	// LoadBalancers are the Services of type LoadBalancer, and
+	// ServiceLBDaemonSets K3s's ServiceLB DaemonSets: read on K3s only
+	// (both nil elsewhere).
+	LoadBalancers       []corev1.Service
+	ServiceLBDaemonSets []appsv1.DaemonSet
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -87,7 +92,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
-		s.collectPinned, s.collectControlPlane, s.collectEvents,
+		s.collectPinned, s.collectControlPlane, s.collectEvents, s.collectServices,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
