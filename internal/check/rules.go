@@ -24,6 +24,7 @@ type Rule struct {
 var Rules = []Rule{
 	{"workload", workloadRule},
 	{"leader migration config", migrationConfigRule},
+	{"cloud config", cloudConfigRule},
 	{"distribution", distributionRule},
 	{"placement", placementRule},
 	{"node", nodeRule},
@@ -101,6 +102,10 @@ func migrationConfigRule(v *View) []Finding {
 		f.Severity = Error
 		f.Message = fmt.Sprintf("key %s of ConfigMap %s/%s is no LeaderMigrationConfiguration: %v", w.configKey, w.Namespace, w.configMap, w.lmcErr)
 		f.Fix = "render it again with aws-ccm-renderer --mode=migrate"
+	case lockMissing(w.lmc) != "":
+		f.Severity = Error
+		f.Message = lockMissing(w.lmc)
+		f.Fix = "render it again with aws-ccm-renderer --mode=migrate, which writes resourceLock: leases where the API version needs it (or add that line)"
 	default:
 		var names []string
 		for _, l := range w.lmc.ControllerLeaders {
@@ -271,4 +276,22 @@ func (v *View) excludedFinding(n *nodeView, daemon bool) Finding {
 		f.Fix = "remove nodeName from the pod template"
 	}
 	return f
+}
+
+// lockMissing says why a LeaderMigrationConfiguration of v1alpha1 or
+// v1beta1 keeps the CCM from starting: those versions have no default for
+// resourceLock, and ValidateLeaderMigrationConfiguration
+// (k8s.io/controller-manager v0.21–v0.23) refuses a value other than leases
+// or endpoints, so the CCM exits (renderer.MigrationAPIs); "" when it
+// does not.
+func lockMissing(lmc *leaderMigrationConfig) string {
+	api, ok := renderer.MigrationAPIOf(lmc.APIVersion)
+	if !ok || !api.ResourceLock || lmc.ResourceLock == "leases" || lmc.ResourceLock == "endpoints" {
+		return ""
+	}
+	got := "no resourceLock"
+	if lmc.ResourceLock != "" {
+		got = fmt.Sprintf("resourceLock %q", lmc.ResourceLock)
+	}
+	return fmt.Sprintf("the LeaderMigrationConfiguration (%s) has %s: the CCM's reader (Kubernetes %s–1.23 libraries) refuses it (\"resource Lock must be one of 'leases' or 'endpoints'\") and the CCM exits", lmc.APIVersion, got, api.Since)
 }

@@ -66,6 +66,9 @@ type Snapshot struct {
 	// (both nil elsewhere).
 	LoadBalancers       []corev1.Service
 	ServiceLBDaemonSets []appsv1.DaemonSet
+	// CloudConfig is the file the CCM's --cloud-config names, where it is
+	// mounted from a ConfigMap or Secret; nil otherwise.
+	CloudConfig *CloudConfig
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -93,6 +96,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
 		s.collectPinned, s.collectControlPlane, s.collectEvents, s.collectServices,
+		s.collectCloudConfig,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
