@@ -604,7 +604,10 @@ func TestMigrationConfig(t *testing.T) {
 func TestRBACFindings(t *testing.T) {
 	s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), true)
 	access := describeWorkload(s).ccmAccess()
-	if len(access) != 22 {
+	// A token per controller account (aws-cloud-provider, node-controller,
+	// service-controller: no route-controller without routes) instead of
+	// one for any account.
+	if len(access) != 24 {
 		t.Errorf("%d accesses for a migrating CCM: %+v", len(access), access)
 	}
 	sa := serviceAccountSubject("kube-system", "cloud-controller-manager")

@@ -78,7 +78,9 @@ func TestCollect(t *testing.T) {
 		s.Installed == nil || s.MigrationConfigMap == nil || len(s.Pods) != 1 || s.Pods["cp-1"] == nil || len(s.Leases) != 3 || s.KCMUser != DefaultKCMUser {
 		t.Fatalf("snapshot: %+v", s)
 	}
-	if len(s.Access) != 22+3 || s.Access[0].Subject != "ServiceAccount kube-system/cloud-controller-manager" || s.Access[len(s.Access)-1].Subject != "User "+DefaultKCMUser {
+	// The CCM's 24 (a token for each of its 3 controllers' accounts) and
+	// check's 2 about its token scope; the controller manager's 3.
+	if len(s.Access) != 24+2+3 || s.Access[0].Subject != "ServiceAccount kube-system/cloud-controller-manager" || s.Access[len(s.Access)-1].Subject != "User "+DefaultKCMUser {
 		t.Errorf("%d answers: %+v", len(s.Access), s.Access)
 	}
 	// Read once: every list and get of the collection, no two alike (two
@@ -99,7 +101,7 @@ func TestCollect(t *testing.T) {
 		seen[key] = true
 	}
 	r := Evaluate(s)
-	if f := one(t, r, AreaRBAC, "ServiceAccount kube-system/cloud-controller-manager"); f.Severity != Error || !strings.Contains(f.Message, "may not create serviceaccounts/token in namespace kube-system") {
+	if f := one(t, r, AreaRBAC, "ServiceAccount kube-system/cloud-controller-manager"); f.Severity != Error || !strings.Contains(f.Message, "may not create serviceaccounts/token for aws-cloud-provider, node-controller and service-controller in namespace kube-system") {
 		t.Errorf("rbac: %+v", f)
 	}
 	if f := one(t, r, AreaLease, "Lease kube-system/"+renderer.DefaultLeaderName); f.Severity != OK || !strings.Contains(f.Message, "the in-tree kube-controller-manager") {

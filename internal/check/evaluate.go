@@ -233,7 +233,7 @@ type question struct {
 func (w *workloadView) questions(kcmUser string) []question {
 	var qs []question
 	if w.Installed {
-		qs = append(qs, question{w.serviceAccount(), w.ccmAccess()})
+		qs = append(qs, question{w.serviceAccount(), append(w.ccmAccess(), tokenScopeAccess()...)})
 	}
 	if w.MigrationLease != "" {
 		ns, name, _ := strings.Cut(w.MigrationLease, "/")

@@ -207,6 +207,9 @@ type Permission struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Allowed   bool   `json:"allowed"`
+	// Purpose is empty for a permission the subject needs; token-scope
+	// for check's questions of how far the CCM may create tokens.
+	Purpose string `json:"purpose,omitempty"`
 }
 
 func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }

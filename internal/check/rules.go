@@ -33,6 +33,7 @@ var Rules = []Rule{
 	{"iam", iamRule},
 	{"service", serviceRule},
 	{"rbac", rbacRule},
+	{"token scope", tokenScopeRule},
 	{"lease", leaseRule},
 	{"version", versionRule},
 }

@@ -293,7 +293,7 @@ func (s *Snapshot) collectAccess(ctx context.Context, client kubernetes.Interfac
 				errs[i] = clusterError("create", "subjectaccessreviews.authorization.k8s.io", "", err)
 				return
 			}
-			perms[i] = Permission{Subject: q.who.label, Verb: a.verb, Group: a.group, Resource: a.resourceString(), Namespace: a.namespace, Name: a.name, Allowed: got.Status.Allowed}
+			perms[i] = Permission{Subject: q.who.label, Verb: a.verb, Group: a.group, Resource: a.resourceString(), Namespace: a.namespace, Name: a.name, Allowed: got.Status.Allowed, Purpose: a.purpose}
 		})
 	}
 	wg.Wait()
