@@ -35,8 +35,11 @@ type Input struct {
 	Source  string
 	Objects []runtime.Object
 	// Release names the Helm release, "NAME revision N", and ReleaseChart
-	// its chart, "NAME-VERSION".
-	Release, ReleaseChart string
+	// its chart, "NAME-VERSION"; ReleaseStatus is that revision's status
+	// (deployed, failed, pending-upgrade, ...) and ReleaseDescription what
+	// Helm says of it.
+	Release, ReleaseChart             string
+	ReleaseStatus, ReleaseDescription string
 	// ManifestNamespace is the namespace of the objects of the manifests
 	// or the release that name none ("": default).
 	ManifestNamespace string

@@ -59,6 +59,9 @@ func workloadRule(v *View) []Finding {
 	src := map[string]string{SourceManifests: "from the manifests", SourceRelease: "from release " + v.Release, SourceCluster: "found in the cluster"}[v.Source]
 	out := []Finding{{Area: AreaWorkload, Severity: OK, Subject: w.subject(),
 		Message: fmt.Sprintf("%s, %s: image %s, service account %s, %s mode", src, state, w.ctr.Image, w.ServiceAccount, w.Mode)}}
+	if f, ok := v.releaseFinding(); ok {
+		out = append(out, f)
+	}
 	if opts, ok := readOptionsAnnotation(w.c.meta); ok && opts.Mode != "" && string(opts.Mode) != w.Mode {
 		out = append(out, Finding{Area: AreaWorkload, Severity: Warning, Subject: w.subject(),
 			Message: fmt.Sprintf("the %s annotation says mode %s, but the CCM's flags run it in %s mode", OptionsAnnotation, opts.Mode, w.Mode),
@@ -295,4 +298,36 @@ func lockMissing(lmc *leaderMigrationConfig) string {
 		got = fmt.Sprintf("resourceLock %q", lmc.ResourceLock)
 	}
 	return fmt.Sprintf("the LeaderMigrationConfiguration (%s) has %s: the CCM's reader (Kubernetes %s–1.23 libraries) refuses it (\"resource Lock must be one of 'leases' or 'endpoints'\") and the CCM exits", lmc.APIVersion, got, api.Since)
+}
+
+// releaseFinding names a release's last revision that is not deployed: a
+// failed one (the cluster runs what of it was applied, with the previous
+// revision's objects where it stopped), or one still pending (another
+// upgrade runs, or one was killed).
+func (v *View) releaseFinding() (Finding, bool) {
+	if v.Source != SourceRelease || v.ReleaseStatus == "" || v.ReleaseStatus == "deployed" {
+		return Finding{}, false
+	}
+	name, _, _ := strings.Cut(v.Release, " ")
+	ns := v.ManifestNamespace
+	f := Finding{Area: AreaWorkload, Subject: "release " + v.Release}
+	switch {
+	case v.ReleaseStatus == "failed":
+		f.Severity = Error
+		f.Message = "failed"
+		if v.ReleaseDescription != "" {
+			f.Message += ": " + v.ReleaseDescription
+		}
+		f.Message += "; the cluster runs what of it was applied, and check reads this revision's manifest"
+		f.Fix = fmt.Sprintf("helm history %s -n %s shows the revisions; fix the cause and upgrade again, or roll back: helm rollback %s -n %s", name, ns, name, ns)
+	case strings.HasPrefix(v.ReleaseStatus, "pending-"):
+		f.Severity = Warning
+		f.Message = v.ReleaseStatus + ": an install, upgrade or rollback runs, or was stopped before it ended"
+		f.Fix = fmt.Sprintf("wait for it; if none runs, helm rollback %s -n %s", name, ns)
+	default:
+		f.Severity = Warning
+		f.Message = "its last revision is " + v.ReleaseStatus
+		f.Fix = fmt.Sprintf("helm history %s -n %s", name, ns)
+	}
+	return f, true
 }

@@ -315,7 +315,7 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 		if in.Objects, err = check.DecodeManifests([]byte(rel.Manifest)); err != nil {
 			return nil, &renderer.InputError{Err: fmt.Errorf("release %s: %w", f.release, err)}
 		}
-		in.Release, in.ReleaseChart = rel.ID, rel.Chart
+		in.Release, in.ReleaseChart, in.ReleaseStatus, in.ReleaseDescription = rel.ID, rel.Chart, rel.Status, rel.Description
 	}
 	rep, err := check.Run(ctx, client, in)
 	if err != nil && check.IsUnreachable(err) {
