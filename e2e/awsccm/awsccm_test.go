@@ -315,7 +315,9 @@ func TestK3sLoadBalancers(t *testing.T) {
 	if err := cp.CreateNodes(context.Background(), []corev1.Node{*legacy}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cp.Client.CoreV1().Nodes().Delete(context.Background(), legacy.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cp.Client.CoreV1().Nodes().Delete(context.Background(), legacy.Name, metav1.DeleteOptions{})
+	})
 	leftover := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "svclb-old-web-5a1b2c3d", Namespace: "kube-system",
 		Labels: map[string]string{"svccontroller.k3s.cattle.io/svcname": "old-web", "svccontroller.k3s.cattle.io/svcnamespace": "default"}},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "svclb-old-web-5a1b2c3d"}},
