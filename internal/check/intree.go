@@ -243,7 +243,12 @@ func (v *View) apiServerFindings() []Finding {
 		if !ok {
 			continue
 		}
-		minor := max(a.minor, server)
+		// Its own image tells its version (mid-upgrade, the API servers
+		// differ); else the one that answered /version.
+		minor := a.minor
+		if minor == 0 {
+			minor = server
+		}
 		f := Finding{Area: AreaInTree, Subject: "kube-apiserver on " + a.node,
 			Message: fmt.Sprintf("--cloud-provider=%s: kube-apiserver has no such flag from 1.%d and exits on it", p, apiServerNoCloudProvider),
 			Fix:     "remove --cloud-provider and --cloud-config from kube-apiserver's flags (RKE2: kube-apiserver-arg; kubeadm: apiServer.extraArgs), before 1." + fmt.Sprint(apiServerNoCloudProvider)}
@@ -297,7 +302,7 @@ func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
 		nodes = append(nodes, recorded{n.Name, d, args})
 	}
 	if withArg > 0 {
-		begun = append(begun, fmt.Sprintf("%d %s' kubelets have it", withArg, plural(withArg, "node", "nodes")))
+		begun = append(begun, fmt.Sprintf("%d %s it", withArg, plural(withArg, "node's kubelet has", "nodes' kubelets have")))
 	}
 	var without []nodeIssue
 	for _, n := range nodes {

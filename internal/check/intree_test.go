@@ -99,6 +99,8 @@ func TestInTreeRule(t *testing.T) {
 			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on s-1", Warning, "exits on it", "kube-apiserver-arg"}}},
 		{"kube-apiserver with --cloud-provider at 1.26: a fact", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.26.5", false, aws)}, renderer.ModeMigrate, false, false, nil, "v1.26.5",
 			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on cp-1", Info, "--cloud-provider=aws", "before 1.33"}}},
+		{"kube-apiserver at 1.32 while 1.33 answers (mid-upgrade): its own image counts", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.32.4", false, ext)}, renderer.ModeInstall, false, false, nil, "v1.33.1",
+			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on cp-1", Warning, "--cloud-provider=external: kube-apiserver has no such flag from 1.33", "before 1.33"}}},
 		{"kube-apiserver without --cloud-provider: nothing about it", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.33.0", false, "--secure-port=6443")}, renderer.ModeInstall, false, false, nil, "v1.33.0",
 			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}}},
 		{"RKE1: not visible", []corev1.Node{node("n", label(renderer.LabelControlplane, "true"))}, nil, renderer.ModeMigrate, false, false, nil, "",
@@ -154,5 +156,26 @@ func TestControlPlaneProcesses(t *testing.T) {
 	if len(ps) != 2 || ps[0].flags["cloud-provider"] != "external" || !ps[0].mirror || ps[0].minor != 26 ||
 		ps[1].flags["cloud-provider"] != "aws" || ps[1].flags["enable-leader-migration"] != "true" {
 		t.Errorf("%+v", ps)
+	}
+}
+
+// TestLeaseWithKCMFlags: a missing migration lease while the controller
+// manager's mirror pod shows leader migration on says it may not take the
+// lease, not that leader migration is off.
+func TestLeaseWithKCMFlags(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		pods []corev1.Pod
+		says string
+	}{
+		{"leader migration on", []corev1.Pod{kcmPod("cp-1", false, "--cloud-provider=aws", "--enable-leader-migration")}, "although the in-tree kube-controller-manager runs with --enable-leader-migration"},
+		{"leader migration off", []corev1.Pod{kcmPod("cp-1", false, "--cloud-provider=aws")}, "the in-tree controller manager does not run with leader migration"},
+		{"not visible", nil, "the in-tree controller manager does not run with leader migration"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := snapshotOf(t, []corev1.Node{kubeadmCP("cp-1")}, render(t, renderer.DistroKubeadm, renderer.ModeMigrate), false)
+			s.ControlPlanePods = c.pods
+			expectArea(t, Evaluate(s), AreaLease, []want{{"Lease kube-system/cloud-provider-extraction-migration", Warning, c.says, ""}}, false)
+		})
 	}
 }

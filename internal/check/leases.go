@@ -156,6 +156,11 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 	if w.Mode == string(renderer.ModeMigrate) {
 		f := Finding{Area: AreaLease, Subject: subject}
 		switch {
+		case !active && v.kcmMigrates():
+			f.Severity = Warning
+			f.Message = "the migration lease is " + map[bool]string{true: v.lapsed(l), false: "missing"}[l.Exists] +
+				", although the in-tree kube-controller-manager runs with --enable-leader-migration (its mirror pod): it may not take the lease, or does not lead"
+			f.Fix = "let it get and update the lease (plan step before.grant-kcm-lease; the rbac findings ask), and read its log"
 		case !active:
 			f.Severity = Warning
 			f.Message = "the migration lease is " + map[bool]string{true: v.lapsed(l), false: "missing"}[l.Exists] +
@@ -191,4 +196,15 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 			Message: v.held(l) + ": a component still runs leader migration, while this CCM runs in install mode",
 			Fix:     "find the component with this identity and switch its leader migration off"}}
 	}
+}
+
+// kcmMigrates tells whether a controller manager the API shows runs the
+// in-tree provider with leader migration.
+func (v *View) kcmMigrates() bool {
+	for _, k := range v.controlPlaneProcesses(programKCM) {
+		if k.flags["cloud-provider"] == "aws" && isTrue(k.flags["enable-leader-migration"]) {
+			return true
+		}
+	}
+	return false
 }
