@@ -177,7 +177,7 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 			f.Message = v.held(l) + ", which leads neither the CCM's lease nor " + DefaultLeaseNS + "/" + KCMLease
 			f.Fix = "find the component with this identity; only the in-tree controller manager and the CCM should hold the migration lease"
 		}
-		return []Finding{f}
+		return []Finding{v.expectHolder(f, active, l.Side)}
 	}
 	if !active {
 		return nil
@@ -207,4 +207,28 @@ func (v *View) kcmMigrates() bool {
 		}
 	}
 	return false
+}
+
+// expectHolder makes a migration lease finding an error when the side
+// that should hold the lease at this step (--migration-lease-holder) does
+// not.
+func (v *View) expectHolder(f Finding, active bool, side string) Finding {
+	want := v.MigrationHolder
+	if want == "" || active && side == want {
+		return f
+	}
+	f.Severity = Error
+	switch want {
+	case LeaseKCM:
+		f.Message += "; at this step the in-tree kube-controller-manager should hold it (--migration-lease-holder=" + want + ")"
+		if f.Fix == "" {
+			f.Fix = "the in-tree kube-controller-manager must run with --enable-leader-migration and may take the lease (plan steps before.grant-kcm-lease and before.kcm-leader-migration): roll the last step back"
+		}
+	default:
+		f.Message += "; at this step the CCM's leader should hold it (--migration-lease-holder=" + want + ")"
+		if f.Fix == "" {
+			f.Fix = "a controller manager still runs the in-tree provider with leader migration, or the CCM may not take the lease: finish the switch on every control-plane node (plan step during.switch) and read the CCM's log"
+		}
+	}
+	return f
 }

@@ -500,10 +500,10 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
 	s.Checks = append(s.Checks, Check{
 		Description: "Who holds the migration lease (check against the CCM this plan installs)",
-		Command:     b.checkRendered(renderer.ModeMigrate),
-		Expect: fmt.Sprintf("Exit 0, and the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
-			"Missing or expired: the controller manager does not run with leader migration, or may not take the lease "+
-			"(before.grant-kcm-lease); roll this step back.", leaseNS, b.r.LeaderName),
+		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
+		Expect: fmt.Sprintf("Exit 0: the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
+			"Exit 1 with that line a ✗ (the lease missing, expired or held by another): the controller manager does not run "+
+			"with leader migration, or may not take the lease (before.grant-kcm-lease); roll this step back.", leaseNS, b.r.LeaderName),
 	})
 	return s
 }
@@ -527,10 +527,10 @@ func (b *builder) installMigrate() Step {
 		Commands: []Command{b.diff(rd), b.ccmUpgrade("Install the CCM in migrate mode, pinned to the cluster's minor", rd)},
 		Checks: []Check{{
 			Description: "The CCM against the cluster (wait a minute after the rollout)",
-			Command:     b.checkRelease(),
+			Command:     b.checkReleaseHolding(holderKCM),
 			Expect: fmt.Sprintf("Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; "+
-				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. If check says "+
-				"the CCM's leader holds %s, the in-tree controller manager is not in leader migration: roll back now.",
+				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. A ✗ on %s "+
+				"saying the CCM's leader holds it: the in-tree controller manager is not in leader migration, roll back now.",
 				ccmLease, r.LeaderName, r.LeaderName),
 		}},
 		Rollback: Rollback{
@@ -561,9 +561,9 @@ func (b *builder) verifyHandover(extra ...Check) Step {
 		Checks: append([]Check{
 			{
 				Description: "The CCM against the cluster",
-				Command:     mainCheck(b.checkRelease()),
-				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader, every node initialised by the AWS CCM. %s",
-					r.LeaderName, expectFix),
+				Command:     mainCheck(b.checkReleaseHolding(holderCCM)),
+				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader (a ✗ when the in-tree kube-controller-manager still "+
+					"holds it), every node initialised by the AWS CCM. %s", r.LeaderName, expectFix),
 			},
 			{Description: "The same nodes, with the same provider IDs", Command: b.nodesUnchanged(), Expect: "No output: no node was renamed, added or lost its provider ID."},
 			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer has its ELB hostname, as before."},

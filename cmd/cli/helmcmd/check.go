@@ -76,12 +76,19 @@ type checkFlags struct {
 	allContexts bool
 	output      string
 	kcmUser     string
+	holder      string
 	timeout     time.Duration
 	noColor     bool
 }
 
 // NewCheckCommand builds check.
 func NewCheckCommand(s cli.IOStreams) *cobra.Command {
+	cmd, _ := newCheckCommand(s)
+	return cmd
+}
+
+// newCheckCommand builds check and the flags it parses into.
+func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	f := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:     "check [flags]",
@@ -104,13 +111,16 @@ func NewCheckCommand(s cli.IOStreams) *cobra.Command {
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "check the cluster of every context in the kubeconfig")
 	fs.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fs.StringVar(&f.kcmUser, "kcm-user", check.DefaultKCMUser, "the in-tree kube-controller-manager's user, whose access to the migration lease is checked in migrate mode")
+	fs.StringVar(&f.holder, "migration-lease-holder", "", "in migrate mode, the side that should hold the migration lease at this step of the migration, "+
+		check.LeaseKCM+" or "+check.LeaseCCM+": the lease missing, lapsed or held by anyone else is then an error (plan's gates set it)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each cluster")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
-	return cmd
+	_ = cmd.RegisterFlagCompletionFunc("migration-lease-holder", cobra.FixedCompletions([]string{check.LeaseKCM, check.LeaseCCM}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd, f
 }
 
 func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
@@ -121,6 +131,8 @@ func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
 		return &renderer.UsageError{Err: errors.New("-f and --release both name what to check: give one")}
 	case f.allContexts && len(f.contexts) > 0:
 		return &renderer.UsageError{Err: errors.New("--all-contexts and --kube-context: give one")}
+	case f.holder != "" && f.holder != check.LeaseKCM && f.holder != check.LeaseCCM:
+		return &renderer.UsageError{Err: fmt.Errorf("--migration-lease-holder %q: use %s or %s", f.holder, check.LeaseKCM, check.LeaseCCM)}
 	case f.timeout <= 0:
 		return &renderer.UsageError{Err: errors.New("--timeout must be positive")}
 	}
@@ -187,7 +199,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	// -n says where to look in the cluster, the namespace of manifests'
 	// objects that name none (-f), or the release's namespace (--release),
 	// which is its manifests' too.
-	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser, MigrationHolder: f.holder}
 	releaseNS := f.namespace
 	switch {
 	case f.file != "":
