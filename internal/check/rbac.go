@@ -31,8 +31,8 @@ const (
 // (pkg/controllers/tagging, off unless --controllers names it: main.go
 // ControllersDisabledByDefault), at v1.26.0 and v1.35.3. The clients of
 // the shared informers and of discovery are the CCM's own
-// (options.go, controllermanager.go run). The renderer's token scope on
-// branch security lists all five as renderer.ControllerAccounts.
+// (options.go, controllermanager.go run). The renderer's
+// --token-scope=controllers grants all five (renderer.ControllerAccounts).
 func (w *workloadView) controllerAccounts() []string {
 	names := []string{"aws-cloud-provider", "node-controller"}
 	controllers := strings.Split(w.flags["controllers"], ",")
@@ -275,10 +275,9 @@ func tokenScopeRule(v *View) []Finding {
 	return []Finding{f}
 }
 
-// tokenScopeFix says how to narrow the token grant. The renderer on this
-// branch keeps an unrestricted grant where the CCM needs one (its RBAC
-// patch counts no rule limited by resourceNames): the grant is narrowed
-// by hand, after every install and upgrade.
+// tokenScopeFix says how to narrow the token grant: the renderer's
+// --token-scope=controllers (renderer.ControllerAccounts by resourceNames,
+// kept across upgrades by the chart wrapper), or by hand.
 func tokenScopeFix(w *workloadView) string {
 	sa := w.serviceAccount()
 	ns, name, _ := strings.Cut(strings.TrimPrefix(sa.user, "system:serviceaccount:"), ":")
@@ -286,7 +285,8 @@ func tokenScopeFix(w *workloadView) string {
 	for _, n := range w.controllerAccounts() {
 		names = append(names, "--resource-name="+n)
 	}
-	return fmt.Sprintf("narrow it to those accounts: kubectl -n %s create role ccm-tokens --verb=create --resource=serviceaccounts/token %s; "+
+	return fmt.Sprintf("render the CCM with --token-scope=controllers (aws-ccm-renderer upgrade keeps it on every later upgrade), which narrows the grant to its controllers' accounts by name; "+
+		"or by hand: kubectl -n %s create role ccm-tokens --verb=create --resource=serviceaccounts/token %s; "+
 		"kubectl -n %s create rolebinding ccm-tokens --role=ccm-tokens --serviceaccount=%s:%s; then take serviceaccounts/token out of every rule of the roles bound to %s that grants it for every account "+
 		"(the chart's ClusterRole; a helm upgrade puts it back, so again after each)",
 		ServiceAccountsNS, strings.Join(names, " "), ServiceAccountsNS, ns, name, sa.label)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestTokenScope(t *testing.T) {
 	}{
 		{"the chart's grant: any account anywhere", anyAccount, nil, true, []want{
 			{"ServiceAccount kube-system/cloud-controller-manager", OK, "allowed all 22 requests it needs", ""},
-			{"ServiceAccount kube-system/cloud-controller-manager", Warning, "may create a token for any service account in any namespace", "kubectl -n kube-system create role ccm-tokens --verb=create --resource=serviceaccounts/token --resource-name=aws-cloud-provider --resource-name=node-controller --resource-name=service-controller"}}},
+			{"ServiceAccount kube-system/cloud-controller-manager", Warning, "may create a token for any service account in any namespace", "render the CCM with --token-scope=controllers (aws-ccm-renderer upgrade keeps it on every later upgrade), which narrows the grant to its controllers' accounts by name; or by hand: kubectl -n kube-system create role ccm-tokens --verb=create --resource=serviceaccounts/token --resource-name=aws-cloud-provider --resource-name=node-controller --resource-name=service-controller"}}},
 		{"a Role in kube-system for any account", kubeSystemAny, nil, true, []want{
 			{"ServiceAccount kube-system/cloud-controller-manager", OK, "allowed all 22 requests it needs", ""},
 			{"ServiceAccount kube-system/cloud-controller-manager", Warning, "may create a token for any service account in kube-system, the controller manager's among them", "create rolebinding ccm-tokens"}}},
@@ -124,6 +125,12 @@ func TestControllerAccounts(t *testing.T) {
 		w := &workloadView{flags: flags(corev1.Container{Args: c.args})}
 		if got := strings.Join(w.controllerAccounts(), " "); got != c.want {
 			t.Errorf("%q: %s, want %s", c.args, got, c.want)
+		}
+		// The renderer's --token-scope=controllers grants each of them.
+		for _, a := range w.controllerAccounts() {
+			if !slices.Contains(renderer.ControllerAccounts, a) {
+				t.Errorf("%q: %s is not among the renderer's controller accounts %v", c.args, a, renderer.ControllerAccounts)
+			}
 		}
 	}
 }
