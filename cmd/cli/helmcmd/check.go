@@ -28,15 +28,25 @@ work there, and if not, why. It never writes to the cluster. It reports:
 
   distribution  RKE1, RKE2, K3s or kubeadm, from the nodes, and whether the CCM was
                 rendered for it
-  workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config
+  workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config,
+                its cloud config's [ServiceOverride] names against its release
   placement     per control-plane node: would a CCM pod run there, and if not which rule
                 (node selector, affinity term, untolerated taint) keeps it off, by the
                 Kubernetes libraries' rules and the DaemonSet controller's tolerations
   node          providerID, the uninitialized taint, the node name against the EC2
                 private DNS name, signs of a kubelet with --cloud-provider=external
-  rbac          the CCM's service account, and in migrate mode the in-tree controller
-                manager on the migration lease, asked by SubjectAccessReview
+                (nodes alike grouped into one line)
+  hostname      nodes whose kubernetes.io/hostname label is not their name, and the
+                PersistentVolumes and workloads pinned to it
+  in-tree       the controller manager's and API server's flags where the API shows
+                them (RKE2's and kubeadm's mirror pods), RKE2/K3s kubelet arguments
+  iam           what AWS refused the cloud controllers, from their events
+  service       K3s: LoadBalancer Services, ServiceLB against the CCM's ELBs
+  rbac          the CCM's service account (and how far it may create tokens), and in
+                migrate mode the in-tree controller manager on the migration lease,
+                asked by SubjectAccessReview
   lease         who holds the CCM's lease and the migration lease, against the mode
+                (and against --migration-lease-holder, as the plan's gates ask)
   version       the CCM image against the API server (skew), the chart
 
 What is checked: the rendered manifests (-f FILE, - for stdin), a Helm release's deployed
