@@ -1,12 +1,17 @@
 package awsccm_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
@@ -55,10 +60,16 @@ func TestRenderedCCM(t *testing.T) {
 	}
 }
 
+// fixFor is how check's fix for a misnamed node starts on each
+// distribution: its own way to name the node.
+var fixFor = map[string]string{"rke": "RKE1: name the node ", "rke2": "RKE2: name the node ", "k3s": "K3s: name the node ", "kubeadm": "kubeadm: name the node "}
+
 // checkNames runs check on the rendered output with a distribution's nodes
 // registered, before the CCM is installed, and asserts that it names the
 // node registered under a hostname override as one the CCM cannot look up,
-// and no other node.
+// and no other node, with the distribution's own fix and the name the node
+// should have: its instance's private DNS name, from its InternalIP and
+// the region of the other nodes' names.
 func checkNames(t *testing.T, distro string) {
 	t.Helper()
 	defer registerNodes(t, distro)()
@@ -68,23 +79,20 @@ func checkNames(t *testing.T, distro string) {
 		if n.distro != distro {
 			continue
 		}
-		var lines []string
-		all := strings.Split(out, "\n")
-		for i, l := range all {
-			if strings.Contains(l, n.node.Name) && strings.Contains(l, notEC2) {
-				lines = append(lines, strings.TrimSpace(l))
-				if i+1 < len(all) && strings.Contains(all[i+1], "→") {
-					lines = append(lines, strings.TrimSpace(all[i+1]))
-				}
-			}
+		var found []string
+		for _, l := range lines(out, n.node.Name, notEC2) {
+			found = append(found, strings.Split(l, "\n")...)
 		}
 		switch {
-		case n.override && len(lines) == 0:
+		case n.override && len(found) == 0:
 			t.Errorf("check before the install: nothing says %s is %s:\n%s", n.node.Name, notEC2, out)
-		case !n.override && len(lines) > 0:
-			t.Errorf("check before the install: %s, named by its instance, is said to be misnamed: %q", n.node.Name, lines)
+		case !n.override && len(found) > 0:
+			t.Errorf("check before the install: %s, named by its instance, is said to be misnamed: %q", n.node.Name, found)
 		case n.override:
-			t.Logf("check before the install, %s nodes: %s", n.distro, strings.Join(lines, " | "))
+			t.Logf("check before the install, %s nodes: %s", n.distro, strings.Join(found, " | "))
+			if want := "→ " + fixFor[distro] + n.instance.PrivateDNSName; len(found) < 2 || !strings.HasPrefix(found[1], want) {
+				t.Errorf("check before the install, %s: the fix for %s does not start %q: %q", distro, n.node.Name, want, found)
+			}
 		}
 	}
 }
@@ -157,6 +165,9 @@ func TestRancherPolicy(t *testing.T) {
 				if d := moto.Denied(append(initReqs, lbReqs...)); len(d) > 0 {
 					t.Errorf("IAM denied %v", d)
 				}
+				if iam := lines(check(t, rendered), " iam "); len(iam) > 0 {
+					t.Errorf("check names IAM findings where AWS refused nothing: %q", iam)
+				}
 				return
 			}
 			const denied = "ec2:DescribeAvailabilityZones"
@@ -177,6 +188,17 @@ func TestRancherPolicy(t *testing.T) {
 					t.Errorf("%s %s initialised (providerID %q) under the Rancher policy", n.distro, got.Name, got.Spec.ProviderID)
 				}
 			}
+			// check, with the CCM's workload in the cluster: every node
+			// uninitialised, one finding; no event says why (the cloud
+			// node controller records none), so it points at the log.
+			installWorkload(t, rendered)
+			out := check(t, nil)
+			grouped := lines(out, fmt.Sprintf("✗ node          %d nodes: ", len(ec2Named())), "uninitialised: tainted")
+			noEvent := lines(out, "· iam ", "no AWS refusal in the events", "records no event when it cannot initialise a node")
+			if len(grouped) != 1 || len(noEvent) != 1 || !strings.Contains(noEvent[0], "kubectl logs -n kube-system") {
+				t.Errorf("check of the cluster before a load balancer: want one node finding for the %d nodes named by their instances and the iam line pointing at the log:\n%s", len(ec2Named()), out)
+			}
+			t.Logf("check before a load balancer: %q %q", grouped, noEvent)
 			// The CCM read the refusal as the SDK parses it.
 			line := regexp.MustCompile(`[^\n]*UnauthorizedOperation[^\n]*`).FindString(c.proc.Log())
 			if !strings.Contains(line, "DescribeAvailabilityZones") {
@@ -195,6 +217,14 @@ func TestRancherPolicy(t *testing.T) {
 				t.Errorf("load balancer: hostname %q, failure %q: want no load balancer", host, failure)
 			}
 			t.Logf("AWS CCM %s under the Rancher policy, Service of type LoadBalancer: SyncLoadBalancerFailed: %s", r.Version, failure)
+			// The Service's event names the action: check names it, with
+			// the fix.
+			out = check(t, nil)
+			iam := lines(out, "✗ iam ", denied+": AWS refused it to the cloud controllers (UnauthorizedOperation): SyncLoadBalancerFailed on Service default/"+fmt.Sprintf("rancher-%d", r.Minor()))
+			if len(iam) != 1 || !strings.Contains(iam[0], "→ add "+denied+" to the IAM policy of the control-plane instances' role") {
+				t.Errorf("check after SyncLoadBalancerFailed: want the iam finding naming %s:\n%s", denied, out)
+			}
+			t.Logf("check after SyncLoadBalancerFailed: %q", iam)
 		})
 	}
 }
@@ -258,4 +288,76 @@ func TestOverrideNames(t *testing.T) {
 			t.Logf("AWS CCM %s with [ServiceOverride] names %q only: it went for AWS itself, the trap got %q", r.Version, other, tr.Seen())
 		})
 	}
+}
+
+// TestK3sLoadBalancers: a K3s cluster half way to the CCM. The current
+// CCM initialises the nodes named by their instances; one node still has
+// the k3s:// provider ID K3s's embedded controller gave it (the CCM leaves
+// it alone), one is registered under a hostname override; a Service of type
+// LoadBalancer gets its ELB; a ServiceLB DaemonSet of a Service since
+// deleted is left behind. check, reading the cluster, counts the ELB's
+// backends as moto has them, names the nodes left out, and the DaemonSet.
+func TestK3sLoadBalancers(t *testing.T) {
+	r := releases[len(releases)-1]
+	renders(t)
+	registerNodes(t, "k3s")
+	var k3s []node
+	for _, n := range ec2Named() {
+		if n.distro == "k3s" {
+			k3s = append(k3s, n)
+		}
+	}
+	legacy := k3s[len(k3s)-1].node.DeepCopy()
+	legacy.Name, legacy.Spec.ProviderID = "k3s-legacy", "k3s://k3s-legacy"
+	legacy.Labels["kubernetes.io/hostname"] = legacy.Name
+	legacy.Spec.Taints = slices.DeleteFunc(legacy.Spec.Taints, func(t corev1.Taint) bool { return t.Key == uninitializedTaint })
+	legacy.Status.Addresses = nil
+	if err := cp.CreateNodes(context.Background(), []corev1.Node{*legacy}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cp.Client.CoreV1().Nodes().Delete(context.Background(), legacy.Name, metav1.DeleteOptions{})
+	})
+	leftover := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "svclb-old-web-5a1b2c3d", Namespace: "kube-system",
+		Labels: map[string]string{"svccontroller.k3s.cattle.io/svcname": "old-web", "svccontroller.k3s.cattle.io/svcnamespace": "default"}},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "svclb-old-web-5a1b2c3d"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "svclb-old-web-5a1b2c3d"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "lb-tcp-80", Image: "rancher/klipper-lb:v0.4.9"}}}}}}
+	if _, err := cp.Client.AppsV1().DaemonSets("kube-system").Create(context.Background(), leftover, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cp.Client.AppsV1().DaemonSets("kube-system").Delete(context.Background(), leftover.Name, metav1.DeleteOptions{})
+	})
+
+	c := startCCM(t, r, prerequisites(r), rendered)
+	harness.WaitFor(t, 3*time.Minute, "the CCM to initialise the K3s nodes named by their instances", func() bool {
+		c.alive(t)
+		for _, n := range k3s {
+			if !initialised(getNode(t, n.node.Name)) {
+				return false
+			}
+		}
+		return true
+	})
+	if got := getNode(t, legacy.Name); got.Spec.ProviderID != "k3s://k3s-legacy" {
+		t.Errorf("the CCM changed the k3s:// node: providerID %q", got.Spec.ProviderID)
+	}
+	installWorkload(t, rendered)
+	name := "k3s-web"
+	host, failure := c.loadBalancer(t, name)
+	if failure != "" {
+		t.Fatalf("no load balancer: %s", failure)
+	}
+	lb := lbOf(t, host)
+	if lb == nil {
+		t.Fatalf("the Service's hostname %q is no load balancer in moto", host)
+	}
+	out := check(t, nil)
+	backends := lines(out, "! service       Service default/"+name+": ", fmt.Sprintf("its ELB's backends are the %d nodes with an aws:// providerID; 2 nodes (", len(lb.Instances)), "k3s-legacy")
+	left := lines(out, "! service       DaemonSet kube-system/"+leftover.Name+": ", "its Service default/old-web is gone")
+	if len(lb.Instances) != len(k3s) || len(backends) != 1 || len(left) != 1 {
+		t.Errorf("moto's ELB has %d instances (want %d, the K3s nodes named by their instances); check:\n%s", len(lb.Instances), len(k3s), out)
+	}
+	t.Logf("K3s, ELB %s with %d instances in moto; check: %q %q", lb.LoadBalancerName, len(lb.Instances), backends, left)
 }

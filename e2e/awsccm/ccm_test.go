@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
@@ -413,18 +414,72 @@ func actions(reqs []moto.Request) []string {
 }
 
 // check runs `aws-ccm-renderer check -f -` on a rendered stream against the
-// test cluster; it exits non-zero when it finds a problem, which is what
+// test cluster, or, with none, `aws-ccm-renderer check` of what the
+// cluster runs; it exits non-zero when it finds a problem, which is what
 // the tests read.
 func check(t *testing.T, stream []byte) string {
 	t.Helper()
-	cmd := exec.Command(testtools.Renderer(t), "check", "-f", "-", "--kubeconfig", cp.Kubeconfig, "--no-color")
+	args := []string{"check", "--kubeconfig", cp.Kubeconfig, "--no-color"}
+	if stream != nil {
+		args = append(args, "-f", "-")
+	}
+	cmd := exec.Command(testtools.Renderer(t), args...)
 	cmd.Env = testtools.HelmEnv(t)
 	cmd.Stdin = bytes.NewReader(stream)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
 	err := cmd.Run()
 	if code := testtools.ExitCode(err); code < 0 || errOut.Len() > 0 && out.Len() == 0 {
 		t.Fatalf("check: %v\n%s", err, errOut.String())
 	}
+	t.Logf("check %s: %s", strings.Join(args[3:], " "), time.Since(start).Round(time.Millisecond))
 	return out.String()
+}
+
+// lines returns the lines of check's table that contain every part, each
+// with its fix line when it has one.
+func lines(out string, parts ...string) []string {
+	var found []string
+	all := strings.Split(out, "\n")
+	for i, l := range all {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(l, p)
+		}
+		if !ok || strings.HasPrefix(strings.TrimSpace(l), "→") {
+			continue
+		}
+		line := strings.TrimSpace(l)
+		if i+1 < len(all) && strings.HasPrefix(strings.TrimSpace(all[i+1]), "→") {
+			line += "\n" + strings.TrimSpace(all[i+1])
+		}
+		found = append(found, line)
+	}
+	return found
+}
+
+// installWorkload creates the rendered DaemonSet in the cluster (no
+// controller makes pods of it here: the CCM under test runs as a process),
+// so that check reads the CCM as installed; the cleanup removes it.
+func installWorkload(t *testing.T, stream []byte) {
+	t.Helper()
+	objs, err := harness.Decode(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "DaemonSet" {
+			ds = append(ds, o)
+		}
+	}
+	if err := cp.Apply(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Remove(context.Background(), ds); err != nil {
+			t.Error(err)
+		}
+	})
 }

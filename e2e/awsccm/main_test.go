@@ -128,14 +128,56 @@ func seed(ctx context.Context, root string) error {
 			n := f.DeepCopy()
 			n.Name = instances[i].PrivateDNSName
 			n.Labels["kubernetes.io/hostname"] = n.Name
+			registered(d, n, instances[i])
 			nodes = append(nodes, node{distro: d, node: *n, instance: instances[i]})
 		}
 		// The first fixture once more, under its own name: a hostname the
 		// CCM cannot look up, with an instance of its own behind it.
 		o := fixtures[0].DeepCopy()
+		registered(d, o, instances[len(fixtures)])
 		nodes = append(nodes, node{distro: d, node: *o, instance: instances[len(fixtures)], override: true})
 	}
 	return nil
+}
+
+// registered gives a fixture node what its kubelet and its distribution's
+// agent leave on it when it registers with --cloud-provider=external on
+// its instance: the kubelet's version and addresses (the kubelet sets
+// InternalIP and Hostname until a cloud provider sets them:
+// pkg/kubelet/nodestatus NodeAddress), and the distribution's marks (RKE2's
+// and K3s's recorded arguments, RKE1's address annotation, kubeadm's CRI
+// socket), so that check tells the distribution as on a real cluster.
+func registered(distro string, n *corev1.Node, in moto.Instance) {
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}, {Type: corev1.NodeHostName, Address: n.Name}}
+	roles := n.Annotations["fixture.aws-ccm-renderer.io/roles"]
+	server := strings.Contains(roles, "etcd") || strings.Contains(roles, "controlplane")
+	args := func(program string) string {
+		a := `"agent"`
+		if server {
+			a = `"server"`
+			if program == "k3s" {
+				a += `,"--disable-cloud-controller"`
+			}
+			if !strings.Contains(roles, "controlplane") {
+				a += `,"--disable-apiserver","--disable-controller-manager","--disable-scheduler"`
+			}
+		}
+		return "[" + a + `,"--kubelet-arg","cloud-provider=external"]`
+	}
+	switch distro {
+	case "rke":
+		n.Status.NodeInfo.KubeletVersion = "v1.32.9"
+		n.Annotations["rke.cattle.io/internal-ip"] = in.PrivateIP
+	case "rke2":
+		n.Status.NodeInfo.KubeletVersion = "v1.34.2+rke2r1"
+		n.Annotations["rke2.io/node-args"] = args("rke2")
+	case "k3s":
+		n.Status.NodeInfo.KubeletVersion = "v1.34.2+k3s1"
+		n.Annotations["k3s.io/node-args"] = args("k3s")
+	case "kubeadm":
+		n.Status.NodeInfo.KubeletVersion = "v1.34.2"
+		n.Annotations["kubeadm.alpha.kubernetes.io/cri-socket"] = "unix:///run/containerd/containerd.sock"
+	}
 }
 
 // The renderer's output for the newest upstream chart (what the DaemonSet

@@ -230,6 +230,16 @@ func golden(t *testing.T, dir, file, got string) {
 	}
 }
 
+// says fails the test for each of wants the output lacks.
+func says(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("the output lacks %q", w)
+		}
+	}
+}
+
 // ignoreNotFound fails the test on errors other than NotFound.
 func ignoreNotFound(t *testing.T, err error) {
 	t.Helper()

@@ -37,8 +37,9 @@ func LoadNodes(path string) ([]corev1.Node, error) {
 }
 
 // CreateNodes creates nodes as a kubelet would leave them: with the
-// fixture's labels and taints, status Ready, and without the not-ready taint
-// the API server's admission adds to a node that has no Ready condition yet.
+// fixture's labels, taints and status (addresses, node info), Ready, and
+// without the not-ready taint the API server's admission adds to a node
+// that has no Ready condition yet.
 func (cp *ControlPlane) CreateNodes(ctx context.Context, nodes []corev1.Node) error {
 	for _, n := range nodes {
 		n := n.DeepCopy()
@@ -47,6 +48,7 @@ func (cp *ControlPlane) CreateNodes(ctx context.Context, nodes []corev1.Node) er
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		now := metav1.Now()
+		created.Status = *n.Status.DeepCopy()
 		created.Status.Conditions = []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			LastHeartbeatTime: now, LastTransitionTime: now,

@@ -336,6 +336,9 @@ type LastRevision struct {
 	ID       string // NAME revision N
 	Chart    string // NAME-VERSION, "" when unknown
 	Manifest string
+	// Status is Helm's: deployed, failed, pending-upgrade, ...; Description
+	// says what happened to the revision (a failure's error).
+	Status, Description string
 }
 
 // ReadRelease reads a release's last revision from the cluster of env, in
@@ -346,6 +349,11 @@ func ReadRelease(env *Env, namespace, name string) (*LastRevision, error) {
 	if err := cfg.Init(env.Settings.RESTClientGetter(), namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return nil, err
 	}
+	return lastRevision(cfg, namespace, name)
+}
+
+// lastRevision reads a release's last revision, whatever its status.
+func lastRevision(cfg *action.Configuration, namespace, name string) (*LastRevision, error) {
 	rel, err := action.NewGet(cfg).Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, &renderer.InputError{Err: fmt.Errorf("no release %s in namespace %s", name, namespace)}
@@ -356,6 +364,9 @@ func ReadRelease(env *Env, namespace, name string) (*LastRevision, error) {
 	d := &LastRevision{ID: fmt.Sprintf("%s revision %d", rel.Name, rel.Version), Manifest: rel.Manifest}
 	if rel.Chart != nil && rel.Chart.Metadata != nil {
 		d.Chart = rel.Chart.Metadata.Name + "-" + rel.Chart.Metadata.Version
+	}
+	if rel.Info != nil {
+		d.Status, d.Description = rel.Info.Status.String(), rel.Info.Description
 	}
 	return d, nil
 }

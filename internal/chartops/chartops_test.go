@@ -262,3 +262,28 @@ func TestNamespace(t *testing.T) {
 		t.Errorf("$HELM_NAMESPACE: %s", ns)
 	}
 }
+
+// TestLastRevision: check reads a release's last revision whatever its
+// status: a failed upgrade is the failed revision, with Helm's
+// description, not the deployed one before it.
+func TestLastRevision(t *testing.T) {
+	ctx := context.Background()
+	c := memoryClient(t, nil)
+	if _, err := lastRevision(c.Config, "kube-system", "ccm"); !renderer.IsInputError(err) || !strings.Contains(err.Error(), "no release ccm in namespace kube-system") {
+		t.Errorf("no release: %v", err)
+	}
+	if _, err := c.Install(ctx, sampleChart(t), map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall), Install{Release: "ccm", Namespace: "kube-system"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := lastRevision(c.Config, "kube-system", "ccm"); err != nil || r.ID != "ccm revision 1" || r.Status != "deployed" || !strings.Contains(r.Manifest, "kind: DaemonSet") {
+		t.Errorf("deployed: %+v %v", r, err)
+	}
+	c.Config.KubeClient = &kubefake.FailingKubeClient{PrintingKubeClient: kubefake.PrintingKubeClient{Out: io.Discard}, WaitError: errors.New("DaemonSet kube-system/aws-cloud-controller-manager: not ready")}
+	if _, err := c.Upgrade(ctx, sampleChart(t), map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall), Upgrade{Install: Install{Release: "ccm", Namespace: "kube-system", Wait: true, Timeout: time.Second}}); err == nil {
+		t.Fatal("the upgrade did not fail")
+	}
+	r, err := lastRevision(c.Config, "kube-system", "ccm")
+	if err != nil || r.ID != "ccm revision 2" || r.Status != "failed" || !strings.Contains(r.Description, "not ready") {
+		t.Errorf("failed: %+v %v", r, err)
+	}
+}

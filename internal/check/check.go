@@ -35,8 +35,11 @@ type Input struct {
 	Source  string
 	Objects []runtime.Object
 	// Release names the Helm release, "NAME revision N", and ReleaseChart
-	// its chart, "NAME-VERSION".
-	Release, ReleaseChart string
+	// its chart, "NAME-VERSION"; ReleaseStatus is that revision's status
+	// (deployed, failed, pending-upgrade, ...) and ReleaseDescription what
+	// Helm says of it.
+	Release, ReleaseChart             string
+	ReleaseStatus, ReleaseDescription string
 	// ManifestNamespace is the namespace of the objects of the manifests
 	// or the release that name none ("": default).
 	ManifestNamespace string
@@ -49,6 +52,11 @@ type Input struct {
 	// KCMUser is the in-tree controller manager's identity, whose access
 	// to the migration lease is checked in migrate mode.
 	KCMUser string
+	// MigrationHolder, when set (LeaseKCM or LeaseCCM), is the side that
+	// should hold the migration lease at this step of the migration: in
+	// migrate mode a lease missing, lapsed or held by anyone else is then
+	// an error (the gates of plan ask it).
+	MigrationHolder string
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
 }

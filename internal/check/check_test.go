@@ -23,12 +23,18 @@ import (
 // output.
 func render(t *testing.T, distro renderer.Distro, mode renderer.Mode) []runtime.Object {
 	t.Helper()
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode = distro, mode
+	return renderWith(t, o)
+}
+
+// renderWith renders testdata/chart.yaml with the options.
+func renderWith(t *testing.T, o renderer.Options) []runtime.Object {
+	t.Helper()
 	in, err := os.ReadFile("testdata/chart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := renderer.DefaultOptions()
-	o.Distro, o.Mode = distro, mode
 	pr, err := renderer.NewPostRenderer(o)
 	if err != nil {
 		t.Fatal(err)
@@ -490,38 +496,63 @@ func TestLeases(t *testing.T) {
 		area      string // the lease finding's subject
 		sev       Severity
 		msg       string
+		holder    string // --migration-lease-holder
 	}{
 		{"install: the KCM still migrates", renderer.ModeInstall, true,
 			[]*coordinationv1.Lease{lease("kube-controller-manager", kcm, 0), lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, kcm, 0)},
-			"Lease kube-system/cloud-provider-extraction-migration", Error, "the in-tree kube-controller-manager: it still runs cloud controllers"},
+			"Lease kube-system/cloud-provider-extraction-migration", Error, "the in-tree kube-controller-manager: it still runs cloud controllers", ""},
 		{"install: an old CCM instance still migrates", renderer.ModeInstall, true,
 			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, ccm, 0)},
-			"Lease kube-system/cloud-provider-extraction-migration", Warning, "although the workload runs in install mode"},
+			"Lease kube-system/cloud-provider-extraction-migration", Warning, "although the workload runs in install mode", ""},
 		{"install: an expired migration lease is history", renderer.ModeInstall, true,
 			[]*coordinationv1.Lease{lease("kube-controller-manager", kcm, 0), lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, kcm, time.Hour)},
-			"Lease kube-system/cloud-provider-extraction-migration", "", ""},
+			"Lease kube-system/cloud-provider-extraction-migration", "", "", ""},
 		{"migrate: the KCM holds it", renderer.ModeMigrate, true,
 			[]*coordinationv1.Lease{lease("kube-controller-manager", kcm, 0), lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, kcm, 0)},
-			"Lease kube-system/cloud-provider-extraction-migration", OK, "the in-tree kube-controller-manager: the CCM's migrated controllers wait"},
+			"Lease kube-system/cloud-provider-extraction-migration", OK, "the in-tree kube-controller-manager: the CCM's migrated controllers wait", ""},
 		{"migrate: the CCM holds it", renderer.ModeMigrate, true,
 			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, ccm, 0)},
-			"Lease kube-system/cloud-provider-extraction-migration", OK, "the cloud controllers have moved"},
+			"Lease kube-system/cloud-provider-extraction-migration", OK, "the cloud controllers have moved", ""},
 		{"migrate: someone else", renderer.ModeMigrate, true,
 			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, other, 0)},
-			"Lease kube-system/cloud-provider-extraction-migration", Warning, "which leads neither"},
+			"Lease kube-system/cloud-provider-extraction-migration", Warning, "which leads neither", ""},
 		{"migrate: nobody", renderer.ModeMigrate, true,
 			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0)},
-			"Lease kube-system/cloud-provider-extraction-migration", Warning, "the migration lease is missing"},
+			"Lease kube-system/cloud-provider-extraction-migration", Warning, "the migration lease is missing", ""},
+		{"migrate, the KCM should hold it and does", renderer.ModeMigrate, true,
+			[]*coordinationv1.Lease{lease("kube-controller-manager", kcm, 0), lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, kcm, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", OK, "the in-tree kube-controller-manager: the CCM's migrated controllers wait", LeaseKCM},
+		{"migrate, the KCM should hold it, the CCM does", renderer.ModeMigrate, true,
+			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, ccm, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", Error, "the CCM's leader: the cloud controllers have moved (next, once no controller manager runs the in-tree provider: render with --mode=install); at this step the in-tree kube-controller-manager should hold it (--migration-lease-holder=kube-controller-manager)", LeaseKCM},
+		{"migrate, the KCM should hold it, nobody does", renderer.ModeMigrate, false,
+			[]*coordinationv1.Lease{lease("kube-controller-manager", kcm, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", Error, "the migration lease is missing: the in-tree controller manager does not run with leader migration", LeaseKCM},
+		{"migrate, the CCM should hold it, the KCM does", renderer.ModeMigrate, true,
+			[]*coordinationv1.Lease{lease("kube-controller-manager", kcm, 0), lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, kcm, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", Error, "at this step the CCM's leader should hold it (--migration-lease-holder=ccm)", LeaseCCM},
+		{"migrate, the CCM should hold it and does", renderer.ModeMigrate, true,
+			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, ccm, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", OK, "the cloud controllers have moved", LeaseCCM},
+		{"migrate, the CCM should hold it, expired", renderer.ModeMigrate, true,
+			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, ccm, time.Minute)},
+			"Lease kube-system/cloud-provider-extraction-migration", Error, "expired", LeaseCCM},
+		{"migrate, the CCM should hold it, someone else does", renderer.ModeMigrate, true,
+			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, other, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", Error, "which leads neither", LeaseCCM},
+		{"install: the holder asked for is migrate mode's alone", renderer.ModeInstall, true,
+			[]*coordinationv1.Lease{lease("cloud-controller-manager", ccm, 0), lease(renderer.DefaultLeaderName, ccm, 0)},
+			"Lease kube-system/cloud-provider-extraction-migration", Warning, "although the workload runs in install mode", LeaseKCM},
 		{"installed, no leader", renderer.ModeInstall, true, nil,
-			"Lease kube-system/cloud-controller-manager", Error, "no CCM instance has taken its leader-election lease"},
+			"Lease kube-system/cloud-controller-manager", Error, "no CCM instance has taken its leader-election lease", ""},
 		{"installed, leader gone", renderer.ModeInstall, true, []*coordinationv1.Lease{lease("cloud-controller-manager", ccm, time.Minute)},
-			"Lease kube-system/cloud-controller-manager", Error, "last renewed 1m0s ago by cp-2_ccm, expired: no CCM instance leads"},
+			"Lease kube-system/cloud-controller-manager", Error, "last renewed 1m0s ago by cp-2_ccm, expired: no CCM instance leads", ""},
 		{"not installed, another CCM leads", renderer.ModeInstall, false, []*coordinationv1.Lease{lease("cloud-controller-manager", other, 0)},
-			"Lease kube-system/cloud-controller-manager", Warning, "another cloud controller manager with this lease name already runs"},
+			"Lease kube-system/cloud-controller-manager", Warning, "another cloud controller manager with this lease name already runs", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, c.mode), c.installed)
-			s.Now = testNow
+			s.Now, s.MigrationHolder = testNow, c.holder
 			for _, l := range c.leases {
 				s.Leases[l.Namespace+"/"+l.Name] = l
 			}
@@ -598,7 +629,10 @@ func TestMigrationConfig(t *testing.T) {
 func TestRBACFindings(t *testing.T) {
 	s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), true)
 	access := describeWorkload(s).ccmAccess()
-	if len(access) != 22 {
+	// A token per controller account (aws-cloud-provider, node-controller,
+	// service-controller: no route-controller without routes) instead of
+	// one for any account.
+	if len(access) != 24 {
 		t.Errorf("%d accesses for a migrating CCM: %+v", len(access), access)
 	}
 	sa := serviceAccountSubject("kube-system", "cloud-controller-manager")
@@ -725,7 +759,7 @@ func TestNameFix(t *testing.T) {
 		"kubeadm": {"kubeadm: name the node n.example", "nodeRegistration.name"},
 		"":        {"register the node as n.example", "--provider-id=aws:///"},
 	} {
-		got := nameFix(distro, "n.example")
+		got := nameFix(distro, []string{"node-1 → n.example"})
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%q: %q lacks %q", distro, got, w)
@@ -733,6 +767,15 @@ func TestNameFix(t *testing.T) {
 		}
 		if distro == "k3s" && (strings.Contains(got, "cloud-provider-name") || strings.Contains(got, "machineGlobalConfig")) {
 			t.Errorf("k3s: %q names an RKE2 setting", got)
+		}
+		// Several nodes: each node's own name, a few of them.
+		got = nameFix(distro, []string{"a → ip-1", "b → ip-2", "c", "d → ip-4"})
+		if !strings.Contains(got, "each node") || !strings.Contains(got, "its EC2 private DNS name (a → ip-1, b → ip-2, c and 1 more)") {
+			t.Errorf("%q, several nodes: %q", distro, got)
+		}
+		// One node whose name is not known: the kind of name.
+		if got = nameFix(distro, []string{"a"}); !strings.Contains(got, "the node its EC2 private DNS name") && !strings.Contains(got, "the node as its EC2 private DNS name") {
+			t.Errorf("%q, a name not known: %q", distro, got)
 		}
 	}
 }

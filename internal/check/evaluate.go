@@ -23,6 +23,8 @@ type View struct {
 	// Leases are the leases the workload uses, as the report shows them;
 	// none without a workload.
 	Leases []LeaseReport
+	// region is the cluster's AWS region as its nodes show it.
+	region string
 }
 
 // Evaluate judges a snapshot: every rule of Rules over its view, into a
@@ -62,7 +64,7 @@ func Evaluate(s *Snapshot) *Report {
 
 // NewView works out what follows from a snapshot.
 func NewView(s *Snapshot) *View {
-	v := &View{Snapshot: s, Distribution: Detect(s.Nodes), Workload: describeWorkload(s)}
+	v := &View{Snapshot: s, Distribution: Detect(s.Nodes), Workload: describeWorkload(s), region: clusterRegion(s.Nodes)}
 	if w := v.Workload; w != nil {
 		d := &v.Distribution
 		if opts, ok := readOptionsAnnotation(w.c.meta); ok && opts.Distro != "" {
@@ -231,7 +233,7 @@ type question struct {
 func (w *workloadView) questions(kcmUser string) []question {
 	var qs []question
 	if w.Installed {
-		qs = append(qs, question{w.serviceAccount(), w.ccmAccess()})
+		qs = append(qs, question{w.serviceAccount(), append(w.ccmAccess(), tokenScopeAccess()...)})
 	}
 	if w.MigrationLease != "" {
 		ns, name, _ := strings.Cut(w.MigrationLease, "/")

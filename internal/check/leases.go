@@ -156,6 +156,11 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 	if w.Mode == string(renderer.ModeMigrate) {
 		f := Finding{Area: AreaLease, Subject: subject}
 		switch {
+		case !active && v.kcmMigrates():
+			f.Severity = Warning
+			f.Message = "the migration lease is " + map[bool]string{true: v.lapsed(l), false: "missing"}[l.Exists] +
+				", although the in-tree kube-controller-manager runs with --enable-leader-migration (its mirror pod): it may not take the lease, or does not lead"
+			f.Fix = "let it get and update the lease (plan step before.grant-kcm-lease; the rbac findings ask), and read its log"
 		case !active:
 			f.Severity = Warning
 			f.Message = "the migration lease is " + map[bool]string{true: v.lapsed(l), false: "missing"}[l.Exists] +
@@ -172,7 +177,7 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 			f.Message = v.held(l) + ", which leads neither the CCM's lease nor " + DefaultLeaseNS + "/" + KCMLease
 			f.Fix = "find the component with this identity; only the in-tree controller manager and the CCM should hold the migration lease"
 		}
-		return []Finding{f}
+		return []Finding{v.expectHolder(f, active, l.Side)}
 	}
 	if !active {
 		return nil
@@ -191,4 +196,39 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 			Message: v.held(l) + ": a component still runs leader migration, while this CCM runs in install mode",
 			Fix:     "find the component with this identity and switch its leader migration off"}}
 	}
+}
+
+// kcmMigrates tells whether a controller manager the API shows runs the
+// in-tree provider with leader migration.
+func (v *View) kcmMigrates() bool {
+	for _, k := range v.controlPlaneProcesses(programKCM) {
+		if k.flags["cloud-provider"] == "aws" && isTrue(k.flags["enable-leader-migration"]) {
+			return true
+		}
+	}
+	return false
+}
+
+// expectHolder makes a migration lease finding an error when the side
+// that should hold the lease at this step (--migration-lease-holder) does
+// not.
+func (v *View) expectHolder(f Finding, active bool, side string) Finding {
+	want := v.MigrationHolder
+	if want == "" || active && side == want {
+		return f
+	}
+	f.Severity = Error
+	switch want {
+	case LeaseKCM:
+		f.Message += "; at this step the in-tree kube-controller-manager should hold it (--migration-lease-holder=" + want + ")"
+		if f.Fix == "" {
+			f.Fix = "the in-tree kube-controller-manager must run with --enable-leader-migration and may take the lease (plan steps before.grant-kcm-lease and before.kcm-leader-migration): roll the last step back"
+		}
+	default:
+		f.Message += "; at this step the CCM's leader should hold it (--migration-lease-holder=" + want + ")"
+		if f.Fix == "" {
+			f.Fix = "a controller manager still runs the in-tree provider with leader migration, or the CCM may not take the lease: finish the switch on every control-plane node (plan step during.switch) and read the CCM's log"
+		}
+	}
+	return f
 }

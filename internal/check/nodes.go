@@ -90,6 +90,35 @@ func regionOf(n *corev1.Node) string {
 	return n.Labels[labelRegionBeta]
 }
 
+// regionOf is a node's region: its label, else the cluster's.
+func (v *View) regionOf(n *corev1.Node) string {
+	if r := regionOf(n); r != "" {
+		return r
+	}
+	return v.region
+}
+
+// clusterRegion is the region most nodes show, by their region label or
+// their EC2 private DNS name; "" when none does.
+func clusterRegion(nodes []corev1.Node) string {
+	count := map[string]int{}
+	best := ""
+	for i := range nodes {
+		r := regionOf(&nodes[i])
+		if r == "" {
+			_, r, _ = ec2NameOf(nodes[i].Name)
+		}
+		if r == "" {
+			continue
+		}
+		count[r]++
+		if count[r] > count[best] || count[r] == count[best] && r < best {
+			best = r
+		}
+	}
+	return best
+}
+
 // externalEvidence lists what the API shows of a kubelet started with
 // --cloud-provider=external: the uninitialized taint it registers with, the
 // provided-node-ip annotation it sets (only with an external provider and
@@ -130,26 +159,32 @@ func providerScheme(id string) string {
 	return s
 }
 
-// nameFix says how to register a node under its EC2 private DNS name on
-// each distribution.
-func nameFix(distro, want string) string {
-	name := "its EC2 private DNS name"
-	if want != "" {
-		name = want
+// nameFix says how to register nodes under their EC2 private DNS names on
+// each distribution. notes are the nodes', "NODE" or "NODE → NAME" with
+// the name it should have where the node's InternalIP and the region tell.
+func nameFix(distro string, notes []string) string {
+	name, what := "its EC2 private DNS name", "the node"
+	if len(notes) == 1 {
+		if _, want, ok := strings.Cut(notes[0], " → "); ok {
+			name = want
+		}
+	} else if len(notes) > 1 {
+		what = "each node"
+		name += " (" + someOf(notes) + ")"
 	}
 	switch distro {
 	case string(renderer.DistroRKE):
-		return "RKE1: name the node " + name + ": in Rancher, cloud provider External Amazon (out-of-tree) with useInstanceMetadataHostname: true (use_instance_metadata_hostname in cluster.yml), or --node-name / hostname_override set to it; then re-register the node"
+		return "RKE1: name " + what + " " + name + ": in Rancher, cloud provider External Amazon (out-of-tree) with useInstanceMetadataHostname: true (use_instance_metadata_hostname in cluster.yml), or --node-name / hostname_override set to it; then re-register the node"
 	case string(renderer.DistroRKE2):
-		return "RKE2: name the node " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in /etc/rancher/rke2/config.yaml; then re-register the node"
+		return "RKE2: name " + what + " " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in /etc/rancher/rke2/config.yaml; then re-register the node"
 	case string(renderer.DistroK3s):
 		// K3s has no cloud-provider-name setting: the name, or the provider
 		// ID, is the node's own configuration.
-		return "K3s: name the node " + name + ": node-name in /etc/rancher/k3s/config.yaml, or keep the name and give the kubelet its instance (kubelet-arg: provider-id=aws:///ZONE/INSTANCE-ID); then re-register the node"
+		return "K3s: name " + what + " " + name + ": node-name in /etc/rancher/k3s/config.yaml, or keep the name and give the kubelet its instance (kubelet-arg: provider-id=aws:///ZONE/INSTANCE-ID); then re-register the node"
 	case string(renderer.DistroKubeadm):
-		return "kubeadm: name the node " + name + " with nodeRegistration.name in its InitConfiguration/JoinConfiguration (the metadata service's local-hostname), then re-join it"
+		return "kubeadm: name " + what + " " + name + " with nodeRegistration.name in its InitConfiguration/JoinConfiguration (the metadata service's local-hostname), then re-join it"
 	}
-	return "register the node as " + name + " (kubelet --hostname-override), or start its kubelet with --provider-id=aws:///ZONE/INSTANCE-ID"
+	return "register " + what + " as " + name + " (kubelet --hostname-override), or start its kubelet with --provider-id=aws:///ZONE/INSTANCE-ID"
 }
 
 // externalFix says how to start the kubelets with the external cloud

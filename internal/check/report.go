@@ -42,12 +42,16 @@ const (
 	AreaWorkload     = "workload"
 	AreaPlacement    = "placement"
 	AreaNode         = "node"
+	AreaHostname     = "hostname"
+	AreaInTree       = "in-tree"
+	AreaIAM          = "iam"
+	AreaService      = "service"
 	AreaRBAC         = "rbac"
 	AreaLease        = "lease"
 	AreaVersion      = "version"
 )
 
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaRBAC, AreaLease, AreaVersion}
+var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaIAM, AreaService, AreaRBAC, AreaLease, AreaVersion}
 
 // Finding is one line of the report.
 type Finding struct {
@@ -56,7 +60,11 @@ type Finding struct {
 	// Subject is what the finding is about: a node, a lease, a service
 	// account; empty for the cluster as a whole.
 	Subject string `json:"subject,omitempty"`
-	Message string `json:"message"`
+	// Subjects and Count: a finding about several nodes (or other objects)
+	// alike lists them all; Subject then counts them and names a few.
+	Subjects []string `json:"subjects,omitempty"`
+	Count    int      `json:"count,omitempty"`
+	Message  string   `json:"message"`
 	// Fix says what to do, in words; empty when nothing needs doing.
 	Fix string `json:"fix,omitempty"`
 }
@@ -199,6 +207,9 @@ type Permission struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Allowed   bool   `json:"allowed"`
+	// Purpose is empty for a permission the subject needs; token-scope
+	// for check's questions of how far the CCM may create tokens.
+	Purpose string `json:"purpose,omitempty"`
 }
 
 func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }

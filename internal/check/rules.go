@@ -24,10 +24,16 @@ type Rule struct {
 var Rules = []Rule{
 	{"workload", workloadRule},
 	{"leader migration config", migrationConfigRule},
+	{"cloud config", cloudConfigRule},
 	{"distribution", distributionRule},
 	{"placement", placementRule},
 	{"node", nodeRule},
+	{"hostname", hostnameRule},
+	{"in-tree", inTreeRule},
+	{"iam", iamRule},
+	{"service", serviceRule},
 	{"rbac", rbacRule},
+	{"token scope", tokenScopeRule},
 	{"lease", leaseRule},
 	{"version", versionRule},
 }
@@ -53,6 +59,9 @@ func workloadRule(v *View) []Finding {
 	src := map[string]string{SourceManifests: "from the manifests", SourceRelease: "from release " + v.Release, SourceCluster: "found in the cluster"}[v.Source]
 	out := []Finding{{Area: AreaWorkload, Severity: OK, Subject: w.subject(),
 		Message: fmt.Sprintf("%s, %s: image %s, service account %s, %s mode", src, state, w.ctr.Image, w.ServiceAccount, w.Mode)}}
+	if f, ok := v.releaseFinding(); ok {
+		out = append(out, f)
+	}
 	if opts, ok := readOptionsAnnotation(w.c.meta); ok && opts.Mode != "" && string(opts.Mode) != w.Mode {
 		out = append(out, Finding{Area: AreaWorkload, Severity: Warning, Subject: w.subject(),
 			Message: fmt.Sprintf("the %s annotation says mode %s, but the CCM's flags run it in %s mode", OptionsAnnotation, opts.Mode, w.Mode),
@@ -97,6 +106,10 @@ func migrationConfigRule(v *View) []Finding {
 		f.Severity = Error
 		f.Message = fmt.Sprintf("key %s of ConfigMap %s/%s is no LeaderMigrationConfiguration: %v", w.configKey, w.Namespace, w.configMap, w.lmcErr)
 		f.Fix = "render it again with aws-ccm-renderer --mode=migrate"
+	case lockMissing(w.lmc) != "":
+		f.Severity = Error
+		f.Message = lockMissing(w.lmc)
+		f.Fix = "render it again with aws-ccm-renderer --mode=migrate, which writes resourceLock: leases where the API version needs it (or add that line)"
 	default:
 		var names []string
 		for _, l := range w.lmc.ControllerLeaders {
@@ -269,84 +282,52 @@ func (v *View) excludedFinding(n *nodeView, daemon bool) Finding {
 	return f
 }
 
-// nodeRule reports each node's initialisation by the AWS CCM, then how
-// many it has initialised.
-func nodeRule(v *View) []Finding {
-	var out []Finding
-	initialised := 0
-	for i := range v.Nodes {
-		fs, ok := v.nodeFindings(&v.Nodes[i])
-		out = append(out, fs...)
-		if ok {
-			initialised++
-		}
+// lockMissing says why a LeaderMigrationConfiguration of v1alpha1 or
+// v1beta1 keeps the CCM from starting: those versions have no default for
+// resourceLock, and ValidateLeaderMigrationConfiguration
+// (k8s.io/controller-manager v0.21–v0.23) refuses a value other than leases
+// or endpoints, so the CCM exits (renderer.MigrationAPIs); "" when it
+// does not.
+func lockMissing(lmc *leaderMigrationConfig) string {
+	api, ok := renderer.MigrationAPIOf(lmc.APIVersion)
+	if !ok || !api.ResourceLock || lmc.ResourceLock == "leases" || lmc.ResourceLock == "endpoints" {
+		return ""
 	}
-	if initialised > 0 {
-		out = append(out, Finding{Area: AreaNode, Severity: OK,
-			Message: fmt.Sprintf("%d of %d %s initialised by the AWS CCM (aws:// providerID, no uninitialized taint)", initialised, len(v.Nodes), plural(len(v.Nodes), "node", "nodes"))})
+	got := "no resourceLock"
+	if lmc.ResourceLock != "" {
+		got = fmt.Sprintf("resourceLock %q", lmc.ResourceLock)
 	}
-	return out
+	return fmt.Sprintf("the LeaderMigrationConfiguration (%s) has %s: the CCM's reader (Kubernetes %s–1.23 libraries) refuses it (\"resource Lock must be one of 'leases' or 'endpoints'\") and the CCM exits", lmc.APIVersion, got, api.Since)
 }
 
-// nodeFindings reports a node's initialisation; ok is true when the AWS
-// CCM has initialised it.
-func (v *View) nodeFindings(nv *nodeView) (out []Finding, ok bool) {
-	n, distro := nv.node, v.Distribution.Detected
-	scheme := providerScheme(n.Spec.ProviderID)
-	installed := v.Workload != nil && v.Workload.Installed
-	ip := internalIP(n)
-	if scheme == "aws" && !nv.Uninitialized {
-		if nameIP, _, ok := ec2NameOf(n.Name); ok && ip != "" && nameIP != ip {
-			out = append(out, Finding{Area: AreaNode, Severity: Warning, Subject: n.Name,
-				Message: fmt.Sprintf("the name says %s, the node's internal IP is %s", nameIP, ip)})
-		}
-		return out, true
+// releaseFinding names a release's last revision that is not deployed: a
+// failed one (the cluster runs what of it was applied, with the previous
+// revision's objects where it stopped), or one still pending (another
+// upgrade runs, or one was killed).
+func (v *View) releaseFinding() (Finding, bool) {
+	if v.Source != SourceRelease || v.ReleaseStatus == "" || v.ReleaseStatus == "deployed" {
+		return Finding{}, false
 	}
-	if scheme != "" && scheme != "aws" {
-		f := Finding{Area: AreaNode, Severity: Error, Subject: n.Name,
-			Message: fmt.Sprintf("providerID %s: initialised by another cloud controller, not the AWS CCM", n.Spec.ProviderID),
-			Fix:     "a providerID never changes: " + externalFix(distro)}
-		if scheme == "k3s" || scheme == "rke2" {
-			f.Message = fmt.Sprintf("providerID %s: initialised by %s's embedded cloud controller, not the AWS CCM", n.Spec.ProviderID, DisplayName(scheme))
-		}
-		return []Finding{f}, false
-	}
+	name, _, _ := strings.Cut(v.Release, " ")
+	ns := v.ManifestNamespace
+	f := Finding{Area: AreaWorkload, Subject: "release " + v.Release}
 	switch {
-	case nv.Uninitialized && scheme == "aws":
-		// The kubelet set --provider-id; the CCM has not finished.
-		sev := Warning
-		if installed {
-			sev = Error
+	case v.ReleaseStatus == "failed":
+		f.Severity = Error
+		f.Message = "failed"
+		if v.ReleaseDescription != "" {
+			f.Message += ": " + v.ReleaseDescription
 		}
-		return []Finding{{Area: AreaNode, Severity: sev, Subject: n.Name,
-			Message: "providerID " + n.Spec.ProviderID + " set, but still tainted " + renderer.TaintUninitialized,
-			Fix:     "the CCM removes the taint once it has initialised the node: check that a CCM pod runs and read its log"}}, false
-	case nv.Uninitialized:
-		f := Finding{Area: AreaNode, Severity: Warning, Subject: n.Name,
-			Message: "not initialised yet: tainted " + renderer.TaintUninitialized + ", no providerID",
-			Fix:     "the CCM initialises it once it runs"}
-		if installed {
-			f.Severity = Error
-			f.Message = "uninitialised: tainted " + renderer.TaintUninitialized + ", no providerID"
-			f.Fix = "the CCM has not initialised it: see the placement findings, and the CCM's log for this node"
-		}
-		if _, _, ok := ec2NameOf(n.Name); !ok {
-			f.Severity = Error
-			f.Message += "; the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal), so the CCM cannot find the instance"
-			f.Fix = nameFix(distro, expectedEC2Name(ip, regionOf(n)))
-		}
-		return []Finding{f}, false
+		f.Message += "; the cluster runs what of it was applied, and check reads this revision's manifest"
+		f.Fix = fmt.Sprintf("helm history %s -n %s shows the revisions; fix the cause and upgrade again, or roll back: helm rollback %s -n %s", name, ns, name, ns)
+	case strings.HasPrefix(v.ReleaseStatus, "pending-"):
+		f.Severity = Warning
+		f.Message = v.ReleaseStatus + ": an install, upgrade or rollback runs, or was stopped before it ended"
+		f.Fix = fmt.Sprintf("wait for it; if none runs, helm rollback %s -n %s", name, ns)
+	default:
+		f.Severity = Warning
+		f.Message = "its last revision is " + v.ReleaseStatus
+		f.Fix = fmt.Sprintf("helm history %s -n %s", name, ns)
 	}
-	// No providerID and no taint: registered without the external provider.
-	msg := "no providerID and no " + renderer.TaintUninitialized + " taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint"
-	if len(nv.ExternalProvider) > 0 {
-		msg = "no providerID and no " + renderer.TaintUninitialized + " taint, although " + strings.Join(nv.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
-	}
-	out = append(out, Finding{Area: AreaNode, Severity: Error, Subject: n.Name, Message: msg, Fix: externalFix(distro)})
-	if _, _, ok := ec2NameOf(n.Name); !ok {
-		out = append(out, Finding{Area: AreaNode, Severity: Error, Subject: n.Name,
-			Message: "the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal), so the CCM cannot find the instance",
-			Fix:     nameFix(distro, expectedEC2Name(ip, regionOf(n)))})
-	}
-	return out, false
+	return f, true
 }

@@ -84,3 +84,62 @@ func TestRules(t *testing.T) {
 		}
 	}
 }
+
+// want is a finding a rule's table row expects: its subject and severity
+// exactly, a part of its message and of its fix ("": any fix, or with
+// noFix none).
+type want struct {
+	subject string
+	sev     Severity
+	says    string
+	fix     string
+}
+
+// expectArea asserts a report's findings of one area, in order.
+func expectArea(t *testing.T, r *Report, area string, wants []want, noFix bool) {
+	t.Helper()
+	var got []Finding
+	for _, f := range r.Findings {
+		if f.Area == area {
+			got = append(got, f)
+		}
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("%d %s findings, want %d: %+v", len(got), area, len(wants), got)
+	}
+	for i, w := range wants {
+		f := got[i]
+		if f.Subject != w.subject || f.Severity != w.sev || !strings.Contains(f.Message, w.says) || !strings.Contains(f.Fix, w.fix) || noFix && w.fix == "" && f.Fix != "" {
+			t.Errorf("finding %d: %+v\nwant %q %s %q, fix %q", i, f, w.subject, w.sev, w.says, w.fix)
+		}
+	}
+}
+
+// TestReleaseStatus: a release's last revision that failed is named as
+// failed, with Helm's words; pending is a warning; deployed, and other
+// sources, say nothing of it.
+func TestReleaseStatus(t *testing.T) {
+	for _, c := range []struct {
+		name, source, status, description string
+		want                              []want
+	}{
+		{"failed", SourceRelease, "failed", "Upgrade \"aws-ccm\" failed: context deadline exceeded", []want{
+			{"release aws-ccm revision 3", Error, "failed: Upgrade \"aws-ccm\" failed: context deadline exceeded; the cluster runs what of it was applied", "helm rollback aws-ccm -n kube-system"}}},
+		{"pending", SourceRelease, "pending-upgrade", "Preparing upgrade", []want{{"release aws-ccm revision 3", Warning, "pending-upgrade: an install, upgrade or rollback runs", "helm rollback aws-ccm -n kube-system"}}},
+		{"superseded", SourceRelease, "superseded", "", []want{{"release aws-ccm revision 3", Warning, "its last revision is superseded", "helm history aws-ccm -n kube-system"}}},
+		{"deployed: silent", SourceRelease, "deployed", "Upgrade complete", nil},
+		{"manifests: silent", SourceManifests, "failed", "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+			s.Source, s.Release, s.ReleaseStatus, s.ReleaseDescription = c.source, "aws-ccm revision 3", c.status, c.description
+			var r Report
+			for _, f := range Evaluate(s).Findings {
+				if strings.HasPrefix(f.Subject, "release ") {
+					r.Findings = append(r.Findings, f)
+				}
+			}
+			expectArea(t, &r, AreaWorkload, c.want, false)
+		})
+	}
+}

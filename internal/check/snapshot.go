@@ -49,6 +49,26 @@ type Snapshot struct {
 	Leases map[string]*coordinationv1.Lease
 	// Access are the SubjectAccessReviews' answers, in the order asked.
 	Access []Permission
+	// PersistentVolumes are the cluster's PersistentVolumes.
+	PersistentVolumes []corev1.PersistentVolume
+	// PodsEverywhere are the pods of every namespace, read only when a
+	// node's kubernetes.io/hostname label is not its name (nil otherwise).
+	PodsEverywhere []corev1.Pod
+	// ControlPlanePods are the pods of kube-system labelled
+	// component=kube-controller-manager or kube-apiserver: the mirror pods
+	// of the control plane's static pods on RKE2 and kubeadm.
+	ControlPlanePods []corev1.Pod
+	// Events are the Warning events of Services and Nodes: where the
+	// cloud controllers record what AWS refused them.
+	Events []corev1.Event
+	// LoadBalancers are the Services of type LoadBalancer, and
+	// ServiceLBDaemonSets K3s's ServiceLB DaemonSets: read on K3s only
+	// (both nil elsewhere).
+	LoadBalancers       []corev1.Service
+	ServiceLBDaemonSets []appsv1.DaemonSet
+	// CloudConfig is the file the CCM's --cloud-config names, where it is
+	// mounted from a ConfigMap or Secret; nil otherwise.
+	CloudConfig *CloudConfig
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -75,6 +95,8 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
+		s.collectPinned, s.collectControlPlane, s.collectEvents, s.collectServices,
+		s.collectCloudConfig,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
@@ -271,7 +293,7 @@ func (s *Snapshot) collectAccess(ctx context.Context, client kubernetes.Interfac
 				errs[i] = clusterError("create", "subjectaccessreviews.authorization.k8s.io", "", err)
 				return
 			}
-			perms[i] = Permission{Subject: q.who.label, Verb: a.verb, Group: a.group, Resource: a.resourceString(), Namespace: a.namespace, Name: a.name, Allowed: got.Status.Allowed}
+			perms[i] = Permission{Subject: q.who.label, Verb: a.verb, Group: a.group, Resource: a.resourceString(), Namespace: a.namespace, Name: a.name, Allowed: got.Status.Allowed, Purpose: a.purpose}
 		})
 	}
 	wg.Wait()

@@ -78,8 +78,9 @@ func versionRule(v *View) []Finding {
 			Fix:     "on 1.27 and later render with --mode=install"})
 	}
 	if w.lmc != nil && ccmOK {
-		need := map[string]int{"controllermanager.config.k8s.io/v1alpha1": 21, "controllermanager.config.k8s.io/v1beta1": 22, "controllermanager.config.k8s.io/v1": 24}[w.lmc.APIVersion]
-		if need == 0 {
+		api, known := renderer.MigrationAPIOf(w.lmc.APIVersion)
+		need, _ := minorOf(api.Since)
+		if !known {
 			out = append(out, Finding{Area: AreaVersion, Severity: Error, Subject: "leader migration",
 				Message: fmt.Sprintf("the LeaderMigrationConfiguration's apiVersion %q is none the CCM reads", w.lmc.APIVersion),
 				Fix:     "render it with aws-ccm-renderer --mode=migrate"})

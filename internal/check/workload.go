@@ -193,35 +193,6 @@ type leaderMigrationConfig struct {
 	} `json:"controllerLeaders"`
 }
 
-// configMapSource finds the ConfigMap and key a file path in the container
-// is mounted from.
-func configMapSource(spec corev1.PodSpec, c corev1.Container, file string) (name, key string, ok bool) {
-	for _, m := range c.VolumeMounts {
-		var rel string
-		switch {
-		case m.SubPath != "" && file == m.MountPath:
-			rel = m.SubPath
-		case m.SubPath == "" && strings.HasPrefix(file, strings.TrimSuffix(m.MountPath, "/")+"/"):
-			rel = strings.TrimPrefix(file, strings.TrimSuffix(m.MountPath, "/")+"/")
-		default:
-			continue
-		}
-		for _, v := range spec.Volumes {
-			if v.Name != m.Name || v.ConfigMap == nil {
-				continue
-			}
-			key = rel
-			for _, item := range v.ConfigMap.Items {
-				if item.Path == rel {
-					key = item.Key
-				}
-			}
-			return v.ConfigMap.Name, key, true
-		}
-	}
-	return "", "", false
-}
-
 func parseLeaderMigrationConfig(text string) (leaderMigrationConfig, error) {
 	var lmc leaderMigrationConfig
 	if err := yaml.Unmarshal([]byte(text), &lmc); err != nil {

@@ -228,12 +228,34 @@ func (b *builder) checkFlags() []string {
 	return nil
 }
 
+// The sides check's --migration-lease-holder names: the gate of a step
+// after which one side must hold the migration lease fails otherwise.
+const (
+	holderKCM = "kube-controller-manager"
+	holderCCM = "ccm"
+)
+
+// holderFlag is check's flag that says which side should hold the
+// migration lease ("" for none).
+func holderFlag(holder string) []string {
+	if holder == "" {
+		return nil
+	}
+	return []string{"--migration-lease-holder=" + holder}
+}
+
 // checkRendered is the gate before the CCM is installed: the manifests the
 // install would deploy, checked against the live cluster.
 func (b *builder) checkRendered(mode renderer.Mode) *Command {
+	return b.checkRenderedHolding(mode, "")
+}
+
+// checkRenderedHolding is checkRendered where one side must hold the
+// migration lease.
+func (b *builder) checkRenderedHolding(mode renderer.Mode, holder string) *Command {
 	tmpl := append([]string{"aws-ccm-renderer", "template"}, b.chartArgs(b.r.tag)...)
 	tmpl = append(tmpl, b.rendererFlags(render{mode: mode})...)
-	chk := append([]string{"aws-ccm-renderer", "check", "-f", "-"}, b.checkFlags()...)
+	chk := append(append([]string{"aws-ccm-renderer", "check", "-f", "-"}, b.checkFlags()...), holderFlag(holder)...)
 	c := script(KindCheck, atWorkstation, "", shellLine(tmpl)+" \\\n  | "+shellLine(chk))
 	return &c
 }
@@ -241,8 +263,14 @@ func (b *builder) checkRendered(mode renderer.Mode) *Command {
 // checkRelease is the gate once the CCM is installed: its release's
 // deployed manifest against the live cluster.
 func (b *builder) checkRelease() *Command {
+	return b.checkReleaseHolding("")
+}
+
+// checkReleaseHolding is checkRelease where one side must hold the
+// migration lease.
+func (b *builder) checkReleaseHolding(holder string) *Command {
 	argv := append([]string{"aws-ccm-renderer", "check", "--release", b.r.Release, "--namespace", b.r.Namespace}, b.checkFlags()...)
-	c := run(KindCheck, atWorkstation, "", argv...)
+	c := run(KindCheck, atWorkstation, "", append(argv, holderFlag(holder)...)...)
 	return &c
 }
 

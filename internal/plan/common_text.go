@@ -10,7 +10,8 @@ const nodesInTree = "Every NAME is its instance's EC2 private DNS name (ip-10-0-
 
 const checkBeforeLM = "Exit 0, with warnings that are expected at this point: the migration lease is missing (the " +
 	"controller manager does not run leader migration yet), and the controller manager's access to it comes only with " +
-	"the rendered manifests. Every control-plane node shows where a CCM pod would run, every node is initialised (aws:// " +
+	"the rendered manifests. A hostname warning is before.hostname-label's to settle, an in-tree warning about the route " +
+	"controller before.routes'. Every control-plane node shows where a CCM pod would run, every node is initialised (aws:// " +
 	"provider IDs), and the CCM's version matches the API server."
 
 const tagsInTree = "The in-tree provider used the same tags: keep them."

@@ -128,7 +128,12 @@ func TestDefects(t *testing.T) {
 			step("after.upgrade", func(s plan.Step, text string) string { return has(text, "At every CCM minor: run before.iam") })},
 		{"the cloud config: [ServiceOverride] names for aws-sdk-go and aws-sdk-go-v2 releases", renderer.DistroRKE, "", "",
 			step("before.cloud-config", func(s plan.Step, text string) string {
-				return has(text, "Elastic Load Balancing v2", "EC2", "v1.29.10", "v1.28.11", "both names")
+				// Per release, not "v1.29.10 and later": v1.30.0–v1.30.9,
+				// v1.31.0–v1.31.8, v1.32.0–v1.32.3 and v1.33.0 are on aws-sdk-go.
+				if m := hasNot(text, "v1.29.10 and later"); m != "" {
+					return m
+				}
+				return has(text, "Elastic Load Balancing v2", "EC2", "v1.29.9, v1.30.10, v1.31.9, v1.32.4, v1.33.1", "v1.34.0", "both names")
 			})},
 		{"ECR: the plugin itself, not a pull the built-in provider answers too", renderer.DistroRKE2, "", "",
 			step("before.ecr-credentials", func(s plan.Step, text string) string {

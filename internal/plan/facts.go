@@ -112,29 +112,6 @@ func iamMissingBy(tag string) string {
 	return fmt.Sprintf("the %s CCM needs exactly the actions below", tag)
 }
 
-// SDK service names: a CCM built on aws-sdk-go (v1) matches a
-// [ServiceOverride] Service against the SDK's endpoint IDs; one built on
-// aws-sdk-go-v2 against its service IDs, and ignores a name it does not
-// know, sending the calls to the public endpoint (SPEC §7, measured with
-// v1.26.0 and v1.35.3). Read in go.mod and pkg/providers/v1 (aws.go
-// getResolver; config/config.go GetCustom*Resolver) at each tag: every
-// promoted release up to v1.28.11 is on v1; v1.29.10 and every later one
-// on v2 (patch releases before them, e.g. v1.30.4–v1.30.9, mix the two).
-var serviceNames = []struct{ v1, v2 string }{
-	{"ec2", "EC2"},
-	{"elasticloadbalancing", "Elastic Load Balancing"},
-	{"elasticloadbalancing", "Elastic Load Balancing v2"},
-	{"kms", "KMS"},
-}
-
-// sdkV2From is the first promoted release whose overrides use service IDs.
-const sdkV2From = "v1.29.10"
-
-// usesSDKv2 reports whether a promoted CCM tag matches service IDs.
-func usesSDKv2(tag string) bool {
-	return version.MustParseGeneric(tag).AtLeast(version.MustParseGeneric(sdkV2From))
-}
-
 // RKE1: cloud_provider external-aws exists from rke v1.4.15 and v1.5.0
 // (rancher/rke cluster/plan.go, getCloudProviderName, at those tags; not
 // at v1.4.14). The Kubernetes minors each rke line runs, from the "RKE

@@ -126,7 +126,7 @@ kubelet-arg:
 			Description: "The CCM against the cluster",
 			Command:     b.checkRelease(),
 			Expect: "A CCM pod running and ready on every server, the CCM's lease held by its leader. Exit 1 with one ✗ " +
-				"per node still on its k3s:// provider ID is expected until during.reregister-nodes; any other ✗ is fixed first.",
+				"naming the nodes still on their k3s:// provider IDs (and how many) is expected until during.reregister-nodes; any other ✗ is fixed first.",
 		}},
 		Rollback: Rollback{
 			Description: "Uninstall the CCM, then undo during.disable-k3s-ccm.",
@@ -213,7 +213,7 @@ kubectl delete node "$NODE"`)
 
 	before := []Step{
 		b.preflight("Every PROVIDER-ID reads k3s://<NAME>: K3s's embedded cloud controller set it (k3s pkg/cloudprovider). Note the nodes whose NAME is not their instance's EC2 private DNS name: before.node-identity is about them.",
-			"Exit 1, and the only ✗ lines are the nodes' k3s:// provider IDs (during.reregister-nodes replaces them). Every server shows where a CCM pod would run, and the CCM's version matches the API server."),
+			"Exit 1, and the only ✗ is the one naming the nodes on k3s:// provider IDs, with their count (during.reregister-nodes replaces them). Every server shows where a CCM pod would run, and the CCM's version matches the API server."),
 		b.hostnameLabel("on K3s the agent gives the kubelet --hostname-override set to the node's name (pkg/daemons/agent/agent_linux.go), so the label follows the name: a node that registers again under a new name gets a new label, and local-path volumes (K3s's default StorageClass) stay behind with the old one. Register such nodes under their own name with a provider ID (before.node-identity)."),
 		identity,
 		b.iam("", true),

@@ -476,7 +476,7 @@ func TestSnippets(t *testing.T) {
 						t.Errorf("argv with a shell variable (a program run without a shell would see it literally): %q", c.Argv)
 					}
 					// The shell line is the argv, quoted.
-					got := shellWords(t, sh, c.Shell)
+					got := testtools.ShellWords(t, sh, c.Shell)
 					if !slices.Equal(got, c.Argv) {
 						t.Errorf("the shell reads %q back as %q, not as its argv", c.Shell, got)
 					}
@@ -491,16 +491,6 @@ func shellOK(t *testing.T, sh, what, script string) {
 	if out, err := exec.Command(sh, "-n", "-c", script).CombinedOutput(); err != nil {
 		t.Errorf("not valid shell (%s): %v %s\n%s", what, err, out, script)
 	}
-}
-
-// shellWords has the shell split a command line into words.
-func shellWords(t *testing.T, sh, line string) []string {
-	t.Helper()
-	out, err := exec.Command(sh, "-c", `set -- `+line+`; for w do printf '%s\0' "$w"; done`).Output()
-	if err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
-	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }
 
 // TestSchema: the JSON of every plan and phase validates against

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -191,8 +192,9 @@ aws ec2 describe-security-groups --filters "Name=tag-key,Values=kubernetes.io/cl
 // serviceOverrides is an example [ServiceOverride] pair for both SDKs.
 func serviceOverrides() string {
 	var s strings.Builder
-	for i, n := range []struct{ name string }{{serviceNames[0].v1}, {serviceNames[0].v2}} {
-		fmt.Fprintf(&s, "    [ServiceOverride \"%d\"]\n    Service = %s\n    Region = us-west-2\n    URL = https://vpce-0123-ec2.us-west-2.vpce.amazonaws.com\n    SigningRegion = us-west-2\n", i+1, n.name)
+	ec2 := upstream.AWSServices[0]
+	for i, name := range []string{ec2.EndpointID, ec2.ServiceID} {
+		fmt.Fprintf(&s, "    [ServiceOverride \"%d\"]\n    Service = %s\n    Region = us-west-2\n    URL = https://vpce-0123-ec2.us-west-2.vpce.amazonaws.com\n    SigningRegion = us-west-2\n", i+1, name)
 	}
 	return s.String()
 }
@@ -201,20 +203,22 @@ func serviceOverrides() string {
 func (b *builder) cloudConfig(source string, read *Command) Step {
 	ns := b.r.Namespace
 	var v1, v2 []string
-	for _, n := range serviceNames {
-		if len(v1) == 0 || v1[len(v1)-1] != n.v1 {
-			v1 = append(v1, n.v1)
+	for _, n := range upstream.AWSServices {
+		if !slices.Contains(v1, n.EndpointID) {
+			v1 = append(v1, n.EndpointID)
 		}
-		v2 = append(v2, `"`+n.v2+`"`)
+		v2 = append(v2, `"`+n.ServiceID+`"`)
 	}
 	why := "The in-tree provider read its settings from the file named by --cloud-config ([Global]: KubernetesClusterID, " +
 		"RoleARN, SubnetID, ElbSecurityGroup, ...; [ServiceOverride \"N\"] sections). The CCM reads the same format from " +
 		"its own --cloud-config and from nothing else. " + source + " The [ServiceOverride] Service names depend on the " +
-		"CCM's AWS SDK: releases on aws-sdk-go (every promoted one up to v1.28.11) match endpoint IDs (" + strings.Join(v1, ", ") +
-		"); releases on aws-sdk-go-v2 (" + sdkV2From + " and later) match service IDs (" + strings.Join(v2, ", ") +
-		") and silently ignore an old name, sending the calls to the public endpoint (pkg/providers/v1 getResolver at " +
-		"v1.28.11, config/config.go at v1.29.10; SPEC §7, measured with v1.26.0 and v1.35.3). A file with both names " +
-		"works for both, so write each override twice now and no upgrade can lose it."
+		"CCM's AWS SDK: releases on aws-sdk-go match endpoint IDs (" + strings.Join(v1, ", ") +
+		"); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") +
+		") and silently ignore an old name, sending the calls to the public endpoint (pkg/providers/v1 " +
+		"config/config.go GetResolver, and GetCustomEC2Resolver where aws_sdk.go builds the clients with NewFromConfig, " +
+		"at each tag; SPEC §7, measured with v1.26.0 and v1.35.3). A file with both names works for both, so write each " +
+		"override twice now and no upgrade can lose it; aws-ccm-renderer check reads the file the CCM mounts and names " +
+		"an override its release ignores."
 	step := Step{
 		ID:    "cloud-config",
 		Title: "Carry the cloud config over to the CCM",
@@ -496,10 +500,10 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
 	s.Checks = append(s.Checks, Check{
 		Description: "Who holds the migration lease (check against the CCM this plan installs)",
-		Command:     b.checkRendered(renderer.ModeMigrate),
-		Expect: fmt.Sprintf("Exit 0, and the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
-			"Missing or expired: the controller manager does not run with leader migration, or may not take the lease "+
-			"(before.grant-kcm-lease); roll this step back.", leaseNS, b.r.LeaderName),
+		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
+		Expect: fmt.Sprintf("Exit 0: the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
+			"Exit 1 with that line a ✗ (the lease missing, expired or held by another): the controller manager does not run "+
+			"with leader migration, or may not take the lease (before.grant-kcm-lease); roll this step back.", leaseNS, b.r.LeaderName),
 	})
 	return s
 }
@@ -523,10 +527,10 @@ func (b *builder) installMigrate() Step {
 		Commands: []Command{b.diff(rd), b.ccmUpgrade("Install the CCM in migrate mode, pinned to the cluster's minor", rd)},
 		Checks: []Check{{
 			Description: "The CCM against the cluster (wait a minute after the rollout)",
-			Command:     b.checkRelease(),
+			Command:     b.checkReleaseHolding(holderKCM),
 			Expect: fmt.Sprintf("Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; "+
-				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. If check says "+
-				"the CCM's leader holds %s, the in-tree controller manager is not in leader migration: roll back now.",
+				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. A ✗ on %s "+
+				"saying the CCM's leader holds it: the in-tree controller manager is not in leader migration, roll back now.",
 				ccmLease, r.LeaderName, r.LeaderName),
 		}},
 		Rollback: Rollback{
@@ -557,9 +561,9 @@ func (b *builder) verifyHandover(extra ...Check) Step {
 		Checks: append([]Check{
 			{
 				Description: "The CCM against the cluster",
-				Command:     mainCheck(b.checkRelease()),
-				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader, every node initialised by the AWS CCM. %s",
-					r.LeaderName, expectFix),
+				Command:     mainCheck(b.checkReleaseHolding(holderCCM)),
+				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader (a ✗ when the in-tree kube-controller-manager still "+
+					"holds it), every node initialised by the AWS CCM. %s", r.LeaderName, expectFix),
 			},
 			{Description: "The same nodes, with the same provider IDs", Command: b.nodesUnchanged(), Expect: "No output: no node was renamed, added or lost its provider ID."},
 			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer has its ELB hostname, as before."},
@@ -620,8 +624,8 @@ func (b *builder) upgradeNotes() []string {
 		"At every CCM minor: run before.iam of `aws-ccm-renderer plan --kube-version <the new version>` (it prints the policy of that release). v1.26.1 and later ensure no load balancer without " + actionDescribeAZs + "; v1.30 and later initialise no node without it and ask for " + actionInstanceTopology + ".",
 		ecrUpgradeNote(r.minor),
 	}
-	if r.CloudConfig && !usesSDKv2(r.tag) {
-		notes = append(notes, "The cloud config: from CCM "+sdkV2From+" the [ServiceOverride] sections are read by service ID; before.cloud-config wrote both names, so nothing changes.")
+	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
+		notes = append(notes, "The cloud config: CCM releases on aws-sdk-go-v2 ("+upstream.SDKv2Releases()+") read the [ServiceOverride] sections by service ID; before.cloud-config wrote both names, so nothing changes (check names an override the release ignores).")
 	}
 	return notes
 }

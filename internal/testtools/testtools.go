@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -233,3 +234,13 @@ spec:
       - name: ccm
         image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
 `
+
+// ShellWords has the POSIX shell sh split a command line into words.
+func ShellWords(t testing.TB, sh, line string) []string {
+	t.Helper()
+	out, err := exec.Command(sh, "-c", `set -- `+line+`; for w do printf '%s\0' "$w"; done`).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+}

@@ -28,15 +28,25 @@ work there, and if not, why. It never writes to the cluster. It reports:
 
   distribution  RKE1, RKE2, K3s or kubeadm, from the nodes, and whether the CCM was
                 rendered for it
-  workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config
+  workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config,
+                its cloud config's [ServiceOverride] names against its release
   placement     per control-plane node: would a CCM pod run there, and if not which rule
                 (node selector, affinity term, untolerated taint) keeps it off, by the
                 Kubernetes libraries' rules and the DaemonSet controller's tolerations
   node          providerID, the uninitialized taint, the node name against the EC2
                 private DNS name, signs of a kubelet with --cloud-provider=external
-  rbac          the CCM's service account, and in migrate mode the in-tree controller
-                manager on the migration lease, asked by SubjectAccessReview
+                (nodes alike grouped into one line)
+  hostname      nodes whose kubernetes.io/hostname label is not their name, and the
+                PersistentVolumes and workloads pinned to it
+  in-tree       the controller manager's and API server's flags where the API shows
+                them (RKE2's and kubeadm's mirror pods), RKE2/K3s kubelet arguments
+  iam           what AWS refused the cloud controllers, from their events
+  service       K3s: LoadBalancer Services, ServiceLB against the CCM's ELBs
+  rbac          the CCM's service account (and how far it may create tokens), and in
+                migrate mode the in-tree controller manager on the migration lease,
+                asked by SubjectAccessReview
   lease         who holds the CCM's lease and the migration lease, against the mode
+                (and against --migration-lease-holder, as the plan's gates ask)
   version       the CCM image against the API server (skew), the chart
 
 What is checked: the rendered manifests (-f FILE, - for stdin), a Helm release's deployed
@@ -76,12 +86,19 @@ type checkFlags struct {
 	allContexts bool
 	output      string
 	kcmUser     string
+	holder      string
 	timeout     time.Duration
 	noColor     bool
 }
 
 // NewCheckCommand builds check.
 func NewCheckCommand(s cli.IOStreams) *cobra.Command {
+	cmd, _ := newCheckCommand(s)
+	return cmd
+}
+
+// newCheckCommand builds check and the flags it parses into.
+func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	f := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:     "check [flags]",
@@ -104,13 +121,16 @@ func NewCheckCommand(s cli.IOStreams) *cobra.Command {
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "check the cluster of every context in the kubeconfig")
 	fs.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fs.StringVar(&f.kcmUser, "kcm-user", check.DefaultKCMUser, "the in-tree kube-controller-manager's user, whose access to the migration lease is checked in migrate mode")
+	fs.StringVar(&f.holder, "migration-lease-holder", "", "in migrate mode, the side that should hold the migration lease at this step of the migration, "+
+		check.LeaseKCM+" or "+check.LeaseCCM+": the lease missing, lapsed or held by anyone else is then an error (plan's gates set it)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each cluster")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
-	return cmd
+	_ = cmd.RegisterFlagCompletionFunc("migration-lease-holder", cobra.FixedCompletions([]string{check.LeaseKCM, check.LeaseCCM}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd, f
 }
 
 func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
@@ -121,6 +141,8 @@ func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
 		return &renderer.UsageError{Err: errors.New("-f and --release both name what to check: give one")}
 	case f.allContexts && len(f.contexts) > 0:
 		return &renderer.UsageError{Err: errors.New("--all-contexts and --kube-context: give one")}
+	case f.holder != "" && f.holder != check.LeaseKCM && f.holder != check.LeaseCCM:
+		return &renderer.UsageError{Err: fmt.Errorf("--migration-lease-holder %q: use %s or %s", f.holder, check.LeaseKCM, check.LeaseCCM)}
 	case f.timeout <= 0:
 		return &renderer.UsageError{Err: errors.New("--timeout must be positive")}
 	}
@@ -187,7 +209,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	// -n says where to look in the cluster, the namespace of manifests'
 	// objects that name none (-f), or the release's namespace (--release),
 	// which is its manifests' too.
-	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser}
+	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser, MigrationHolder: f.holder}
 	releaseNS := f.namespace
 	switch {
 	case f.file != "":
@@ -315,7 +337,7 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 		if in.Objects, err = check.DecodeManifests([]byte(rel.Manifest)); err != nil {
 			return nil, &renderer.InputError{Err: fmt.Errorf("release %s: %w", f.release, err)}
 		}
-		in.Release, in.ReleaseChart = rel.ID, rel.Chart
+		in.Release, in.ReleaseChart, in.ReleaseStatus, in.ReleaseDescription = rel.ID, rel.Chart, rel.Status, rel.Description
 	}
 	rep, err := check.Run(ctx, client, in)
 	if err != nil && check.IsUnreachable(err) {

@@ -1,0 +1,361 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// The in-tree side, as far as the API shows it: the flags of the control
+// plane's kube-controller-manager and kube-apiserver where they run as
+// static pods (RKE2 and kubeadm: the kubelet mirrors each into a pod of
+// kube-system, labelled component=<program>: rancher/rke2
+// pkg/staticpod/staticpod.go, kubeadm's control-plane phase), and the
+// kubelet's arguments RKE2 and K3s record on each node. RKE1 runs these
+// programs as Docker containers and K3s inside its own process: neither
+// shows in the API.
+
+// Control-plane programs whose mirror pods check reads.
+const (
+	programKCM       = "kube-controller-manager"
+	programAPIServer = "kube-apiserver"
+	// mirrorAnnotation marks a static pod's mirror pod.
+	mirrorAnnotation = "kubernetes.io/config.mirror"
+)
+
+// collectControlPlane lists the pods of kube-system labelled as the
+// control plane's controller manager or API server.
+func (s *Snapshot) collectControlPlane(ctx context.Context, client kubernetes.Interface) error {
+	sel := "component in (" + programKCM + "," + programAPIServer + ")"
+	pods, err := client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "pods", metav1.NamespaceSystem, err)
+	}
+	s.ControlPlanePods = pods.Items
+	sort.Slice(s.ControlPlanePods, func(i, j int) bool { return s.ControlPlanePods[i].Name < s.ControlPlanePods[j].Name })
+	return nil
+}
+
+// controlPlaneProcess is one kube-controller-manager or kube-apiserver
+// the API shows: its node, its flags, its Kubernetes minor.
+type controlPlaneProcess struct {
+	node, pod string
+	mirror    bool
+	flags     map[string]string
+	minor     int // 0 when its image does not tell
+}
+
+// controlPlaneProcesses reads the control-plane pods of one program.
+func (v *View) controlPlaneProcesses(program string) []controlPlaneProcess {
+	var out []controlPlaneProcess
+	for _, p := range v.ControlPlanePods {
+		if p.Labels["component"] != program || p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			words := slices.Clone(c.Args)
+			if len(c.Command) > 0 {
+				if !strings.HasSuffix(c.Command[0], program) {
+					continue
+				}
+				words = append(slices.Clone(c.Command[1:]), c.Args...)
+			} else if c.Name != program {
+				continue
+			}
+			node := p.Spec.NodeName
+			if node == "" {
+				node = p.Name
+			}
+			_, mirror := p.Annotations[mirrorAnnotation]
+			minor, _ := minorOf(imageTag(c.Image))
+			out = append(out, controlPlaneProcess{node: node, pod: p.Name, mirror: mirror, flags: renderer.ParseCommandLine(nil, words).Flags(), minor: minor})
+			break
+		}
+	}
+	return out
+}
+
+// kcmState is what one controller manager's flags say of the cloud
+// provider.
+type kcmState struct {
+	provider        string // --cloud-provider, "" when not set
+	leaderMigration bool
+}
+
+func (k kcmState) String() string {
+	s := "no --cloud-provider"
+	if k.provider != "" {
+		s = "--cloud-provider=" + k.provider
+	}
+	if k.leaderMigration {
+		s += ", --enable-leader-migration"
+	} else {
+		s += ", no leader migration"
+	}
+	return s
+}
+
+// inTreeRule reports what the API shows of the in-tree side: the
+// controller managers' cloud provider and leader migration against the
+// CCM's mode, whether their route controller writes routes the CCM will
+// not, a kube-apiserver still given --cloud-provider, and the kubelets
+// RKE2 and K3s do not give --cloud-provider=external once the switch has
+// begun. On RKE1 and K3s it says what it cannot see.
+func inTreeRule(v *View) []Finding {
+	var out []Finding
+	kcms := v.controlPlaneProcesses(programKCM)
+	switch d := v.Distribution.Detected; {
+	case d == string(renderer.DistroRKE):
+		out = append(out, Finding{Area: AreaInTree, Severity: Info,
+			Message: "RKE1 runs kube-controller-manager and kube-apiserver as Docker containers, which the API does not show: their flags are not checked",
+			Fix:     "on each control-plane node: docker inspect kube-controller-manager kube-apiserver --format '{{.Args}}'"})
+	case d == string(renderer.DistroK3s):
+		out = append(out, Finding{Area: AreaInTree, Severity: Info,
+			Message: "K3s runs the controller manager inside its own process, which the API does not show: only the servers' node-args (k3s.io/node-args) are checked"})
+	case len(kcms) == 0 && (d == string(renderer.DistroRKE2) || d == string(renderer.DistroKubeadm)):
+		out = append(out, Finding{Area: AreaInTree, Severity: Info,
+			Message: "no kube-controller-manager pod in kube-system (the mirror pods of " + DisplayName(d) + "'s static pods): its flags are not checked"})
+	}
+	out = append(out, v.kcmFindings(kcms)...)
+	out = append(out, v.routeFindings(kcms)...)
+	out = append(out, v.apiServerFindings()...)
+	return append(out, v.kubeletArgFindings(kcms)...)
+}
+
+// kcmFindings judges each kind of controller manager (nodes alike grouped)
+// against the CCM's mode.
+func (v *View) kcmFindings(kcms []controlPlaneProcess) []Finding {
+	var order []kcmState
+	nodes := map[kcmState][]string{}
+	for _, k := range kcms {
+		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: isTrue(k.flags["enable-leader-migration"])}
+		if _, ok := nodes[st]; !ok {
+			order = append(order, st)
+		}
+		nodes[st] = append(nodes[st], k.node)
+	}
+	w := v.Workload
+	migrate := w != nil && w.Mode == string(renderer.ModeMigrate)
+	installed := w != nil && w.Installed
+	var out []Finding
+	for _, st := range order {
+		f := Finding{Area: AreaInTree, Severity: Info, Subject: "kube-controller-manager on " + someOf(nodes[st])}
+		if n := len(nodes[st]); n > 1 {
+			f.Subject = fmt.Sprintf("kube-controller-manager on %d nodes: %s", n, someOf(nodes[st]))
+			f.Subjects, f.Count = nodes[st], n
+		}
+		f.Message = st.String()
+		switch {
+		case st.provider == "aws" && w == nil:
+			f.Message += ": the in-tree provider runs the cloud controllers"
+		case st.provider == "aws" && st.leaderMigration && migrate:
+			f.Severity = OK
+			f.Message += ": it runs the cloud controllers only while it holds the migration lease, as the CCM in migrate mode does"
+		case st.provider == "aws" && st.leaderMigration:
+			f.Severity = Error
+			f.Message += ": it runs the cloud controllers under the migration lease, which the CCM in install mode ignores: both act on the same nodes and load balancers"
+			f.Fix = "render the CCM with --mode=migrate until every controller manager runs with --cloud-provider=external and without leader migration"
+		case st.provider == "aws" && migrate && !installed:
+			f.Severity = Warning
+			f.Message += ": the migration lease means nothing to it"
+			f.Fix = "turn on leader migration in the controller manager (--enable-leader-migration) before installing the CCM; plan step before.kcm-leader-migration"
+		case st.provider == "aws":
+			f.Severity = Error
+			f.Message += fmt.Sprintf(": it runs the cloud controllers whatever the migration lease says, and so does the CCM (%s mode) once it leads: both act on the same nodes and load balancers", w.Mode)
+			f.Fix = "turn on leader migration in the controller manager (--enable-leader-migration, plan step before.kcm-leader-migration), or uninstall the CCM until it is"
+		case st.provider == "external" && st.leaderMigration && migrate:
+			f.Severity = Error
+			f.Message += ": it runs no cloud controller, yet takes the migration lease (kube-controller-manager 1.26 takes it whenever leader migration is on: cmd/kube-controller-manager/app/controllermanager.go), so the CCM's cloud controllers wait for as long as it holds it"
+			f.Fix = "restart it without --enable-leader-migration (and --leader-migration-config), as the switch does"
+		case st.provider == "external" && st.leaderMigration:
+			f.Severity = Warning
+			f.Message += ": leader migration is left on, with nothing to migrate"
+			f.Fix = "remove --enable-leader-migration and --leader-migration-config from its flags"
+		case st.provider == "external":
+			f.Severity = OK
+			f.Message += ": the cloud controllers are the CCM's"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// routeFindings reports a controller manager whose in-tree route
+// controller writes routes (--cloud-provider=aws, --allocate-node-cidrs
+// true, --configure-cloud-routes not false: startRouteController,
+// cmd/kube-controller-manager/app/core.go v1.26.5) that the CCM as
+// rendered will not.
+func (v *View) routeFindings(kcms []controlPlaneProcess) []Finding {
+	var nodes []string
+	cidr := ""
+	for _, k := range kcms {
+		if k.flags["cloud-provider"] == "aws" && isTrue(k.flags["allocate-node-cidrs"]) && !isFalse(k.flags["configure-cloud-routes"]) {
+			nodes = append(nodes, k.node)
+			if c := k.flags["cluster-cidr"]; c != "" {
+				cidr = c
+			}
+		}
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	f := Finding{Area: AreaInTree, Subject: "route controller",
+		Message: fmt.Sprintf("kube-controller-manager on %s runs the in-tree route controller (--allocate-node-cidrs=true, --configure-cloud-routes not false, --cluster-cidr=%s): it writes a VPC route for each node's pod CIDR", someOf(nodes), orUnset(cidr))}
+	w := v.Workload
+	switch {
+	case w == nil:
+		f.Severity = Info
+	case !isFalse(w.flags["configure-cloud-routes"]) && w.flags["cluster-cidr"] != "":
+		f.Severity = OK
+		f.Message += fmt.Sprintf("; the CCM's route controller takes them over (--configure-cloud-routes, --cluster-cidr=%s)", w.flags["cluster-cidr"])
+		if cidr != "" && w.flags["cluster-cidr"] != cidr {
+			f.Severity = Error
+			f.Message += ", but for another cluster CIDR"
+			f.Fix = "render the CCM with --set-arg=cluster-cidr=" + cidr
+		}
+	default:
+		f.Severity = Warning
+		f.Message += "; the CCM as rendered does not (--configure-cloud-routes=false): if the pod network relies on those routes, nodes that join after the switch get none"
+		f.Fix = "if route tables tagged for the cluster hold routes to instances, render the CCM with --set-arg=configure-cloud-routes=true --set-arg=cluster-cidr=" + orPlaceholder(cidr, "<the cluster CIDR>") + " (aws-ccm-renderer plan --cluster-cidr)"
+	}
+	return []Finding{f}
+}
+
+// apiServerNoCloudProvider is the first kube-apiserver minor without
+// --cloud-provider and --cloud-config: it exits on the unknown flag
+// (pkg/kubeapiserver/options/cloudprovider.go is gone at v1.33.0,
+// kubernetes/kubernetes#130162).
+const apiServerNoCloudProvider = 33
+
+// apiServerFindings reports kube-apiservers still given --cloud-provider.
+func (v *View) apiServerFindings() []Finding {
+	server, _ := minorOf(v.KubernetesVersion)
+	var out []Finding
+	for _, a := range v.controlPlaneProcesses(programAPIServer) {
+		p, ok := a.flags["cloud-provider"]
+		if !ok {
+			continue
+		}
+		// Its own image tells its version (mid-upgrade, the API servers
+		// differ); else the one that answered /version.
+		minor := a.minor
+		if minor == 0 {
+			minor = server
+		}
+		f := Finding{Area: AreaInTree, Subject: "kube-apiserver on " + a.node,
+			Message: fmt.Sprintf("--cloud-provider=%s: kube-apiserver has no such flag from 1.%d and exits on it", p, apiServerNoCloudProvider),
+			Fix:     "remove --cloud-provider and --cloud-config from kube-apiserver's flags (RKE2: kube-apiserver-arg; kubeadm: apiServer.extraArgs), before 1." + fmt.Sprint(apiServerNoCloudProvider)}
+		switch {
+		case minor >= apiServerNoCloudProvider:
+			f.Severity = Error
+			f.Message = fmt.Sprintf("--cloud-provider=%s at 1.%d: kube-apiserver has no such flag from 1.%d and exits on it", p, minor, apiServerNoCloudProvider)
+		case minor == apiServerNoCloudProvider-1:
+			f.Severity = Warning
+		default:
+			f.Severity = Info
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// kubeletArgFindings reports the RKE2 and K3s nodes whose recorded
+// arguments do not give the kubelet --cloud-provider=external once the
+// switch has begun (a controller manager shows external, a node's kubelet
+// has it, the CCM runs in install mode; on K3s a server has
+// disable-cloud-controller): their kubelets keep the in-tree provider, or
+// on K3s get none, and register no node the CCM initialises.
+func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
+	var begun []string
+	if slices.ContainsFunc(kcms, func(k controlPlaneProcess) bool { return k.flags["cloud-provider"] == "external" }) {
+		begun = append(begun, "a controller manager runs with --cloud-provider=external")
+	}
+	if w := v.Workload; w != nil && w.Installed && w.Mode == string(renderer.ModeInstall) {
+		begun = append(begun, "the CCM runs in install mode")
+	}
+	type recorded struct {
+		node   string
+		distro string
+		args   []string
+	}
+	var nodes []recorded
+	withArg, disabledCCM := 0, false
+	for _, n := range v.Snapshot.Nodes {
+		args := nodeArgs(&n)
+		d, _ := nodeDistro(&n)
+		if len(args) == 0 || d != string(renderer.DistroRKE2) && d != string(renderer.DistroK3s) {
+			continue
+		}
+		if d == string(renderer.DistroK3s) && args[0] == "server" && (slices.Contains(args, "--disable-cloud-controller") || slices.Contains(argValues(args, "disable-cloud-controller"), "true")) {
+			disabledCCM = true
+		}
+		if kubeletExternal(args) {
+			withArg++
+		}
+		nodes = append(nodes, recorded{n.Name, d, args})
+	}
+	if withArg > 0 {
+		begun = append(begun, fmt.Sprintf("%d %s it", withArg, plural(withArg, "node's kubelet has", "nodes' kubelets have")))
+	}
+	var without []nodeIssue
+	for _, n := range nodes {
+		if kubeletExternal(n.args) {
+			continue
+		}
+		i := nodeIssue{node: n.node, Finding: Finding{Area: AreaInTree, Severity: Error}}
+		if n.distro == string(renderer.DistroK3s) {
+			// K3s gives its kubelets --cloud-provider=external itself while
+			// its embedded cloud controller runs (pkg/daemons/agent).
+			if !disabledCCM {
+				continue
+			}
+			i.Message = "its kubelet is not given cloud-provider=external (" + annotationK3sNodeArgs + "), and with disable-cloud-controller on the servers K3s gives it no cloud provider: it registers without the uninitialized taint the CCM initialises"
+			i.Fix = "kubelet-arg: [cloud-provider=external] in its /etc/rancher/k3s/config.yaml (Rancher: machineGlobalConfig), then restart K3s and register the node again"
+		} else {
+			if len(begun) == 0 {
+				continue
+			}
+			i.Message = "its kubelet is not given cloud-provider=external (" + annotationRKE2NodeArgs + "): it keeps the in-tree provider, while the switch has begun (" + strings.Join(begun, "; ") + ")"
+			i.Fix = "its machine matches no machineSelectorConfig entry with kubelet-arg cloud-provider=external, or a later entry replaced the list (plan step during.switch); RKE2 without Rancher: kubelet-arg in its /etc/rancher/rke2/config.yaml"
+		}
+		without = append(without, i)
+	}
+	return groupNodes(without)
+}
+
+// kubeletExternal tells whether recorded node arguments give the kubelet
+// --cloud-provider=external: a kubelet-arg, or RKE2's
+// cloud-provider-name external.
+func kubeletExternal(args []string) bool {
+	for _, v := range argValues(args, "kubelet-arg") {
+		if strings.TrimLeft(v, "-") == "cloud-provider=external" {
+			return true
+		}
+	}
+	return slices.Contains(argValues(args, "cloud-provider-name"), "external")
+}
+
+// isFalse reads a boolean flag value that is set to false.
+func isFalse(v string) bool {
+	switch strings.ToLower(v) {
+	case "0", "f", "false":
+		return true
+	}
+	return false
+}
+
+func orUnset(s string) string { return orPlaceholder(s, "unset") }
+
+func orPlaceholder(s, placeholder string) string {
+	if s == "" {
+		return placeholder
+	}
+	return s
+}

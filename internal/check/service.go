@@ -1,0 +1,171 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// K3s's load balancers. K3s's embedded cloud controller answers Services
+// of type LoadBalancer with ServiceLB: a DaemonSet per Service
+// (svclb-<name>-<hash>, in kube-system by default, labelled with the
+// Service's name and namespace: k3s pkg/cloudprovider/servicelb.go) and the
+// nodes' addresses as the Service's ingress. The CCM's service controller
+// makes an ELB per Service instead, with the nodes whose providerID is
+// aws:// as its backends (findInstancesForELB). A K3s cluster on the way to
+// the CCM can have either, both, or an ELB with nodes left out.
+
+// ServiceLB's labels on its DaemonSets.
+const (
+	svclbNameLabel      = "svccontroller.k3s.cattle.io/svcname"
+	svclbNamespaceLabel = "svccontroller.k3s.cattle.io/svcnamespace"
+	// labelExcludeLB keeps a node out of every load balancer's backends.
+	labelExcludeLB = "node.kubernetes.io/exclude-from-external-load-balancers"
+)
+
+// collectServices lists, on K3s, the Services of every namespace and
+// ServiceLB's DaemonSets.
+func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interface) error {
+	if Detect(s.Nodes).Detected != string(renderer.DistroK3s) {
+		return nil
+	}
+	svcs, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "services", "", err)
+	}
+	for _, svc := range svcs.Items {
+		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			s.LoadBalancers = append(s.LoadBalancers, svc)
+		}
+	}
+	dss, err := client.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{LabelSelector: svclbNameLabel, ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "daemonsets.apps", "", err)
+	}
+	s.ServiceLBDaemonSets = dss.Items
+	if s.ServiceLBDaemonSets == nil {
+		s.ServiceLBDaemonSets = []appsv1.DaemonSet{}
+	}
+	return nil
+}
+
+// serviceLBDisabled tells whether a K3s server's recorded arguments turn
+// ServiceLB off (disable: servicelb).
+func serviceLBDisabled(nodes []corev1.Node) bool {
+	for i := range nodes {
+		args := nodeArgs(&nodes[i])
+		if len(args) == 0 || args[0] != "server" {
+			continue
+		}
+		for _, v := range argValues(args, "disable") {
+			if slices.Contains(strings.Split(v, ","), "servicelb") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ccmServices tells whether the CCM's service controller runs: installed,
+// and its --controllers do not leave it out (service up to the 1.27
+// libraries, service-lb-controller from 1.28, where service is an alias).
+func (w *workloadView) ccmServices() bool {
+	if w == nil || !w.Installed {
+		return false
+	}
+	for _, c := range strings.Split(w.flags["controllers"], ",") {
+		if c == "-service" || c == "-service-lb-controller" {
+			return false
+		}
+	}
+	return true
+}
+
+// serviceRule judges, on K3s, every Service of type LoadBalancer: served
+// by ServiceLB or by an ELB, an ELB's nodes without an aws:// providerID
+// (no backends there), ServiceLB and the CCM both acting on one; and
+// ServiceLB's DaemonSets left behind.
+func serviceRule(v *View) []Finding {
+	if v.LoadBalancers == nil && v.ServiceLBDaemonSets == nil {
+		return nil // not K3s
+	}
+	w := v.Workload
+	var awsNodes, others []string
+	for _, n := range v.Snapshot.Nodes {
+		if _, excluded := n.Labels[labelExcludeLB]; excluded {
+			continue
+		}
+		if providerScheme(n.Spec.ProviderID) == "aws" {
+			awsNodes = append(awsNodes, n.Name)
+		} else {
+			others = append(others, n.Name)
+		}
+	}
+	svclbFor := map[string]string{} // NAMESPACE/NAME of a Service -> its DaemonSet
+	for _, ds := range v.ServiceLBDaemonSets {
+		svclbFor[ds.Labels[svclbNamespaceLabel]+"/"+ds.Labels[svclbNameLabel]] = ds.Namespace + "/" + ds.Name
+	}
+	disabled := serviceLBDisabled(v.Snapshot.Nodes)
+	var issues []nodeIssue
+	lbs := map[string]bool{}
+	for _, svc := range v.LoadBalancers {
+		ref := svc.Namespace + "/" + svc.Name
+		lbs[ref] = true
+		if svc.Spec.LoadBalancerClass != nil {
+			continue // another load balancer controller's
+		}
+		issue := func(sev Severity, msg, fix string) nodeIssue {
+			return nodeIssue{node: ref, Finding: Finding{Area: AreaService, Severity: sev, Message: msg, Fix: fix}}
+		}
+		elb := slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(i corev1.LoadBalancerIngress) bool {
+			return strings.HasSuffix(i.Hostname, ".elb.amazonaws.com") || strings.HasSuffix(i.Hostname, ".elb.amazonaws.com.cn")
+		})
+		_, servicelb := svclbFor[ref]
+		reregister := "register them again so that the CCM gives them aws:// provider IDs (plan step during.reregister-nodes)"
+		switch {
+		case servicelb && w.ccmServices():
+			issues = append(issues, issue(Error, "answered by ServiceLB while the CCM's service controller runs: both act on it (node addresses and an ELB)",
+				"keep the CCM's service controller off (--set-arg=controllers=*,-service) until every node has an aws:// providerID, then disable servicelb on the servers and delete ServiceLB's DaemonSets (plan step during.load-balancers)"))
+		case servicelb && w != nil && w.Installed:
+			issues = append(issues, issue(Info, "answered by ServiceLB (the nodes' addresses); the CCM's service controller is off: the ELB that replaces it has a new address", ""))
+		case (elb || w.ccmServices()) && len(awsNodes) == 0:
+			i := issue(Error, "its load balancer is the CCM's, and no node has an aws:// providerID: the CCM registers only those behind an ELB, so it has no backends", reregister)
+			if !elb {
+				i.Message = "no address yet, and no node has an aws:// providerID: the CCM registers only those behind an ELB, so it would have no backends"
+			}
+			issues = append(issues, i)
+		case (elb || w.ccmServices()) && len(others) > 0:
+			i := issue(Warning, fmt.Sprintf("its ELB's backends are the %d %s with an aws:// providerID; %d %s (%s) cannot be",
+				len(awsNodes), plural(len(awsNodes), "node", "nodes"), len(others), plural(len(others), "node", "nodes"), someOf(others)), reregister)
+			issues = append(issues, i)
+		}
+	}
+	out := groupOf(issues, "Service", "Services")
+	var left []nodeIssue
+	for _, ds := range v.ServiceLBDaemonSets {
+		svc := ds.Labels[svclbNamespaceLabel] + "/" + ds.Labels[svclbNameLabel]
+		var why string
+		switch {
+		case !lbs[svc]:
+			why = "its Service " + svc + " is gone or no longer of type LoadBalancer"
+		case disabled:
+			why = "ServiceLB is disabled on the servers, and nothing deletes its DaemonSets"
+		default:
+			continue
+		}
+		i := nodeIssue{node: ds.Namespace + "/" + ds.Name, Finding: Finding{Area: AreaService, Severity: Warning,
+			Message: "ServiceLB's DaemonSet, left behind: its pods still hold the Service's ports on every node",
+			Fix:     "kubectl delete daemonsets --all-namespaces -l " + svclbNameLabel}}
+		i.one = "ServiceLB's DaemonSet, left behind: " + why + "; its pods still hold the Service's ports on every node"
+		left = append(left, i)
+	}
+	return append(out, groupOf(left, "DaemonSet", "DaemonSets")...)
+}

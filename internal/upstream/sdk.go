@@ -1,0 +1,103 @@
+package upstream
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+)
+
+// Which AWS SDK a CCM release calls AWS with, and what that changes: the
+// one home of these facts (the plans' cloud config steps and check's
+// reading of the cloud config and of the CCM's error events use them).
+//
+// A [ServiceOverride "N"] section of the cloud config names the service it
+// points elsewhere. A CCM whose clients are aws-sdk-go (v1) matches the name
+// against the SDK's endpoint IDs (pkg/providers/v1/config/config.go
+// GetResolver: override.Service == service); one whose clients are
+// aws-sdk-go-v2 against the service IDs of the v2 packages (config.go
+// GetCustomEC2Resolver and its siblings: override.Service == ec2.ServiceID,
+// elb.ServiceID, ...). Both compare exactly, and a name that matches nothing
+// is ignored: the calls go to the public endpoint (measured with v1.26.0
+// and v1.35.3, docs/aws-e2e.md).
+
+// AWSService is an AWS service the CCM calls, by each of its names.
+type AWSService struct {
+	// EndpointID is the name aws-sdk-go (v1) releases match.
+	EndpointID string
+	// ServiceID is the name aws-sdk-go-v2 releases match, and the one the
+	// v2 SDK's errors name the service by ("operation error EC2: ...").
+	ServiceID string
+	// IAMPrefix is the service's prefix in IAM actions.
+	IAMPrefix string
+}
+
+// AWSServices are the services of the CCM's [ServiceOverride] sections.
+// elb and elbv2 share the endpoint ID of aws-sdk-go.
+var AWSServices = []AWSService{
+	{EndpointID: "ec2", ServiceID: "EC2", IAMPrefix: "ec2"},
+	{EndpointID: "elasticloadbalancing", ServiceID: "Elastic Load Balancing", IAMPrefix: "elasticloadbalancing"},
+	{EndpointID: "elasticloadbalancing", ServiceID: "Elastic Load Balancing v2", IAMPrefix: "elasticloadbalancing"},
+	{EndpointID: "kms", ServiceID: "KMS", IAMPrefix: "kms"},
+}
+
+// sdkV2First is the first release of each minor whose clients are
+// aws-sdk-go-v2, read off pkg/providers/v1/aws_sdk.go at every tag of
+// kubernetes/cloud-provider-aws (ec2.NewFromConfig, elb.NewFromConfig, ...
+// against ec2.New(sess), elb.New(sess), ...): none up to v1.28.11; v1.29.9,
+// v1.30.10, v1.31.9, v1.32.4 and v1.33.1 within their minors (v1.30.0–v1.30.9,
+// v1.31.0–v1.31.8, v1.32.0–v1.32.3 and v1.33.0 are aws-sdk-go); every
+// release from v1.34.0.
+var sdkV2First = map[int]int{29: 9, 30: 10, 31: 9, 32: 4, 33: 1}
+
+// sdkV2EveryMinorFrom is the first minor whose every release is on
+// aws-sdk-go-v2.
+const sdkV2EveryMinorFrom = 34
+
+// UsesSDKv2 reports whether a CCM release (its image tag, v1.30.10) calls
+// AWS with aws-sdk-go-v2; ok is false when the tag is no version.
+func UsesSDKv2(tag string) (v2, ok bool) {
+	v, err := version.ParseGeneric(tag)
+	if err != nil || v.Major() != 1 {
+		return false, false
+	}
+	minor := int(v.Minor())
+	if minor >= sdkV2EveryMinorFrom {
+		return true, true
+	}
+	first, has := sdkV2First[minor]
+	return has && int(v.Patch()) >= first, true
+}
+
+// SDKv2Releases says which releases are on aws-sdk-go-v2, for people.
+func SDKv2Releases() string {
+	var firsts []string
+	for m := 29; m < sdkV2EveryMinorFrom; m++ {
+		firsts = append(firsts, fmt.Sprintf("v1.%d.%d", m, sdkV2First[m]))
+	}
+	return fmt.Sprintf("%s and every later patch of their minors, and every release from v1.%d.0", strings.Join(firsts, ", "), sdkV2EveryMinorFrom)
+}
+
+// ServiceOfID returns the service an aws-sdk-go-v2 service ID names.
+func ServiceOfID(id string) (AWSService, bool) {
+	for _, s := range AWSServices {
+		if s.ServiceID == id {
+			return s, true
+		}
+	}
+	return AWSService{}, false
+}
+
+// ServiceOfName returns the service a [ServiceOverride] Service value
+// names, whichever SDK's name it is, and whether it is the v2 SDK's.
+func ServiceOfName(name string) (s AWSService, v2, ok bool) {
+	for _, s := range AWSServices {
+		switch name {
+		case s.ServiceID:
+			return s, true, true
+		case s.EndpointID:
+			return s, false, true
+		}
+	}
+	return AWSService{}, false, false
+}
