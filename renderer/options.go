@@ -353,11 +353,18 @@ func (o Options) Validate() error {
 // check validates the options and returns warnings about values that are
 // allowed but unusual.
 func (o Options) check() (warnings []string, err error) {
-	if _, ok := ProfileFor(o.Distro); !ok {
+	profile, ok := ProfileFor(o.Distro)
+	if !ok {
 		return nil, usageErrorf(OptDistro, "%q is unknown: use one of %s", o.Distro, joinValues(Distros))
 	}
 	if o.Mode != ModeInstall && o.Mode != ModeMigrate {
 		return nil, usageErrorf(OptMode, "%q is unknown: use one of %s", o.Mode, joinValues(Modes))
+	}
+	if !slices.Contains(profile.Modes(), o.Mode) {
+		return nil, usageErrorf(OptMode, "%s does not apply to %s: that distribution is built without the in-tree cloud providers, so no in-tree "+
+			"controller manager hands over to the CCM; its move to the AWS CCM is a switch, step by step in "+
+			"`aws-ccm-renderer plan --distro %s`: render with %s", o.Mode, OptValue{OptDistro, string(o.Distro)},
+			o.Distro, OptValue{OptMode, string(ModeInstall)})
 	}
 	if o.HostNetwork == nil {
 		return nil, usageErrorf(OptHostNetwork, "must be true or false")
