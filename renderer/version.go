@@ -177,15 +177,15 @@ func (v versions) skew(o Options) ([]error, error) {
 	}
 	kube := version.MajorMinor(v.kube.Major(), v.kube.Minor())
 	switch {
+	case migrate && kube.GreaterThan(lastInTree):
+		return refuse("the cluster (%s %s) is %s and has no in-tree AWS provider to migrate from (it ends with %s): use %s",
+			OptKubeVersion, o.KubeVersion, minorOf(kube), minorOf(lastInTree), OptValue{OptMode, string(ModeInstall)})
 	case !ccm.EqualTo(kube) && migrate:
 		return refuse("the CCM (%s) is %s and the cluster (%s %s) %s: a migration runs the CCM of the cluster's minor; %s",
 			v.ccmSource, minorOf(v.ccm), OptKubeVersion, o.KubeVersion, minorOf(kube), pin(kube.Minor()))
 	case !ccm.EqualTo(kube):
 		return []error{errorf("the CCM (%s) is %s and the cluster %s: the AWS CCM is released per Kubernetes minor and meant to run at the cluster's; %s",
 			v.ccmSource, minorOf(v.ccm), minorOf(kube), pin(kube.Minor()))}, nil
-	case migrate && kube.GreaterThan(lastInTree):
-		return refuse("the cluster (%s %s) is %s and has no in-tree AWS provider to migrate from (it ends with %s): use %s",
-			OptKubeVersion, o.KubeVersion, minorOf(kube), minorOf(lastInTree), OptValue{OptMode, string(ModeInstall)})
 	}
 	return nil, nil
 }
