@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // The renderer is Helm's post-renderer in-process.
@@ -276,28 +275,20 @@ func (c *Client) RecordedOptions(name, namespace string) (*Recorded, error) {
 // finds (renderer.IsCCMContainer), or else the one workload that records
 // options (a workload named with --target).
 func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
-	docs := stream.Split([][]byte{[]byte(manifest)})
-	if err := stream.Scan(docs); err != nil {
+	objs, err := renderer.Applied([]byte(manifest))
+	if err != nil {
 		return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
 	}
 	var ccm, recording []*yaml.RNode
-	for _, d := range docs {
-		if d.Kind != "DaemonSet" && d.Kind != "Deployment" {
+	for _, o := range objs {
+		if o.Ref.Kind != "DaemonSet" && o.Ref.Kind != "Deployment" {
 			continue
 		}
-		content, err := d.Content()
-		if err != nil {
-			return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
+		if _, ok := o.Node.GetAnnotations()[renderer.OptionsAnnotation]; ok {
+			recording = append(recording, o.Node)
 		}
-		n, err := yaml.Parse(string(content))
-		if err != nil {
-			return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", d.ParseError(err))
-		}
-		if _, ok := n.GetAnnotations()[renderer.OptionsAnnotation]; ok {
-			recording = append(recording, n)
-		}
-		if runsCCM(n) {
-			ccm = append(ccm, n)
+		if runsCCM(o.Node) {
+			ccm = append(ccm, o.Node)
 		}
 	}
 	switch {

@@ -2,8 +2,6 @@ package overlays
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -150,10 +148,7 @@ func WriteFlux(s Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.RemoveAll(filepath.Join(s.Out, FluxSourceDir)); err != nil {
-		return nil, err
-	}
-	return writeTree(s, files)
+	return writeTree(s, files, FluxSourceDir)
 }
 
 func fluxReadme(s Spec, all []component) []byte {

@@ -21,13 +21,13 @@ package overlays
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -70,25 +70,12 @@ func Write(s Spec) ([]string, error) {
 	return writeTree(s, files)
 }
 
-// writeTree replaces the spec's directories under s.Out with files, and
-// returns the component directories written.
-func writeTree(s Spec, files map[string][]byte) ([]string, error) {
-	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+// writeTree replaces the spec's directories, and extra, under s.Out with
+// files (safefile.Replace: a symbolic link where it would delete or write
+// is an error), and returns the component directories written.
+func writeTree(s Spec, files map[string][]byte, extra ...string) ([]string, error) {
+	if err := safefile.Replace(s.Out, append(extra, s.Directories()...), files); err != nil {
 		return nil, err
-	}
-	for _, sub := range s.Directories() {
-		if err := os.RemoveAll(filepath.Join(s.Out, filepath.FromSlash(sub))); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		path := filepath.Join(s.Out, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(path, files[name], 0o644); err != nil {
-			return nil, err
-		}
 	}
 	all, err := s.all()
 	if err != nil {
