@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -483,5 +484,53 @@ func TestWrapperUninstalledRelease(t *testing.T) {
 	}
 	if _, err := cp.Client.AppsV1().DaemonSets(ns).Get(context.Background(), release, metav1.GetOptions{}); err != nil {
 		t.Errorf("after upgrade --install: %v", err)
+	}
+}
+
+// TestWrapperChartReadme runs the example of charts/aws-ccm-rancher/README.md
+// as written, with bash and the real Helm 3 CLI as `helm`, from the
+// directory it names in a copy of the repository's layout, against the test
+// cluster: the RKE1 preset's CCM lands on exactly the RKE1 control-plane
+// nodes. The lines not run are `helm repo add` and `helm dependency build`,
+// which need the upstream repository (the tests have no network): the copy
+// holds the dependency where they put it, and TestChartLock runs Helm's
+// dependency build from Chart.lock against the repository served from
+// files.
+func TestWrapperChartReadme(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(testtools.Root(), "charts", "aws-ccm-rancher", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "\n```sh\n")
+	block, _, closed := strings.Cut(block, "\n```\n")
+	if !ok || !closed {
+		t.Fatalf("the chart's README has no sh block:\n%s", readme)
+	}
+	const dir = "charts/aws-ccm-rancher"
+	network := []string{"helm repo add aws-cloud-provider " + testtools.ChartRepo, "helm dependency build"}
+	lines := strings.Split(block, "\n")
+	if lines[0] != "cd "+dir || !slices.Equal(lines[1:3], network) {
+		t.Fatalf("the README's example does not start in %s with the dependency %q:\n%s", dir, network, block)
+	}
+	script := strings.Join(slices.Delete(lines, 1, 3), "\n")
+
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, filepath.FromSlash(dir)), os.DirFS(wrapperChartCopy(t))); err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(testtools.Helm3(t), filepath.Join(bin, "helm")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = root
+	cmd.Env = append(testtools.HelmEnv(t), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's example:\n%s\n%v\n%s", script, err, out)
+	}
+	t.Cleanup(func() { helm(t, "uninstall", "aws-ccm", "--namespace", "kube-system", "--wait") })
+	if nodes := settle(t, "kube-system", "aws-cloud-controller-manager"); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
+		t.Errorf("the README's install: pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
 	}
 }

@@ -80,8 +80,10 @@ type Options struct {
 	// CCMVersion is the CCM's version when its image tag does not tell
 	// (an untagged or digest-pinned image).
 	CCMVersion string `yaml:"ccmVersion,omitempty" json:"ccmVersion,omitempty"`
-	// AllowVersionSkew lets migrate mode render a CCM newer than the
-	// cluster.
+	// AllowVersionSkew lets migrate mode render, with a warning, what the
+	// version check refuses: a CCM of another minor than the cluster's, a
+	// CCM of 1.27 or later when the cluster's version is not known, a
+	// cluster with no in-tree provider.
 	AllowVersionSkew bool `yaml:"allowVersionSkew,omitempty" json:"allowVersionSkew,omitempty"`
 	// TokenScope says for which service accounts the CCM's own may create
 	// tokens: TokenScopeCluster (or empty) leaves the chart's grant,
@@ -170,7 +172,7 @@ var OptionTable = []Option{
 	{Opt: OptCCMVersion, Flag: "ccm-version",
 		Usage: "the CCM's version when its image tag does not tell (an untagged or digest-pinned image)",
 		field: func(o *Options) any { return &o.CCMVersion }},
-	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render a CCM newer than the cluster (--kube-version) anyway",
+	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render anyway (with a warning) a CCM of another minor than the cluster's (--kube-version), of 1.27 or later, or a cluster with no in-tree provider",
 		field: func(o *Options) any { return &o.AllowVersionSkew }},
 	{Opt: OptTokenScope, Flag: "token-scope",
 		Usage:  "for whom the CCM's account may create tokens: cluster (as the chart grants it: any account in any namespace) or controllers (its controllers' accounts in kube-system, by name)",

@@ -159,9 +159,16 @@ func Files() (map[string][]byte, error) {
 	return files, nil
 }
 
+// regenerated says, in a values file's header, what rewrites it and how a
+// user adds to it: users copy these files as their values (the README, the
+// Rancher form) and add their own flags and tolerations to the lists.
+const regenerated = "# `make generate` in the aws-ccm-renderer repository rewrites this file. As your values, copy it\n" +
+	"# and add your own flags and tolerations to its lists: the chart checks that what it needs is there.\n"
+
 func presetHeader(d renderer.Distro, m renderer.Mode) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n", d, m)
+	fmt.Fprintf(&b, "# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart.\n", d, m)
+	b.WriteString(regenerated)
 	fmt.Fprintf(&b, "# From the chart's directory (charts/aws-ccm-rancher, after helm dependency build):\n")
 	fmt.Fprintf(&b, "#   helm install aws-ccm . -n kube-system -f presets/%s-%s.yaml", d, m)
 	if tag := pinnedTag(m); tag != "" {
@@ -177,7 +184,8 @@ func presetHeader(d renderer.Distro, m renderer.Mode) string {
 
 func defaultValues(preset []byte) []byte {
 	var b strings.Builder
-	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n")
+	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart.\n")
+	b.WriteString(regenerated)
 	b.WriteString("# the defaults are presets/" + Default + ".yaml.\n#\n")
 	b.WriteString("# distro: rke, rke2, k3s or kubeadm (auto needs a node affinity, which the upstream\n")
 	b.WriteString("#   chart has no value for). mode: install, or migrate during a move off the in-tree\n")
