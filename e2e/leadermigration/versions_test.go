@@ -16,9 +16,11 @@ import (
 // TestClusterVersionRefusals: against this real 1.26 control plane, where
 // the cluster's version comes from the cluster and not from a flag, migrate
 // mode refuses the chart's default CCM (1.35) and names the tag to pin: the
-// chart wrapper's install (discovery) and the wrapper chart under the real
-// Helm 3 and Helm 4 (.Capabilities.KubeVersion from the API server); with
-// the CCM of the cluster's minor both go through. Nothing is installed.
+// chart wrapper's install and upgrade --install (the version by discovery;
+// template, which asks no cluster, by the rule for an unknown cluster) and
+// the wrapper chart under the real Helm 3 and Helm 4
+// (.Capabilities.KubeVersion from the API server); with the CCM of the
+// cluster's minor both go through. Nothing is installed.
 func TestClusterVersionRefusals(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	env := append(testtools.HelmEnv(t), "KUBECONFIG="+cp.Kubeconfig)
@@ -40,13 +42,31 @@ func TestClusterVersionRefusals(t *testing.T) {
 	}
 
 	t.Run("chart wrapper", func(t *testing.T) {
-		args := []string{"install", "refused", chart, "--namespace", ns, "--set", names("", "refused"), "--distro=rke2", "--mode=migrate"}
-		out, errOut, err := testtools.Run(t, env, testtools.Renderer(t), args...)
-		want := "the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version " + server.GitVersion + ") 1.26: " +
+		flags := []string{"--namespace", ns, "--set", names("", "refused"), "--distro=rke2", "--mode=migrate"}
+		minor := "the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version " + server.GitVersion + ") 1.26: " +
 			"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, " + pin + " (with the upstream chart: --set image.tag=" + pin + ")"
-		if testtools.ExitCode(err) != 1 || len(out) != 0 || strings.Count(string(errOut), "\n") != 1 || !strings.Contains(string(errOut), want) {
-			t.Errorf("install --mode=migrate of the chart's CCM: exit %d, %d bytes on stdout, stderr %s; want one line saying %q", testtools.ExitCode(err), len(out), errOut, want)
+		// template asks no cluster (as helm template): without the
+		// cluster's version, the CCM is newer than any cluster that can
+		// migrate.
+		noCluster := "the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate (the in-tree AWS provider ends with 1.26): " +
+			"pin the CCM release of the cluster's minor (for a 1.26 cluster " + pin + ", with the upstream chart: --set image.tag=" + pin + ")"
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"install", "refused", chart}, minor},
+			{[]string{"upgrade", "--install", "refused", chart}, minor},
+			{[]string{"template", "refused", chart}, noCluster},
+		} {
+			out, errOut, err := testtools.Run(t, env, testtools.Renderer(t), append(c.args, flags...)...)
+			if testtools.ExitCode(err) != 1 || len(out) != 0 || strings.Count(string(errOut), "\n") != 1 || !strings.Contains(string(errOut), c.want) {
+				t.Errorf("%s --mode=migrate of the chart's CCM: exit %d, %d bytes on stdout, stderr %s; want one line saying %q", c.args[0], testtools.ExitCode(err), len(out), errOut, c.want)
+			}
 		}
+		if list, _, err := testtools.Run(t, env, testtools.Helm3(t), "list", "--namespace", ns, "--all", "-q"); err != nil || len(list) != 0 {
+			t.Errorf("the refused commands left releases: %v %s", err, list)
+		}
+		args := append([]string{"install", "refused", chart}, flags...)
 		args = append(args, "--set", "image.tag="+pin, "--dry-run=server")
 		if out, errOut, err := testtools.Run(t, env, testtools.Renderer(t), args...); err != nil || !strings.Contains(string(out), "--enable-leader-migration=true") {
 			t.Errorf("install --mode=migrate --dry-run=server of the CCM of the cluster's minor: %v, %s", err, errOut)
