@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // unschedulable is the taint `kubectl cordon` leads to: the node lifecycle
@@ -59,7 +61,9 @@ func TestCordonedControlPlane(t *testing.T) {
 	for _, n := range cps {
 		cordon(t, n)
 	}
-	ns, name := install(t, "cordon", []string{"--distro=rke", "--mode=migrate"})
+	// Migrate mode with the CCM a migration pins (the renderer refuses the
+	// chart's 1.35 in migrate mode).
+	ns, name := install(t, "cordon", []string{"--distro=rke", "--mode=migrate"}, "--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
 	nodes := onFixture(settle(t, ns, name), "rke")
 	if !slices.Equal(nodes, cps) {
 		t.Errorf("pods on the RKE1 nodes %v, want one on each cordoned control-plane node %v", nodes, cps)

@@ -119,7 +119,10 @@ func TestLifecycle(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	ns, name := install(t, "life", []string{"--distro=rke2"})
 	cm := renderer.LeaderMigrationConfigMapName(name)
-	set := "namespace=" + ns + ",nameOverride=" + name + ",clusterRoleName=" + name + ",serviceAccountName=" + name + "-sa"
+	// The CCM a migration pins: the renderer refuses the chart's 1.35 in
+	// migrate mode.
+	set := "namespace=" + ns + ",nameOverride=" + name + ",clusterRoleName=" + name + ",serviceAccountName=" + name + "-sa" +
+		",image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
 	upgrade := func(flags ...string) {
 		helm(t, append([]string{"upgrade", name, chart, "--namespace", ns, "--set", set}, rendererArgs(t, flags...)...)...)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -94,8 +95,10 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	if out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--deployed", "--detailed-exitcode"); err != nil || out != "" {
 		t.Errorf("diff --deployed with the same options: %v, %q, %s", err, out, errOut)
 	}
-	// Migrate mode would change the args and add the ConfigMap.
-	out, _, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--deployed", "--detailed-exitcode")
+	// Migrate mode would change the args and add the ConfigMap. (The test
+	// cluster, 1.34, has no in-tree provider to migrate from: the renderer
+	// renders migrate mode for it only when told to.)
+	out, _, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--allow-version-skew", "--deployed", "--detailed-exitcode")
 	if testtools.ExitCode(err) != exitChanges || !strings.Contains(out, "\n+             - --enable-leader-migration=true\n") ||
 		!strings.HasPrefix(out, "wrap, wrap-leader-migration, ConfigMap (v1) has been added:\n") ||
 		!strings.Contains(out, "\nwrap, wrap, DaemonSet (apps) has changed:\n") ||
@@ -103,7 +106,7 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 		t.Errorf("diff --deployed to migrate: exit %d\n%s", testtools.ExitCode(err), out)
 	}
 
-	if _, errOut, err := rendererCmd(t, "upgrade", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate"); err != nil {
+	if _, errOut, err := rendererCmd(t, "upgrade", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--allow-version-skew"); err != nil {
 		t.Fatalf("upgrade: %v\n%s", err, errOut)
 	}
 	_, args := liveDaemonSet(t, ns, release)
@@ -188,8 +191,10 @@ func TestWrapperChartInstall(t *testing.T) {
 		t.Parallel()
 		release := "wrapchart-migrate"
 		ns := namespace(t, release)
+		// The test cluster (1.34) has no in-tree provider to migrate from:
+		// the chart installs migrate mode on it only when told to.
 		set := values(release, ns) + ",aws-cloud-controller-manager.extraVolumes[0].name=aws-ccm-leader-migration" +
-			",aws-cloud-controller-manager.extraVolumes[0].configMap.name=" + release + "-leader-migration"
+			",aws-cloud-controller-manager.extraVolumes[0].configMap.name=" + release + "-leader-migration,allowVersionSkew=true"
 		helm(t, "install", release, chart, "--namespace", ns, "-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", set)
 		if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
 			t.Errorf("pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
@@ -319,13 +324,17 @@ func TestWrapperUpgradeKeepsOptions(t *testing.T) {
 	release := "wrap-keep"
 	ns := namespace(t, release)
 	set := releaseSet(t, release, ns)
+	// The test cluster (1.34) has no in-tree provider to migrate from: the
+	// renderer renders migrate mode for it only with --allow-version-skew,
+	// which a release does not record, and warns; run leaves the warning out
+	// of what it returns.
 	run := func(args ...string) (string, string) {
 		t.Helper()
-		out, errOut, err := rendererCmd(t, append(args[:1:1], append([]string{release, chart, "--namespace", ns, "--set", set}, args[1:]...)...)...)
+		out, errOut, err := rendererCmd(t, append(args[:1:1], append([]string{release, chart, "--namespace", ns, "--set", set, "--allow-version-skew"}, args[1:]...)...)...)
 		if err != nil {
 			t.Fatalf("%v: exit %d, %s", args, testtools.ExitCode(err), errOut)
 		}
-		return out, errOut
+		return out, withoutSkewWarning(errOut)
 	}
 	run("install", "--distro=rke", "--mode=migrate", "--set-arg=v=3")
 	if got := recordedOptions(t, ns, release); got != `{"distro":"rke","mode":"migrate","setArgs":["v=3"]}` {
@@ -349,7 +358,7 @@ func TestWrapperUpgradeKeepsOptions(t *testing.T) {
 	}
 
 	// diff --deployed defaults the same way: nothing to change ...
-	if out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",args[0]=--v=2", "--exit-code"); err != nil || out != "" {
+	if out, errOut, err := rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set+",args[0]=--v=2", "--allow-version-skew", "--exit-code"); err != nil || out != "" {
 		t.Errorf("diff --deployed without flags: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 	// ... and an explicit --mode=install shows the switch: the recorded
@@ -406,12 +415,13 @@ func TestWrapperKubeVersionFromCluster(t *testing.T) {
 	if ccm == "" || strings.HasPrefix(ccm, "v"+minor+".") {
 		t.Fatalf("the chart's CCM %q must not be of the cluster's minor %s for this test", ccm, minor)
 	}
-	// migrate with a CCM newer than the cluster: refused before anything
+	// migrate on the cluster, whose version comes from discovery: it has
+	// no in-tree provider to migrate from (1.34); refused before anything
 	// is created.
 	out, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--mode=migrate")
 	if testtools.ExitCode(err) != exitInput || out != "" || strings.Count(errOut, "\n") != 1 ||
-		!strings.Contains(errOut, "newer than the cluster (--kube-version v"+minor+".") {
-		t.Errorf("install --mode=migrate of a newer CCM: exit %d, %q, %s", testtools.ExitCode(err), out, errOut)
+		!strings.Contains(errOut, "the cluster (--kube-version v"+minor+".") || !strings.Contains(errOut, "has no in-tree AWS provider to migrate from (it ends with 1.26): use --mode=install") {
+		t.Errorf("install --mode=migrate on a %s cluster: exit %d, %q, %s", minor, testtools.ExitCode(err), out, errOut)
 	}
 	if list := helm(t, "list", "--namespace", ns, "--all"); strings.Contains(list, release) {
 		t.Errorf("a refused install left a release:\n%s", list)
@@ -428,7 +438,7 @@ func TestWrapperKubeVersionFromCluster(t *testing.T) {
 		t.Errorf("diff --kube-version=v1.20.0: %v, %s", err, errOut)
 	}
 	ccmMinor := strings.Join(strings.SplitN(strings.TrimPrefix(ccm, "v"), ".", 3)[:2], ".")
-	_, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--mode=migrate", "--kube-version=v"+ccmMinor+".1")
+	_, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--kube-version=v"+ccmMinor+".1")
 	if err != nil || errOut != "" {
 		t.Errorf("diff --kube-version of the CCM's minor: %v, %s", err, errOut)
 	}
@@ -446,9 +456,21 @@ func TestWrapperKubeVersionFromCluster(t *testing.T) {
 		t.Errorf("upgrade --install --dry-run=client: %v, %s\n%s, want version %s", err, errOut, out, server.GitVersion)
 	}
 	// A CCM of the cluster's minor: silent.
-	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", releaseSet(t, release, ns), "--distro=rke", "--mode=migrate"); err != nil || errOut != "" {
-		t.Errorf("install --mode=migrate of the cluster's minor: %v, %s", err, errOut)
+	if _, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", releaseSet(t, release, ns), "--distro=rke"); err != nil || errOut != "" {
+		t.Errorf("install of the cluster's minor: %v, %s", err, errOut)
 	}
+}
+
+// withoutSkewWarning drops from a command's stderr the warning that
+// --allow-version-skew leaves in migrate mode on the test cluster.
+func withoutSkewWarning(stderr string) string {
+	var kept []string
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if !strings.Contains(l, "(rendered anyway: --allow-version-skew)") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "")
 }
 
 // chartImage is the CCM image a chart package's defaults name.
@@ -491,5 +513,53 @@ func TestWrapperUninstalledRelease(t *testing.T) {
 	}
 	if _, err := cp.Client.AppsV1().DaemonSets(ns).Get(context.Background(), release, metav1.GetOptions{}); err != nil {
 		t.Errorf("after upgrade --install: %v", err)
+	}
+}
+
+// TestWrapperChartReadme runs the example of charts/aws-ccm-rancher/README.md
+// as written, with bash and the real Helm 3 CLI as `helm`, from the
+// directory it names in a copy of the repository's layout, against the test
+// cluster: the RKE1 preset's CCM lands on exactly the RKE1 control-plane
+// nodes. The lines not run are `helm repo add` and `helm dependency build`,
+// which need the upstream repository (the tests have no network): the copy
+// holds the dependency where they put it, and TestChartLock runs Helm's
+// dependency build from Chart.lock against the repository served from
+// files.
+func TestWrapperChartReadme(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(testtools.Root(), "charts", "aws-ccm-rancher", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "\n```sh\n")
+	block, _, closed := strings.Cut(block, "\n```\n")
+	if !ok || !closed {
+		t.Fatalf("the chart's README has no sh block:\n%s", readme)
+	}
+	const dir = "charts/aws-ccm-rancher"
+	network := []string{"helm repo add aws-cloud-provider " + testtools.ChartRepo, "helm dependency build"}
+	lines := strings.Split(block, "\n")
+	if lines[0] != "cd "+dir || !slices.Equal(lines[1:3], network) {
+		t.Fatalf("the README's example does not start in %s with the dependency %q:\n%s", dir, network, block)
+	}
+	script := strings.Join(slices.Delete(lines, 1, 3), "\n")
+
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, filepath.FromSlash(dir)), os.DirFS(wrapperChartCopy(t))); err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(testtools.Helm3(t), filepath.Join(bin, "helm")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = root
+	cmd.Env = append(testtools.HelmEnv(t), "KUBECONFIG="+cp.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's example:\n%s\n%v\n%s", script, err, out)
+	}
+	t.Cleanup(func() { helm(t, "uninstall", "aws-ccm", "--namespace", "kube-system", "--wait") })
+	if nodes := settle(t, "kube-system", "aws-cloud-controller-manager"); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
+		t.Errorf("the README's install: pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
 	}
 }

@@ -18,7 +18,7 @@ import (
 var fuzzOptions = func() []Options {
 	var sets []Options
 	for _, d := range Distros {
-		for _, m := range Modes {
+		for _, m := range mustProfile(d).Modes() {
 			o := DefaultOptions()
 			o.Distro, o.Mode, o.CCMVersion = d, m, "v1.26.1"
 			sets = append(sets, o)

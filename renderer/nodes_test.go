@@ -13,7 +13,7 @@ import (
 // same as the byte path, adds and removes the leader migration ConfigMap,
 // and reports errors by object.
 func TestRenderNodes(t *testing.T) {
-	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	in := pinnedSample(t)
 	for name, o := range allOptions() {
 		t.Run(name, func(t *testing.T) {
 			r, err := New(o)

@@ -80,8 +80,10 @@ type Options struct {
 	// CCMVersion is the CCM's version when its image tag does not tell
 	// (an untagged or digest-pinned image).
 	CCMVersion string `yaml:"ccmVersion,omitempty" json:"ccmVersion,omitempty"`
-	// AllowVersionSkew lets migrate mode render a CCM newer than the
-	// cluster.
+	// AllowVersionSkew lets migrate mode render, with a warning, what the
+	// version check refuses: a CCM of another minor than the cluster's, a
+	// CCM of 1.27 or later when the cluster's version is not known, a
+	// cluster with no in-tree provider.
 	AllowVersionSkew bool `yaml:"allowVersionSkew,omitempty" json:"allowVersionSkew,omitempty"`
 	// TokenScope says for which service accounts the CCM's own may create
 	// tokens: TokenScopeCluster (or empty) leaves the chart's grant,
@@ -170,7 +172,7 @@ var OptionTable = []Option{
 	{Opt: OptCCMVersion, Flag: "ccm-version",
 		Usage: "the CCM's version when its image tag does not tell (an untagged or digest-pinned image)",
 		field: func(o *Options) any { return &o.CCMVersion }},
-	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render a CCM newer than the cluster (--kube-version) anyway",
+	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render anyway (with a warning) a CCM of another minor than the cluster's (--kube-version), of 1.27 or later, or a cluster with no in-tree provider",
 		field: func(o *Options) any { return &o.AllowVersionSkew }},
 	{Opt: OptTokenScope, Flag: "token-scope",
 		Usage:  "for whom the CCM's account may create tokens: cluster (as the chart grants it: any account in any namespace) or controllers (its controllers' accounts in kube-system, by name)",
@@ -381,11 +383,18 @@ func (o Options) Validate() error {
 // check validates the options and returns warnings about values that are
 // allowed but unusual.
 func (o Options) check() (warnings []string, err error) {
-	if _, ok := ProfileFor(o.Distro); !ok {
+	profile, ok := ProfileFor(o.Distro)
+	if !ok {
 		return nil, usageErrorf(OptDistro, "%q is unknown: use one of %s", o.Distro, joinValues(Distros))
 	}
 	if o.Mode != ModeInstall && o.Mode != ModeMigrate {
 		return nil, usageErrorf(OptMode, "%q is unknown: use one of %s", o.Mode, joinValues(Modes))
+	}
+	if !slices.Contains(profile.Modes(), o.Mode) {
+		return nil, usageErrorf(OptMode, "%s does not apply to %s: that distribution is built without the in-tree cloud providers, so no in-tree "+
+			"controller manager hands over to the CCM; its move to the AWS CCM is a switch, step by step in "+
+			"`aws-ccm-renderer plan --distro %s`: render with %s", o.Mode, OptValue{OptDistro, string(o.Distro)},
+			o.Distro, OptValue{OptMode, string(ModeInstall)})
 	}
 	if o.HostNetwork == nil {
 		return nil, usageErrorf(OptHostNetwork, "must be true or false")

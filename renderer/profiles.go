@@ -54,6 +54,21 @@ type Profile struct {
 	AffinityLabels []string
 	// Tolerations the pod needs on the distribution's control-plane nodes.
 	Tolerations []Toleration
+	// NoInTreeProvider: the distribution's Kubernetes is built without the
+	// in-tree cloud providers (K3s: the providerless build tag, k3s-io/k3s
+	// scripts/build), so there is no in-tree controller manager to hand
+	// over from and no migrate mode; its move to the AWS CCM is a switch
+	// (SPEC §6; aws-ccm-renderer plan --distro k3s).
+	NoInTreeProvider bool
+}
+
+// Modes returns the modes the distribution has: install, and migrate
+// unless it has no in-tree provider.
+func (p Profile) Modes() []Mode {
+	if p.NoInTreeProvider {
+		return []Mode{ModeInstall}
+	}
+	return Modes
 }
 
 func exists(key, effect string) Toleration {
@@ -85,9 +100,10 @@ var profiles = map[Distro]Profile{
 		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 	},
 	DistroK3s: {
-		Distro:       DistroK3s,
-		NodeSelector: map[string]string{LabelControlPlane: "true"},
-		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
+		Distro:           DistroK3s,
+		NodeSelector:     map[string]string{LabelControlPlane: "true"},
+		Tolerations:      []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
+		NoInTreeProvider: true,
 	},
 	DistroKubeadm: {
 		Distro:       DistroKubeadm,

@@ -472,10 +472,10 @@ func TestEmptyInput(t *testing.T) {
 // other options gives what rendering the original with them gives, for
 // every pair of these option sets.
 func TestRerenderConverges(t *testing.T) {
-	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	in := pinnedSample(t)
 	sets := map[string]func(*Options){}
 	for _, d := range Distros {
-		for _, m := range Modes {
+		for _, m := range mustProfile(d).Modes() {
 			sets[string(d)+"/"+string(m)] = func(o *Options) { o.Distro, o.Mode = d, m }
 		}
 	}
@@ -542,5 +542,9 @@ func TestOptionsValidated(t *testing.T) {
 		{name: "another cloud provider is refused", in: docs(dsDoc),
 			opts:    func(o *Options) { o.SetArgs = []string{"cloud-provider=external"} },
 			wantErr: []string{"--set-arg cloud-provider: the CCM must run with --cloud-provider=aws"}},
+		{name: "K3s has no migrate mode: the switch is explained", in: docs(dsDoc),
+			opts: func(o *Options) { o.Distro, o.Mode = DistroK3s, ModeMigrate },
+			wantErr: []string{"--mode migrate does not apply to --distro=k3s", "built without the in-tree cloud providers",
+				"a switch, step by step in `aws-ccm-renderer plan --distro k3s`", "render with --mode=install"}},
 	})
 }

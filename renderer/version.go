@@ -15,9 +15,8 @@ import (
 // a 1.21 controller manager, where it is alpha.
 const LeaderMigrationFeatureGate = "ControllerManagerLeaderMigration"
 
-// lastInTree is the last Kubernetes minor with the in-tree AWS cloud
-// provider: the clusters that migrate run it or an older one.
-var lastInTree = version.MajorMinor(1, 26)
+// lastInTree is LastInTreeMinor as a version.
+var lastInTree = version.MajorMinor(1, LastInTreeMinor)
 
 func parseVersion(s string) (*version.Version, error) { return version.ParseGeneric(s) }
 
@@ -99,35 +98,94 @@ func ccmVersion(o Options, image string) versions {
 
 func minorOf(v *version.Version) string { return fmt.Sprintf("%d.%d", v.Major(), v.Minor()) }
 
+// CCMReleases is the latest cloud-controller-manager image of each
+// Kubernetes minor that has been promoted to registry.k8s.io, from
+// kubernetes/k8s.io registry.k8s.io/images/k8s-staging-provider-aws/images.yaml
+// (entries of "cloud-controller-manager"). Some later patch releases are
+// tagged in kubernetes/cloud-provider-aws without a promoted image
+// (v1.24.20, v1.25.16, v1.26.13): those cannot be pulled.
+var CCMReleases = map[int]string{
+	22: "v1.22.8",
+	23: "v1.23.20",
+	24: "v1.24.19",
+	25: "v1.25.15",
+	26: "v1.26.14",
+	27: "v1.27.10",
+	28: "v1.28.11",
+	29: "v1.29.10",
+	30: "v1.30.10",
+	31: "v1.31.9",
+	32: "v1.32.8",
+	33: "v1.33.4",
+	34: "v1.34.3",
+	35: "v1.35.2",
+}
+
+// CCMReleasesSource says where CCMReleases comes from.
+const CCMReleasesSource = "the latest cloud-controller-manager image of the minor promoted to registry.k8s.io (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)"
+
+// LastInTreeMinor is the last Kubernetes minor (1.x) with the in-tree AWS
+// cloud provider: a cluster that migrates runs it or an older one.
+const LastInTreeMinor = 26
+
+// CCMTag returns the image tag to pin for a cluster of Kubernetes 1.minor:
+// CCMReleases' when it has one, else "v1.<minor>.<patch>" for the user to
+// fill in.
+func CCMTag(minor int) string {
+	if tag, ok := CCMReleases[minor]; ok {
+		return tag
+	}
+	return fmt.Sprintf("v1.%d.<patch>", minor)
+}
+
+// pin says what to pin for a cluster of the given minor.
+func pin(minor uint) string {
+	tag := CCMTag(int(minor))
+	return fmt.Sprintf("pin the CCM release of the cluster's minor, %s (with the upstream chart: --set image.tag=%s)", tag, tag)
+}
+
 // skew checks the CCM's version against the cluster's: the AWS CCM is
 // released per Kubernetes minor and meant to run at the cluster's, and a
-// controller manager must never be newer than the API server. It returns
-// warnings, or an error when migrate mode would run a CCM newer than the
-// cluster and the options do not allow it.
+// leader migration hands the in-tree controllers of a cluster of 1.26 or
+// older over to a CCM of the cluster's minor. In migrate mode it refuses,
+// unless the options allow skew, a CCM of another minor than the cluster's
+// (when the cluster's version is known), a CCM newer than any cluster that
+// can migrate (when it is not) and a cluster with no in-tree provider; in
+// install mode a CCM of another minor is a warning.
 func (v versions) skew(o Options) ([]error, error) {
 	if v.ccm == nil {
 		return nil, nil
 	}
 	ccm := version.MajorMinor(v.ccm.Major(), v.ccm.Minor())
-	pin := func(minor string) string {
-		return fmt.Sprintf("use a CCM release of the cluster's minor, %s (with the upstream chart: --set image.tag=v%s.<patch>)", minor, minor)
+	migrate := o.Mode == ModeMigrate
+	// refuse returns the problem as the error, or as a warning when the
+	// options allow skew.
+	refuse := func(format string, args ...any) ([]error, error) {
+		if o.AllowVersionSkew {
+			return []error{errorf(format+" (rendered anyway: %s)", append(args, OptAllowVersionSkew)...)}, nil
+		}
+		return nil, errorf(format+", or pass %s to render it anyway", append(args, OptAllowVersionSkew)...)
 	}
 	if v.kube == nil {
-		if o.Mode == ModeMigrate && ccm.GreaterThan(lastInTree) {
-			return []error{errorf("the CCM (%s) is %s, newer than any cluster that can migrate (the in-tree provider ends with %s): "+
-				"use a CCM release of your cluster's minor (with the upstream chart, for a %s cluster: --set image.tag=v%s.<patch>); %s checks it",
-				v.ccmSource, minorOf(v.ccm), minorOf(lastInTree), minorOf(lastInTree), minorOf(lastInTree), OptKubeVersion)}, nil
+		if migrate && ccm.GreaterThan(lastInTree) {
+			tag := CCMTag(LastInTreeMinor)
+			return refuse("the CCM (%s) is %s, newer than any cluster that can migrate (the in-tree AWS provider ends with %s): "+
+				"pin the CCM release of the cluster's minor (for a %s cluster %s, with the upstream chart: --set image.tag=%s) and give the cluster's version with %s",
+				v.ccmSource, minorOf(v.ccm), minorOf(lastInTree), minorOf(lastInTree), tag, tag, OptKubeVersion)
 		}
 		return nil, nil
 	}
 	kube := version.MajorMinor(v.kube.Major(), v.kube.Minor())
 	switch {
-	case ccm.GreaterThan(kube) && o.Mode == ModeMigrate && !o.AllowVersionSkew:
-		return nil, errorf("the CCM (%s) is %s, newer than the cluster (%s %s): a controller manager must not be "+
-			"newer than the API server; %s, or pass %s to render it anyway", v.ccmSource, minorOf(v.ccm), OptKubeVersion, o.KubeVersion, pin(minorOf(kube)), OptAllowVersionSkew)
+	case migrate && kube.GreaterThan(lastInTree):
+		return refuse("the cluster (%s %s) is %s and has no in-tree AWS provider to migrate from (it ends with %s): use %s",
+			OptKubeVersion, o.KubeVersion, minorOf(kube), minorOf(lastInTree), OptValue{OptMode, string(ModeInstall)})
+	case !ccm.EqualTo(kube) && migrate:
+		return refuse("the CCM (%s) is %s and the cluster (%s %s) %s: a migration runs the CCM of the cluster's minor; %s",
+			v.ccmSource, minorOf(v.ccm), OptKubeVersion, o.KubeVersion, minorOf(kube), pin(kube.Minor()))
 	case !ccm.EqualTo(kube):
 		return []error{errorf("the CCM (%s) is %s and the cluster %s: the AWS CCM is released per Kubernetes minor and meant to run at the cluster's; %s",
-			v.ccmSource, minorOf(v.ccm), minorOf(kube), pin(minorOf(kube)))}, nil
+			v.ccmSource, minorOf(v.ccm), minorOf(kube), pin(kube.Minor()))}, nil
 	}
 	return nil, nil
 }

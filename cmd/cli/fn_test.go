@@ -53,7 +53,7 @@ spec:
         node-role.kubernetes.io/control-plane: ""
       containers:
       - name: ccm
-        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
+        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14
         args: [--v=2, --cloud-provider=aws]`}
 
 // bookkeeping returns the annotations kustomize adds to item i.
@@ -200,8 +200,8 @@ data:
   leaderName: my-lease
   target: DaemonSet/kube-system/ccm
   kcmUser: system:kcm
-  kubeVersion: v1.35.2
-  ccmVersion: v1.35.0
+  kubeVersion: v1.26.15
+  ccmVersion: v1.26.14
   allowVersionSkew: "false"
 `, check: func(t *testing.T, o fnOutput) {
 			ds := o.find("DaemonSet", "ccm")
@@ -371,6 +371,7 @@ func TestFnErrors(t *testing.T) {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: opts\ndata:\n" + data
 	}
 	badDS := strings.Replace(fnItems[3], "containers:", "containers: not-a-list\n      x:", 1)
+	ccm135 := strings.Replace(fnItems[3], ":v1.26.14", ":v1.35.0", 1)
 	// Found before the workload is patched, refused after.
 	badRole := strings.Replace(fnItems[1], "rules:", "rules: not-a-list\nx:", 1)
 	cases := []struct {
@@ -404,6 +405,16 @@ func TestFnErrors(t *testing.T) {
 		{"a role of the wrong shape", "", []string{fnItems[0], badRole, fnItems[2], fnItems[3]}, "ClusterRole ccm",
 			&resourceRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "ccm"}},
 		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "item 2: DaemonSet kube-system/ccm: spec.template.spec.containers is a scalar, not a list",
+			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
+		{"K3s in migrate mode", cm("  distro: k3s\n  mode: migrate\n"), nil,
+			"mode migrate does not apply to distro: k3s: that distribution is built without the in-tree cloud providers",
+			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
+		{"migrate: a CCM of another minor than the cluster", cm("  mode: migrate\n  kubeVersion: v1.25.16\n"), nil,
+			"item 4: DaemonSet kube-system/ccm: the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14) is 1.26 and the cluster (kubeVersion v1.25.16) 1.25: " +
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.25.15 (with the upstream chart: --set image.tag=v1.25.15), or pass allowVersionSkew to render it anyway",
+			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
+		{"migrate: a CCM newer than any cluster that migrates", cm("  mode: migrate\n"), []string{fnItems[0], fnItems[1], fnItems[2], ccm135},
+			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 	}
 	for _, c := range cases {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,13 @@ import (
 type OptionFlags struct {
 	// Config is --config, the RendererConfig file.
 	Config string
+	// Only are the options a command takes; none: every option.
+	Only []renderer.Opt
+}
+
+// takes tells whether the command takes an option.
+func (f *OptionFlags) takes(o renderer.Opt) bool {
+	return len(f.Only) == 0 || slices.Contains(f.Only, o)
 }
 
 // Register adds the flags to fs.
@@ -24,6 +32,9 @@ func (f *OptionFlags) Register(fs *pflag.FlagSet) {
 	d := renderer.DefaultOptions()
 	fs.StringVarP(&f.Config, "config", "c", "", "read options from a RendererConfig YAML file; flags given on the command line win")
 	for _, op := range renderer.OptionTable {
+		if !f.takes(op.Opt) {
+			continue
+		}
 		def := ""
 		if t := op.Text(d); len(t) == 1 {
 			def = t[0]
@@ -63,6 +74,11 @@ func (f *OptionFlags) Options(fs *pflag.FlagSet) (renderer.Options, error) {
 		var err error
 		if o, err = renderer.ReadConfigFile(f.Config); err != nil {
 			return o, err
+		}
+		for _, op := range renderer.OptionTable {
+			if !f.takes(op.Opt) && op.Given(o) {
+				return o, &renderer.UsageError{Err: fmt.Errorf("--config %s: %s does not apply to this command", f.Config, op.Opt)}
+			}
 		}
 	}
 	for _, op := range renderer.OptionTable {

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,10 +14,11 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// checkOverlaysIn asserts that dir holds every generated file as generated.
+// checkOverlaysIn asserts that dir holds every file the spec generates
+// (the repository's, written to dir), as generated.
 func checkOverlaysIn(t *testing.T, dir string) {
 	t.Helper()
-	files, err := overlays.Files()
+	files, err := overlays.Files(overlays.DefaultSpec(filepath.ToSlash(dir)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +30,13 @@ func checkOverlaysIn(t *testing.T, dir string) {
 	}
 }
 
-// wantListing is what the command prints: the component directories.
+// wantListing is what the command prints: the component directories, each
+// distribution in the modes it has.
 func wantListing(dir string) string {
 	var b strings.Builder
 	for _, d := range renderer.Distros {
-		for _, m := range renderer.Modes {
+		p, _ := renderer.ProfileFor(d)
+		for _, m := range p.Modes() {
 			b.WriteString(filepath.Join(dir, string(d), string(m)) + "\n")
 		}
 	}
@@ -105,6 +111,10 @@ func TestOverlaysErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	targetConfig := filepath.Join(dir, "target.yaml")
+	if err := os.WriteFile(targetConfig, []byte("apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\ntarget: DaemonSet/kube-system/ccm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A file where a distro's directory goes.
 	clash := filepath.Join(dir, "clash")
 	if err := os.MkdirAll(clash, 0o755); err != nil {
@@ -122,7 +132,21 @@ func TestOverlaysErrors(t *testing.T) {
 		{"empty --out", []string{"--out", ""}, ExitUsage, "--out must name a directory"},
 		{"--out without a value", []string{"--out"}, ExitUsage, "flag needs an argument"},
 		{"positional argument", []string{"overlays"}, ExitUsage, `unknown command "overlays"`},
-		{"unknown flag", []string{"--distro=rke2"}, ExitUsage, "unknown flag: --distro"},
+		{"unknown flag", []string{"--target=DaemonSet/kube-system/ccm"}, ExitUsage, "unknown flag: --target"},
+		{"K3s in migrate mode", []string{"--out", dir, "--distro=k3s", "--mode=migrate"}, ExitUsage,
+			"--mode migrate does not apply to --distro=k3s: that distribution is built without the in-tree cloud providers"},
+		{"migrate on a cluster without the in-tree provider", []string{"--out", dir, "--mode=migrate", "--kube-version=v1.28.3"}, ExitUsage,
+			"the cluster (--kube-version v1.28.3) is 1.28 and has no in-tree AWS provider to migrate from (it ends with 1.26): use --mode=install"},
+		{"migrate with a CCM newer than any cluster that migrates", []string{"--out", dir, "--mode=migrate", "--image-tag=v1.35.2"}, ExitUsage,
+			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.2) is 1.35, newer than any cluster that can migrate"},
+		{"migrate with a CCM of another minor than the cluster", []string{"--out", dir, "--mode=migrate", "--kube-version=1.25", "--image-tag=v1.26.14"}, ExitUsage,
+			"is 1.26 and the cluster (--kube-version 1.25) 1.25: a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.25.15"},
+		{"a minor without a known release", []string{"--out", dir, "--mode=migrate", "--kube-version=v1.21.14"}, ExitUsage,
+			"no CCM release of Kubernetes 1.21 is known to be promoted to registry.k8s.io: pin one with --image-tag"},
+		{"an image tag that is not a release", []string{"--out", dir, "--image-tag=latest"}, ExitUsage, `--image-tag "latest": want a CCM release tag such as v1.26.14`},
+		{"a bad renderer option", []string{"--out", dir, "--set-arg=cloud-provider=gce"}, ExitUsage, "--set-arg cloud-provider: the CCM must run with --cloud-provider=aws"},
+		{"a config file with an option overlays does not take", []string{"--out", dir, "--config", targetConfig}, ExitUsage,
+			"--config " + targetConfig + ": target does not apply to this command"},
 		{"--out is a file", []string{"--out", file}, ExitOther, "writing the overlays: mkdir " + file + ": not a directory"},
 		{"--out below a file", []string{"--out", filepath.Join(file, "overlays")}, ExitOther, "writing the overlays:"},
 		{"a file in the way", []string{"--out", clash}, ExitOther, "writing the overlays:"},
@@ -176,7 +200,7 @@ func TestOverlaysFlux(t *testing.T) {
 	if code != ExitOK || errOut != "" || out != wantListing("flux") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	files, err := overlays.FluxFiles()
+	files, err := overlays.FluxFiles(overlays.DefaultSpec("flux"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,4 +220,136 @@ func TestOverlaysFlux(t *testing.T) {
 	if _, out, _ := run(t, "", "__completeNoDesc", "overlays", "--format", ""); out != "kustomize\nflux\n:4\n" {
 		t.Errorf("completion: %q", out)
 	}
+}
+
+// TestOverlaysOptions: the renderer's options reach every component;
+// --distro and --mode write only theirs; migrate mode pins the CCM of the
+// cluster's minor with the leader migration configuration that CCM reads;
+// each file names the command that wrote it, and that command, run again,
+// writes the same files.
+func TestOverlaysOptions(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cases := []struct {
+		name    string
+		args    []string
+		listing string
+		want    map[string][]string // file: what it holds
+		notWant map[string][]string
+	}{
+		{name: "one component for a 1.25 cluster, with a flag of one's own",
+			args:    []string{"--out", "gitops/ccm", "--distro=rke2", "--mode=migrate", "--kube-version=v1.25.16", "--set-arg=cluster-name=prod"},
+			listing: "gitops/ccm/rke2/migrate\n",
+			want: map[string][]string{
+				"rke2/migrate/daemonset.yaml": {"#   aws-ccm-renderer overlays --out=gitops/ccm --distro=rke2 --mode=migrate --set-arg=cluster-name=prod --kube-version=v1.25.16\n",
+					"image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.25.15\n", "- --cluster-name=prod\n", "- --enable-leader-migration=true\n"},
+				"rke2/migrate/leader-migration.yaml": {"apiVersion: controllermanager.config.k8s.io/v1\n"},
+				"README.md":                          {"| [`rke2/migrate`](rke2/migrate) |", "`v1.25.15`"},
+			},
+			notWant: map[string][]string{"rke2/migrate/leader-migration.yaml": {"resourceLock"}, "README.md": {"rke2/install", "rke/migrate"}}},
+		{name: "a 1.23 cluster: the CCM reads v1beta1",
+			args:    []string{"--out", "v123", "--distro=kubeadm", "--mode=migrate", "--kube-version=1.23"},
+			listing: "v123/kubeadm/migrate\n",
+			want: map[string][]string{
+				"kubeadm/migrate/daemonset.yaml":        {"image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.23.20\n"},
+				"kubeadm/migrate/leader-migration.yaml": {"apiVersion: controllermanager.config.k8s.io/v1beta1\n", "resourceLock: leases\n"},
+			}},
+		{name: "a release of one's choice, and other options, in every mode",
+			args:    []string{"--out", "mine", "--distro=rke", "--image-tag=v1.26.10", "--host-network=false", "--leader-name=my-lease", "--kcm-user=kcm", "--remove-arg=v"},
+			listing: "mine/rke/install\nmine/rke/migrate\n",
+			want: map[string][]string{
+				"rke/install/daemonset.yaml":        {"--out=mine --distro=rke --host-network=false --remove-arg=v --leader-name=my-lease --kcm-user=kcm --image-tag=v1.26.10\n", "cloud-controller-manager:v1.26.10\n"},
+				"rke/migrate/daemonset.yaml":        {"cloud-controller-manager:v1.26.10\n"},
+				"rke/migrate/leader-migration.yaml": {`leaderName: "my-lease"`, "name: kcm\n"},
+			},
+			notWant: map[string][]string{"rke/install/daemonset.yaml": {"hostNetwork: true", "- --v="}}},
+		{name: "install mode keeps the chart's image unless the cluster's version is given",
+			args: []string{"--out", "plain", "--mode=install"}, listing: "plain/auto/install\nplain/rke/install\nplain/rke2/install\nplain/k3s/install\nplain/kubeadm/install\n",
+			notWant: map[string][]string{"rke2/install/daemonset.yaml": {"image:"}}},
+		{name: "K3s: only install",
+			args: []string{"--out", "k3s", "--distro=k3s"}, listing: "k3s/k3s/install\n",
+			want: map[string][]string{"k3s/install/kustomization.yaml": {"--out=k3s --distro=k3s\n"}}},
+		{name: "Flux: the pin is a chart value",
+			args:    []string{"--format=flux", "--out", "flux", "--distro=rke2", "--mode=migrate", "--kube-version=v1.24.17"},
+			listing: "flux/rke2/migrate\n",
+			want: map[string][]string{
+				"rke2/migrate/helmrelease.yaml":      {"#   aws-ccm-renderer overlays --format=flux --out=flux --distro=rke2 --mode=migrate --kube-version=v1.24.17\n", "  values:\n    image:\n      tag: v1.24.19\n"},
+				"source/helmrepository.yaml":         {"--format=flux"},
+				"rke2/migrate/leader-migration.yaml": {"apiVersion: controllermanager.config.k8s.io/v1\n"},
+			},
+			notWant: map[string][]string{"rke2/migrate/helmrelease.yaml": {"image: registry"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := run(t, "", append([]string{"overlays"}, c.args...)...)
+			if code != ExitOK || errOut != "" || out != c.listing {
+				t.Fatalf("exit %d, stdout %q (want %q), stderr %q", code, out, c.listing, errOut)
+			}
+			dir := c.args[slices.Index(c.args, "--out")+1]
+			read := func(name string) string {
+				b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			for name, wants := range c.want {
+				for _, w := range wants {
+					if got := read(name); !strings.Contains(got, w) {
+						t.Errorf("%s lacks %q:\n%s", name, w, got)
+					}
+				}
+			}
+			for name, nots := range c.notWant {
+				for _, w := range nots {
+					if got := read(name); strings.Contains(got, w) {
+						t.Errorf("%s has %q:\n%s", name, w, got)
+					}
+				}
+			}
+			// The command in the header, run again, writes the same files.
+			before := readDir(t, dir)
+			header := regexp.MustCompile(`(?m)^#   (aws-ccm-renderer overlays .*)$`).FindStringSubmatch(before[firstYAML(before)])
+			if header == nil {
+				t.Fatalf("no command in the header of %s", firstYAML(before))
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, errOut := run(t, "", strings.Fields(header[1])[1:]...); code != ExitOK {
+				t.Fatalf("%s: exit %d, %s", header[1], code, errOut)
+			}
+			if after := readDir(t, dir); !maps.Equal(after, before) {
+				t.Errorf("%s writes other files than the first run", header[1])
+			}
+		})
+	}
+}
+
+// readDir reads every file under dir, by slash-separated relative path.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// firstYAML names the first YAML file of a tree.
+func firstYAML(files map[string]string) string {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if strings.HasSuffix(name, ".yaml") {
+			return name
+		}
+	}
+	return ""
 }

@@ -12,9 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -169,7 +171,7 @@ func TestRealKCMHandover(t *testing.T) {
 	}
 
 	version := testtools.LatestChartVersion
-	migrate := decode(t, render(t, version, nil, "--distro=rke2", "--mode=migrate"))
+	migrate := decode(t, render(t, version, []string{pinned}, "--distro=rke2", "--mode=migrate"))
 	kcmRBAC, ccmObjs := split(migrate, generatedRBAC)
 	ds := daemonSet(t, migrate)
 	sa, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "serviceAccountName")
@@ -332,6 +334,11 @@ func TestMigrationLeasePermissions(t *testing.T) {
 				// renderer refuses it; the chart's RBAC is checked with a
 				// CCM that has.
 				set += ",image.tag=v1.21.0"
+			}
+			if tag, _ := upstream.DefaultImageTag(version); kversion.MustParseGeneric(tag).Minor() > renderer.LastInTreeMinor {
+				// Its default CCM is newer than any cluster that migrates,
+				// which the renderer refuses in migrate mode.
+				set += "," + pinned
 			}
 			objs := decode(t, render(t, version,
 				[]string{set},

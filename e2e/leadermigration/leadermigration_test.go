@@ -73,12 +73,18 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// pinned is the chart value that pins the CCM a migration of this 1.26
+// cluster runs (the renderer refuses the chart's 1.35 in migrate mode; the
+// CCM these tests run is built from the 1.34 libraries whatever the image
+// says, and the configuration of both is v1).
+var pinned = "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
+
 // rendered returns the CCM's args and, in migrate mode with the rendered
 // config, the LeaderMigrationConfiguration, from the renderer's output for
 // the latest upstream chart.
 func rendered(t *testing.T, flags ...string) (args []string, config string) {
 	t.Helper()
-	objs, err := manifest.Split(render(t, testtools.LatestChartVersion, nil, flags...))
+	objs, err := manifest.Split(render(t, testtools.LatestChartVersion, []string{pinned}, flags...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -131,24 +132,26 @@ func withoutOriginLabels(t *testing.T, rel *helmv2.HelmRelease, objs []manifest.
 	return objs
 }
 
-// TestFluxHelmReleaseMeansWhatTheRendererMeans applies each generated
-// HelmRelease's post-renderers to every chart version's default output as
-// helm-controller does, adds the leader migration objects of migrate mode
-// (applied beside it by the Flux Kustomization), and checks that the
-// result means what the post-renderer's output for that distro and mode
-// means, where docs/overlays.md says the patches fit.
+// TestFluxHelmReleaseMeansWhatTheRendererMeans renders every chart version
+// with each generated HelmRelease's values and applies its post-renderers
+// to the output as helm-controller does, adds the leader migration objects
+// of migrate mode (applied beside it by the Flux Kustomization), and checks
+// that the result means what the post-renderer's output for that distro and
+// mode means, where docs/overlays.md says the patches fit. In migrate mode
+// the values pin the CCM of the cluster's minor, whose leader migration
+// configuration the generated file carries, whatever CCM the chart version
+// deploys by default (0.0.2's has none, 0.0.4's and 0.0.6's read only
+// v1beta1).
 func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	if overlays.FluxChartVersion != testtools.LatestChartVersion {
 		t.Errorf("the HelmReleases pin chart %s, the newest tested is %s", overlays.FluxChartVersion, testtools.LatestChartVersion)
 	}
 	for _, version := range testtools.ChartVersions {
-		plain := testtools.HelmTemplate(t, testtools.UpstreamChart(t, version), nil)
+		chart := testtools.UpstreamChart(t, version)
 		for _, d := range renderer.Distros {
-			for _, mode := range renderer.Modes {
-				if version == "0.0.2" && mode == renderer.ModeMigrate {
-					continue // the renderer refuses it: docs/overlays.md, TestOverlaysMeanWhatTheRendererMeans
-				}
+			p, _ := renderer.ProfileFor(d)
+			for _, mode := range p.Modes() {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
 					t.Parallel()
 					rel := readHelmRelease(t, exampleDir("flux", string(d), string(mode), overlays.FileHelmRelease))
@@ -156,6 +159,7 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 						s.SourceRef.Kind != "HelmRepository" || rel.Namespace != "kube-system" || rel.Name != "aws-cloud-controller-manager" {
 						t.Errorf("chart %+v, release %s/%s", s, rel.Namespace, rel.Name)
 					}
+					plain := helmTemplateRelease(t, chart, rel)
 					out, err := fluxPostRender(rel, plain)
 					if err != nil {
 						t.Fatal(err)
@@ -175,38 +179,29 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 							t.Fatal(err)
 						}
 						objs = append(objs, extra...)
-					}
-					want := testtools.PostRendered(t, plain, d, mode)
-					if mode == renderer.ModeMigrate && slices.Contains([]string{"0.0.4", "0.0.6"}, version) {
-						v1Config(t, want)
+						ccm, _ := manifest.CCM(objs)
+						if image, _ := manifest.Containers(ccm)[0]["image"].(string); !strings.HasSuffix(image, ":"+renderer.CCMTag(renderer.LastInTreeMinor)) {
+							t.Errorf("migrate mode runs %s, not the CCM of the last minor that migrates", image)
+						}
 					}
 					testtools.CheckMeaning(t, objs, nodes, d, mode)
-					testtools.SameAsRenderer(t, objs, want, nodes)
+					testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, d, mode), nodes)
 				})
 			}
 		}
 	}
 }
 
-// v1Config makes the post-renderer's LeaderMigrationConfiguration v1 for
-// charts 0.0.4 and 0.0.6, whose CCMs read only v1beta1, which the
-// renderer writes for them with the resourceLock v1 has no field for: the
-// generated files carry the v1 of the latest chart's CCM and cannot tell,
-// as docs/overlays.md says.
-func v1Config(t *testing.T, objs []manifest.Object) {
+// helmTemplateRelease renders a chart with a HelmRelease's values, as
+// helm-controller does before it post-renders.
+func helmTemplateRelease(t *testing.T, chart string, rel *helmv2.HelmRelease) []byte {
 	t.Helper()
-	for _, o := range objs {
-		data, _ := manifest.Get(o.Doc, "data").(map[string]any)
-		if cfg, ok := data["leader-migration.yaml"].(string); ok && o.Kind == "ConfigMap" {
-			if !strings.Contains(cfg, "controllermanager.config.k8s.io/v1beta1") || !strings.Contains(cfg, "\nresourceLock: leases\n") {
-				t.Fatalf("the renderer's configuration is not v1beta1 with resourceLock: leases:\n%s", cfg)
-			}
-			cfg = strings.Replace(cfg, "controllermanager.config.k8s.io/v1beta1", "controllermanager.config.k8s.io/v1", 1)
-			data["leader-migration.yaml"] = strings.Replace(cfg, "\nresourceLock: leases\n", "\n", 1)
-			return
-		}
+	if rel.Spec.Values == nil {
+		return testtools.HelmTemplate(t, chart, nil)
 	}
-	t.Fatal("no leader migration ConfigMap in the post-renderer's output")
+	values := filepath.Join(t.TempDir(), "values.json")
+	testtools.WriteFile(t, values, rel.Spec.Values.Raw)
+	return testtools.HelmTemplate(t, chart, nil, "--values", values)
 }
 
 // TestFluxKustomization builds each generated directory as a Flux
@@ -215,7 +210,8 @@ func v1Config(t *testing.T, objs []manifest.Object) {
 // migrate mode the leader migration objects.
 func TestFluxKustomization(t *testing.T) {
 	for _, d := range renderer.Distros {
-		for _, mode := range renderer.Modes {
+		p, _ := renderer.ProfileFor(d)
+		for _, mode := range p.Modes() {
 			out, err := testtools.KrustyRun(filesys.MakeFsOnDisk(), exampleDir("flux", string(d), string(mode)))
 			if err != nil {
 				t.Fatalf("%s/%s: %v", d, mode, err)

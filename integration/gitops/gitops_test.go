@@ -9,6 +9,7 @@ package gitops
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -135,6 +136,7 @@ type cmpRun struct {
 	files  map[string]string // more files in the source directory
 	links  map[string]string // symbolic links in the source directory, to these targets
 	helm   string            // the helm on PATH; the real one if empty
+	kube   string            // the destination cluster's version (KUBE_VERSION); v1.34.2 if empty
 }
 
 // localChart is where every run's source directory holds the latest
@@ -200,7 +202,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		{"ARGOCD_APP_SOURCE_REPO_URL", "https://git.example.com/platform/cluster-config.git"},
 		{"ARGOCD_APP_SOURCE_PATH", sourcePath},
 		{"ARGOCD_APP_SOURCE_TARGET_REVISION", "main"},
-		{"KUBE_VERSION", "v1.34.2"},
+		{"KUBE_VERSION", cmp.Or(c.kube, "v1.34.2")},
 		{"KUBE_API_VERSIONS", "v1,apps/v1,rbac.authorization.k8s.io/v1,coordination.k8s.io/v1"},
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.env)) {
@@ -237,30 +239,38 @@ func TestArgoCDPlugin(t *testing.T) {
 	version := testtools.LatestChartVersion
 	chart := testtools.UpstreamChart(t, version)
 	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace)
+	// A migration pins the CCM of the cluster's minor (docs/argocd.md).
+	pin := "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
+	pinned := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace, "--set", pin)
 
 	type run struct {
 		distro renderer.Distro
 		mode   renderer.Mode
 		params []argoParam
 		env    map[string]string
+		kube   string // the destination cluster's version
 	}
 	runs := map[string]run{
-		"defaults": {renderer.DistroAuto, renderer.ModeInstall, nil, nil},
-		"migrate":  {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")}}, nil},
-		// Applications of the plugin's first version set the plugin env.
-		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, nil, map[string]string{"DISTRO": "rke", "MODE": "migrate"}},
+		"defaults": {renderer.DistroAuto, renderer.ModeInstall, nil, nil, ""},
+		"migrate": {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")},
+			{Name: "helm-set", Array: []string{pin}}}, nil, "1.26.15"},
+		// Applications of the plugin's first version set the plugin env;
+		// Argo CD before 3.1 sends the version as the cluster says it,
+		// without a "+".
+		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, []argoParam{{Name: "helm-set", Array: []string{pin}}},
+			map[string]string{"DISTRO": "rke", "MODE": "migrate"}, "v1.26.15rke2r1"},
 		// A parameter wins over the plugin env.
 		"parameters over env": {renderer.DistroK3s, renderer.ModeInstall, []argoParam{{Name: "distro", String: str("k3s")}},
-			map[string]string{"DISTRO": "rke", "MODE": "install"}},
+			map[string]string{"DISTRO": "rke", "MODE": "install"}, ""},
 	}
 	for _, d := range renderer.Distros {
 		runs[string(d)] = run{d, renderer.ModeInstall, []argoParam{{Name: "distro", String: str(string(d))}, {Name: "mode", String: str("install")},
-			{Name: "chart-version", String: str(version)}}, nil}
+			{Name: "chart-version", String: str(version)}}, nil, ""}
 	}
 	for name, r := range runs {
 		t.Run(name, func(t *testing.T) {
 			r.params = append(r.params, argoParam{Name: "chart", String: str(localChart)})
-			out, errOut, err := cmpRun{env: r.env, params: r.params}.run(t)
+			out, errOut, err := cmpRun{env: r.env, params: r.params, kube: r.kube}.run(t)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
@@ -268,8 +278,12 @@ func TestArgoCDPlugin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			want := plain
+			if r.mode == renderer.ModeMigrate {
+				want = pinned
+			}
 			testtools.CheckMeaning(t, objs, nodes, r.distro, r.mode)
-			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, r.distro, r.mode), nodes)
+			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, want, r.distro, r.mode), nodes)
 		})
 	}
 
@@ -291,20 +305,31 @@ func TestArgoCDPlugin(t *testing.T) {
 	})
 
 	for name, c := range map[string]struct {
-		env  map[string]string
-		want string
+		env    map[string]string
+		params []argoParam
+		kube   string
+		want   string
 	}{
-		"unknown distro":          {map[string]string{"DISTRO": "bogus", "CHART": localChart}, `--distro "bogus" is unknown`},
-		"unknown mode":            {map[string]string{"MODE": "upgrade", "CHART": localChart}, `--mode "upgrade" is unknown`},
-		"bad flag":                {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, "--cloud-provider=aws"},
-		"missing chart":           {map[string]string{"CHART": "missing.tgz"}, "missing.tgz"},
-		"chart outside":           {map[string]string{"CHART": chart}, "chart: " + chart + " is not a path in the Application's source directory"},
-		"chart a level up":        {map[string]string{"CHART": "../other-team/chart"}, "chart: ../other-team/chart is not a path in the Application's source directory"},
-		"chart of another scheme": {map[string]string{"CHART": "file:///etc/charts/x.tgz"}, "chart: file:///etc/charts/x.tgz is neither a chart name"},
-		"chart as a helm flag":    {map[string]string{"CHART": "--kubeconfig=x"}, "chart: --kubeconfig=x is neither a chart name"},
+		"unknown distro":          {map[string]string{"DISTRO": "bogus", "CHART": localChart}, nil, "", `--distro "bogus" is unknown`},
+		"unknown mode":            {map[string]string{"MODE": "upgrade", "CHART": localChart}, nil, "", `--mode "upgrade" is unknown`},
+		"bad flag":                {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, nil, "", "--cloud-provider=aws"},
+		"missing chart":           {map[string]string{"CHART": "missing.tgz"}, nil, "", "missing.tgz"},
+		"chart outside":           {map[string]string{"CHART": chart}, nil, "", "chart: " + chart + " is not a path in the Application's source directory"},
+		"chart a level up":        {map[string]string{"CHART": "../other-team/chart"}, nil, "", "chart: ../other-team/chart is not a path in the Application's source directory"},
+		"chart of another scheme": {map[string]string{"CHART": "file:///etc/charts/x.tgz"}, nil, "", "chart: file:///etc/charts/x.tgz is neither a chart name"},
+		"chart as a helm flag":    {map[string]string{"CHART": "--kubeconfig=x"}, nil, "", "chart: --kubeconfig=x is neither a chart name"},
+		// The destination cluster's version reaches the renderer.
+		"migrate: the chart's CCM (1.35) on a 1.26 cluster": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("rke2")},
+			{Name: "mode", String: str("migrate")}}, "1.26.15",
+			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version 1.26.15) 1.26: " +
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14)"},
+		"migrate: a 1.26 CCM on a 1.25 cluster": {map[string]string{"CHART": localChart, "MODE": "migrate"}, []argoParam{{Name: "helm-set", Array: []string{pin}}}, "1.25.16",
+			"is 1.26 and the cluster (--kube-version 1.25.16) 1.25"},
+		"migrate: K3s": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("k3s")}, {Name: "mode", String: str("migrate")},
+			{Name: "helm-set", Array: []string{pin}}}, "1.26.15", "`aws-ccm-renderer plan --distro k3s`"},
 	} {
 		t.Run("fails: "+name, func(t *testing.T) {
-			out, errOut, err := cmpRun{env: c.env}.run(t)
+			out, errOut, err := cmpRun{env: c.env, params: c.params, kube: c.kube}.run(t)
 			if err == nil {
 				t.Fatal("the generate command succeeded")
 			}
@@ -778,6 +803,38 @@ func TestFleetBundle(t *testing.T) {
 			}
 			testtools.CheckMeaning(t, objs, nodes, tg.distro, renderer.ModeInstall)
 			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, out, tg.distro, renderer.ModeInstall), nodes)
+		})
+	}
+
+	// A migration as docs/fleet.md says: the component of the distribution's
+	// kustomization changed from install to migrate. The migrate component
+	// pins the CCM of the last minor that migrates, whatever the chart's
+	// default image: the result is the renderer's for the chart with that
+	// image.tag.
+	pinned := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", bundle.Helm.ReleaseName, chart,
+		"--namespace", bundle.DefaultNamespace, "--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
+	for name, tg := range targets {
+		t.Run(name+", migrate", func(t *testing.T) {
+			migrating := t.TempDir()
+			if err := os.CopyFS(migrating, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			kpath := filepath.Join(migrating, filepath.FromSlash(tg.dir), "kustomization.yaml")
+			k, err := os.ReadFile(kpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			install := "/" + string(tg.distro) + "/install\n"
+			if !strings.Contains(string(k), install) {
+				t.Fatalf("%s does not use the %s install component:\n%s", tg.dir, tg.distro, k)
+			}
+			testtools.WriteFile(t, kpath, []byte(strings.Replace(string(k), install, "/"+string(tg.distro)+"/migrate\n", 1)))
+			objs, err := manifest.Split(fleetKustomize(t, migrating, tg.dir, out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			testtools.CheckMeaning(t, objs, nodes, tg.distro, renderer.ModeMigrate)
+			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, pinned, tg.distro, renderer.ModeMigrate), nodes)
 		})
 	}
 }

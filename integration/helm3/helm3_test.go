@@ -13,8 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -22,9 +25,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 
 // TestHelm3Template renders every upstream chart version with the real Helm 3
 // CLI, for every distro and mode, compares with the golden files and checks
-// what the output means.
+// what the output means. Migrate mode refuses, through Helm, a chart whose
+// default CCM has no leader migration (0.0.2's v1.20) or is newer than any
+// cluster that migrates (0.0.8 on), and K3s; those charts' migrate goldens
+// are rendered with the CCM a migration pins (image.tag).
 func TestHelm3Template(t *testing.T) {
 	nodes := testtools.Fixtures(t)
+	pin := renderer.CCMTag(renderer.LastInTreeMinor)
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
 		plain := testtools.HelmTemplate(t, chart, nil)
@@ -32,31 +39,63 @@ func TestHelm3Template(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		pinned := testtools.HelmTemplate(t, chart, nil, "--set", "image.tag="+pin)
+		pinnedObjs, err := manifest.Split(pinned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defaultTag, _ := upstream.DefaultImageTag(version)
+		defaultMinor := minorOf(t, defaultTag)
 		for _, distro := range renderer.Distros {
 			for _, mode := range renderer.Modes {
 				name := fmt.Sprintf("%s/%s-%s", version, distro, mode)
 				t.Run(name, func(t *testing.T) {
 					args := []string{"--distro=" + string(distro), "--mode=" + string(mode)}
-					if version == "0.0.2" && mode == renderer.ModeMigrate {
-						// Its CCM (v1.20) has no leader migration.
-						_, errOut, err := helmTemplateErr(t, chart, args)
-						if err == nil || !strings.Contains(string(errOut), "has no leader migration") {
-							t.Errorf("migrate mode with chart 0.0.2: %v, stderr %s", err, errOut)
+					var extra []string
+					untouched := plainObjs
+					if mode == renderer.ModeMigrate {
+						refusal := ""
+						switch {
+						case distro == renderer.DistroK3s:
+							refusal = "--mode migrate does not apply to --distro=k3s"
+						case defaultMinor < 21:
+							refusal = "has no leader migration"
+						case defaultMinor > renderer.LastInTreeMinor:
+							refusal = testtools.MigrationVersionWarning
 						}
-						return
+						if refusal != "" {
+							out, errOut, err := helmTemplateErr(t, chart, args)
+							if err == nil || len(out) != 0 || !strings.Contains(string(errOut), refusal) {
+								t.Errorf("migrate mode with chart %s: %v, %d bytes on stdout, stderr %s; want the refusal %q", version, err, len(out), errOut, refusal)
+							}
+							if distro == renderer.DistroK3s {
+								return
+							}
+							extra, untouched = []string{"--set", "image.tag=" + pin}, pinnedObjs
+						}
 					}
-					out := testtools.HelmTemplate(t, chart, args)
+					out := testtools.HelmTemplate(t, chart, args, extra...)
 					golden(t, filepath.Join("helm3", version, string(distro)+"-"+string(mode)+".yaml"), out)
 					objs, err := manifest.Split(out)
 					if err != nil {
 						t.Fatal(err)
 					}
 					testtools.CheckMeaning(t, objs, nodes, distro, mode)
-					checkUntouched(t, plainObjs, objs)
+					checkUntouched(t, untouched, objs)
 				})
 			}
 		}
 	}
+}
+
+// minorOf is the minor of a CCM image tag.
+func minorOf(t *testing.T, tag string) int {
+	t.Helper()
+	v, err := version.ParseGeneric(tag)
+	if err != nil {
+		t.Fatalf("image tag %q: %v", tag, err)
+	}
+	return int(v.Minor())
 }
 
 // helmTemplateErr runs `helm template` through the renderer and returns
@@ -116,7 +155,7 @@ func TestHelm3Baseline(t *testing.T) {
 func TestHelm3RenamedValues(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	set := "nameOverride=my-ccm,namespace=cloud,clusterRoleName=my-ccm-role,serviceAccountName=my-ccm-sa"
+	set := "nameOverride=my-ccm,namespace=cloud,clusterRoleName=my-ccm-role,serviceAccountName=my-ccm-sa,image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
 	out := testtools.HelmTemplate(t, chart, []string{"--distro=rke2", "--mode=migrate"}, "--set", set)
 	objs, err := manifest.Split(out)
 	if err != nil {
@@ -126,6 +165,64 @@ func TestHelm3RenamedValues(t *testing.T) {
 	ccm, _ := manifest.CCM(objs)
 	if ccm.Name != "my-ccm" || ccm.Namespace != "cloud" {
 		t.Fatalf("workload %s", ccm.ID())
+	}
+}
+
+// TestHelm3MigrateVersions: through the real Helm 3 CLI, migrate mode
+// refuses what would break a migration, with the renderer's one line, a
+// failed helm and nothing on stdout; the cluster's version reaches the
+// renderer as --post-renderer-args (Helm's own --kube-version does not).
+func TestHelm3MigrateVersions(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	for _, c := range []struct {
+		name     string
+		args     []string // the renderer's
+		set      string   // image.tag
+		want     string   // the refusal; "" renders
+		warnings int
+	}{
+		{"the chart's CCM (1.35), the cluster not told", []string{"--mode=migrate"}, "",
+			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate (the in-tree AWS provider ends with 1.26): " +
+				"pin the CCM release of the cluster's minor (for a 1.26 cluster v1.26.14, with the upstream chart: --set image.tag=v1.26.14) and give the cluster's version with --kube-version, or pass --allow-version-skew to render it anyway", 0},
+		{"the chart's CCM (1.35) on a 1.26 cluster", []string{"--mode=migrate", "--kube-version=v1.26.15"}, "",
+			"is 1.35 and the cluster (--kube-version v1.26.15) 1.26: a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14", 0},
+		{"a 1.26 CCM on a 1.25 cluster", []string{"--mode=migrate", "--kube-version=v1.25.16"}, "v1.26.14",
+			"is 1.26 and the cluster (--kube-version v1.25.16) 1.25: a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.25.15", 0},
+		{"a 1.28 cluster", []string{"--mode=migrate", "--kube-version=v1.28.3"}, "v1.28.11",
+			"the cluster (--kube-version v1.28.3) is 1.28 and has no in-tree AWS provider to migrate from (it ends with 1.26): use --mode=install", 0},
+		{"K3s", []string{"--distro=k3s", "--mode=migrate"}, "v1.26.14", "`aws-ccm-renderer plan --distro k3s`", 0},
+		{"the CCM of the cluster's minor", []string{"--mode=migrate", "--kube-version=v1.26.15"}, "v1.26.14", "", 0},
+		{"skew allowed: a warning", []string{"--mode=migrate", "--kube-version=v1.26.15", "--allow-version-skew"}, "", "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var extra []string
+			if c.set != "" {
+				extra = []string{"--set", "image.tag=" + c.set}
+			}
+			args := []string{"template", "ccm", chart, "--namespace", "kube-system", "--post-renderer", testtools.Renderer(t)}
+			for _, a := range c.args {
+				args = append(args, "--post-renderer-args="+a)
+			}
+			out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Helm3(t), append(args, extra...)...)
+			if c.want == "" {
+				if err != nil || len(out) == 0 {
+					t.Fatalf("%v, stderr %s", err, errOut)
+				}
+				return
+			}
+			if err == nil || len(out) != 0 {
+				t.Fatalf("helm exits %v with %d bytes on stdout", err, len(out))
+			}
+			var lines []string
+			for _, l := range strings.Split(string(errOut), "\n") {
+				if strings.HasPrefix(l, "aws-ccm-renderer: ") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+				t.Errorf("the renderer's lines %q; want one saying %q", lines, c.want)
+			}
+		})
 	}
 }
 

@@ -102,12 +102,20 @@ func TestHelm4Plugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A migration pins the CCM of the cluster's minor and gives the
+	// renderer the cluster's version.
+	migrate := []string{"--set", "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor), "--post-renderer-args=--kube-version=v1.26.15"}
 	for _, d := range renderer.Distros {
-		for _, mode := range renderer.Modes {
+		p, _ := renderer.ProfileFor(d)
+		for _, mode := range p.Modes() {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
-				out := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
-					"--post-renderer", "aws-ccm", "--post-renderer-args=--distro="+string(d), "--post-renderer-args=--mode="+string(mode))
+				args := []string{"template", "ccm", chart, "--namespace", "kube-system",
+					"--post-renderer", "aws-ccm", "--post-renderer-args=--distro=" + string(d), "--post-renderer-args=--mode=" + string(mode)}
+				if mode == renderer.ModeMigrate {
+					args = append(args, migrate...)
+				}
+				out := testtools.MustRun(t, env, helm, args...)
 				objs, err := manifest.Split(out)
 				if err != nil {
 					t.Fatal(err)
@@ -197,6 +205,15 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	}
 	if !strings.Contains(text, helmErr) {
 		t.Errorf("the terminal does not show Helm's own error:\n%s", text)
+	}
+
+	// Migrate mode with the chart's CCM (1.35) on a 1.26 cluster: refused,
+	// and the terminal says which tag to pin.
+	code, text = runOnTerminal(t, env, helm, "template", "ccm", chart, "--post-renderer", "aws-ccm",
+		"--post-renderer-args=--mode=migrate", "--post-renderer-args=--kube-version=v1.26.15")
+	if want := "is 1.35 and the cluster (--kube-version v1.26.15) 1.26: a migration runs the CCM of the cluster's minor; " +
+		"pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14)"; code != 1 || strings.Count(text, want) != 1 || strings.Contains(text, "kind: DaemonSet") {
+		t.Errorf("migrate mode with a 1.35 CCM on a 1.26 cluster: exit %d, the terminal shows:\n%s", code, text)
 	}
 	if strings.Index(text, renderErr) > strings.Index(text, helmErr) {
 		t.Errorf("the renderer's error does not come first:\n%s", text)

@@ -35,6 +35,44 @@ func latestChartOutput(t *testing.T) []byte {
 	return latestOutput
 }
 
+// pinnedChartOutput is the latest chart's output with the CCM a migration
+// pins, of the last minor that migrates.
+func pinnedChartOutput(t *testing.T) []byte {
+	t.Helper()
+	return testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil,
+		"--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
+}
+
+// TestKRMFunctionMigrateRefusals: from the real kustomize CLI, the
+// function refuses in migrate mode what would break a migration: kustomize
+// fails with the function's one line and prints nothing.
+func TestKRMFunctionMigrateRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name, fc string
+		pinned   bool
+		want     string
+	}{
+		{"the chart's CCM (1.35) on a 1.26 cluster", rendererConfigFC("distro: rke2\nmode: migrate\nkubeVersion: v1.26.15\n"), false,
+			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (kubeVersion v1.26.15) 1.26: " +
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14), or pass allowVersionSkew to render it anyway"},
+		{"the chart's CCM (1.35), the cluster not told", configMapFC("  distro: rke2\n  mode: migrate\n"), false, "newer than any cluster that can migrate"},
+		{"a 1.26 CCM on a 1.25 cluster", configMapFC("  mode: migrate\n  kubeVersion: 1.25.16\n"), true, "is 1.26 and the cluster (kubeVersion 1.25.16) 1.25"},
+		{"K3s", configMapFC("  distro: k3s\n  mode: migrate\n"), true, "mode migrate does not apply to distro: k3s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			in := latestChartOutput(t)
+			if c.pinned {
+				in = pinnedChartOutput(t)
+			}
+			out, errOut, err := kustomizeBuild(t, kustomizeDir(t, in, c.fc))
+			if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "aws-ccm-renderer: ") || !strings.Contains(string(errOut), c.want) {
+				t.Errorf("kustomize build: %v, %d bytes on stdout, stderr %s; want the refusal %q", err, len(out), errOut, c.want)
+			}
+		})
+	}
+}
+
 // kustomizeDir writes a kustomization whose resources are input and which
 // runs the renderer on them as an exec transformer configured by
 // functionConfig (a YAML document without the function annotation).
@@ -87,16 +125,30 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A migration pins the CCM of the cluster's minor and says the
+	// cluster's version.
+	pinned := pinnedChartOutput(t)
+	pinnedObjs, err := manifest.Split(pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range renderer.Distros {
-		for _, mode := range renderer.Modes {
+		p, _ := renderer.ProfileFor(d)
+		for _, mode := range p.Modes() {
 			configs := map[string]string{
 				"ConfigMap":      configMapFC("  distro: " + string(d) + "\n  mode: " + string(mode) + "\n"),
 				"RendererConfig": rendererConfigFC("distro: " + string(d) + "\nmode: " + string(mode) + "\n"),
 			}
+			in, plain := input, plain
+			if mode == renderer.ModeMigrate {
+				in, plain = pinned, pinnedObjs
+				configs["ConfigMap"] += "  kubeVersion: v1.26.15\n"
+				configs["RendererConfig"] += "kubeVersion: v1.26.15\n"
+			}
 			for kind, fc := range configs {
 				t.Run(string(d)+"-"+string(mode)+"/"+kind, func(t *testing.T) {
 					t.Parallel()
-					out, errOut, err := kustomizeBuild(t, kustomizeDir(t, input, fc))
+					out, errOut, err := kustomizeBuild(t, kustomizeDir(t, in, fc))
 					if err != nil {
 						t.Fatalf("kustomize build: %v\n%s", err, errOut)
 					}
@@ -120,7 +172,8 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 // ConfigMap once.
 func TestKRMFunctionOverRenderedOutput(t *testing.T) {
 	nodes := testtools.Fixtures(t)
-	migrated := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), []string{"--distro=rke2", "--mode=migrate"})
+	migrated := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), []string{"--distro=rke2", "--mode=migrate"},
+		"--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
 	for _, mode := range renderer.Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()

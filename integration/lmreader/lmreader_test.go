@@ -184,14 +184,14 @@ func TestReaders(t *testing.T) {
 	})
 }
 
-// lastInTree is the last minor with the in-tree AWS provider: without the
-// cluster's version, the renderer warns about a newer CCM in migrate mode.
-const lastInTree = 26
+// lastInTree is the last minor with the in-tree AWS provider: in migrate
+// mode the renderer refuses a newer CCM or cluster unless allowed.
+const lastInTree = renderer.LastInTreeMinor
 
 // ccmTag is the image tag the test pins a CCM of 1.<minor> with: the
-// release plan pins for that minor, else its first.
+// release the renderer pins for that minor, else its first.
 func ccmTag(minor int) string {
-	if tag, ok := plan.CCMReleases[minor]; ok {
+	if tag, ok := renderer.CCMReleases[minor]; ok {
 		return tag
 	}
 	return fmt.Sprintf("v1.%d.0", minor)
@@ -228,14 +228,28 @@ func TestChartVersions(t *testing.T) {
 				t.Fatalf("chart %s: image %s: %v", chartVersion, image, err)
 			}
 			minor := int(v.Minor())
+			// A CCM or a cluster newer than the last minor with the in-tree
+			// provider is refused unless allowed; then it warns.
+			newer := func(err string) string {
+				if minor > lastInTree {
+					return err
+				}
+				return ""
+			}
+			older := "a migration runs the CCM of the cluster's minor"
+			if minor-1 > lastInTree {
+				older = "has no in-tree AWS provider to migrate from"
+			}
 			cases := []struct {
 				name, lease, err string
 				args             []string
+				warn             bool
 			}{
-				{name: "cluster unknown", lease: renderer.DefaultLeaderName},
-				{name: "cluster of its minor, own lease", lease: "ccm-migration",
+				{name: "cluster unknown", lease: renderer.DefaultLeaderName, err: newer(testtools.MigrationVersionWarning)},
+				{name: "cluster unknown, skew allowed", lease: renderer.DefaultLeaderName, args: []string{"--allow-version-skew"}, warn: minor > lastInTree},
+				{name: "cluster of its minor, own lease", lease: "ccm-migration", err: newer("has no in-tree AWS provider to migrate from"),
 					args: []string{fmt.Sprintf("--kube-version=v1.%d.5", minor), "--leader-name=ccm-migration"}},
-				{name: "cluster a minor older", err: "newer than the cluster",
+				{name: "cluster a minor older", err: older,
 					args: []string{fmt.Sprintf("--kube-version=v1.%d.5", minor-1)}},
 			}
 			for _, c := range cases {
@@ -258,7 +272,7 @@ func TestChartVersions(t *testing.T) {
 					if err != nil {
 						t.Fatalf("the renderer %q: %v\n%s", args, err, stderr.String())
 					}
-					if warn := strings.Contains(stderr.String(), testtools.MigrationVersionWarning); stderr.Len() != 0 && !warn || warn != (len(c.args) == 0 && minor > lastInTree) {
+					if warn := strings.Contains(stderr.String(), testtools.MigrationVersionWarning); stderr.Len() != 0 && !warn || warn != c.warn {
 						t.Errorf("stderr: %q", stderr.String())
 					}
 					reader := min(minor, minors[len(minors)-1])
@@ -268,9 +282,23 @@ func TestChartVersions(t *testing.T) {
 			}
 			if tag == "" && minor >= minors[0] {
 				// The same through the real Helm 3 CLI, the renderer as its
-				// post-renderer: the same configuration.
+				// post-renderer: the same configuration, or for the charts
+				// whose CCM is newer than any cluster that migrates the
+				// refusal, and nothing on stdout.
 				t.Run(chartVersion+"/helm-post-renderer", func(t *testing.T) {
-					out := testtools.HelmTemplate(t, chart, []string{"--mode=migrate", "--leader-name=through-helm"})
+					rendererArgs := []string{"--mode=migrate", "--leader-name=through-helm"}
+					if minor > lastInTree {
+						args := []string{"template", "ccm", chart, "--namespace", "kube-system", "--post-renderer", rend}
+						for _, a := range rendererArgs {
+							args = append(args, "--post-renderer-args="+a)
+						}
+						out, stderr, err := testtools.Run(t, env, helm, args...)
+						if err == nil || len(out) != 0 || !strings.Contains(string(stderr), testtools.MigrationVersionWarning) {
+							t.Fatalf("helm with the renderer in migrate mode on a %s CCM: %v, stdout %d bytes, stderr %s", image, err, len(out), stderr)
+						}
+						rendererArgs = append(rendererArgs, "--allow-version-skew")
+					}
+					out := testtools.HelmTemplate(t, chart, rendererArgs)
 					accepted(t, min(minor, minors[len(minors)-1]), migrationConfig(t, out), "through-helm", renderer.LeaderMigrationControllers)
 					n++
 				})
@@ -281,11 +309,12 @@ func TestChartVersions(t *testing.T) {
 }
 
 // TestWrapperChart renders the wrapper chart (charts/aws-ccm-rancher) in
-// migrate mode with the upstream chart's CCM pinned to every minor from the
-// one before the first reader's to the last reader's (1.21's with the
-// feature gate its validation asks for): its LeaderMigrationConfiguration is
-// read by the reader of the CCM's minor; a CCM without leader migration is
-// refused by the chart.
+// migrate mode for a cluster of every minor from the one before the first
+// reader's to the last reader's, with the upstream chart's CCM pinned to
+// that minor (1.21's with the feature gate its validation asks for): its
+// LeaderMigrationConfiguration is read by the reader of the CCM's minor; a
+// CCM without leader migration is refused by the chart, and so is a
+// cluster without the in-tree provider unless allowVersionSkew.
 func TestWrapperChart(t *testing.T) {
 	minors := testtools.LMReaderMinors(t)
 	chart, env := testtools.WrapperChart(t), testtools.HelmEnv(t)
@@ -304,8 +333,16 @@ func TestWrapperChart(t *testing.T) {
 	}
 	for minor := minors[0] - 1; minor <= minors[len(minors)-1]; minor++ {
 		t.Run(fmt.Sprintf("1.%d", minor), func(t *testing.T) {
-			args := []string{"template", "aws-ccm", chart, "--namespace", "kube-system", "-f", preset,
+			args := []string{"template", "aws-ccm", chart, "--namespace", "kube-system", "-f", preset, "--kube-version", fmt.Sprintf("v1.%d.3", minor),
 				"--set", "aws-cloud-controller-manager.image.tag=" + ccmTag(minor), "--set", "leaderName=wrapper-lease"}
+			if minor > lastInTree {
+				// A cluster without the in-tree provider: refused, unless
+				// allowed.
+				if _, stderr, err := testtools.Run(t, env, testtools.Helm3(t), args...); err == nil || !strings.Contains(string(stderr), "has no in-tree AWS provider to migrate from") {
+					t.Fatalf("the wrapper chart in migrate mode on a 1.%d cluster: %v, %s", minor, err, stderr)
+				}
+				args = append(args, "--set", "allowVersionSkew=true")
+			}
 			if minor == minors[0] {
 				args = append(args, "--set", fmt.Sprintf("aws-cloud-controller-manager.args[%d]=--feature-gates=%s=true", len(values.CCM.Args), renderer.LeaderMigrationFeatureGate))
 			}
@@ -454,4 +491,107 @@ func kcmConfigs(t *testing.T, p *plan.Plan) []string {
 		t.Fatalf("the plan holds %d LeaderMigrationConfigurations, %d of them as YAML snippets", k, len(configs))
 	}
 	return configs
+}
+
+// TestGeneratedFiles: the LeaderMigrationConfiguration of every generated
+// migrate file the repository ships (overlays/, examples/fleet/overlays/,
+// examples/flux/) and of those `overlays --kube-version` writes for each
+// minor that migrates (the kustomize and the Flux format) is read by the
+// reader of the minor of the CCM the file pins: the migrate components of
+// the charts whose CCMs read only v1beta1 carry what the pinned CCM reads.
+func TestGeneratedFiles(t *testing.T) {
+	minors := testtools.LMReaderMinors(t)
+	check := func(t *testing.T, dir string, wantMinor int) {
+		t.Helper()
+		found := 0
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.Name() != "leader-migration.yaml" {
+				return err
+			}
+			comp := filepath.Dir(path)
+			found++
+			tag := pinnedTag(t, comp)
+			v, err := version.ParseGeneric(tag)
+			if err != nil {
+				t.Fatalf("%s pins %q: %v", comp, tag, err)
+			}
+			minor := int(v.Minor())
+			if wantMinor != 0 && minor != wantMinor {
+				t.Errorf("%s pins %s, not a CCM of 1.%d", comp, tag, wantMinor)
+			}
+			if !slices.Contains(minors, minor) {
+				t.Fatalf("%s pins %s, which no reader covers", comp, tag)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			objs, err := manifest.Split(b)
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				if cfg, ok := manifest.Get(o.Doc, "data", renderer.LeaderMigrationFile).(string); ok && o.Kind == "ConfigMap" {
+					accepted(t, minor, cfg, renderer.DefaultLeaderName, renderer.LeaderMigrationControllers)
+					return nil
+				}
+			}
+			t.Errorf("%s holds no leader migration ConfigMap", path)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found == 0 {
+			t.Fatalf("no migrate files under %s", dir)
+		}
+	}
+	for _, dir := range []string{"overlays", "examples/fleet/overlays", "examples/flux"} {
+		t.Run(dir, func(t *testing.T) { check(t, filepath.Join(testtools.Root(), filepath.FromSlash(dir)), lastInTree) })
+	}
+	for minor := minors[0]; minor <= lastInTree; minor++ {
+		for _, format := range []string{"kustomize", "flux"} {
+			t.Run(fmt.Sprintf("overlays --format=%s --kube-version=1.%d", format, minor), func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out")
+				args := []string{"overlays", "--format=" + format, "--out", out, "--mode=migrate", fmt.Sprintf("--kube-version=v1.%d.3", minor)}
+				if _, ok := renderer.CCMReleases[minor]; !ok {
+					args = append(args, "--image-tag="+ccmTag(minor))
+				}
+				testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
+				check(t, out, minor)
+			})
+		}
+	}
+}
+
+// pinnedTag returns the CCM image tag a generated migrate directory pins:
+// the kustomize component's container image, or the Flux HelmRelease's
+// image.tag value.
+func pinnedTag(t *testing.T, dir string) string {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(dir, "helmrelease.yaml")); err == nil {
+		var rel struct {
+			Spec struct {
+				Values struct {
+					Image struct {
+						Tag string `json:"tag"`
+					} `json:"image"`
+				} `json:"values"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &rel); err != nil {
+			t.Fatal(err)
+		}
+		return rel.Spec.Values.Image.Tag
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "daemonset.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := manifest.Split(b)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%s/daemonset.yaml: %v", dir, err)
+	}
+	image, _ := manifest.Containers(objs[0])[0]["image"].(string)
+	return renderer.ImageTag(image)
 }

@@ -5,7 +5,7 @@
 package overlays
 
 import (
-	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +18,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestOverlaysCommand(t *testing.T) {
 	gen := t.TempDir()
 	testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--out", gen)
-	files, err := overlays.Files()
+	files, err := overlays.Files(overlays.DefaultSpec(gen))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +63,15 @@ func readTree(t *testing.T, root string) map[string][]byte {
 // overlays/, and a kustomization using both.
 func overlayDir(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) string {
 	t.Helper()
+	return overlayDirFrom(t, filepath.Join(testtools.Root(), "overlays"), chartOutput, distro, mode)
+}
+
+// overlayDirFrom is overlayDir with the overlays of another directory.
+func overlayDirFrom(t *testing.T, overlaysDir string, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) string {
+	t.Helper()
 	dir := t.TempDir()
 	comp := "overlays/" + overlays.Component(distro, mode)
-	src := filepath.Join(testtools.Root(), filepath.FromSlash(comp))
+	src := filepath.Join(overlaysDir, filepath.FromSlash(overlays.Component(distro, mode)))
 	if err := os.CopyFS(filepath.Join(dir, filepath.FromSlash(comp)), os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
@@ -106,54 +113,27 @@ func overlayBuilds(t *testing.T, dir string) map[string][]manifest.Object {
 // kustomize CLI and with the api library to every chart version's default
 // `helm template` output, and checks that the result means what the
 // post-renderer's output for that distro and mode means. This is the
-// evidence for the versions docs/overlays.md says the overlays fit. Where
-// they cannot (migrate mode with a CCM too old to read the v1
-// LeaderMigrationConfiguration the components carry), the test says how
-// they differ.
+// evidence for the versions docs/overlays.md says the overlays fit. A
+// migrate component pins the CCM of the last minor that migrates whatever
+// the chart deploys by default (0.0.2's CCM has no leader migration, 0.0.4's
+// and 0.0.6's read only v1beta1): its result is the renderer's for the
+// chart with that image.
 func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	for _, version := range testtools.ChartVersions {
-		plain := testtools.HelmTemplate(t, testtools.UpstreamChart(t, version), nil)
+		chart := testtools.UpstreamChart(t, version)
+		plain := testtools.HelmTemplate(t, chart, nil)
+		pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(renderer.CCMTag(renderer.LastInTreeMinor))...)
 		for _, d := range renderer.Distros {
-			for _, mode := range renderer.Modes {
+			p, _ := renderer.ProfileFor(d)
+			for _, mode := range p.Modes() {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
 					t.Parallel()
-					o := renderer.DefaultOptions()
-					o.Distro, o.Mode = d, mode
-					r, err := renderer.New(o)
-					if err != nil {
-						t.Fatal(err)
+					input := plain
+					if mode == renderer.ModeMigrate {
+						input = pinned
 					}
-					out, err := r.Render(plain)
-					if version == "0.0.2" && mode == renderer.ModeMigrate {
-						// The renderer refuses: the CCM (v1.20) has no leader
-						// migration. A component cannot tell; docs/overlays.md
-						// says so.
-						if err == nil || !strings.Contains(err.Error(), "has no leader migration") {
-							t.Errorf("the renderer accepts migrate mode for chart 0.0.2: %v", err)
-						}
-						return
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					rendered := out.Bytes()
-					if mode == renderer.ModeMigrate && slices.Contains([]string{"0.0.4", "0.0.6"}, version) {
-						// The components carry the v1 configuration of the
-						// latest chart's CCM; these CCMs (v1.22, v1.23) read
-						// v1beta1, which the renderer writes for them with
-						// the resourceLock that v1 does not have.
-						if !bytes.Contains(rendered, []byte("apiVersion: controllermanager.config.k8s.io/v1beta1")) ||
-							!bytes.Contains(rendered, []byte("\n    resourceLock: leases\n")) {
-							t.Fatalf("the renderer's configuration for chart %s is not v1beta1 with resourceLock: leases", version)
-						}
-						rendered = bytes.Replace(rendered, []byte("controllermanager.config.k8s.io/v1beta1"), []byte("controllermanager.config.k8s.io/v1"), 1)
-						rendered = bytes.Replace(rendered, []byte("\n    resourceLock: leases\n"), []byte("\n"), 1)
-					}
-					want, err := manifest.Split(rendered)
-					if err != nil {
-						t.Fatal(err)
-					}
+					want := testtools.PostRendered(t, input, d, mode)
 					for name, objs := range overlayBuilds(t, overlayDir(t, plain, d, mode)) {
 						t.Run(name, func(t *testing.T) {
 							testtools.CheckMeaning(t, objs, nodes, d, mode)
@@ -162,6 +142,43 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// pinnedImage are the helm flags that set the chart's image to the CCM
+// release of a tag, whatever repository the chart version's defaults name.
+func pinnedImage(tag string) []string {
+	return []string{"--set", "image.repository=" + upstream.ImageRepository, "--set", "image.tag=" + tag}
+}
+
+// TestOverlaysPerMinor: `overlays --kube-version` writes the migrate
+// component of each minor that migrates, whose CCM and leader migration
+// configuration are the renderer's for the chart with that CCM and the
+// cluster's version, on the chart versions whose CCMs read each API
+// version; and the configuration is the one that minor's reader accepts
+// (integration/lmreader reads it).
+func TestOverlaysPerMinor(t *testing.T) {
+	nodes := testtools.Fixtures(t)
+	for minor := 22; minor <= renderer.LastInTreeMinor; minor++ {
+		kube := fmt.Sprintf("v1.%d.3", minor)
+		gen := filepath.Join(t.TempDir(), "overlays")
+		testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--out", gen, "--distro=rke", "--mode=migrate", "--kube-version="+kube)
+		for _, version := range []string{"0.0.4", testtools.LatestChartVersion} {
+			t.Run(fmt.Sprintf("1.%d/%s", minor, version), func(t *testing.T) {
+				chart := testtools.UpstreamChart(t, version)
+				plain := testtools.HelmTemplate(t, chart, nil)
+				pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(renderer.CCMTag(minor))...)
+				// What the renderer writes for that CCM (the cluster's version
+				// changes only what it checks).
+				want := testtools.PostRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate)
+				for name, objs := range overlayBuilds(t, overlayDirFrom(t, gen, plain, renderer.DistroRKE, renderer.ModeMigrate)) {
+					t.Run(name, func(t *testing.T) {
+						testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE, renderer.ModeMigrate)
+						testtools.SameAsRenderer(t, objs, want, nodes)
+					})
+				}
+			})
 		}
 	}
 }
@@ -181,7 +198,7 @@ func TestOverlaysChartValues(t *testing.T) {
 	}
 
 	t.Run("other values fit", func(t *testing.T) {
-		plain := values(t, `image: {tag: v1.34.0}
+		const others = `image: {tag: v1.34.0}
 podAnnotations: {team: platform}
 resources: {requests: {cpu: 100m, memory: 128Mi}}
 dnsPolicy: ClusterFirstWithHostNet
@@ -194,9 +211,16 @@ clusterRoleRules:
 - {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, create, update]}
 extraVolumes: [{name: cloud-config, hostPath: {path: /etc/kubernetes/cloud-config}}]
 extraVolumeMounts: [{name: cloud-config, mountPath: /etc/kubernetes/cloud-config, readOnly: true}]
-`)
+`
+		plain := values(t, others)
 		for _, mode := range renderer.Modes {
-			want := testtools.PostRendered(t, plain, renderer.DistroRKE2, mode)
+			input := plain
+			if mode == renderer.ModeMigrate {
+				// The migrate component pins the CCM of the last minor that
+				// migrates over the image of the values.
+				input = values(t, strings.Replace(others, "v1.34.0", renderer.CCMTag(renderer.LastInTreeMinor), 1))
+			}
+			want := testtools.PostRendered(t, input, renderer.DistroRKE2, mode)
 			for name, objs := range overlayBuilds(t, overlayDir(t, plain, renderer.DistroRKE2, mode)) {
 				t.Run(string(mode)+"/"+name, func(t *testing.T) {
 					testtools.SameAsRenderer(t, objs, want, nodes)

@@ -44,7 +44,7 @@ func TestWrapperDiffGolden(t *testing.T) {
 		args []string
 	}{
 		{"rke2-install", []string{"--distro=rke2"}},
-		{"rke-migrate", []string{"--distro=rke", "--mode=migrate", "--kube-version=v1.33.4", "--set", "image.tag=v1.33.2"}},
+		{"rke-migrate", []string{"--distro=rke", "--mode=migrate", "--kube-version=v1.26.15", "--set", "image.tag=v1.26.14"}},
 		{"k3s-context1", []string{"--distro=k3s", "--context=1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ type diffEntry struct {
 // [] without changes.
 func TestWrapperDiffJSON(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	out, errOut, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke", "--mode=migrate", "--kube-version=v1.33.4", "--set", "image.tag=v1.33.2", "-o", "json", "--detailed-exitcode")
+	out, errOut, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke", "--mode=migrate", "--kube-version=v1.26.15", "--set", "image.tag=v1.26.14", "-o", "json", "--detailed-exitcode")
 	if code != 2 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -17,7 +17,7 @@ import (
 // error naming those that are.
 func TestWrapperShowOnly(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	migrate := []string{"--distro=rke", "--mode=migrate", "--kube-version=v1.33.4"}
+	migrate := []string{"--distro=rke", "--mode=migrate", "--kube-version=v1.26.15"}
 	for _, c := range []struct {
 		renderer []string
 		show     []string
@@ -31,8 +31,8 @@ func TestWrapperShowOnly(t *testing.T) {
 			args = append(args, "--show-only", s)
 			helmArgs = append(helmArgs, "--show-only", s)
 		}
-		helmArgs = append(helmArgs, "--set", "image.tag=v1.33.2")
-		out, errOut, code := runRenderer(t, append(append([]string{"template", "ccm", chart, "--set", "image.tag=v1.33.2"}, c.renderer...), args...)...)
+		helmArgs = append(helmArgs, "--set", "image.tag=v1.26.14")
+		out, errOut, code := runRenderer(t, append(append([]string{"template", "ccm", chart, "--set", "image.tag=v1.26.14"}, c.renderer...), args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d, %s", c.show, code, errOut)
 		}

@@ -99,17 +99,15 @@ func TestWrapperTemplate(t *testing.T) {
 	})
 	for _, v := range testtools.ChartVersions {
 		t.Run("repository, version "+v, func(t *testing.T) {
-			mode := renderer.ModeMigrate
-			if v == "0.0.2" {
-				mode = renderer.ModeInstall // its CCM (v1.20) has no leader migration
-			}
-			out, errOut, code := runRenderer(t, "template", "ccm", "--repo", url, "--version", v, "--distro=rke", "--mode="+string(mode))
+			// A migration, with the CCM a migration pins.
+			mode, pin := renderer.ModeMigrate, "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor)
+			out, errOut, code := runRenderer(t, "template", "ccm", "--repo", url, "--version", v, "--distro=rke", "--mode="+string(mode), "--set", pin)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			check(t, out, renderer.DistroRKE, mode, v)
 			// The same bytes as helm template with the post-renderer.
-			if want := testtools.HelmTemplate(t, testtools.UpstreamChart(t, v), []string{"--distro=rke", "--mode=" + string(mode)}); !bytes.Equal(out, want) {
+			if want := testtools.HelmTemplate(t, testtools.UpstreamChart(t, v), []string{"--distro=rke", "--mode=" + string(mode)}, "--set", pin); !bytes.Equal(out, want) {
 				t.Errorf("differs from helm template --post-renderer")
 			}
 		})

@@ -3,6 +3,8 @@
 package wrapperchart
 
 import (
+	"bytes"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -23,19 +25,27 @@ func TestWrapperChart(t *testing.T) {
 	chart := testtools.WrapperChart(t)
 	env := testtools.HelmEnv(t)
 	upstream := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	// The cluster a migration runs on, as helm template is told it.
+	kube := fmt.Sprintf("v1.%d.15", renderer.LastInTreeMinor)
 	for _, d := range wrapperchart.Distros {
-		for _, mode := range renderer.Modes {
+		p, _ := renderer.ProfileFor(d)
+		for _, mode := range p.Modes() {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "ccm", chart, "--namespace", "kube-system",
-					"-f", filepath.Join(chart, "presets", string(d)+"-"+string(mode)+".yaml"))
+					"-f", filepath.Join(chart, "presets", string(d)+"-"+string(mode)+".yaml"), "--kube-version", kube)
 				objs, err := manifest.Split(out)
 				if err != nil {
 					t.Fatal(err)
 				}
 				testtools.CheckMeaning(t, objs, nodes, d, mode)
-				// The same as the upstream chart through the post-renderer.
-				want, err := manifest.Split(testtools.HelmTemplate(t, upstream, []string{"--distro=" + string(d), "--mode=" + string(mode)}))
+				// The same as the upstream chart through the post-renderer,
+				// in migrate mode with the CCM the preset pins.
+				var extra []string
+				if mode == renderer.ModeMigrate {
+					extra = []string{"--set", "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)}
+				}
+				want, err := manifest.Split(testtools.HelmTemplate(t, upstream, []string{"--distro=" + string(d), "--mode=" + string(mode), "--kube-version=" + kube}, extra...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -51,9 +61,9 @@ func TestWrapperChart(t *testing.T) {
 		testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeInstall)
 	})
 	t.Run("own values pass through", func(t *testing.T) {
-		out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system",
-			"-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", "aws-cloud-controller-manager.image.tag=v1.34.0,leaderName=kcm-lock")
-		if !strings.Contains(string(out), "cloud-controller-manager:v1.34.0") || !strings.Contains(string(out), `leaderName: "kcm-lock"`) {
+		out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "--kube-version", "v1.25.16",
+			"-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", "aws-cloud-controller-manager.image.tag=v1.25.15,leaderName=kcm-lock")
+		if !strings.Contains(string(out), "cloud-controller-manager:v1.25.15") || !strings.Contains(string(out), `leaderName: "kcm-lock"`) {
 			t.Errorf("values not passed through:\n%s", out)
 		}
 		// Flags of one's own beside the ones the renderer enforces.
@@ -64,6 +74,7 @@ func TestWrapperChart(t *testing.T) {
 			t.Errorf("own flags not passed through:\n%s", out)
 		}
 	})
+	migrate := filepath.Join(chart, "presets", "rke2-migrate.yaml")
 	for name, c := range map[string]struct {
 		args []string
 		want string
@@ -71,8 +82,9 @@ func TestWrapperChart(t *testing.T) {
 		"auto":                    {[]string{"--set", "distro=auto"}, "distro auto needs a node affinity"},
 		"unknown distro":          {[]string{"--set", "distro=eks"}, `unknown distro "eks"`},
 		"distro without a preset": {[]string{"--set", "distro=rke"}, "do not fit distro=rke mode=install: install with -f presets/rke-install.yaml"},
-		"mode without a preset":   {[]string{"--set", "mode=migrate"}, "args must include --enable-leader-migration=true"},
-		"renamed in migrate":      {[]string{"-f", filepath.Join(chart, "presets", "k3s-migrate.yaml"), "--set", "aws-cloud-controller-manager.nameOverride=ccm"}, "extraVolumes must mount the ConfigMap ccm-leader-migration"},
+		"mode without a preset":   {[]string{"--set", "mode=migrate", "--kube-version", kube}, "args must include --enable-leader-migration=true"},
+		"renamed in migrate": {[]string{"-f", migrate, "--kube-version", kube, "--set", "aws-cloud-controller-manager.nameOverride=ccm"},
+			"extraVolumes must mount the ConfigMap ccm-leader-migration"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, errOut, err := testtools.Run(t, env, testtools.Helm3(t), append([]string{"template", "aws-ccm", chart}, c.args...)...)
@@ -80,6 +92,58 @@ func TestWrapperChart(t *testing.T) {
 				t.Errorf("err %v, %d bytes out, stderr %s", err, len(out), errOut)
 			}
 		})
+	}
+}
+
+// TestWrapperChartMigrateVersions: in migrate mode the chart refuses, with
+// the real Helm 3 and Helm 4 CLIs and the cluster's version as charts see it
+// (.Capabilities.KubeVersion: the cluster's on install and upgrade,
+// --kube-version's in helm template), a CCM of another minor than the
+// cluster's, naming the tag to pin, a cluster without the in-tree provider,
+// and K3s; allowVersionSkew lets the skew through.
+func TestWrapperChartMigrateVersions(t *testing.T) {
+	chart := testtools.WrapperChart(t)
+	migrate := filepath.Join(chart, "presets", "rke2-migrate.yaml")
+	tag := func(tag string) []string { return []string{"--set", "aws-cloud-controller-manager.image.tag=" + tag} }
+	cases := []struct {
+		name string
+		args []string
+		want string // the refusal; "" renders
+	}{
+		{"the preset on a 1.26 cluster", []string{"-f", migrate, "--kube-version", "v1.26.15"}, ""},
+		{"the chart's CCM (1.35) on a 1.26 cluster", append([]string{"-f", migrate, "--kube-version", "v1.26.15"}, tag("v1.35.0")...),
+			"mode migrate: the CCM v1.35.0 is 1.35 and the cluster 1.26 (v1.26.15 as Helm sees it; helm template and --dry-run without --kube-version assume one): " +
+				"a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to v1.26.14, or allowVersionSkew to true to install it anyway"},
+		{"the preset on a 1.25 cluster", []string{"-f", migrate, "--kube-version", "1.25.16+rke2r1"},
+			"as Helm sees it; helm template and --dry-run without --kube-version assume one): " +
+				"a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to v1.25.15"},
+		{"the CCM of the cluster's minor, 1.25", append([]string{"-f", migrate, "--kube-version", "v1.25.16"}, tag("v1.25.15")...), ""},
+		{"a minor without a known release", append([]string{"-f", migrate, "--kube-version", "v1.21.14"}, tag("v1.22.8")...),
+			"set aws-cloud-controller-manager.image.tag to v1.21.<patch>"},
+		{"a 1.28 cluster", append([]string{"-f", migrate, "--kube-version", "v1.28.3"}, tag("v1.28.11")...),
+			"mode migrate: the cluster is 1.28 (v1.28.3 as Helm sees it; helm template and --dry-run without --kube-version assume one) and has no in-tree AWS provider to migrate from (it ends with 1.26): set mode to install"},
+		{"helm template without --kube-version", []string{"-f", migrate}, "as Helm sees it; helm template and --dry-run without --kube-version assume one"},
+		{"skew allowed", append([]string{"-f", migrate, "--kube-version", "v1.26.15", "--set", "allowVersionSkew=true"}, tag("v1.35.0")...), ""},
+		{"K3s", []string{"-f", filepath.Join(chart, "presets", "k3s-install.yaml"), "--set", "mode=migrate", "--kube-version", "v1.26.15"},
+			"distro k3s has no migrate mode: it is built without the in-tree cloud providers, so no in-tree controller manager hands over to the CCM; " +
+				"its move to the AWS CCM is a switch, step by step in aws-ccm-renderer plan --distro k3s: set mode to install"},
+	}
+	for _, helm := range []struct{ name, path string }{{"helm3", testtools.Helm3(t)}, {"helm4", testtools.Helm4(t)}} {
+		for _, c := range cases {
+			t.Run(helm.name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), helm.path, append([]string{"template", "aws-ccm", chart, "--namespace", "kube-system"}, c.args...)...)
+				if c.want == "" {
+					if err != nil || !bytes.Contains(out, []byte("kind: LeaderMigrationConfiguration")) {
+						t.Fatalf("%v, stderr %s", err, errOut)
+					}
+					return
+				}
+				if err == nil || len(out) != 0 || strings.Count(strings.TrimSpace(string(errOut)), "\n") > 2 || !strings.Contains(string(errOut), c.want) {
+					t.Errorf("exit %v, %d bytes on stdout, stderr %s; want %q", err, len(out), errOut, c.want)
+				}
+			})
+		}
 	}
 }
 

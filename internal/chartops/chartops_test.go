@@ -69,6 +69,7 @@ func postRenderer(t *testing.T, distro renderer.Distro, mode renderer.Mode) *ren
 	t.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = distro, mode
+	o.AllowVersionSkew = mode == renderer.ModeMigrate // the sample's CCM (1.35) is newer than any cluster that migrates
 	pr, err := renderer.NewPostRenderer(o)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ spec:
     spec:
       containers:
         - name: ccm
-          image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.30.0
+          image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14
           args: [--v=2]
 `
 
@@ -69,7 +69,7 @@ func TestRecordedOptionsOf(t *testing.T) {
 	// is found by its annotation.
 	o = renderer.DefaultOptions()
 	o.Distro, o.Target = renderer.DistroK3s, "DaemonSet/kube-system/ccm"
-	custom := strings.Replace(ccmDaemonSet, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.30.0", "example.com/my-ccm:1", 1)
+	custom := strings.Replace(ccmDaemonSet, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14", "example.com/my-ccm:1", 1)
 	got, ok, err = recordedOptionsOf(renderedManifest(t, o, custom))
 	if err != nil || !ok || got.Distro != renderer.DistroK3s || got.Target != o.Target {
 		t.Errorf("--target workload: %+v %v %v", got, ok, err)

@@ -6,12 +6,13 @@
 package generated
 
 import (
+	"errors"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
@@ -28,38 +29,28 @@ type Tree struct {
 
 // Trees returns every generated tree.
 func Trees() ([]Tree, error) {
-	ov, err := overlays.Files()
-	if err != nil {
-		return nil, err
+	var trees []Tree
+	for _, g := range []struct {
+		dir   string
+		files func(overlays.Spec) (map[string][]byte, error)
+		more  []string // owned directories beside the components
+	}{
+		{"overlays", overlays.Files, nil},
+		{"examples/fleet/overlays", overlays.Files, nil},
+		{"examples/flux", overlays.FluxFiles, []string{overlays.FluxSourceDir}},
+	} {
+		spec := overlays.DefaultSpec(g.dir)
+		files, err := g.files(spec)
+		if err != nil {
+			return nil, err
+		}
+		trees = append(trees, Tree{Dir: g.dir, Files: files, Owned: append(g.more, spec.Directories()...)})
 	}
 	chart, err := wrapperchart.Files()
 	if err != nil {
 		return nil, err
 	}
-	flux, err := overlays.FluxFiles()
-	if err != nil {
-		return nil, err
-	}
-	var owned []string
-	for name := range ov {
-		if d := path.Dir(name); d != "." && !slices.Contains(owned, d) {
-			owned = append(owned, d)
-		}
-	}
-	slices.Sort(owned)
-	fluxOwned := []string{overlays.FluxSourceDir}
-	for name := range flux {
-		if d := path.Dir(name); d != "." && !slices.Contains(fluxOwned, d) {
-			fluxOwned = append(fluxOwned, d)
-		}
-	}
-	slices.Sort(fluxOwned)
-	return []Tree{
-		{Dir: "overlays", Files: ov, Owned: owned},
-		{Dir: "examples/fleet/overlays", Files: ov, Owned: owned},
-		{Dir: "charts/aws-ccm-rancher", Files: chart, Owned: []string{"presets"}},
-		{Dir: "examples/flux", Files: flux, Owned: fluxOwned},
-	}, nil
+	return append(trees, Tree{Dir: "charts/aws-ccm-rancher", Files: chart, Owned: []string{"presets"}}), nil
 }
 
 // Stale compares a tree with the files under root (the repository) and
@@ -118,6 +109,12 @@ func (t Tree) Write(root string) error {
 			return err
 		}
 	}
+	// An owned directory nothing is generated into any more goes too.
+	for _, dir := range t.Owned {
+		if err := os.Remove(filepath.Join(base, filepath.FromSlash(dir))); err != nil && !os.IsNotExist(err) && !isNotEmpty(err) {
+			return err
+		}
+	}
 	for name, b := range t.Files {
 		p := filepath.Join(base, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -128,6 +125,12 @@ func (t Tree) Write(root string) error {
 		}
 	}
 	return nil
+}
+
+// isNotEmpty tells whether removing a directory failed because it holds
+// files.
+func isNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
 
 // Summary names the trees, for messages.

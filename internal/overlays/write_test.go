@@ -15,7 +15,7 @@ import (
 func TestWriteNotThroughLinks(t *testing.T) {
 	for _, w := range []struct {
 		name  string
-		write func(string) error
+		write func(Spec) ([]string, error)
 		dir   string // a directory Write replaces
 		file  string // a file it writes at the top
 	}{{"kustomize", Write, "rke2", "README.md"}, {"flux", WriteFlux, FluxSourceDir, "README.md"}} {
@@ -42,7 +42,7 @@ func TestWriteNotThroughLinks(t *testing.T) {
 				if err := os.Symlink(target, filepath.Join(out, link)); err != nil {
 					t.Fatal(err)
 				}
-				err := w.write(out)
+				_, err := w.write(DefaultSpec(out))
 				if err == nil || !strings.Contains(err.Error(), filepath.Join(out, link)+" is a symbolic link") {
 					t.Errorf("error %v, want one naming the link", err)
 				}

@@ -100,31 +100,12 @@ func DefaultOptions() Options {
 	}
 }
 
-// CCMReleases is the latest cloud-controller-manager image of each
-// Kubernetes minor that has been promoted to registry.k8s.io, from
-// kubernetes/k8s.io registry.k8s.io/images/k8s-staging-provider-aws/images.yaml
-// (entries of "cloud-controller-manager"). Some later patch releases are
-// tagged in kubernetes/cloud-provider-aws without a promoted image
-// (v1.24.20, v1.25.16, v1.26.13): those cannot be pulled.
-var CCMReleases = map[int]string{
-	22: "v1.22.8",
-	23: "v1.23.20",
-	24: "v1.24.19",
-	25: "v1.25.15",
-	26: "v1.26.14",
-	27: "v1.27.10",
-	28: "v1.28.11",
-	29: "v1.29.10",
-	30: "v1.30.10",
-	31: "v1.31.9",
-	32: "v1.32.8",
-	33: "v1.33.4",
-	34: "v1.34.3",
-	35: "v1.35.2",
-}
+// CCMReleases is renderer.CCMReleases: the CCM image each Kubernetes minor
+// pins.
+var CCMReleases = renderer.CCMReleases
 
 // CCMReleasesSource says where CCMReleases comes from.
-const CCMReleasesSource = "the latest cloud-controller-manager image of the minor promoted to registry.k8s.io (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)"
+const CCMReleasesSource = renderer.CCMReleasesSource
 
 var (
 	semverTag  = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)

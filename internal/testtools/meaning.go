@@ -146,13 +146,15 @@ func Generated(o manifest.Object) bool {
 	return mark != ""
 }
 
-// MigrationVersionWarning is what the renderer warns in migrate mode about
+// MigrationVersionWarning is what the renderer says in migrate mode about
 // a CCM newer than any cluster that can migrate (the charts' defaults from
-// 0.0.8 on), when the cluster's version is not given.
+// 0.0.8 on) when the cluster's version is not given: it refuses it, or
+// warns with --allow-version-skew.
 const MigrationVersionWarning = "newer than any cluster that can migrate"
 
 // CheckStderr checks what the renderer printed on stderr: nothing, but in
-// migrate mode the warning about the CCM's version.
+// migrate mode the warning about the CCM's version that
+// --allow-version-skew leaves.
 func CheckStderr(t *testing.T, stderr string, mode renderer.Mode) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")

@@ -118,12 +118,28 @@ type Rendered struct {
 }
 
 // Render renders the chart's defaults with options.
-func Render(o renderer.Options) (*Rendered, error) {
-	in, err := Defaults()
+func Render(o renderer.Options) (*Rendered, error) { return RenderTag(o, "") }
+
+// RenderTag renders the chart's defaults with options and the CCM image
+// tag the user pins (image.tag), or the chart's default image when tag is
+// "".
+func RenderTag(o renderer.Options, tag string) (*Rendered, error) {
+	in, err := DefaultsTagged(tag)
 	if err != nil {
 		return nil, err
 	}
 	return RenderObjects(o, in)
+}
+
+// DefaultsTagged returns Defaults with the CCM image of the tag; the
+// chart's default image when tag is "".
+func DefaultsTagged(tag string) ([]*yaml.RNode, error) {
+	in, err := Defaults()
+	if err != nil || tag == "" {
+		return in, err
+	}
+	return in, in[len(in)-1].PipeE(yaml.Lookup("spec", "template", "spec", "containers", "[name="+Container+"]"),
+		yaml.SetField("image", yaml.NewStringRNode(ImageRepository+":"+tag)))
 }
 
 // GeneratedYAML returns the generated objects as one YAML stream.
@@ -233,9 +249,10 @@ func RenderObjects(o renderer.Options, in []*yaml.RNode) (*Rendered, error) {
 }
 
 // EnforcedArgs returns the flags the renderer writes into a container that
-// has none: those it enforces with these options.
-func EnforcedArgs(o renderer.Options) ([]string, error) {
-	in, err := Defaults()
+// has none: those it enforces with these options, for the CCM image tag
+// (none: the chart's default image).
+func EnforcedArgs(o renderer.Options, tag string) ([]string, error) {
+	in, err := DefaultsTagged(tag)
 	if err != nil {
 		return nil, err
 	}

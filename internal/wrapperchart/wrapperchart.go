@@ -39,7 +39,8 @@ const Default = "rke2-install"
 func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error) {
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = d, m
-	r, err := upstream.Render(o)
+	tag := pinnedTag(m)
+	r, err := upstream.RenderTag(o, tag)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,8 +76,22 @@ func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error
 		return nil, nil, err
 	}
 	v["clusterRoleRules"] = rules
-	enforced, err := upstream.EnforcedArgs(o)
+	if tag != "" {
+		v["image"] = map[string]any{"tag": tag}
+	}
+	enforced, err := upstream.EnforcedArgs(o, tag)
 	return v, enforced, err
+}
+
+// pinnedTag is the CCM image tag a preset of the mode pins: in migrate
+// mode the release of the last minor with the in-tree provider, the
+// cluster a migration runs on (the chart refuses another minor than the
+// cluster's); none in install mode, which keeps the upstream chart's.
+func pinnedTag(m renderer.Mode) string {
+	if m == renderer.ModeMigrate {
+		return renderer.CCMTag(renderer.LastInTreeMinor)
+	}
+	return ""
 }
 
 // Files returns the generated files, by path relative to the chart.
@@ -84,7 +99,8 @@ func Files() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	expect := map[string]any{}
 	for _, d := range Distros {
-		for _, m := range renderer.Modes {
+		profile, _ := renderer.ProfileFor(d)
+		for _, m := range profile.Modes() {
 			name := string(d) + "-" + string(m)
 			p, enforced, err := preset(d, m)
 			if err != nil {
@@ -117,6 +133,24 @@ func Files() (map[string][]byte, error) {
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
 		"{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
+	var releases strings.Builder
+	for _, minor := range slices.Sorted(maps.Keys(renderer.CCMReleases)) {
+		fmt.Fprintf(&releases, "%q: %s\n", strconv.Itoa(minor), renderer.CCMReleases[minor])
+	}
+	var noMigrate []string
+	for _, d := range Distros {
+		if p, _ := renderer.ProfileFor(d); !slices.Contains(p.Modes(), renderer.ModeMigrate) {
+			noMigrate = append(noMigrate, strconv.Quote(string(d)))
+		}
+	}
+	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
+		"{{- /* The CCM image tag to pin per Kubernetes minor (%s). */ -}}\n"+
+			"{{- define \"aws-ccm-rancher.ccmReleases\" -}}\n%s{{- end -}}\n"+
+			"{{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}\n"+
+			"{{- define \"aws-ccm-rancher.lastInTreeMinor\" -}}%d{{- end -}}\n"+
+			"{{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}\n"+
+			"{{- define \"aws-ccm-rancher.noMigrate\" -}}[%s]{{- end -}}\n",
+		renderer.CCMReleasesSource, releases.String(), renderer.LastInTreeMinor, strings.Join(noMigrate, ", "))...)
 	lm, err := migrateTemplate()
 	if err != nil {
 		return nil, err
@@ -125,15 +159,33 @@ func Files() (map[string][]byte, error) {
 	return files, nil
 }
 
+// regenerated says, in a values file's header, what rewrites it and how a
+// user adds to it: users copy these files as their values (the README, the
+// Rancher form) and add their own flags and tolerations to the lists.
+const regenerated = "# `make generate` in the aws-ccm-renderer repository rewrites this file. As your values, copy it\n" +
+	"# and add your own flags and tolerations to its lists: the chart checks that what it needs is there.\n"
+
 func presetHeader(d renderer.Distro, m renderer.Mode) string {
-	return fmt.Sprintf("# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n"+
-		"#   helm install aws-ccm charts/aws-ccm-rancher -n kube-system -f presets/%s-%s.yaml\n"+
-		"# The upstream chart's values go under %s; lists here replace the chart's whole.\n", d, m, d, m, Subchart)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart.\n", d, m)
+	b.WriteString(regenerated)
+	fmt.Fprintf(&b, "# From the chart's directory (charts/aws-ccm-rancher, after helm dependency build):\n")
+	fmt.Fprintf(&b, "#   helm install aws-ccm . -n kube-system -f presets/%s-%s.yaml", d, m)
+	if tag := pinnedTag(m); tag != "" {
+		fmt.Fprintf(&b, "\n# The CCM is pinned to %s, for a cluster at Kubernetes 1.%d; on a cluster of another minor, add\n"+
+			"#   --set %s.image.tag=<the CCM release of its minor>\n# (the chart refuses a CCM of another minor than the cluster's).\n",
+			tag, renderer.LastInTreeMinor, Subchart)
+	} else {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "# The upstream chart's values go under %s; lists here replace the chart's whole.\n", Subchart)
+	return b.String()
 }
 
 func defaultValues(preset []byte) []byte {
 	var b strings.Builder
-	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart (make generate): do not edit.\n")
+	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart.\n")
+	b.WriteString(regenerated)
 	b.WriteString("# the defaults are presets/" + Default + ".yaml.\n#\n")
 	b.WriteString("# distro: rke, rke2, k3s or kubeadm (auto needs a node affinity, which the upstream\n")
 	b.WriteString("#   chart has no value for). mode: install, or migrate during a move off the in-tree\n")
@@ -143,8 +195,12 @@ func defaultValues(preset []byte) []byte {
 	b.WriteString("# leaderName: the lease shared with the in-tree controller manager during a migration.\n")
 	b.WriteString("# " + Subchart + ": the upstream chart's own values, passed through.\n")
 	b.WriteString("# kcmUser: the in-tree controller manager's identity, which migrate mode lets hold that lease.\n")
+	b.WriteString("# allowVersionSkew: in migrate mode the chart refuses a CCM (" + Subchart + ".image.tag) of\n")
+	b.WriteString("#   another minor than the cluster's, and a cluster with no in-tree provider (1.27 and later);\n")
+	b.WriteString("#   true installs it anyway.\n")
 	b.WriteString("leaderName: " + renderer.DefaultLeaderName + "\n")
 	b.WriteString("kcmUser: " + renderer.DefaultKCMUser + "\n")
+	b.WriteString("allowVersionSkew: false\n")
 	b.Write(preset)
 	return []byte(b.String())
 }
@@ -173,7 +229,7 @@ var leaderNameLine = regexp.MustCompile(`(?m)^( *)leaderName: .*\n`)
 func migrateTemplate() ([]byte, error) {
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode, o.LeaderName, o.KCMUser = Distros[0], renderer.ModeMigrate, "leaderplaceholder", "kcmuserplaceholder"
-	in, err := upstream.Defaults()
+	in, err := upstream.DefaultsTagged(pinnedTag(renderer.ModeMigrate))
 	if err != nil {
 		return nil, err
 	}

@@ -22,3 +22,27 @@ is, e.g. v1.26.1, rather than a digest).
 {{- end }}
 {{- $api.apiVersion }}
 {{- end -}}
+{{- /*
+aws-ccm-rancher.checkVersions: in migrate mode, fails for a CCM (its image
+tag) of another minor than the cluster's (.Capabilities.KubeVersion: the
+cluster's on install and upgrade, --kube-version's or Helm's assumption in
+helm template) and for a cluster without the in-tree provider, naming the tag
+to pin, unless allowVersionSkew. Renders nothing.
+*/ -}}
+{{- define "aws-ccm-rancher.checkVersions" -}}
+{{- $ccm := index .Values "aws-cloud-controller-manager" }}
+{{- $tag := ($ccm.image).tag | default "" | toString }}
+{{- if and (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+" $tag) (not .Values.allowVersionSkew) }}
+{{- $kube := .Capabilities.KubeVersion.Version }}
+{{- $kubeMinor := (semver $kube).Minor | int }}
+{{- $ccmMinor := (semver $tag).Minor | int }}
+{{- $last := include "aws-ccm-rancher.lastInTreeMinor" . | int }}
+{{- $pin := get (include "aws-ccm-rancher.ccmReleases" . | fromYaml) (toString $kubeMinor) | default (printf "v1.%d.<patch>" $kubeMinor) }}
+{{- $seen := printf "%s as Helm sees it; helm template and --dry-run without --kube-version assume one" $kube }}
+{{- if gt $kubeMinor $last }}
+{{- fail (printf "mode migrate: the cluster is 1.%d (%s) and has no in-tree AWS provider to migrate from (it ends with 1.%d): set mode to install, or allowVersionSkew to true to install it anyway" $kubeMinor $seen $last) }}
+{{- else if ne $ccmMinor $kubeMinor }}
+{{- fail (printf "mode migrate: the CCM %s is 1.%d and the cluster 1.%d (%s): a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to %s, or allowVersionSkew to true to install it anyway" $tag $ccmMinor $kubeMinor $seen $pin) }}
+{{- end }}
+{{- end }}
+{{- end -}}

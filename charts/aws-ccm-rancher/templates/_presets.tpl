@@ -20,27 +20,6 @@ k3s-install:
     operator: Exists
   - key: CriticalAddonsOnly
     operator: Exists
-k3s-migrate:
-  args:
-  - --cloud-provider=aws
-  - --use-service-account-credentials=true
-  - --configure-cloud-routes=false
-  - --enable-leader-migration=true
-  - --leader-migration-config=/etc/kubernetes/aws-ccm-leader-migration/leader-migration.yaml
-  nodeSelector:
-    node-role.kubernetes.io/control-plane: "true"
-  tolerations:
-  - effect: NoSchedule
-    key: node.cloudprovider.kubernetes.io/uninitialized
-    operator: Exists
-  - effect: NoSchedule
-    key: node-role.kubernetes.io/control-plane
-    operator: Exists
-  - effect: NoExecute
-    key: node-role.kubernetes.io/etcd
-    operator: Exists
-  - key: CriticalAddonsOnly
-    operator: Exists
 kubeadm-install:
   args:
   - --cloud-provider=aws
@@ -176,3 +155,24 @@ rke2-migrate:
   apiVersion: controllermanager.config.k8s.io/v1
   featureGate: false
 {{- end -}}
+{{- /* The CCM image tag to pin per Kubernetes minor (the latest cloud-controller-manager image of the minor promoted to registry.k8s.io (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)). */ -}}
+{{- define "aws-ccm-rancher.ccmReleases" -}}
+"22": v1.22.8
+"23": v1.23.20
+"24": v1.24.19
+"25": v1.25.15
+"26": v1.26.14
+"27": v1.27.10
+"28": v1.28.11
+"29": v1.29.10
+"30": v1.30.10
+"31": v1.31.9
+"32": v1.32.8
+"33": v1.33.4
+"34": v1.34.3
+"35": v1.35.2
+{{- end -}}
+{{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}
+{{- define "aws-ccm-rancher.lastInTreeMinor" -}}26{{- end -}}
+{{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}
+{{- define "aws-ccm-rancher.noMigrate" -}}["k3s"]{{- end -}}

@@ -1,0 +1,248 @@
+package overlays
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// Spec says what the generators write: the renderer's options every file
+// is rendered with, which distributions and modes, the CCM image tag they
+// pin, and where they go (for the command their headers give, which
+// regenerates them). The zero Spec but for Options is what the repository
+// ships: every distribution in each of its modes, migrate mode pinned to
+// the CCM of the last minor that migrates.
+type Spec struct {
+	// Options every component is rendered with; their Distro and Mode are
+	// set per component from Distros and Modes.
+	Options renderer.Options
+	// Distros to write; none: every distribution.
+	Distros []renderer.Distro
+	// Modes to write; none: every mode. A distribution without migrate
+	// mode (K3s) gets only install.
+	Modes []renderer.Mode
+	// ImageTag is the CCM image tag to pin. When "", migrate mode pins
+	// the release of the cluster's minor (Options.KubeVersion's, else the
+	// last minor with the in-tree provider) and install mode pins the
+	// release of Options.KubeVersion's minor when it is given, else keeps
+	// the chart's default image.
+	ImageTag string
+	// Out is the output directory as the command names it.
+	Out string
+}
+
+// FlagImageTag is the generators' own flag for Spec.ImageTag.
+const FlagImageTag = "image-tag"
+
+// NotTaken are the renderer's options the generators do not take: the
+// input is the upstream chart's default output, whose workload they know
+// and whose CCM is the image they pin.
+var NotTaken = []renderer.Opt{renderer.OptTarget, renderer.OptAllowMissingWorkload, renderer.OptCCMVersion}
+
+// Taken returns the renderer's options the generators take, in
+// renderer.OptionTable's order.
+func Taken() []renderer.Opt {
+	var ops []renderer.Opt
+	for _, op := range renderer.OptionTable {
+		if !slices.Contains(NotTaken, op.Opt) {
+			ops = append(ops, op.Opt)
+		}
+	}
+	return ops
+}
+
+// DefaultSpec is what the repository ships, written to out.
+func DefaultSpec(out string) Spec { return Spec{Options: renderer.DefaultOptions(), Out: out} }
+
+// component is one distribution and mode.
+type component struct {
+	distro renderer.Distro
+	mode   renderer.Mode
+}
+
+func (c component) path() string { return Component(c.distro, c.mode) }
+
+// all returns the distributions and modes the spec selects, each with the
+// modes its profile has, in order. A selection that leaves nothing (K3s in
+// migrate mode) is the renderer's usage error.
+func (s Spec) all() ([]component, error) {
+	var out []component
+	for _, d := range renderer.Distros {
+		if len(s.Distros) > 0 && !slices.Contains(s.Distros, d) {
+			continue
+		}
+		p, ok := renderer.ProfileFor(d)
+		if !ok {
+			continue
+		}
+		for _, m := range p.Modes() {
+			if len(s.Modes) == 0 || slices.Contains(s.Modes, m) {
+				out = append(out, component{d, m})
+			}
+		}
+	}
+	if len(out) == 0 {
+		o := s.Options
+		if len(s.Distros) > 0 {
+			o.Distro = s.Distros[0]
+		}
+		if len(s.Modes) > 0 {
+			o.Mode = s.Modes[0]
+		}
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+		return nil, &renderer.UsageError{Err: fmt.Errorf("no distribution and mode selected")}
+	}
+	return out, nil
+}
+
+// Directories returns the <distro>/<mode> directories the spec owns: those
+// it writes and those of its distributions and modes that no longer exist
+// (K3s's migrate), which writing removes.
+func (s Spec) Directories() []string {
+	var dirs []string
+	for _, d := range renderer.Distros {
+		for _, m := range renderer.Modes {
+			if (len(s.Distros) == 0 || slices.Contains(s.Distros, d)) && (len(s.Modes) == 0 || slices.Contains(s.Modes, m)) {
+				dirs = append(dirs, Component(d, m))
+			}
+		}
+	}
+	return dirs
+}
+
+// addComponents adds to files, under <distro>/<mode>/, the files write
+// makes of each component the upstream chart's defaults rendered for it.
+func (s Spec) addComponents(files map[string][]byte, all []component,
+	write func(s Spec, r *upstream.Rendered, tag string) (map[string][]byte, error)) error {
+	for _, c := range all {
+		tag, err := s.tag(c)
+		if err != nil {
+			return err
+		}
+		r, err := s.render(c, tag)
+		if err != nil {
+			return err
+		}
+		comp, err := write(s, r, tag)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.path(), err)
+		}
+		for name, b := range comp {
+			files[c.path()+"/"+name] = b
+		}
+	}
+	return nil
+}
+
+// render renders the upstream chart's defaults for one component. What the
+// renderer refuses is the spec's options, a usage error.
+func (s Spec) render(c component, tag string) (*upstream.Rendered, error) {
+	r, err := upstream.RenderTag(s.options(c), tag)
+	var in *renderer.InputError
+	if errors.As(err, &in) {
+		return nil, &renderer.UsageError{Err: in.Err}
+	}
+	return r, err
+}
+
+// options returns the renderer's options for one component. The migration
+// lease's name is for the migrate components: the renderer refuses it in
+// install mode.
+func (s Spec) options(c component) renderer.Options {
+	o := s.Options
+	o.Distro, o.Mode = c.distro, c.mode
+	if c.mode == renderer.ModeInstall {
+		o.LeaderName = renderer.DefaultLeaderName
+	}
+	return o
+}
+
+// tag returns the CCM image tag a component pins; "" for the chart's
+// default.
+func (s Spec) tag(c component) (string, error) {
+	if s.ImageTag != "" {
+		if _, err := version.ParseSemantic(s.ImageTag); err != nil || !strings.HasPrefix(s.ImageTag, "v") {
+			return "", &renderer.UsageError{Err: fmt.Errorf("--%s %q: want a CCM release tag such as %s", FlagImageTag, s.ImageTag, renderer.CCMTag(renderer.LastInTreeMinor))}
+		}
+		return s.ImageTag, nil
+	}
+	minor := -1
+	if s.Options.KubeVersion != "" {
+		v, err := version.ParseGeneric(s.Options.KubeVersion)
+		if err != nil {
+			return "", &renderer.UsageError{Option: renderer.OptKubeVersion, Err: fmt.Errorf("%q: %v", s.Options.KubeVersion, err)}
+		}
+		minor = int(v.Minor())
+	} else if c.mode == renderer.ModeMigrate {
+		minor = renderer.LastInTreeMinor
+	}
+	if minor < 0 {
+		return "", nil
+	}
+	tag, ok := renderer.CCMReleases[minor]
+	if !ok {
+		return "", &renderer.UsageError{Err: fmt.Errorf("no CCM release of Kubernetes 1.%d is known to be promoted to registry.k8s.io: pin one with --%s", minor, FlagImageTag)}
+	}
+	return tag, nil
+}
+
+// Command returns the command that writes what the spec writes, in the
+// given format: the options given, as flags.
+func (s Spec) Command(format string) string {
+	args := []string{"aws-ccm-renderer", "overlays"}
+	if format != FormatKustomize {
+		args = append(args, "--format="+format)
+	}
+	args = append(args, "--out="+s.Out)
+	for _, d := range s.Distros {
+		args = append(args, renderer.FlagArg(renderer.OptDistro, string(d)))
+	}
+	for _, m := range s.Modes {
+		args = append(args, renderer.FlagArg(renderer.OptMode, string(m)))
+	}
+	var ops []renderer.Opt
+	for _, op := range Taken() {
+		if op != renderer.OptDistro && op != renderer.OptMode {
+			ops = append(ops, op)
+		}
+	}
+	args = append(args, renderer.FlagArgs(s.Options, ops...)...)
+	if s.ImageTag != "" {
+		args = append(args, "--"+FlagImageTag+"="+s.ImageTag)
+	}
+	for i, a := range args {
+		if strings.ContainsAny(a, " \t'\"$`\\*?[]{}()<>|&;#~") {
+			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(args, " ")
+}
+
+// Formats of the generators.
+const (
+	FormatKustomize = "kustomize"
+	FormatFlux      = "flux"
+)
+
+// header starts every generated YAML file: what it was made from and the
+// command that regenerates it.
+func (s Spec) header(format string, o renderer.Options, tag, docs string) string {
+	what := ""
+	if o.Distro != "" {
+		what = fmt.Sprintf(" (--distro=%s --mode=%s", o.Distro, o.Mode)
+		if tag != "" {
+			what += ", the CCM " + tag
+		}
+		what += ")"
+	}
+	return fmt.Sprintf("# Generated by aws-ccm-renderer from its own output for the upstream chart%s.\n"+
+		"# Regenerate it rather than edit it, with the options you need (see %s):\n#   %s\n", what, docs, s.Command(format))
+}
