@@ -128,6 +128,7 @@ const (
 	OptKubeVersion           Opt = "kubeVersion"
 	OptCCMVersion            Opt = "ccmVersion"
 	OptAllowVersionSkew      Opt = "allowVersionSkew"
+	OptStrict                Opt = "strict"
 )
 
 // OptValue is an option with a value inside a message: "--mode=migrate"

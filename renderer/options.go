@@ -83,6 +83,10 @@ type Options struct {
 	// AllowVersionSkew lets migrate mode render a CCM newer than the
 	// cluster.
 	AllowVersionSkew bool `yaml:"allowVersionSkew,omitempty" json:"allowVersionSkew,omitempty"`
+	// Strict makes every warning an error: where nobody reads a
+	// post-renderer's stderr (Helm without a terminal, GitOps controllers),
+	// a render that would warn fails instead, saying why.
+	Strict bool `yaml:"strict,omitempty" json:"strict,omitempty"`
 }
 
 // Option is one of the renderer's options, as every front end names it: the
@@ -147,6 +151,9 @@ var OptionTable = []Option{
 		field: func(o *Options) any { return &o.CCMVersion }},
 	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render a CCM newer than the cluster (--kube-version) anyway",
 		field: func(o *Options) any { return &o.AllowVersionSkew }},
+	{Opt: OptStrict, Flag: "strict",
+		Usage: "make every warning an error (exit 1, nothing on stdout): for CI and GitOps, where nobody reads a post-renderer's stderr",
+		field: func(o *Options) any { return &o.Strict }},
 }
 
 // OptionOf returns an option's entry in OptionTable.

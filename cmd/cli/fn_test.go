@@ -203,6 +203,7 @@ data:
   kubeVersion: v1.35.2
   ccmVersion: v1.35.0
   allowVersionSkew: "false"
+  strict: "false"
 `, check: func(t *testing.T, o fnOutput) {
 			ds := o.find("DaemonSet", "ccm")
 			spec := ds.Field("spec").Value.Field("template").Value.Field("spec").Value
@@ -403,6 +404,11 @@ func TestFnErrors(t *testing.T) {
 		{"no workload", "", fnItems[:3], "no AWS cloud-controller-manager DaemonSet or Deployment among the 3 objects of the input (the CCM is recognised by its executable aws-cloud-controller-manager or its image .../provider-aws/cloud-controller-manager); name an unusual build with target: KIND/NAMESPACE/NAME, or pass allowMissingWorkload: true", nil},
 		{"a role of the wrong shape", "", []string{fnItems[0], badRole, fnItems[2], fnItems[3]}, "ClusterRole ccm",
 			&resourceRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "ccm"}},
+		{"a warning with strict", cm("  strict: \"true\"\n"), []string{fnItems[3]}, "is bound to ServiceAccount", nil},
+		{"a warning with strict, its own", cm("  strict: \"true\"\n"), []string{fnItems[3]}, "(strict: warnings are errors)", nil},
+		{"a risky setArgs with strict", cm("  strict: \"true\"\n  setArgs: configure-cloud-routes=true\n"), nil,
+			"functionConfig ConfigMap opts: --configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that (strict: warnings are errors)",
+			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "item 2: DaemonSet kube-system/ccm: spec.template.spec.containers is a scalar, not a list",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 	}

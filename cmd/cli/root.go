@@ -87,9 +87,7 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range out.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: warning: "+w)
-			}
+			s.Tell(Warnings(out.Warnings)...)
 			_, err = out.WriteTo(cmd.OutOrStdout())
 			return WriteError(err)
 		},
@@ -101,6 +99,15 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s), NewPlanCommand(s))
 	cmd.AddCommand(more(s)...)
 	return cmd
+}
+
+// Warnings are the renderer's warnings as the lines that show them.
+func Warnings(ws []string) []string {
+	lines := make([]string, len(ws))
+	for i, w := range ws {
+		lines[i] = "aws-ccm-renderer: warning: " + w
+	}
+	return lines
 }
 
 // Complete completes a flag with values.

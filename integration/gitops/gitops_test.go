@@ -201,6 +201,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	p := readPlugin(t)
 	argv := append(slices.Clone(p.Spec.Generate.Command[1:]), p.Spec.Generate.Args...)
 	cmd := exec.Command(p.Spec.Generate.Command[0], argv...)
+	testtools.OwnSession(cmd) // no controlling terminal, as where it runs
 	cmd.Dir = app
 	cmd.Env = env
 	var o, e strings.Builder
@@ -231,9 +232,13 @@ func TestArgoCDPlugin(t *testing.T) {
 	}
 	runs := map[string]run{
 		"defaults": {renderer.DistroAuto, renderer.ModeInstall, nil, nil},
-		"migrate":  {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")}}, nil},
+		// The chart's CCM (1.35) in migrate mode warns that no cluster
+		// that can migrate runs it: with strict false, as these runs are
+		// about the patches (TestArgoCDPluginWarnings about the warning).
+		"migrate": {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")},
+			{Name: "strict", String: str("false")}}, nil},
 		// Applications of the plugin's first version set the plugin env.
-		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, nil, map[string]string{"DISTRO": "rke", "MODE": "migrate"}},
+		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, nil, map[string]string{"DISTRO": "rke", "MODE": "migrate", "STRICT": "false"}},
 		// A parameter wins over the plugin env.
 		"parameters over env": {renderer.DistroK3s, renderer.ModeInstall, []argoParam{{Name: "distro", String: str("k3s")}},
 			map[string]string{"DISTRO": "rke", "MODE": "install"}},
@@ -315,6 +320,31 @@ func TestArgoCDPlugin(t *testing.T) {
 			t.Error("the renderer printed nothing: this case no longer shows what pipefail does")
 		}
 	})
+}
+
+// TestArgoCDPluginWarnings: Argo CD shows a plugin's stderr only when its
+// command fails (cmpserver/plugin/plugin.go, runCommand: a CmdError with
+// the stderr; on success the stderr goes to the sidecar's log), so a
+// renderer warning fails the generate command, with the warning on stderr
+// and nothing on stdout, unless the strict parameter is false.
+func TestArgoCDPluginWarnings(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	params := []argoParam{{Name: "chart", String: str(chart)}, {Name: "distro", String: str("rke2")},
+		{Name: "set-arg", Array: []string{"configure-cloud-routes=true"}}}
+	const warning = "--configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; " +
+		"only clusters whose pod network relies on cloud routes want that"
+	out, errOut, err := cmpRun{params: params}.run(t)
+	if err == nil || len(out) != 0 || string(errOut) != "aws-ccm-renderer: "+warning+" (--strict: warnings are errors)\n" {
+		t.Errorf("a warning: %v, %d bytes on stdout, stderr %q", err, len(out), errOut)
+	}
+	out, errOut, err = cmpRun{params: append(slices.Clone(params), argoParam{Name: "strict", String: str("false")})}.run(t)
+	if err != nil || !bytes.Contains(out, []byte("- --configure-cloud-routes=true")) || string(errOut) != "aws-ccm-renderer: warning: "+warning+"\n" {
+		t.Errorf("strict false: %v, stderr %q", err, errOut)
+	}
+	out, errOut, err = cmpRun{params: append(slices.Clone(params), argoParam{Name: "strict", String: str("maybe")})}.run(t)
+	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "--strict") {
+		t.Errorf("strict maybe: %v, stderr %q", err, errOut)
+	}
 }
 
 // TestArgoCDPluginParameters: the Application's parameters reach helm and

@@ -105,14 +105,22 @@ func (c *Client) ServerVersion() (string, error) {
 }
 
 // Classify types an error of a Helm action or the cluster: the renderer's
-// own errors stay as they are; a cluster, registry or repository that
+// own errors are returned without Helm's words around them; a cluster, registry or repository that
 // cannot be reached, a timeout, an interruption, or a user it does not let
 // in or allow the request is returned as it is (exit 3); anything else the
 // cluster or Helm refuses is an input error.
 func Classify(err error) error {
+	var in *renderer.InputError
+	var use *renderer.UsageError
 	switch {
-	case err == nil, renderer.IsInputError(err), renderer.IsUsageError(err):
+	case err == nil:
 		return err
+	case errors.As(err, &in):
+		// The renderer's own error says where and why; Helm's "error
+		// while running post render on files" around it says nothing more.
+		return in
+	case errors.As(err, &use):
+		return use
 	case Unreachable(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
 		return err
 	}
