@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -347,18 +348,36 @@ func TestStrict(t *testing.T) {
 }
 
 func TestParseConfigErrors(t *testing.T) {
-	for name, text := range map[string]string{
-		"unknown field": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\ndistor: rke\n",
-		"wrong kind":    "apiVersion: v1\nkind: ConfigMap\n",
-		"two documents": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\n---\na: 1\n",
-		"empty":         "",
-		"not yaml":      "{",
+	const head = "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\n"
+	for name, c := range map[string]struct{ text, want string }{
+		"unknown field": {head + "distor: rke\n", `line 3: unknown key "distor" (did you mean distro?); the keys: apiVersion, kind, metadata, distro, mode, hostNetwork,`},
+		"far from any":  {head + "color: red\n", `line 3: unknown key "color"; the keys: apiVersion, kind, metadata, distro,`},
+		"metadata key":  {head + "metadata:\n  nmae: x\n", `line 4: unknown key metadata.nmae (did you mean metadata.name?); metadata's keys: name, annotations, labels`},
+		"twice":         {head + "distro: rke\ndistro: rke2\n", "line 4: distro is given twice"},
+		"list as text":  {head + "setArgs: v=4\n", "line 3: setArgs: want a list, e.g. setArgs: [v=4]"},
+		"list of lists": {head + "removeArgs: [[v]]\n", "line 3: removeArgs: want a list of strings, e.g. removeArgs: [v]"},
+		"bad boolean":   {head + "strict: maybe\n", `line 3: strict: want true or false, got "maybe"`},
+		"list for text": {head + "distro: [rke]\n", "line 3: distro: want a single value, not a list or mapping"},
+		"not a mapping": {"- a\n", "line 1: want a mapping of keys"},
+		"wrong kind":    {"apiVersion: v1\nkind: ConfigMap\n", "want apiVersion aws-ccm-renderer.io/v1alpha1 and kind RendererConfig"},
+		"two documents": {head + "---\na: 1\n", "a config file holds one document"},
+		"empty":         {"", "empty config"},
+		"not yaml":      {"{", "yaml:"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := ParseConfig([]byte(text)); err == nil {
-				t.Fatal("no error")
+			_, err := ParseConfig([]byte(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "renderer.Config") {
+				t.Fatalf("err = %v, want it to say %q", err, c.want)
 			}
 		})
+	}
+	// What the file does not set keeps its default; labels are allowed.
+	o, err := ParseConfig([]byte(head + "metadata:\n  labels: {a: b}\ndistro: rke\nhostNetwork: false\nsetArgs: [v=4]\nkubeVersion: null\n"))
+	want := DefaultOptions()
+	f := false
+	want.Distro, want.HostNetwork, want.SetArgs = DistroRKE, &f, []string{"v=4"}
+	if err != nil || !reflect.DeepEqual(o, want) {
+		t.Errorf("ParseConfig = %+v, %v; want %+v", o, err, want)
 	}
 }
 

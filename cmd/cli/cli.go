@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -176,8 +177,8 @@ func SetCommon(cmd *cobra.Command, s IOStreams) {
 	cmd.SetErr(s.ErrOut)
 	cmd.SilenceErrors = true
 	cmd.SilenceUsage = true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usage(fmt.Errorf("%w (see --help)", err))
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usage(fmt.Errorf("%w%s (see --help)", err, flagSuggestion(c, err)))
 	})
 	if run := cmd.RunE; run != nil {
 		cmd.RunE = func(c *cobra.Command, args []string) error {
@@ -191,6 +192,26 @@ func SetCommon(cmd *cobra.Command, s IOStreams) {
 			return &IOError{err}
 		}
 	}
+}
+
+// flagSuggestion is "; did you mean --FLAG?" for an unknown long flag near
+// one of the command's, else "".
+func flagSuggestion(c *cobra.Command, err error) string {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) || unknown.GetSpecifiedShortnames() != "" {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	meant := renderer.Suggest(unknown.GetSpecifiedName(), names)
+	if len(meant) == 0 {
+		return ""
+	}
+	return "; did you mean --" + strings.Join(meant, " or --") + "?"
 }
 
 // WriteError is a failure to write the output.

@@ -98,7 +98,9 @@ func TestConfigFileAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = run(t, ccm, "--config", cfg)
-	if code != ExitUsage || out != "" || !strings.Contains(errOut, "field distros not found") {
+	// The key it most likely meant, never a Go type's name.
+	if code != ExitUsage || out != "" || !strings.Contains(errOut, `: line 3: unknown key "distros" (did you mean distro?); the keys: apiVersion, kind, metadata, distro, mode,`) ||
+		strings.Contains(errOut, "renderer.Config") {
 		t.Errorf("bad config file: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -244,7 +246,7 @@ func (nopCloser) Close() error { return nil }
 // warnings opens no terminal; a stderr that is a terminal gets them once.
 func TestWarningsReachTheTerminal(t *testing.T) {
 	const warning = "aws-ccm-renderer: warning: --configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that\n"
-	const refusal = "aws-ccm-renderer: --distro \"rke1\" is unknown: use one of auto, rke, rke2, k3s, kubeadm\n"
+	const refusal = "aws-ccm-renderer: --distro \"rke1\" is unknown (did you mean --distro=rke?): use one of auto, rke, rke2, k3s, kubeadm\n"
 	for _, c := range []struct {
 		name     string
 		args     []string

@@ -380,7 +380,7 @@ func TestFnErrors(t *testing.T) {
 		want     string       // in the message
 		ref      *resourceRef // the object the result names
 	}{
-		{"unknown ConfigMap key", cm("  distor: rke\n"), nil, "functionConfig ConfigMap opts: data.distor: unknown key; known keys: distro, mode",
+		{"unknown ConfigMap key", cm("  distor: rke\n"), nil, "functionConfig ConfigMap opts: data.distor: unknown key (did you mean data.distro?); known keys: distro, mode",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"bad boolean", cm("  hostNetwork: maybe\n"), nil, `functionConfig ConfigMap opts: data.hostNetwork="maybe": want true or false`,
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
@@ -393,7 +393,7 @@ func TestFnErrors(t *testing.T) {
 		{"leader name outside migrate mode", cm("  leaderName: x\n"), nil, "leaderName only applies to mode: migrate",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"RendererConfig unknown field", "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmetadata: {name: rc}\ndistros: rke\n", nil,
-			"functionConfig RendererConfig rc: yaml: unmarshal errors: line 4: field distros not found",
+			`functionConfig RendererConfig rc: line 4: unknown key "distros" (did you mean distro?); the keys: apiVersion, kind, metadata, distro,`,
 			&resourceRef{APIVersion: "aws-ccm-renderer.io/v1alpha1", Kind: "RendererConfig", Name: "rc"}},
 		{"RendererConfig of another API version", "apiVersion: example.com/v1\nkind: RendererConfig\nmetadata: {name: rc}\n", nil,
 			"want apiVersion aws-ccm-renderer.io/v1alpha1 and kind RendererConfig",

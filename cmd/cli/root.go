@@ -69,7 +69,7 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 		Short:   "Patch the aws-cloud-controller-manager chart for Rancher (RKE1, RKE2, K3s) and kubeadm clusters",
 		Long:    rootLong,
 		Example: rootExamples,
-		Args:    cobra.NoArgs,
+		Args:    f.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.Options(cmd.Flags())
 			if err != nil {

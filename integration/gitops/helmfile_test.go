@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -119,7 +120,7 @@ func TestHelmfileWarningOnTerminal(t *testing.T) {
 	testtools.WriteFile(t, extra, []byte("distro: rke2\nrendererArgs:\n  - --set-arg=configure-cloud-routes=true\n"))
 	args := []string{"--file", file, "--state-values-file", extra, "--state-values-set", "repo=" + url, "template"}
 	env := helmfileEnv(t)
-	testtools.CheckTerminalWarning(t, env, testtools.Helmfile(t), args, testtools.RiskWarning, false)
+	termtest.CheckTerminalWarning(t, env, testtools.Helmfile(t), args, testtools.RiskWarning, false)
 
 	testtools.WriteFile(t, extra, []byte("distro: rke2\nrendererArgs:\n  - --set-arg=configure-cloud-routes=true\n  - --strict\n"))
 	out, errOut, err := testtools.Run(t, env, testtools.Helmfile(t), args...)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -209,7 +210,7 @@ func TestHelm3WarningOnTerminal(t *testing.T) {
 		`--configure-cloud-routes=true (the chart's values), which the renderer replaces with --configure-cloud-routes=false; ` +
 		`to keep true, pass --set-arg=configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; ` +
 		`only clusters whose pod network relies on cloud routes want that`
-	text := testtools.CheckTerminalWarning(t, env, helm, args, warning, false)
+	text := termtest.CheckTerminalWarning(t, env, helm, args, warning, false)
 	if !strings.Contains(text, "- --configure-cloud-routes=false") {
 		t.Errorf("the renderer's value is not in the output:\n%s", text)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -183,7 +184,7 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	helmErr := `Error: error while running post render on files: failed to invoke post-renderer plugin "aws-ccm": plugin "aws-ccm" exited with error`
 	args := []string{"template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus"}
 
-	code, text := testtools.RunOnTerminal(t, env, helm, args...)
+	code, text := termtest.RunOnTerminal(t, env, helm, args...)
 	if code != 1 {
 		t.Errorf("helm exit %d, want 1", code)
 	}
@@ -223,7 +224,7 @@ func TestHelm4PluginWarningOnTerminal(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	args := []string{"template", "ccm", chart, "--namespace", "kube-system", "--post-renderer", "aws-ccm",
 		"--post-renderer-args=--distro=rke2", "--post-renderer-args=--set-arg=configure-cloud-routes=true"}
-	testtools.CheckTerminalWarning(t, env, helm, args, testtools.RiskWarning, false)
+	termtest.CheckTerminalWarning(t, env, helm, args, testtools.RiskWarning, false)
 
 	_, errOut, err := testtools.Run(t, env, helm, append(args, "--post-renderer-args=--strict")...)
 	if testtools.ExitCode(err) != 1 || !strings.Contains(string(errOut), `plugin "aws-ccm" exited with error`) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -251,7 +252,7 @@ func TestWrapperErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `--distro "rke3" is unknown: use one of auto, rke, rke2, k3s, kubeadm, detect`},
+		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `--distro "rke3" is unknown (did you mean --distro=rke or --distro=rke2?): use one of auto, rke, rke2, k3s, kubeadm, detect`},
 		"missing chart":    {[]string{"template", "ccm", filepath.Join(t.TempDir(), "none.tgz")}, 1, "none.tgz"},
 		"bad values file":  {[]string{"template", "ccm", chart, "-f", "/nonexistent/values.yaml"}, 2, "values"},
 		"too many args":    {[]string{"template", "a", "b", "c"}, 2, "accepts at most 2 arg(s)"},
@@ -281,7 +282,7 @@ func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
 // terminal, stdout and stderr, and returns what the terminal showed.
 func onTerminal(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	code, screen := testtools.RunOnTerminal(t, env, testtools.Renderer(t), args...)
+	code, screen := termtest.RunOnTerminal(t, env, testtools.Renderer(t), args...)
 	if code != 0 && code != 2 {
 		t.Fatalf("%v: exit %d\n%s", args, code, screen)
 	}
@@ -520,7 +521,7 @@ func TestWrapperWarnings(t *testing.T) {
 	if code != 0 || string(errOut) != warning+"\n" || !bytes.Contains(out, []byte("- --use-service-account-credentials=true\n")) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	testtools.CheckTerminalWarning(t, testtools.HelmEnv(t), testtools.Renderer(t), args, warning, true)
+	termtest.CheckTerminalWarning(t, testtools.HelmEnv(t), testtools.Renderer(t), args, warning, true)
 
 	out, errOut, code = runRenderer(t, append(args, "--strict")...)
 	// The renderer's error as it is, without Helm's "error while running

@@ -62,11 +62,11 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 		Short:   short,
 		Long:    short + ".\n\n" + chartLong + long,
 		Example: example,
-		Args:    cobra.MaximumNArgs(2),
 	}
 	fs := cmd.Flags()
 	c.fs = fs
 	c.render.Register(fs)
+	cmd.Args = c.render.Args(cobra.MaximumNArgs(2))
 	c.source.AddFlags(fs)
 	c.values.AddFlags(fs)
 	c.env.AddFlags(fs)
@@ -75,7 +75,7 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 			"template and diff without a cluster also show it to the chart"
 	}
 	if f := fs.Lookup(flagName(renderer.OptDistro)); f != nil {
-		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the cluster's nodes, as check does; template uses $KUBECONFIG and $HELM_KUBECONTEXT)"
+		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the nodes of the cluster of --kubeconfig and --kube-context, as check does; template too)"
 	}
 	cli.CompleteOptions(cmd, map[renderer.Opt][]string{renderer.OptDistro: wrapperDistros()})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
@@ -138,8 +138,7 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	if early.Distro == DistroDetect {
 		early.Distro = renderer.DistroAuto
 	} else if !slices.Contains(renderer.Distros, early.Distro) {
-		return nil, &renderer.UsageError{Option: renderer.OptDistro,
-			Err: fmt.Errorf("%q is unknown: use one of %s", early.Distro, strings.Join(wrapperDistros(), ", "))}
+		return nil, renderer.UnknownValue(renderer.OptDistro, string(early.Distro), wrapperDistros(), renderer.DistroAliases)
 	}
 	if _, err := renderer.New(early); err != nil {
 		return nil, err
@@ -150,7 +149,11 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	}
 	p := &prepared{namespace: c.env.Namespace()}
 	if n.cluster || opts.Distro == DistroDetect {
-		if err := c.env.CheckContext(); err != nil {
+		need := c.verb
+		if !n.cluster {
+			need = renderer.FlagArg(renderer.OptDistro, DistroDetect)
+		}
+		if err := c.env.CheckCluster(need); err != nil {
 			return nil, err
 		}
 	}
