@@ -89,7 +89,8 @@ func TestWrapperDryRunClient(t *testing.T) {
 		}
 	}
 	out, errOut, code := runRenderer(t, "upgrade", "ccm", chart, "--distro=rke2", "--dry-run", "--kubeconfig", noCluster)
-	wantError(t, "upgrade --dry-run without a cluster", out, errOut, code, 3, "kubeconfig")
+	// A kubeconfig that is not there is the user's to fix: a usage error.
+	wantError(t, "upgrade --dry-run without a cluster", out, errOut, code, 2, "--kubeconfig "+noCluster+": no such file")
 	out, errOut, code = runRenderer(t, "install", "ccm", chart, "--dry-run=maybe")
 	wantError(t, "--dry-run=maybe", out, errOut, code, 2, `--dry-run "maybe": use client, server or none`)
 	out, errOut, code = runRenderer(t, "upgrade", "ccm", chart, "--history-max=-1")

@@ -256,7 +256,7 @@ func TestWrapperErrors(t *testing.T) {
 		"missing chart":    {[]string{"template", "ccm", filepath.Join(t.TempDir(), "none.tgz")}, 1, "none.tgz"},
 		"bad values file":  {[]string{"template", "ccm", chart, "-f", "/nonexistent/values.yaml"}, 2, "values"},
 		"too many args":    {[]string{"template", "a", "b", "c"}, 2, "accepts at most 2 arg(s)"},
-		"no cluster":       {[]string{"install", "ccm", chart, "--kubeconfig", "/nonexistent/kubeconfig"}, 3, "kubeconfig"},
+		"no cluster":       {[]string{"install", "ccm", chart, "--kubeconfig", "/nonexistent/kubeconfig"}, 2, "--kubeconfig /nonexistent/kubeconfig: no such file"},
 		"no workload here": {[]string{"template", "ccm", testtools.SampleChart(), "--set", "image=busybox,flags={--v=2}"}, 1, "no AWS cloud-controller-manager"},
 	} {
 		t.Run(name, func(t *testing.T) {
