@@ -69,7 +69,10 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	// No kubelet runs here, so no pod ever becomes ready: --atomic waits,
 	// times out (a cluster state, exit 3) and uninstalls what it installed.
 	_, errOut, err = rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--atomic", "--timeout=3s")
-	if testtools.ExitCode(err) != 3 || !strings.Contains(errOut, "uninstall") || strings.Count(errOut, "\n") != 1 {
+	// The error names what was not ready and how to learn why.
+	if testtools.ExitCode(err) != 3 || !strings.Contains(errOut, "uninstall") || strings.Count(errOut, "\n") != 1 ||
+		!strings.Contains(errOut, "; not ready after 3s: DaemonSet "+ns+"/"+release+" (") ||
+		!strings.HasSuffix(errOut, "; --atomic uninstalled it: aws-ccm-renderer template "+release+" ... | aws-ccm-renderer check -f - says why, with the same flags\n") {
 		t.Errorf("install --atomic without ready pods: exit %d, %s", testtools.ExitCode(err), errOut)
 	}
 	if list := helm(t, "list", "--namespace", ns, "--all"); strings.Contains(list, release) {
@@ -88,6 +91,20 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	}
 	if list := helm(t, "list", "--namespace", ns); !strings.Contains(list, release) || !strings.Contains(list, "deployed") {
 		t.Errorf("helm list:\n%s", list)
+	}
+
+	// Another RELEASE than the CCM's: the one that owns it, for each
+	// command that would otherwise install a second CCM or compare with
+	// nothing.
+	owned := "aws-ccm-renderer: no release other in namespace " + ns + ", and the CCM (DaemonSet " + ns + "/" + release + ") is owned by release " + release + ": use "
+	for _, verb := range []string{"install", "diff"} {
+		out, errOut, err := rendererCmd(t, verb, "other", chart, "--namespace", ns, "--set", set, "--distro=rke2")
+		if want := owned + release + " as RELEASE (aws-ccm-renderer " + verb + " " + release + " ...)\n"; testtools.ExitCode(err) != exitInput || out != "" || errOut != want {
+			t.Errorf("%s of another release: exit %d, %q\nstderr %q\nwant   %q", verb, testtools.ExitCode(err), out, errOut, want)
+		}
+	}
+	if out, errOut, err := rendererCmd(t, "check", "--release", "other", "--namespace", ns); testtools.ExitCode(err) != exitInput || out != "" || errOut != strings.Replace(owned, "aws-ccm-renderer: ", "aws-ccm-renderer: context e2e: ", 1)+"--release "+release+"\n" {
+		t.Errorf("check --release of another release: exit %d, %q, %q", testtools.ExitCode(err), out, errOut)
 	}
 
 	// Nothing to change with the same options.

@@ -148,6 +148,11 @@ func (c *Client) newInstall(pr postrender.PostRenderer, o Install) *action.Insta
 
 // Install installs the release.
 func (c *Client) Install(ctx context.Context, ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer, o Install) (*Outcome, error) {
+	if o.DryRun != DryRunClient {
+		if err := c.notOwner(o.Release, o.Namespace); err != nil {
+			return nil, err
+		}
+	}
 	return c.install(ctx, c.newInstall(pr, o), ch, vals, o)
 }
 
@@ -160,7 +165,7 @@ func (c *Client) install(ctx context.Context, inst *action.Install, ch *chart.Ch
 		c.Progress.End(err)
 	}
 	if err != nil {
-		return nil, Classify(err)
+		return nil, Classify(c.waitError(err, o, false))
 	}
 	return outcome(rel, o.DryRun), nil
 }
@@ -197,6 +202,9 @@ func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]a
 			return nil, err
 		}
 		if gone {
+			if err := c.notOwner(o.Release, o.Namespace); err != nil {
+				return nil, err
+			}
 			inst := c.newInstall(pr, o.Install)
 			// As the Helm CLI: an uninstalled release's name is free
 			// again, its history kept.
@@ -214,9 +222,12 @@ func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]a
 	}
 	if err != nil {
 		if notFound(err) {
+			if oerr := c.notOwner(o.Release, o.Namespace); oerr != nil {
+				return nil, oerr
+			}
 			return nil, &renderer.InputError{Err: fmt.Errorf("release %s in namespace %s: %w (upgrade --install installs it)", o.Release, o.Namespace, err)}
 		}
-		return nil, Classify(err)
+		return nil, Classify(c.waitError(err, o.Install, true))
 	}
 	return outcome(rel, o.DryRun), nil
 }
@@ -276,29 +287,9 @@ func (c *Client) RecordedOptions(name, namespace string) (*Recorded, error) {
 // finds (renderer.IsCCMContainer), or else the one workload that records
 // options (a workload named with --target).
 func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
-	docs := stream.Split([][]byte{[]byte(manifest)})
-	if err := stream.Scan(docs); err != nil {
-		return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
-	}
-	var ccm, recording []*yaml.RNode
-	for _, d := range docs {
-		if d.Kind != "DaemonSet" && d.Kind != "Deployment" {
-			continue
-		}
-		content, err := d.Content()
-		if err != nil {
-			return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
-		}
-		n, err := yaml.Parse(string(content))
-		if err != nil {
-			return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", d.ParseError(err))
-		}
-		if _, ok := n.GetAnnotations()[renderer.OptionsAnnotation]; ok {
-			recording = append(recording, n)
-		}
-		if runsCCM(n) {
-			ccm = append(ccm, n)
-		}
+	ccm, recording, err := workloadsOf(manifest)
+	if err != nil {
+		return renderer.Options{}, false, err
 	}
 	switch {
 	case len(ccm) == 1:
@@ -309,6 +300,36 @@ func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
 		return renderer.Options{}, false, fmt.Errorf("%d workloads record renderer options", len(recording))
 	}
 	return renderer.Options{}, false, nil
+}
+
+// workloadsOf returns the DaemonSets and Deployments of a release's
+// manifest that run the CCM (by the renderer's identification rule,
+// renderer.IsCCMContainer), and those that record renderer options.
+func workloadsOf(manifest string) (ccm, recording []*yaml.RNode, err error) {
+	docs := stream.Split([][]byte{[]byte(manifest)})
+	if err := stream.Scan(docs); err != nil {
+		return nil, nil, fmt.Errorf("reading its manifest: %w", err)
+	}
+	for _, d := range docs {
+		if d.Kind != "DaemonSet" && d.Kind != "Deployment" {
+			continue
+		}
+		content, err := d.Content()
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading its manifest: %w", err)
+		}
+		n, err := yaml.Parse(string(content))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading its manifest: %w", d.ParseError(err))
+		}
+		if _, ok := n.GetAnnotations()[renderer.OptionsAnnotation]; ok {
+			recording = append(recording, n)
+		}
+		if runsCCM(n) {
+			ccm = append(ccm, n)
+		}
+	}
+	return ccm, recording, nil
 }
 
 // runsCCM reports whether a workload's pod template has a container the
@@ -357,6 +378,9 @@ func ReadRelease(env *Env, namespace, name string) (*LastRevision, error) {
 	}
 	rel, err := action.NewGet(cfg).Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
+		if oerr := ownedElsewhere(cfg, name, namespace, func(owner string) string { return "--release " + owner }); oerr != nil {
+			return nil, oerr
+		}
 		return nil, &renderer.InputError{Err: fmt.Errorf("no release %s in namespace %s", name, namespace)}
 	}
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
@@ -45,6 +46,8 @@ type Client struct {
 	Config   *action.Configuration
 	Progress Progress
 	ErrOut   io.Writer
+	// ready notes what a failed wait found not ready (Connect sets it).
+	ready *readiness
 	// Verb and Release are the command and the release, for what a
 	// message tells the user to run.
 	Verb, Release string
@@ -87,6 +90,10 @@ func (c *Client) Connect(cluster bool) error {
 	}
 	if err := c.Config.Init(s.RESTClientGetter(), c.Env.Namespace(), os.Getenv("HELM_DRIVER"), logf); err != nil {
 		return fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	if kc, ok := c.Config.KubeClient.(*kube.Client); ok {
+		c.ready = &readiness{Client: kc}
+		c.Config.KubeClient = c.ready
 	}
 	return nil
 }

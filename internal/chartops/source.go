@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -20,6 +21,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/helmpath"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -301,6 +303,11 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 			src.CertFile, src.KeyFile, src.CaFile, src.InsecureSkipTLSverify, src.PassCredentialsAll, getters)
 		c.Progress.End(err)
 		if err != nil {
+			if idx := c.repoIndex(getters); idx != nil && !Unreachable(err) && src.refused.Load() == 0 {
+				if miss := missing(idx, ref, src.Version, "the repository "+src.RepoURL); miss != nil {
+					return "", miss
+				}
+			}
 			return "", c.sourceError(ref, src.RepoURL, err)
 		}
 		name, from = chartURL, src.RepoURL
@@ -328,9 +335,88 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	path, _, err := dl.DownloadTo(name, src.Version, s.RepositoryCache)
 	c.Progress.End(err)
 	if err != nil {
+		if isRepoName {
+			// The index helm repo update keeps.
+			if idx, ierr := repo.LoadIndexFile(filepath.Join(s.RepositoryCache, helmpath.CacheIndexFile(repoName))); ierr == nil {
+				_, chartName, _ := strings.Cut(ref, "/")
+				if miss := missing(idx, chartName, src.Version, "repository "+repoName+" ("+from+", as of helm repo update)"); miss != nil {
+					return "", miss
+				}
+			}
+		}
 		return "", c.sourceError(ref, from, err)
 	}
 	return filepath.Abs(path)
+}
+
+// repoIndex reads --repo's index, with the flags' credentials and TLS, or
+// nil when it cannot.
+func (c *Client) repoIndex(getters getter.Providers) *repo.IndexFile {
+	src := c.Source
+	r, err := repo.NewChartRepository(&repo.Entry{URL: src.RepoURL, Name: "index", Username: src.Username, Password: src.Password,
+		CertFile: src.CertFile, KeyFile: src.KeyFile, CAFile: src.CaFile, InsecureSkipTLSverify: src.InsecureSkipTLSverify,
+		PassCredentialsAll: src.PassCredentialsAll}, getters)
+	if err != nil {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "aws-ccm-renderer-index-")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(dir)
+	r.CachePath = dir
+	file, err := r.DownloadIndexFile()
+	if err != nil {
+		return nil
+	}
+	idx, err := repo.LoadIndexFile(file)
+	if err != nil {
+		return nil
+	}
+	return idx
+}
+
+// shownVersions is how many of a chart's versions a "no such version"
+// error lists, newest first.
+const shownVersions = 12
+
+// missing says, from a repository's index, that it has no chart of the
+// name (with its charts, and the one most likely meant) or no version
+// that matches (with the chart's versions, newest first): an input error.
+// nil when the index has what was asked for, and the failure was another.
+func missing(idx *repo.IndexFile, name, version, where string) error {
+	vs, ok := idx.Entries[name]
+	if !ok {
+		names := make([]string, 0, len(idx.Entries))
+		for n := range idx.Entries {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		has := "it has no charts"
+		if len(names) > 0 {
+			has = "its charts: " + strings.Join(names, ", ")
+		}
+		return &renderer.InputError{Err: fmt.Errorf("chart %s: %s has no chart of that name%s; %s", name, where,
+			renderer.DidYouMean(name, names, func(s string) string { return s }), has)}
+	}
+	if _, err := idx.Get(name, version); err == nil {
+		return nil
+	}
+	idx.SortEntries() // newest first
+	var versions []string
+	for _, v := range vs {
+		versions = append(versions, v.Version)
+	}
+	more := ""
+	if len(versions) > shownVersions {
+		more = fmt.Sprintf(" and %d older", len(versions)-shownVersions)
+		versions = versions[:shownVersions]
+	}
+	has := "it lists no versions of it"
+	if len(versions) > 0 {
+		has = "its versions: " + strings.Join(versions, ", ") + more
+	}
+	return &renderer.InputError{Err: fmt.Errorf("chart %s: %s has no version %s of it; %s (--version)", name, where, orLatest(version), has)}
 }
 
 func orLatest(v string) string {
