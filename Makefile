@@ -81,7 +81,12 @@ vet: ## go vet and gofmt
 unit: ## unit tests only (no external tools)
 	$(GO) test ./renderer/... ./internal/benchdata/... ./internal/nodefit/... ./internal/check/...
 
-test: moto-check vet build tools-helm tools-helmfile tools-kube tools-kube126 tools-lmreaders tools-aws-ccm ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+# The tools are built side by side (JOBS at a time, each go build using
+# every core as well): their module downloads, compiles and links overlap.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+test: moto-check ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
+	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target vet build tools
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory e2e
 
@@ -93,9 +98,10 @@ moto-check: ## check that moto with its server is installed at the release e2e/m
 
 FUZZTIME ?= 10m
 
-fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
+fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), the renderer's reading of YAML against Kubernetes' decoder, and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRenderNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison

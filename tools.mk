@@ -80,7 +80,8 @@ tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
 .PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm
 
-tools: tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm ## build every tool the tests run (bin/)
+# The longest builds first, so that make -j starts them first.
+tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 

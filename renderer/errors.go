@@ -129,6 +129,7 @@ const (
 	OptCCMVersion            Opt = "ccmVersion"
 	OptAllowVersionSkew      Opt = "allowVersionSkew"
 	OptStrict                Opt = "strict"
+	OptTokenScope            Opt = "tokenScope"
 )
 
 // OptValue is an option with a value inside a message: "--mode=migrate"

@@ -28,7 +28,9 @@ var fuzzOptions = func() []Options {
 	o.SetArgs, o.RemoveArgs = []string{"v=4", "cluster-name=prod"}, []string{"allocate-node-cidrs"}
 	f := false
 	o.HostNetwork = &f
-	return append(sets, o)
+	narrowed := DefaultOptions()
+	narrowed.Distro, narrowed.CCMVersion, narrowed.TokenScope = DistroRKE2, "v1.26.1", TokenScopeControllers
+	return append(sets, o, narrowed)
 }()
 
 // fuzzSeeds are the seed corpus: every chart version's output for every
@@ -54,6 +56,9 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		t.Fatalf("only %d seeds: are the golden files there?", len(seeds))
 	}
 	seeds = append(seeds, benchdata.Umbrella(40))
+	for _, h := range hiddenBindings(t) { // the ways a sharing binding was hidden
+		seeds = append(seeds, []byte(hiddenBase(t)+"---\n"+h.doc))
+	}
 	var mutated [][]byte
 	for _, s := range seeds {
 		for _, m := range mutations {
@@ -117,6 +122,7 @@ func FuzzRender(f *testing.F) {
 		}
 		got := out.Bytes()
 		checkOracle(t, in, got)
+		checkNotWidened(t, in, got)
 		again, err := r.Render(got)
 		if err != nil {
 			t.Fatalf("rendering the output again: %v", err)
@@ -156,7 +162,7 @@ func fuzzDocs(t *testing.T, b []byte) []fuzzDoc {
 		fd := fuzzDoc{body: d.Body()}
 		// A tree, not a map: keys need not be strings, nor unique.
 		var n goyaml.Node
-		if err := goyaml.NewDecoder(bytes.NewReader(d.Raw)).Decode(&n); err == nil && len(n.Content) == 1 {
+		if err := goyaml.NewDecoder(bytes.NewReader(d.Body())).Decode(&n); err == nil && len(n.Content) == 1 {
 			root := n.Content[0]
 			fd.kind = scalar(root, "kind")
 			if md := mapGet(root, "metadata"); md != nil {
@@ -179,7 +185,7 @@ func checkOracle(t *testing.T, in, out []byte) {
 	ins, outs := fuzzDocs(t, in), fuzzDocs(t, out)
 	for _, d := range stream.Split([][]byte{out}) {
 		var v goyaml.Node // a tree: documents passed through may have duplicate keys
-		dec := goyaml.NewDecoder(bytes.NewReader(d.Raw))
+		dec := goyaml.NewDecoder(bytes.NewReader(d.Body()))
 		if err := dec.Decode(&v); err != nil && err.Error() != "EOF" {
 			t.Fatalf("output %s does not parse: %v", d, err)
 		}

@@ -1,6 +1,9 @@
 package renderer
 
 import (
+	"strings"
+
+	goyaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -15,6 +18,7 @@ const (
 	markMigrationConfig = "leader-migration-config" // LeaderMigrationConfigMap
 	markMigrationLease  = "leader-migration-rbac"   // MigrationLeaseRBAC
 	markAccountRBAC     = "serviceaccount-rbac"     // AccountRBAC
+	markTokenRBAC       = "serviceaccount-token"    // TokenRBAC
 )
 
 // generatedMark returns the value of an object's GeneratedAnnotation.
@@ -137,4 +141,130 @@ func removeAnnotation(rn *yaml.RNode, key string) error {
 		mapDelete(meta, "annotations")
 	}
 	return nil
+}
+
+// generatedBy reports whether rn is exactly an object one of the renderer's
+// generators makes, given the parameters rn names itself (the workload or
+// account its name is made from, the lease, user, permissions or
+// configuration it holds), labels and annotations other tools added aside
+// (generate keeps those). An object that merely carries the annotation is
+// not the renderer's: it could bind anything to anyone.
+func generatedBy(rn *yaml.RNode) bool {
+	var want []*yaml.RNode
+	switch generatedMark(rn) {
+	case markMigrationConfig:
+		want = regenerateMigrationConfig(rn)
+	case markMigrationLease:
+		want = regenerateMigrationLease(rn)
+	case markAccountRBAC:
+		want = regenerateAccountRBAC(rn)
+	case markTokenRBAC:
+		want = regenerateTokenRBAC(rn)
+	}
+	for _, w := range want {
+		if sameGenerated(rn, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func regenerateMigrationConfig(rn *yaml.RNode) []*yaml.RNode {
+	workload, ok := strings.CutSuffix(rn.GetName(), LeaderMigrationConfigMapName(""))
+	data := mapGet(rn.YNode(), "data")
+	if !ok || rn.GetKind() != "ConfigMap" || data == nil {
+		return nil
+	}
+	text := mapGet(data, LeaderMigrationFile)
+	if text == nil {
+		return nil
+	}
+	var cfg struct {
+		APIVersion string `yaml:"apiVersion"`
+		LeaderName string `yaml:"leaderName"`
+	}
+	if goyaml.Unmarshal([]byte(text.Value), &cfg) != nil {
+		return nil
+	}
+	out, _ := LeaderMigrationConfigMap{Want: true, Workload: ObjectRef{Namespace: rn.GetNamespace(), Name: workload},
+		LeaderName: cfg.LeaderName, APIVersion: cfg.APIVersion}.Filter(nil)
+	return out
+}
+
+func regenerateMigrationLease(rn *yaml.RNode) []*yaml.RNode {
+	workload, ok := strings.CutSuffix(rn.GetName(), MigrationLeaseRBACName(""))
+	if !ok {
+		return nil
+	}
+	f := MigrationLeaseRBAC{Want: true, Workload: ObjectRef{Name: workload}, Namespace: rn.GetNamespace()}
+	first := func(field, key string) string { // of the first item of a list field
+		if l := mapGet(rn.YNode(), field); l != nil && l.Kind == yaml.SequenceNode && len(l.Content) > 0 && l.Content[0].Kind == yaml.MappingNode {
+			if v := mapGet(l.Content[0], key); v != nil && v.Kind == yaml.SequenceNode && len(v.Content) > 0 {
+				return v.Content[0].Value
+			} else if v != nil {
+				return v.Value
+			}
+		}
+		return ""
+	}
+	f.LeaderName, f.User = first("rules", "resourceNames"), first("subjects", "name")
+	out, _ := f.Filter(nil)
+	return out
+}
+
+// sameGenerated reports whether have is want, but for labels and
+// annotations want does not have.
+func sameGenerated(have, want *yaml.RNode) bool {
+	c := have.Copy()
+	if meta := mapGet(c.YNode(), "metadata"); meta != nil && meta.Kind == yaml.MappingNode {
+		for _, field := range []string{"labels", "annotations"} {
+			m := mapGet(meta, field)
+			if m == nil || m.Kind != yaml.MappingNode {
+				continue
+			}
+			var own *yaml.Node
+			if wm := mapGet(mapGet(want.YNode(), "metadata"), field); wm != nil {
+				own = wm
+			}
+			for i := 0; i+1 < len(m.Content); {
+				if own == nil || mapGet(own, m.Content[i].Value) == nil {
+					m.Content = append(m.Content[:i], m.Content[i+2:]...)
+					continue
+				}
+				i += 2
+			}
+			if len(m.Content) == 0 && own == nil {
+				mapDelete(meta, field)
+			}
+		}
+	}
+	return sameContent(c.YNode(), want.YNode())
+}
+
+// sameContent reports whether two trees hold the same data as Kubernetes
+// reads it: mappings compared whatever the order of their keys (kustomize
+// writes them sorted), sequences in order, scalars by tag and value.
+func sameContent(a, b *yaml.Node) bool {
+	a, b = deref(a), deref(b)
+	if a.Kind != b.Kind || len(a.Content) != len(b.Content) {
+		return false
+	}
+	switch a.Kind {
+	case yaml.ScalarNode:
+		return a.Value == b.Value && a.ShortTag() == b.ShortTag()
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			v := mapGet(b, a.Content[i].Value)
+			if v == nil || !sameContent(a.Content[i+1], v) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range a.Content {
+		if !sameContent(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -22,7 +22,7 @@ type targets struct {
 	account    serviceAccount
 	access     access    // the RBAC decision
 	generated  []*object // objects an earlier render generated
-	warnings   []string
+	warnings   []error   // spelled by the front end
 }
 
 // serviceAccount is a workload's identity: the subject its bindings name.
@@ -34,8 +34,9 @@ func (sa serviceAccount) String() string { return "ServiceAccount " + sa.namespa
 // executable's name.
 const markCCM = "cloud-controller-manager"
 
-// identify finds the targets among the objects. It returns nil, nil when
-// there is no CCM workload and the options allow that.
+// identify finds the targets among the objects Kubernetes' clients apply
+// (see classify). It returns nil, nil when there is no CCM workload and the
+// options allow that.
 func identify(objs []*object, o Options) (*targets, error) {
 	w, err := findWorkload(objs, o)
 	if err != nil || w == nil {
@@ -45,10 +46,12 @@ func identify(objs []*object, o Options) (*targets, error) {
 	if err := t.readWorkload(o); err != nil {
 		return nil, err
 	}
-	if t.generated, err = findGenerated(objs); err != nil {
+	var warnings []error
+	if t.generated, warnings, err = findGenerated(objs); err != nil {
 		return nil, err
 	}
-	if t.access, err = decideAccess(objs, t.account, t.generated, CCMServiceAccountPermissions); err != nil {
+	t.warnings = append(t.warnings, warnings...)
+	if t.access, err = decideAccess(objs, t.account, t.generated, o.narrow()); err != nil {
 		return nil, err
 	}
 	if len(t.access.missing) > 0 && t.account.namespace == "" {
@@ -76,11 +79,7 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 	if tgt != nil {
 		mark = tgt.name
 	}
-	items, err := listItems(objs, mark)
-	if err != nil {
-		return nil, err
-	}
-	for _, obj := range append(slices.Clip(objs), items...) {
+	for _, obj := range objs {
 		if !workloadKinds[obj.kind] {
 			continue
 		}
@@ -96,10 +95,15 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 			return nil, err
 		}
 		if tgt != nil {
-			if tgt.matches(refOf(rn)) {
+			if tgt.matches(obj.ref()) {
 				found = append(found, obj)
+			} else {
+				obj.forget()
 			}
 			continue
+		}
+		if err := obj.expand(); err != nil {
+			return nil, err
 		}
 		spec, err := podSpec(rn)
 		if err != nil {
@@ -111,6 +115,8 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 		}
 		if slices.ContainsFunc(cs, isCCM) {
 			found = append(found, obj)
+		} else {
+			obj.forget()
 		}
 	}
 	switch {
@@ -118,10 +124,10 @@ func findWorkload(objs []*object, o Options) (*object, error) {
 		return nil, found[0].errorf("the CCM's %s is an item of the %s: the renderer patches objects, not the items of a list; "+
 			"give it as a document of its own", found[0].kind, found[0].in.kind)
 	case len(found) == 1:
-		if found[0].node.GetName() == "" {
+		if found[0].id.name == "" {
 			return nil, found[0].errorf("the CCM's %s has no metadata.name", found[0].kind)
 		}
-		return found[0], nil
+		return found[0], found[0].expand()
 	case len(found) > 1:
 		names := make([]string, len(found))
 		for i, f := range found {
@@ -190,7 +196,7 @@ func (t *targets) readWorkload(o Options) error {
 	if t.flags, err = commandLine(ccm[0]); err != nil {
 		return w.errorf("container %q: %w", containerName(ccm[0]), err)
 	}
-	t.account = serviceAccount{namespace: w.node.GetNamespace(), name: "default"}
+	t.account = serviceAccount{namespace: w.id.namespace, name: "default"}
 	for _, field := range []string{"serviceAccountName", "serviceAccount"} {
 		if v := scalar(spec.YNode(), field); v != "" {
 			t.account.name = v
@@ -203,21 +209,32 @@ func (t *targets) readWorkload(o Options) error {
 // generatedKinds are the kinds of the objects the renderer generates.
 var generatedKinds = map[string]bool{"ConfigMap": true, "Role": true, "RoleBinding": true, "ClusterRole": true, "ClusterRoleBinding": true}
 
-// findGenerated returns the objects an earlier render generated: they carry
-// GeneratedAnnotation.
-func findGenerated(objs []*object) ([]*object, error) {
-	var out []*object
+// findGenerated returns the objects an earlier render generated: documents
+// or items of a ResourceList (never items of a list, which the renderer
+// cannot replace) that carry GeneratedAnnotation and are exactly what one of
+// its generators makes (see generatedBy). Any other object with the
+// annotation is the user's, with a warning: it counts as theirs everywhere,
+// in who holds a role as in collisions.
+func findGenerated(objs []*object) (out []*object, warnings []error, err error) {
 	for _, obj := range objs {
-		if !generatedKinds[obj.kind] || !obj.mentions(GeneratedAnnotation) {
-			continue
+		if !generatedKinds[obj.kind] || (obj.id != nil && !obj.id.marked) || !obj.mentions(GeneratedAnnotation) {
+			continue // (classify read the identity of any object it parsed)
 		}
 		rn, err := obj.parse()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if generatedMark(rn) != "" {
+		mark := generatedMark(rn)
+		switch {
+		case mark == "":
+			obj.forget()
+		case obj.in == nil && generatedBy(rn):
 			out = append(out, obj)
+		default:
+			warnings = append(warnings, errorf("%s (%s) carries %s: %s but is not an object the renderer generates: taken as yours",
+				obj.ref(), obj.loc(), GeneratedAnnotation, mark))
+			obj.forget()
 		}
 	}
-	return out, nil
+	return out, warnings, nil
 }

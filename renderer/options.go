@@ -87,7 +87,32 @@ type Options struct {
 	// post-renderer's stderr (Helm without a terminal, GitOps controllers),
 	// a render that would warn fails instead, saying why.
 	Strict bool `yaml:"strict,omitempty" json:"strict,omitempty"`
+	// TokenScope says for which service accounts the CCM's own may create
+	// tokens: TokenScopeCluster (or empty) leaves the chart's grant,
+	// TokenScopeControllers narrows it.
+	TokenScope TokenScope `yaml:"tokenScope,omitempty" json:"tokenScope,omitempty"`
 }
+
+// TokenScope is how far the CCM's service account may create tokens.
+type TokenScope string
+
+const (
+	// TokenScopeCluster: as the chart grants it, for any service account in
+	// any namespace (the default).
+	TokenScopeCluster TokenScope = "cluster"
+	// TokenScopeControllers: for its controllers' service accounts in
+	// kube-system alone (ControllerAccounts), by name, through a Role there
+	// (TokenRBAC); the CCM's own roles lose their wider grant. A wider grant
+	// in a role the renderer may not edit (shared, aggregated, not in the
+	// input) is an error.
+	TokenScopeControllers TokenScope = "controllers"
+)
+
+// TokenScopes lists every accepted token scope.
+var TokenScopes = []TokenScope{TokenScopeCluster, TokenScopeControllers}
+
+// narrow reports whether the options narrow the token grant.
+func (o Options) narrow() bool { return o.TokenScope == TokenScopeControllers }
 
 // Option is one of the renderer's options, as every front end names it: the
 // one home of its spellings. The flags, the config file's and the KRM
@@ -154,6 +179,9 @@ var OptionTable = []Option{
 	{Opt: OptStrict, Flag: "strict",
 		Usage: "make every warning an error (exit 1, nothing on stdout): for CI and GitOps, where nobody reads a post-renderer's stderr",
 		field: func(o *Options) any { return &o.Strict }},
+	{Opt: OptTokenScope, Flag: "token-scope",
+		Usage:  "for whom the CCM's account may create tokens: cluster (as the chart grants it: any account in any namespace) or controllers (its controllers' accounts in kube-system, by name)",
+		Values: stringsOf(TokenScopes), Recorded: true, field: func(o *Options) any { return &o.TokenScope }},
 }
 
 // OptionOf returns an option's entry in OptionTable.
@@ -492,6 +520,9 @@ func (o Options) check() (warnings []string, err error) {
 	}
 	if o.KCMUser == "" {
 		return nil, usageErrorf(OptKCMUser, "must not be empty")
+	}
+	if o.TokenScope != "" && !slices.Contains(TokenScopes, o.TokenScope) {
+		return nil, usageErrorf(OptTokenScope, "%q is unknown: use one of %s", o.TokenScope, joinValues(TokenScopes))
 	}
 	if _, err := parseTarget(o.Target); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ type stage int
 const (
 	onWorkload  stage = iota // the CCM's DaemonSet or Deployment
 	onRole                   // the role the access decision patches in place
+	onNarrowed               // the roles whose token grant the access decision narrows or restores
 	onGenerated              // the objects earlier renders generated: the generators keep, replace, add or remove them
 )
 
@@ -81,6 +82,7 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 		leaseNamespace = ns
 	}
 	workload := *t.workload.ref()
+	account := ObjectRef{Kind: "ServiceAccount", Namespace: t.account.namespace, Name: t.account.name}
 	steps := []step{
 		{"record options", onWorkload, RecordOptions{Options: o}},
 		{"placement", onWorkload, Placement{Profile: r.profile}},
@@ -90,7 +92,11 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 		{"leader migration mount", onWorkload, LeaderMigrationMount{Workload: w, Mount: rendered}},
 		{"leader migration config", onGenerated, LeaderMigrationConfigMap{Want: rendered, Workload: workload, LeaderName: o.LeaderName, APIVersion: api.APIVersion}},
 		{"migration lease RBAC", onGenerated, MigrationLeaseRBAC{Want: migrate, Workload: workload, Namespace: leaseNamespace, LeaderName: o.LeaderName, User: o.KCMUser}},
-		{"service account RBAC", onGenerated, AccountRBAC{Want: t.access.dedicated, Account: ObjectRef{Kind: "ServiceAccount", Namespace: t.account.namespace, Name: t.account.name}, Permissions: t.access.missing}},
+		{"service account RBAC", onGenerated, AccountRBAC{Want: t.access.dedicated, Account: account, Permissions: t.access.missing}},
+		{"token RBAC", onGenerated, TokenRBAC{Want: o.narrow(), Account: account}},
+	}
+	if len(t.access.narrow) > 0 {
+		steps = append(steps, step{"narrow token grant", onNarrowed, NarrowTokens{Narrow: o.narrow()}})
 	}
 	if t.access.patch != nil {
 		steps = append(steps, step{"RBAC", onRole, RBAC{Permissions: t.access.missing}})

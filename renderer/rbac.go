@@ -115,6 +115,7 @@ func readRules(role *yaml.Node) ([]rule, error) {
 	}
 	out := make([]rule, 0, len(list.Content))
 	for i, n := range list.Content {
+		n = deref(n)
 		if n.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("rules[%d] is a %s, not a rule", i, KindName(n))
 		}

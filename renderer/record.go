@@ -40,20 +40,24 @@ func (f RecordOptions) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 // output, defaults left out. Versions describe the cluster, not the output,
 // and are not recorded.
 type record struct {
-	Distro                Distro   `json:"distro"`
-	Mode                  Mode     `json:"mode"`
-	HostNetwork           *bool    `json:"hostNetwork,omitempty"`
-	SetArgs               []string `json:"setArgs,omitempty"`
-	RemoveArgs            []string `json:"removeArgs,omitempty"`
-	LeaderMigrationConfig string   `json:"leaderMigrationConfig,omitempty"`
-	LeaderName            string   `json:"leaderName,omitempty"`
-	KCMUser               string   `json:"kcmUser,omitempty"`
-	Target                string   `json:"target,omitempty"`
+	Distro                Distro     `json:"distro"`
+	Mode                  Mode       `json:"mode"`
+	HostNetwork           *bool      `json:"hostNetwork,omitempty"`
+	SetArgs               []string   `json:"setArgs,omitempty"`
+	RemoveArgs            []string   `json:"removeArgs,omitempty"`
+	LeaderMigrationConfig string     `json:"leaderMigrationConfig,omitempty"`
+	LeaderName            string     `json:"leaderName,omitempty"`
+	KCMUser               string     `json:"kcmUser,omitempty"`
+	Target                string     `json:"target,omitempty"`
+	TokenScope            TokenScope `json:"tokenScope,omitempty"`
 }
 
 func recordOf(o Options) record {
 	d := DefaultOptions()
 	r := record{Distro: o.Distro, Mode: o.Mode, SetArgs: o.SetArgs, RemoveArgs: o.RemoveArgs, Target: o.Target}
+	if o.TokenScope != d.TokenScope {
+		r.TokenScope = o.TokenScope
+	}
 	if *o.HostNetwork != *d.HostNetwork {
 		r.HostNetwork = o.HostNetwork
 	}
@@ -91,7 +95,7 @@ func ParseRecordedOptions(value string) (Options, error) {
 		return Options{}, fmt.Errorf("annotation %s: %w", OptionsAnnotation, err)
 	}
 	o := DefaultOptions()
-	o.Distro, o.Mode, o.SetArgs, o.RemoveArgs, o.Target = r.Distro, r.Mode, r.SetArgs, r.RemoveArgs, r.Target
+	o.Distro, o.Mode, o.SetArgs, o.RemoveArgs, o.Target, o.TokenScope = r.Distro, r.Mode, r.SetArgs, r.RemoveArgs, r.Target, r.TokenScope
 	if r.HostNetwork != nil {
 		o.HostNetwork = r.HostNetwork
 	}

@@ -78,15 +78,10 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 	if !slices.ContainsFunc(in, func(c []byte) bool { return len(bytes.TrimSpace(c)) > 0 }) {
 		return nil, &InputError{Err: errorf("empty input: expected the manifests `helm template` prints, on stdin")}
 	}
-	docs := stream.Split(in)
-	if err := stream.Scan(docs); err != nil {
-		var se *stream.Error
-		if errors.As(err, &se) {
-			return nil, &InputError{Location: Location{Index: se.Doc.Index, Line: se.Doc.Line, Source: se.Doc.Source()}, Err: err}
-		}
-		return nil, &InputError{Err: err}
+	objs, err := readStream(in)
+	if err != nil {
+		return nil, err
 	}
-	objs := docObjects(docs)
 	res, err := r.run(objs)
 	if err != nil {
 		return nil, err
@@ -118,6 +113,19 @@ func (r *Renderer) RenderChunks(in [][]byte) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// readStream cuts a stream into its documents and scans them.
+func readStream(in [][]byte) ([]*object, error) {
+	docs := stream.Split(in)
+	if err := stream.Scan(docs); err != nil {
+		var se *stream.Error
+		if errors.As(err, &se) {
+			return nil, &InputError{Location: Location{Index: se.Doc.Index, Line: se.Doc.Line, Source: se.Doc.Source()}, Err: err}
+		}
+		return nil, &InputError{Err: err}
+	}
+	return docObjects(docs), nil
 }
 
 // RenderNodes patches the items of a KRM ResourceList in place and returns
@@ -168,7 +176,11 @@ func strictError(warnings []string) error {
 
 func (r *Renderer) runPlan(objs []*object) (*result, error) {
 	res := &result{warnings: slices.Clone(r.warnings)}
-	t, err := identify(objs, r.opts)
+	applied, err := classify(objs)
+	if err != nil {
+		return nil, err
+	}
+	t, err := identify(applied, r.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +188,10 @@ func (r *Renderer) runPlan(objs []*object) (*result, error) {
 		res.warnings = append(res.warnings, noWorkloadWarning)
 		return res, nil
 	}
-	res.warnings = append(res.warnings, t.warnings...)
 	warn := func(err error) { res.warnings = append(res.warnings, spell(err, r.spelling)) }
+	for _, w := range t.warnings {
+		warn(w)
+	}
 	steps, err := r.plan(t, warn)
 	if err != nil {
 		return nil, err
@@ -186,7 +200,17 @@ func (r *Renderer) runPlan(objs []*object) (*result, error) {
 	if t.access.patch != nil {
 		targets = append(targets, t.access.patch)
 	}
+	narrowed := make([]*yaml.RNode, 0, len(t.access.narrow))
+	for _, o := range t.access.narrow {
+		if !slices.Contains(targets, o) {
+			targets = append(targets, o)
+		}
+		narrowed = append(narrowed, o.node)
+	}
 	for _, obj := range targets {
+		if err := obj.expand(); err != nil {
+			return nil, err
+		}
 		obj.before = cloneNode(obj.node.YNode())
 	}
 	generated := make([]*yaml.RNode, len(t.generated))
@@ -200,6 +224,8 @@ func (r *Renderer) runPlan(objs []*object) (*result, error) {
 			_, err = s.filter.Filter([]*yaml.RNode{t.workload.node})
 		case onRole:
 			_, err = s.filter.Filter([]*yaml.RNode{t.access.patch.node})
+		case onNarrowed:
+			_, err = s.filter.Filter(narrowed)
 		case onGenerated:
 			generated, err = s.filter.Filter(generated)
 		}
@@ -218,7 +244,7 @@ func (r *Renderer) runPlan(objs []*object) (*result, error) {
 			res.added = append(res.added, n)
 		}
 	}
-	if err := collisions(objs, t.generated, res.added); err != nil {
+	if err := collisions(applied, t.generated, res.added); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -248,12 +274,11 @@ func collisions(objs, generated []*object, added []*yaml.RNode) error {
 			if obj.kind != n.GetKind() || slices.Contains(generated, obj) || !obj.mentions(n.GetName()) {
 				continue
 			}
-			rn, err := obj.parse()
-			if err != nil {
+			if _, err := obj.parse(); err != nil {
 				return err
 			}
-			ns := rn.GetNamespace()
-			if rn.GetName() == n.GetName() && (ns == n.GetNamespace() || ns == "" || n.GetNamespace() == "") {
+			ns := obj.id.namespace
+			if obj.id.name == n.GetName() && (ns == n.GetNamespace() || ns == "" || n.GetNamespace() == "") {
 				return obj.errorf("the renderer generates an object of this kind and name (%s) for the CCM, and this one is not "+
 					"the renderer's; rename it, or remove it if it is a copy of the renderer's output without its %s annotation",
 					generatedMark(n), GeneratedAnnotation)

@@ -267,10 +267,13 @@ func TestSharedRoles(t *testing.T) {
 		if !bytes.Contains(out, []byte(roleDoc)) {
 			t.Errorf("the shared ClusterRole changed:\n%s", out)
 		}
-		role := find(objs, "ClusterRole", dedicated)
-		bind := find(objs, "ClusterRoleBinding", dedicated)
+		role := find(objs, "Role", dedicated)
+		bind := find(objs, "RoleBinding", dedicated)
 		if role == nil || bind == nil {
-			t.Fatalf("no dedicated ClusterRole and binding: %q", ids(objs))
+			t.Fatalf("no dedicated Role and RoleBinding: %q", ids(objs))
+		}
+		if role.GetNamespace() != "kube-system" || bind.GetNamespace() != "kube-system" || find(objs, "ClusterRole", dedicated) != nil || find(objs, "ClusterRoleBinding", dedicated) != nil {
+			t.Errorf("the dedicated RBAC is not a Role and RoleBinding in kube-system alone: %q", ids(objs))
 		}
 		if got := field(t, role, "rules"); !strings.Contains(got, "get") || strings.Contains(got, "create") {
 			t.Errorf("the dedicated role grants %s, want only what is missing (get serviceaccounts)", got)
@@ -286,7 +289,7 @@ func TestSharedRoles(t *testing.T) {
 	aggregatedKept := func(why string) func(*testing.T, []byte, []*yaml.RNode, []string) {
 		return func(t *testing.T, out []byte, objs []*yaml.RNode, warnings []string) {
 			t.Helper()
-			if strings.Contains(field(t, find(objs, "ClusterRole", "ccm"), "rules"), "get") || find(objs, "ClusterRole", dedicated) == nil {
+			if strings.Contains(field(t, find(objs, "ClusterRole", "ccm"), "rules"), "get") || find(objs, "Role", dedicated) == nil {
 				t.Errorf("the aggregated role was widened, or no dedicated role:\n%s", out)
 			}
 			if len(warnings) == 0 || !strings.Contains(warnings[0], "ClusterRole ccm "+why) {
@@ -303,7 +306,7 @@ func TestSharedRoles(t *testing.T) {
 		{name: "a ClusterRole also bound to another service account in the same binding",
 			in: docs(saDoc, roleDoc, bindDoc+"- kind: ServiceAccount\n  name: other\n  namespace: kube-system\n", dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
-				if !bytes.Contains(out, []byte(roleDoc)) || find(objs, "ClusterRole", dedicated) == nil {
+				if !bytes.Contains(out, []byte(roleDoc)) || find(objs, "Role", dedicated) == nil {
 					t.Errorf("widened or no dedicated role:\n%s", out)
 				}
 			}},
@@ -321,14 +324,14 @@ func TestSharedRoles(t *testing.T) {
 		{name: "a CCM without a namespace whose role lacks nothing",
 			in: docs(saDoc, strings.Replace(roleDoc, "verbs: [create]\n-", "verbs: [create, get]\n-", 1), bindDoc, strings.Replace(dsDoc, "  namespace: kube-system\n", "", 1)),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
-				if find(objs, "ClusterRole", dedicated) != nil || !bytes.Contains(out, []byte("verbs: [create, get]\n-")) {
+				if find(objs, "Role", dedicated) != nil || !bytes.Contains(out, []byte("verbs: [create, get]\n-")) {
 					t.Errorf("RBAC changed:\n%s", out)
 				}
 			}},
 		{name: "the CCM's own role is patched in place",
 			in: docs(saDoc, roleDoc, bindDoc, dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
-				if find(objs, "ClusterRole", dedicated) != nil || !strings.Contains(field(t, find(objs, "ClusterRole", "ccm"), "rules"), "verbs: [create, get]") {
+				if find(objs, "Role", dedicated) != nil || !strings.Contains(field(t, find(objs, "ClusterRole", "ccm"), "rules"), "verbs: [create, get]") {
 					t.Errorf("not patched in place:\n%s", out)
 				}
 			}},
@@ -337,7 +340,7 @@ func TestSharedRoles(t *testing.T) {
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: own\n  namespace: kube-system\nrules:\n- apiGroups: [\"\"]\n  resources: [serviceaccounts]\n  verbs: [create]\n",
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: own\n  namespace: kube-system\nroleRef:\n  kind: Role\n  name: own\nsubjects:\n- kind: ServiceAccount\n  name: ccm\n", dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
-				if !bytes.Contains(out, []byte(roleDoc)) || find(objs, "ClusterRole", dedicated) != nil ||
+				if !bytes.Contains(out, []byte(roleDoc)) || find(objs, "Role", dedicated) != nil ||
 					!strings.Contains(field(t, find(objs, "Role", "own"), "rules"), "verbs: [create, get]") {
 					t.Errorf("want the Role patched, the shared ClusterRole untouched:\n%s", out)
 				}
@@ -347,7 +350,7 @@ func TestSharedRoles(t *testing.T) {
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: own\n  namespace: apps\nrules: []\n",
 				"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: own\n  namespace: apps\nroleRef:\n  kind: Role\n  name: own\nsubjects:\n- kind: ServiceAccount\n  name: ccm\n  namespace: kube-system\n", dsDoc),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
-				if find(objs, "ClusterRole", dedicated) == nil || field(t, find(objs, "Role", "own"), "rules") != "[]" {
+				if find(objs, "Role", dedicated) == nil || field(t, find(objs, "Role", "own"), "rules") != "[]" {
 					t.Errorf("want a dedicated ClusterRole:\n%s", out)
 				}
 			}},
@@ -360,7 +363,7 @@ func TestSharedRoles(t *testing.T) {
 				return strings.Replace(string(out), "system:authenticated", "system:nobody-but-ccm", 1) // still shared
 			}(),
 			check: func(t *testing.T, out []byte, objs []*yaml.RNode, _ []string) {
-				if find(objs, "ClusterRole", dedicated) == nil {
+				if find(objs, "Role", dedicated) == nil {
 					t.Errorf("still shared, yet no dedicated role:\n%s", out)
 				}
 			}},
@@ -480,6 +483,7 @@ func TestRerenderConverges(t *testing.T) {
 		o.Distro, o.SetArgs, o.RemoveArgs = DistroRKE2, []string{"v=5", "cluster-name=x"}, []string{"allocate-node-cidrs"}
 	}
 	sets["k3s/no-host-network"] = func(o *Options) { f := false; o.Distro, o.HostNetwork = DistroK3s, &f }
+	sets["rke2/token-scope"] = func(o *Options) { o.Distro, o.TokenScope = DistroRKE2, TokenScopeControllers }
 	sets["kubeadm/migrate/lease"] = func(o *Options) {
 		o.Distro, o.Mode, o.LeaderName, o.KCMUser = DistroKubeadm, ModeMigrate, "other-lease", "kcm"
 	}

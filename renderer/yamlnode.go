@@ -10,11 +10,12 @@ import (
 // Small helpers over yaml.Node trees. The filters edit the parsed tree in
 // place so that everything they do not touch keeps its order and comments.
 
-// mapGet returns the value under key, or nil.
+// mapGet returns the value under key, or nil; an alias gives the node it
+// names (the renderer reads the objects it does not patch as written).
 func mapGet(m *yaml.Node, key string) *yaml.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return m.Content[i+1]
+			return deref(m.Content[i+1])
 		}
 	}
 	return nil
@@ -130,6 +131,7 @@ func scalarStrings(seq *yaml.Node, path string) ([]string, error) {
 	}
 	out := make([]string, 0, len(seq.Content))
 	for _, n := range seq.Content {
+		n = deref(n)
 		if n.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("%s holds a %s, not a string", path, KindName(n))
 		}

@@ -133,8 +133,13 @@ type cmpRun struct {
 	params []argoParam       // the Application's plugin parameters
 	values string            // values.yaml in the source directory, if not empty
 	files  map[string]string // more files in the source directory
+	links  map[string]string // symbolic links in the source directory, to these targets
 	helm   string            // the helm on PATH; the real one if empty
 }
+
+// localChart is where every run's source directory holds the latest
+// upstream chart package (no network here): the chart parameter names it.
+const localChart = "upstream/aws-cloud-controller-manager.tgz"
 
 // run runs the generate command the way Argo CD's CMP server does: the
 // command and its args exec'd as they are, in the application's source
@@ -166,6 +171,16 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	}
 	for name, content := range c.files {
 		testtools.WriteFile(t, filepath.Join(app, filepath.FromSlash(name)), []byte(content))
+	}
+	pkg, err := os.ReadFile(testtools.UpstreamChart(t, testtools.LatestChartVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testtools.WriteFile(t, filepath.Join(app, filepath.FromSlash(localChart)), pkg)
+	for name, target := range c.links {
+		if err := os.Symlink(target, filepath.Join(app, filepath.FromSlash(name))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	home := t.TempDir()
 	sidecar := []string{
@@ -249,7 +264,7 @@ func TestArgoCDPlugin(t *testing.T) {
 	}
 	for name, r := range runs {
 		t.Run(name, func(t *testing.T) {
-			r.params = append(r.params, argoParam{Name: "chart", String: str(chart)})
+			r.params = append(r.params, argoParam{Name: "chart", String: str(localChart)})
 			out, errOut, err := cmpRun{env: r.env, params: r.params}.run(t)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
@@ -265,7 +280,7 @@ func TestArgoCDPlugin(t *testing.T) {
 
 	t.Run("values and renderer flags", func(t *testing.T) {
 		out, errOut, err := cmpRun{
-			env:    map[string]string{"DISTRO": "rke", "CHART": chart, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
+			env:    map[string]string{"DISTRO": "rke", "CHART": localChart, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
 			values: "image:\n  tag: v1.34.0\n",
 		}.run(t)
 		if err != nil {
@@ -284,10 +299,14 @@ func TestArgoCDPlugin(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"unknown distro": {map[string]string{"DISTRO": "bogus", "CHART": chart}, `--distro "bogus" is unknown`},
-		"unknown mode":   {map[string]string{"MODE": "upgrade", "CHART": chart}, `--mode "upgrade" is unknown`},
-		"bad flag":       {map[string]string{"CHART": chart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, "--cloud-provider=aws"},
-		"missing chart":  {map[string]string{"CHART": filepath.Join(t.TempDir(), "missing.tgz")}, "missing.tgz"},
+		"unknown distro":          {map[string]string{"DISTRO": "bogus", "CHART": localChart}, `--distro "bogus" is unknown`},
+		"unknown mode":            {map[string]string{"MODE": "upgrade", "CHART": localChart}, `--mode "upgrade" is unknown`},
+		"bad flag":                {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, "--cloud-provider=aws"},
+		"missing chart":           {map[string]string{"CHART": "missing.tgz"}, "missing.tgz"},
+		"chart outside":           {map[string]string{"CHART": chart}, "chart: " + chart + " is not a path in the Application's source directory"},
+		"chart a level up":        {map[string]string{"CHART": "../other-team/chart"}, "chart: ../other-team/chart is not a path in the Application's source directory"},
+		"chart of another scheme": {map[string]string{"CHART": "file:///etc/charts/x.tgz"}, "chart: file:///etc/charts/x.tgz is neither a chart name"},
+		"chart as a helm flag":    {map[string]string{"CHART": "--kubeconfig=x"}, "chart: --kubeconfig=x is neither a chart name"},
 	} {
 		t.Run("fails: "+name, func(t *testing.T) {
 			out, errOut, err := cmpRun{env: c.env}.run(t)
@@ -312,7 +331,7 @@ func TestArgoCDPlugin(t *testing.T) {
 		if err := os.Chmod(fake, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		out, errOut, err := cmpRun{env: map[string]string{"CHART": chart}, helm: fake}.run(t)
+		out, errOut, err := cmpRun{env: map[string]string{"CHART": localChart}, helm: fake}.run(t)
 		if err == nil || !strings.Contains(string(errOut), "something broke late") {
 			t.Errorf("the generate command did not fail: %v, stderr %q", err, errOut)
 		}
@@ -328,8 +347,7 @@ func TestArgoCDPlugin(t *testing.T) {
 // renderer warning fails the generate command, with the warning on stderr
 // and nothing on stdout, unless the strict parameter is false.
 func TestArgoCDPluginWarnings(t *testing.T) {
-	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	params := []argoParam{{Name: "chart", String: str(chart)}, {Name: "distro", String: str("rke2")},
+	params := []argoParam{{Name: "chart", String: str(localChart)}, {Name: "distro", String: str("rke2")},
 		{Name: "set-arg", Array: []string{"configure-cloud-routes=true"}}}
 	const warning = "--configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; " +
 		"only clusters whose pod network relies on cloud routes want that"
@@ -355,7 +373,7 @@ func TestArgoCDPluginWarnings(t *testing.T) {
 // stay in the source directory.
 func TestArgoCDPluginParameters(t *testing.T) {
 	p := readPlugin(t)
-	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	chart := localChart
 
 	out, errOut, err := cmpRun{
 		params: []argoParam{
@@ -382,9 +400,13 @@ func TestArgoCDPluginParameters(t *testing.T) {
 		t.Errorf("parameters not applied: %s, args %q, image %s", ccm.ID(), args, image)
 	}
 
-	// The announced defaults are the behaviour without parameters.
+	// The announced defaults are the behaviour without parameters; the
+	// chart's version is pinned to the one the tests run.
 	var defaults []argoParam
 	for _, a := range p.Spec.Parameters.Static {
+		if a.Name == "chart-version" && (a.String == nil || *a.String != testtools.LatestChartVersion) {
+			t.Errorf("chart-version defaults to %v, want the version the tests run, %s", a.String, testtools.LatestChartVersion)
+		}
 		param := argoParam{Name: a.Name, String: a.String, Array: a.Array}
 		if a.Name == "chart" {
 			param.String = str(chart) // no network here: the upstream package
@@ -462,18 +484,35 @@ func TestArgoCDPluginParameters(t *testing.T) {
 		t.Errorf("application.yaml's parameters: %v, %d parameters\n%s", err, len(appParams), errOut)
 	}
 
+	outside := filepath.Join(t.TempDir(), "secrets.yaml") // another Application's file, say
+	testtools.WriteFile(t, outside, []byte("password: hunter2\n"))
+	links := map[string]map[string]string{ // the source directory's links out, by case
+		"values file through a link out": {"env": filepath.Dir(outside)},
+		"chart through a link out":       {"vendored": filepath.Dir(outside)},
+	}
 	for name, c := range map[string]struct {
 		params []argoParam
 		want   string
 	}{
+		"values file through a link out": {[]argoParam{{Name: "values-files", Array: []string{"env/secrets.yaml"}}},
+			"values-files: env/secrets.yaml is not a path in the Application's source directory (it leads to " + outside + ")"},
+		"chart through a link out": {[]argoParam{{Name: "chart", String: str("vendored/secrets.yaml")}},
+			"chart: vendored/secrets.yaml is not a path in the Application's source directory (it leads to " + outside + ")"},
 		"values file outside":  {[]argoParam{{Name: "values-files", Array: []string{"../secrets.yaml"}}}, "values-files: ../secrets.yaml is not a path in the Application's source directory"},
 		"absolute values file": {[]argoParam{{Name: "values-files", Array: []string{"/etc/passwd"}}}, "is not a path in the Application's source directory"},
 		"missing values file":  {[]argoParam{{Name: "values-files", Array: []string{"nope.yaml"}}}, "nope.yaml"},
+		"values file as a URL": {[]argoParam{{Name: "values-files", Array: []string{"https://attacker.example/values.yaml"}}},
+			"values-files: https://attacker.example/values.yaml is a URL, which helm would fetch"},
+		"values file as stdin": {[]argoParam{{Name: "values-files", Array: []string{"-"}}}, `values-files: "-" is not a file`},
 		"unknown mode":         {[]argoParam{{Name: "mode", String: str("upgrade")}}, `--mode "upgrade" is unknown`},
 		"bad CCM flag":         {[]argoParam{{Name: "set-arg", Array: []string{"cloud-provider=gce"}}}, "cloud-provider"},
 	} {
 		t.Run("fails: "+name, func(t *testing.T) {
-			out, errOut, err := cmpRun{params: append(c.params, argoParam{Name: "chart", String: str(chart)})}.run(t)
+			params := c.params
+			if !slices.ContainsFunc(params, func(p argoParam) bool { return p.Name == "chart" }) {
+				params = append(params, argoParam{Name: "chart", String: str(chart)})
+			}
+			out, errOut, err := cmpRun{params: params, links: links[name]}.run(t)
 			if err == nil || len(out) != 0 || !strings.Contains(string(errOut), c.want) {
 				t.Errorf("exit %v, %d bytes out, stderr %q, want %q", err, len(out), errOut, c.want)
 			}

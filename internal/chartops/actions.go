@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // The renderer is Helm's post-renderer in-process.
@@ -306,27 +305,19 @@ func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
 // manifest that run the CCM (by the renderer's identification rule,
 // renderer.IsCCMContainer), and those that record renderer options.
 func workloadsOf(manifest string) (ccm, recording []*yaml.RNode, err error) {
-	docs := stream.Split([][]byte{[]byte(manifest)})
-	if err := stream.Scan(docs); err != nil {
+	objs, err := renderer.Applied([]byte(manifest))
+	if err != nil {
 		return nil, nil, fmt.Errorf("reading its manifest: %w", err)
 	}
-	for _, d := range docs {
-		if d.Kind != "DaemonSet" && d.Kind != "Deployment" {
+	for _, o := range objs {
+		if o.Ref.Kind != "DaemonSet" && o.Ref.Kind != "Deployment" {
 			continue
 		}
-		content, err := d.Content()
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading its manifest: %w", err)
+		if _, ok := o.Node.GetAnnotations()[renderer.OptionsAnnotation]; ok {
+			recording = append(recording, o.Node)
 		}
-		n, err := yaml.Parse(string(content))
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading its manifest: %w", d.ParseError(err))
-		}
-		if _, ok := n.GetAnnotations()[renderer.OptionsAnnotation]; ok {
-			recording = append(recording, n)
-		}
-		if runsCCM(n) {
-			ccm = append(ccm, n)
+		if runsCCM(o.Node) {
+			ccm = append(ccm, o.Node)
 		}
 	}
 	return ccm, recording, nil

@@ -2,14 +2,11 @@ package overlays
 
 import (
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -159,33 +156,14 @@ func fluxDir(r *upstream.Rendered) (map[string][]byte, error) {
 
 // WriteFlux writes the Flux format under dir. The source directory and
 // each <distro>/<mode> directory are replaced whole; other files under dir
-// are left alone.
+// are left alone. A symbolic link where it would delete or write is an
+// error (safefile.Replace).
 func WriteFlux(dir string) error {
 	files, err := FluxFiles()
 	if err != nil {
 		return err
 	}
-	dirs := []string{FluxSourceDir}
-	for _, d := range renderer.Distros {
-		for _, m := range renderer.Modes {
-			dirs = append(dirs, Component(d, m))
-		}
-	}
-	for _, sub := range dirs {
-		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(sub))); err != nil {
-			return err
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, files[name], 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return safefile.Replace(dir, append([]string{FluxSourceDir}, components()...), files)
 }
 
 func fluxReadme() []byte {

@@ -21,13 +21,12 @@ package overlays
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -72,32 +71,25 @@ func Files() (map[string][]byte, error) {
 
 // Write writes the overlays under dir. Each <distro>/<mode> directory is
 // replaced whole, so a file a previous version wrote does not linger; other
-// files under dir are left alone.
+// files under dir are left alone. A symbolic link where it would delete or
+// write is an error (safefile.Replace).
 func Write(dir string) error {
 	files, err := Files()
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	return safefile.Replace(dir, components(), files)
+}
+
+// components are the <distro>/<mode> directories.
+func components() []string {
+	var dirs []string
 	for _, d := range renderer.Distros {
 		for _, m := range renderer.Modes {
-			if err := os.RemoveAll(filepath.Join(dir, string(d), string(m))); err != nil {
-				return err
-			}
+			dirs = append(dirs, Component(d, m))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, files[name], 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return dirs
 }
 
 // header starts every generated YAML file.

@@ -11,11 +11,14 @@ import (
 // folded block scalars, empty flow collections and comments. It returns the
 // top-level kind as well.
 //
-// The check is one-sided: ok means the YAML parser accepts the document;
-// !ok means only "not proven", and the caller parses the document with the
-// real parser, which then also supplies the error message. Anything unusual
-// (anchors, aliases, tags, flow collections, multi-line flow scalars,
-// directives, tabs, CR, unusual characters) is left to the parser.
+// The check is one-sided: ok means the YAML parser accepts the document and
+// Kubernetes' clients read the same kind from it (one "kind" key, no merge
+// key, no "items" key that would make it a list to them); !ok means only
+// "not proven", and the caller parses the document with the real parser,
+// which then also supplies the error message. Anything unusual (anchors,
+// aliases, tags, merge keys, flow collections, multi-line flow scalars,
+// directives, tabs, CR, unusual characters, a second "kind", "items") is
+// left to the parser.
 func fastCheck(body []byte) (kind string, ok bool) {
 	var c checker
 	c.pending, c.scalarLimit = -1, -1
@@ -205,12 +208,19 @@ func (c *checker) entry(col int, rest []byte, t lineType) bool {
 		case mapLine:
 			key, after := splitKey(rest)
 			v := bytes.TrimLeft(after, " ")
-			isKind := len(c.stack) == 1 && !c.stack[0].seq && string(key) == "kind" && !c.kindSeen
+			if string(key) == "<<" {
+				return false // a merge key, which Kubernetes' clients merge
+			}
+			top := len(c.stack) == 1 && !c.stack[0].seq
+			if top && (string(key) == "items" || (string(key) == "kind" && c.kindSeen)) {
+				return false // a list to Kubernetes' clients, or a kind they read from the last "kind" key
+			}
+			isKind := top && string(key) == "kind"
 			if isKind {
 				if len(v) > 0 && (v[0] == '|' || v[0] == '>' || (v[0] == '"' && bytes.IndexByte(v, '\\') >= 0)) {
 					return false // a kind the parser must read
 				}
-				c.kind, c.kindSeen = scalarText(v), true // the parser's tree keeps the first of duplicate keys
+				c.kind, c.kindSeen = scalarText(v), true
 			}
 			if len(v) == 0 || v[0] == '#' {
 				c.pending, c.pendingKey, c.pendingKind = col, true, isKind

@@ -34,11 +34,14 @@ func (d *Doc) Body() []byte { return d.Raw[d.body:] }
 
 // Mentions reports whether the document may hold the string s: a cheap
 // test before parsing, which must never say no to a document that does. A
-// YAML scalar spells s without its bytes only through an escape in a
-// double-quoted scalar ("\x2D", "\u002D", a "\" line break), so a document
-// with a backslash may hold anything.
+// document the fast checker proved (Simple: no tags, aliases, flow or
+// multi-line flow scalars) spells s without its bytes only through an
+// escape in a double-quoted scalar ("\x2D", "\u002D", a "\" line break),
+// so one with a backslash may hold anything, or, when s has a "'", through
+// the doubled quote of a single-quoted one. Any other document may hold anything: a
+// tag alone (!!binary) spells a string in other bytes.
 func (d *Doc) Mentions(s []byte) bool {
-	return bytes.Contains(d.Raw, s) || bytes.IndexByte(d.Raw, '\\') >= 0
+	return !d.Simple || bytes.Contains(d.Raw, s) || bytes.IndexByte(d.Raw, '\\') >= 0 || bytes.IndexByte(s, '\'') >= 0
 }
 
 // ContentStart returns the offset in Raw of the document's first content
@@ -167,18 +170,18 @@ func firstLine(b []byte) []byte {
 	return b
 }
 
-// isSeparator reports whether line opens a new YAML document ("---" at
-// column 0 followed by nothing, a blank or a comment).
+// isSeparator reports whether line opens a new document the way Kubernetes'
+// clients cut a stream (apimachinery's YAMLReader, which Helm's and kubectl's
+// resource builder read with): "---" at column 0 followed by nothing but
+// white space (Unicode's, as strings.TrimSpace trims) or a comment. A line
+// that starts with "---" and goes on otherwise ("--- |", "---x") is no
+// separator, and Scan refuses it: those clients stop reading the stream
+// there. "---#" is one to them though not to a YAML parser, so the renderer
+// never parses a separator line: a document is read from the line after it.
 func isSeparator(line []byte) bool {
 	if len(line) < 3 || line[0] != '-' || line[1] != '-' || line[2] != '-' {
 		return false
 	}
-	return len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r'
-}
-
-// pureSeparator reports whether a separator line carries no content of its
-// own ("--- |" or "--- !tag" do).
-func pureSeparator(line []byte) bool {
-	rest := bytes.TrimLeft(bytes.TrimRight(line[3:], "\r"), " \t")
+	rest := bytes.TrimSpace(line[3:])
 	return len(rest) == 0 || rest[0] == '#'
 }
