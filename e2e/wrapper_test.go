@@ -481,3 +481,60 @@ func TestWrapperUninstalledRelease(t *testing.T) {
 		t.Errorf("after upgrade --install: %v", err)
 	}
 }
+
+// TestWrapperHelmDiffHabits: diff as a helm-diff user runs it. With the
+// cluster in $KUBECONFIG alone, diff compares with the release when it
+// exists and says so, and shows what the renderer changes when it does
+// not (--allow-unreleased: what an install would create); diff upgrade
+// RELEASE CHART is the same diff; --three-way-merge is --live;
+// --renderer-only keeps the chart's view; another RELEASE than the CCM's
+// is named.
+func TestWrapperHelmDiffHabits(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	release := "habits"
+	ns := namespace(t, release)
+	set := releaseSet(t, release, ns)
+	env := []string{"KUBECONFIG=" + cp.Kubeconfig}
+	base := []string{release, chart, "--namespace", ns, "--set", set, "--distro=rke2"}
+	diffOf := func(args ...string) (string, string, int) {
+		return rendererEnv(t, env, append(append([]string{"diff"}, args...), base[1:]...)...)
+	}
+
+	out, errOut, code := diffOf(release)
+	if code != 0 || !strings.HasSuffix(out, " → patched by aws-ccm-renderer)\n") ||
+		errOut != "aws-ccm-renderer: no release habits in namespace habits in the cluster of $KUBECONFIG: showing what the renderer changes in the chart's output "+
+			"(--allow-unreleased shows what an install would create)\n" {
+		t.Errorf("diff before the install: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	out, errOut, code = diffOf(release, "--allow-unreleased")
+	if code != 0 || !strings.HasSuffix(out, "(no release habits in namespace habits → install)\n") || errOut != "" {
+		t.Errorf("--allow-unreleased before the install: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+
+	if _, errOut, err := rendererCmd(t, append([]string{"install"}, base...)...); err != nil {
+		t.Fatalf("install: %v\n%s", err, errOut)
+	}
+	said := "aws-ccm-renderer: comparing with release habits in namespace habits in the cluster of $KUBECONFIG, as helm diff upgrade does " +
+		"(--renderer-only shows what the renderer changes in the chart's output)\n"
+	plain, errOut, code := diffOf(release, "--mode=migrate", "--detailed-exitcode")
+	if code != exitChanges || !strings.HasSuffix(plain, " (release habits revision 1 → upgrade)\n") ||
+		!strings.Contains(plain, "\n+             - --enable-leader-migration=true\n") || !strings.HasSuffix(errOut, said) {
+		t.Errorf("diff of the release: exit %d, stderr %q\n%s", code, errOut, plain)
+	}
+	if out, errOut, code := diffOf("upgrade", release, "--mode=migrate", "--detailed-exitcode"); code != exitChanges || out != plain || !strings.HasSuffix(errOut, said) {
+		t.Errorf("diff upgrade RELEASE CHART: exit %d, stderr %q, the same diff: %v", code, errOut, out == plain)
+	}
+	live, _, code := diffOf(release, "--mode=migrate", "--live")
+	if out, _, code3 := diffOf(release, "--mode=migrate", "--three-way-merge"); code != 0 || code3 != 0 || out != live || out == plain {
+		t.Errorf("--three-way-merge (exit %d) differs from --live (exit %d), or is the release's diff:\n%s", code3, code, out)
+	}
+	if out, errOut, code := diffOf(release, "--renderer-only"); code != 0 || !strings.HasSuffix(out, " → patched by aws-ccm-renderer)\n") || strings.Contains(errOut, "comparing") {
+		t.Errorf("--renderer-only: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	// A RELEASE that is not the CCM's, with the cluster of $KUBECONFIG.
+	out, errOut, code = diffOf("aws-cloud-controller-manager")
+	if want := "aws-ccm-renderer: no release aws-cloud-controller-manager in namespace habits, and the CCM (DaemonSet habits/habits) is owned by release habits: " +
+		"use habits as RELEASE (aws-ccm-renderer diff habits ...)\n"; code != exitInput || out != "" || errOut != want {
+		t.Errorf("diff of another release: exit %d, %q\nstderr %q\nwant   %q", code, out, errOut, want)
+	}
+}

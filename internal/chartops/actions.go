@@ -148,7 +148,7 @@ func (c *Client) newInstall(pr postrender.PostRenderer, o Install) *action.Insta
 // Install installs the release.
 func (c *Client) Install(ctx context.Context, ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer, o Install) (*Outcome, error) {
 	if o.DryRun != DryRunClient {
-		if err := c.notOwner(o.Release, o.Namespace); err != nil {
+		if err := c.OwnedElsewhere(o.Release, o.Namespace); err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +201,7 @@ func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]a
 			return nil, err
 		}
 		if gone {
-			if err := c.notOwner(o.Release, o.Namespace); err != nil {
+			if err := c.OwnedElsewhere(o.Release, o.Namespace); err != nil {
 				return nil, err
 			}
 			inst := c.newInstall(pr, o.Install)
@@ -221,7 +221,7 @@ func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]a
 	}
 	if err != nil {
 		if notFound(err) {
-			if oerr := c.notOwner(o.Release, o.Namespace); oerr != nil {
+			if oerr := c.OwnedElsewhere(o.Release, o.Namespace); oerr != nil {
 				return nil, oerr
 			}
 			return nil, &renderer.InputError{Err: fmt.Errorf("release %s in namespace %s: %w (upgrade --install installs it)", o.Release, o.Namespace, err)}

@@ -128,7 +128,7 @@ func (c *Client) clusterDiff(ctx context.Context, ch *chart.Chart, vals map[stri
 	res := &DiffResult{}
 	var next *release.Release
 	if rel == nil {
-		if err := c.notOwner(d.Release, d.Namespace); err != nil {
+		if err := c.OwnedElsewhere(d.Release, d.Namespace); err != nil {
 			return nil, nil, err
 		}
 	}

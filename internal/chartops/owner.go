@@ -50,13 +50,13 @@ func ccmOwner(cfg *action.Configuration, name string) (*Owner, error) {
 	return nil, nil
 }
 
-// notOwner refuses to install, or compare with, a release that does not
+// OwnedElsewhere refuses to install, or compare with, a release that does not
 // exist when another release of its namespace runs the CCM: most likely
 // RELEASE is not the name the CCM was installed with (the chart commands'
 // default, aws-cloud-controller-manager, where the README's Helm commands
 // named it aws-ccm). The error names the release that owns the CCM and
 // the command with it.
-func (c *Client) notOwner(name, namespace string) error {
+func (c *Client) OwnedElsewhere(name, namespace string) error {
 	return ownedElsewhere(c.Config, name, namespace, func(owner string) string {
 		return fmt.Sprintf("%s as RELEASE (aws-ccm-renderer %s %s ...)", owner, c.Verb, owner)
 	})

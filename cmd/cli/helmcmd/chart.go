@@ -41,6 +41,17 @@ type chart struct {
 type needs struct {
 	cluster  bool // it talks to one: Helm's clients, the server's version
 	recorded bool // the deployed release's recorded options default the renderer's (but with --reset-options)
+	// why, when not "", says why the command asks a cluster no flag
+	// named: the errors of asking it end with it.
+	why string
+}
+
+// explain ends an error of asking the cluster with why it was asked.
+func (n needs) explain(err error) error {
+	if n.why == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, n.why)
 }
 
 // prepared is a chart command ready to run its action.
@@ -154,24 +165,24 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 			need = renderer.FlagArg(renderer.OptDistro, DistroDetect)
 		}
 		if err := c.env.CheckCluster(need); err != nil {
-			return nil, err
+			return nil, n.explain(err)
 		}
 	}
 	p.client = &chartops.Client{Env: c.env, Source: &c.source, Progress: c.progress, ErrOut: c.errOut, Verb: c.verb, Release: c.release}
 	if err := p.client.Connect(n.cluster); err != nil {
-		return nil, err
+		return nil, n.explain(err)
 	}
 	if n.cluster {
 		// What upgrade would do by default is what the deployed release
 		// was rendered with.
 		if n.recorded && !c.fs.Changed("reset-options") {
 			if opts, err = c.withRecordedOptions(p.client, opts, given, p.namespace); err != nil {
-				return nil, err
+				return nil, n.explain(err)
 			}
 		}
 		if !given[flagName(renderer.OptKubeVersion)] {
 			if opts.KubeVersion, err = p.client.ServerVersion(); err != nil {
-				return nil, err
+				return nil, n.explain(err)
 			}
 			// What a client-side render (upgrade --install --dry-run
 			// of a release not there yet) shows charts, too.
@@ -266,13 +277,16 @@ are, added and removed objects are shown whole, and one summary line ends the ou
 is printed when nothing changed.
 
 What is compared: by default the chart's own output with the patched output. With --deployed
-(implied by --kubeconfig or --kube-context), the release's deployed manifest with what an
-upgrade with these flags would deploy (a server-side dry run; everything is new when the release
-does not exist), and which objects in the cluster differ from the release's manifest (changed
-outside Helm, e.g. by kubectl edit). With --live, the objects in the cluster with what the
-upgrade would make of them.
+(implied by --kubeconfig, --kube-context or --allow-unreleased, and by $KUBECONFIG when the
+release exists, as helm-diff compares with a configured cluster; diff then says so on stderr),
+the release's deployed manifest with what an upgrade with these flags would deploy (a
+server-side dry run; everything is new when the release does not exist), and which objects in
+the cluster differ from the release's manifest (changed outside Helm, e.g. by kubectl edit).
+With --live (or helm-diff's --three-way-merge), the objects in the cluster with what the upgrade
+would make of them. --renderer-only keeps the chart's view without asking any cluster. helm-diff's
+form, diff upgrade RELEASE CHART, is diff RELEASE CHART.
 
 The values under data and stringData of every Secret are never printed: each shows as a tag, the
-same for the same value within one run. With --detailed-exitcode (or --exit-code), diff exits 2
+same for the same value within one run (--suppress-secrets has nothing more to do). With --detailed-exitcode (or --exit-code), diff exits 2
 when something differs and 0 when nothing does, as helm-diff and terraform do; an error then
 exits 1 or 3, never 2.`
