@@ -46,6 +46,19 @@ type needs struct {
 	why string
 }
 
+// unusedCluster says that a cluster named on the command line is not
+// asked, for a command that asks none: most likely its nodes were meant
+// to choose the distribution.
+func (c *chart) unusedCluster() {
+	for _, name := range []string{"kube-context", "kubeconfig"} {
+		if c.env.Given(name) {
+			fmt.Fprintf(c.errOut, "aws-ccm-renderer: --%s %s is not used: %s asks no cluster here (%s reads the distribution from its nodes)\n",
+				name, c.fs.Lookup(name).Value, c.verb, renderer.FlagArg(renderer.OptDistro, DistroDetect))
+			return
+		}
+	}
+}
+
 // explain ends an error of asking the cluster with why it was asked.
 func (n needs) explain(err error) error {
 	if n.why == "" {
@@ -167,6 +180,9 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 		if err := c.env.CheckCluster(need); err != nil {
 			return nil, n.explain(err)
 		}
+	}
+	if !n.cluster && opts.Distro != DistroDetect {
+		c.unusedCluster()
 	}
 	p.client = &chartops.Client{Env: c.env, Source: &c.source, Progress: c.progress, ErrOut: c.errOut, Verb: c.verb, Release: c.release}
 	if err := p.client.Connect(n.cluster); err != nil {

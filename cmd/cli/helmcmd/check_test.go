@@ -138,6 +138,15 @@ func TestCheckCompletion(t *testing.T) {
 	if code != cli.ExitOther || out != "" || !strings.Contains(errOut, "--distro=detect") {
 		t.Errorf("detect without a cluster: exit %d, %q, %q", code, out, errOut)
 	}
+	// A cluster named to template, which asks none without detect: said,
+	// with detect; not with detect.
+	code, _, errOut = run(t, "", "template", "--kube-context", "prod-b", "--repo", "http://127.0.0.1:1")
+	if want := "aws-ccm-renderer: --kube-context prod-b is not used: template asks no cluster here (--distro=detect reads the distribution from its nodes)\n"; code != cli.ExitOther || !strings.HasPrefix(errOut, want) {
+		t.Errorf("template --kube-context: exit %d, %q", code, errOut)
+	}
+	if _, _, errOut = run(t, "", "template", "--kube-context", "prod-b", "--distro=detect", "--repo", "http://127.0.0.1:1"); strings.Contains(errOut, "not used") {
+		t.Errorf("template --kube-context --distro=detect: %q", errOut)
+	}
 	// No kubeconfig names a cluster: a usage error that says so, before
 	// anything is asked (no localhost:8080).
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
