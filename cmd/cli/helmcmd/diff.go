@@ -163,11 +163,13 @@ func NewDiffCommand(s cli.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !ok && ifReleased {
+			if !ok {
 				// Unless RELEASE is most likely the wrong name.
 				if err := p.client.OwnedElsewhere(c.release, p.namespace); err != nil {
 					return err
 				}
+			}
+			if !ok && ifReleased {
 				d.Compare = chartops.ChartOutput
 			}
 			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+comparison(c.release, p.namespace, from, ok, ifReleased))
