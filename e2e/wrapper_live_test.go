@@ -176,9 +176,12 @@ func TestWrapperDriftReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := rendererEnv(t, nil, append([]string{"diff"}, append(flags, "--kubeconfig", kubeconfig, "--set-arg=v=4", "--detailed-exitcode")...)...)
+	// --kubeconfig chose the comparison, which diff says first.
+	said, warning, _ := strings.Cut(errOut, "\n")
 	if code != exitChanges || !strings.Contains(out, "DaemonSet (apps) has changed:") ||
-		!strings.HasPrefix(errOut, "aws-ccm-renderer: warning: cannot tell whether the cluster's objects differ from the release: ") ||
-		strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "forbidden") {
+		!strings.HasPrefix(said, "aws-ccm-renderer: comparing with release "+release+" in namespace "+ns+" in the cluster of --kubeconfig") ||
+		!strings.HasPrefix(warning, "aws-ccm-renderer: warning: cannot tell whether the cluster's objects differ from the release: ") ||
+		strings.Count(errOut, "\n") != 2 || !strings.Contains(errOut, "forbidden") {
 		t.Errorf("read-only diff: exit %d, stderr %q\n%s", code, errOut, out)
 	}
 	// What the cluster refuses this user is the cluster's error (3), as

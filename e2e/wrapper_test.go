@@ -70,7 +70,10 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	// No kubelet runs here, so no pod ever becomes ready: --atomic waits,
 	// times out (a cluster state, exit 3) and uninstalls what it installed.
 	_, errOut, err = rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--atomic", "--timeout=3s")
-	if testtools.ExitCode(err) != 3 || !strings.Contains(errOut, "uninstall") || strings.Count(errOut, "\n") != 1 {
+	// The error names what was not ready and how to learn why.
+	if testtools.ExitCode(err) != 3 || !strings.Contains(errOut, "uninstall") || strings.Count(errOut, "\n") != 1 ||
+		!strings.Contains(errOut, "; not ready after 3s: DaemonSet "+ns+"/"+release+" (") ||
+		!strings.HasSuffix(errOut, "; --atomic uninstalled it: aws-ccm-renderer template "+release+" ... | aws-ccm-renderer check -f - says why, with the same flags\n") {
 		t.Errorf("install --atomic without ready pods: exit %d, %s", testtools.ExitCode(err), errOut)
 	}
 	if list := helm(t, "list", "--namespace", ns, "--all"); strings.Contains(list, release) {
@@ -89,6 +92,20 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 	}
 	if list := helm(t, "list", "--namespace", ns); !strings.Contains(list, release) || !strings.Contains(list, "deployed") {
 		t.Errorf("helm list:\n%s", list)
+	}
+
+	// Another RELEASE than the CCM's: the one that owns it, for each
+	// command that would otherwise install a second CCM or compare with
+	// nothing.
+	owned := "aws-ccm-renderer: no release other in namespace " + ns + ", and the CCM (DaemonSet " + ns + "/" + release + ") is owned by release " + release + ": use "
+	for _, verb := range []string{"install", "diff"} {
+		out, errOut, err := rendererCmd(t, verb, "other", chart, "--namespace", ns, "--set", set, "--distro=rke2")
+		if want := owned + release + " as RELEASE (aws-ccm-renderer " + verb + " " + release + " ...)\n"; testtools.ExitCode(err) != exitInput || out != "" || errOut != want {
+			t.Errorf("%s of another release: exit %d, %q\nstderr %q\nwant   %q", verb, testtools.ExitCode(err), out, errOut, want)
+		}
+	}
+	if out, errOut, err := rendererCmd(t, "check", "--release", "other", "--namespace", ns); testtools.ExitCode(err) != exitInput || out != "" || errOut != strings.Replace(owned, "aws-ccm-renderer: ", "aws-ccm-renderer: context e2e: ", 1)+"--release "+release+"\n" {
+		t.Errorf("check --release of another release: exit %d, %q, %q", testtools.ExitCode(err), out, errOut)
 	}
 
 	// Nothing to change with the same options.
@@ -439,7 +456,9 @@ func TestWrapperKubeVersionFromCluster(t *testing.T) {
 	}
 	ccmMinor := strings.Join(strings.SplitN(strings.TrimPrefix(ccm, "v"), ".", 3)[:2], ".")
 	_, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--kube-version=v"+ccmMinor+".1")
-	if err != nil || errOut != "" {
+	// (Only what diff compares, which it says when no flag chose it.)
+	if want := "aws-ccm-renderer: no release " + release + " in namespace " + ns + " in the cluster of --kubeconfig: showing what an install would create " +
+		"(--renderer-only shows what the renderer changes in the chart's output)\n"; err != nil || errOut != want {
 		t.Errorf("diff --kube-version of the CCM's minor: %v, %s", err, errOut)
 	}
 	// A client-side dry run of upgrade --install, for a release not there
@@ -561,5 +580,62 @@ func TestWrapperChartReadme(t *testing.T) {
 	t.Cleanup(func() { helm(t, "uninstall", "aws-ccm", "--namespace", "kube-system", "--wait") })
 	if nodes := settle(t, "kube-system", "aws-cloud-controller-manager"); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
 		t.Errorf("the README's install: pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
+	}
+}
+
+// TestWrapperHelmDiffHabits: diff as a helm-diff user runs it. With the
+// cluster in $KUBECONFIG alone, diff compares with the release when it
+// exists and says so, and shows what the renderer changes when it does
+// not (--allow-unreleased: what an install would create); diff upgrade
+// RELEASE CHART is the same diff; --three-way-merge is --live;
+// --renderer-only keeps the chart's view; another RELEASE than the CCM's
+// is named.
+func TestWrapperHelmDiffHabits(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	release := "habits"
+	ns := namespace(t, release)
+	set := releaseSet(t, release, ns)
+	env := []string{"KUBECONFIG=" + cp.Kubeconfig}
+	base := []string{release, chart, "--namespace", ns, "--set", set, "--distro=rke2"}
+	diffOf := func(args ...string) (string, string, int) {
+		return rendererEnv(t, env, append(append([]string{"diff"}, args...), base[1:]...)...)
+	}
+
+	out, errOut, code := diffOf(release)
+	if code != 0 || !strings.HasSuffix(out, " → patched by aws-ccm-renderer)\n") ||
+		errOut != "aws-ccm-renderer: no release habits in namespace habits in the cluster of $KUBECONFIG: showing what the renderer changes in the chart's output "+
+			"(--allow-unreleased shows what an install would create)\n" {
+		t.Errorf("diff before the install: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	out, errOut, code = diffOf(release, "--allow-unreleased")
+	if code != 0 || !strings.HasSuffix(out, "(no release habits in namespace habits → install)\n") || errOut != "" {
+		t.Errorf("--allow-unreleased before the install: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+
+	if _, errOut, err := rendererCmd(t, append([]string{"install"}, base...)...); err != nil {
+		t.Fatalf("install: %v\n%s", err, errOut)
+	}
+	said := "aws-ccm-renderer: comparing with release habits in namespace habits in the cluster of $KUBECONFIG, as helm diff upgrade does " +
+		"(--renderer-only shows what the renderer changes in the chart's output)\n"
+	plain, errOut, code := diffOf(release, "--mode=migrate", "--detailed-exitcode")
+	if code != exitChanges || !strings.HasSuffix(plain, " (release habits revision 1 → upgrade)\n") ||
+		!strings.Contains(plain, "\n+             - --enable-leader-migration=true\n") || !strings.HasSuffix(errOut, said) {
+		t.Errorf("diff of the release: exit %d, stderr %q\n%s", code, errOut, plain)
+	}
+	if out, errOut, code := diffOf("upgrade", release, "--mode=migrate", "--detailed-exitcode"); code != exitChanges || out != plain || !strings.HasSuffix(errOut, said) {
+		t.Errorf("diff upgrade RELEASE CHART: exit %d, stderr %q, the same diff: %v", code, errOut, out == plain)
+	}
+	live, _, code := diffOf(release, "--mode=migrate", "--live")
+	if out, _, code3 := diffOf(release, "--mode=migrate", "--three-way-merge"); code != 0 || code3 != 0 || out != live || out == plain {
+		t.Errorf("--three-way-merge (exit %d) differs from --live (exit %d), or is the release's diff:\n%s", code3, code, out)
+	}
+	if out, errOut, code := diffOf(release, "--renderer-only"); code != 0 || !strings.HasSuffix(out, " → patched by aws-ccm-renderer)\n") || strings.Contains(errOut, "comparing") {
+		t.Errorf("--renderer-only: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	// A RELEASE that is not the CCM's, with the cluster of $KUBECONFIG.
+	out, errOut, code = diffOf("aws-cloud-controller-manager")
+	if want := "aws-ccm-renderer: no release aws-cloud-controller-manager in namespace habits, and the CCM (DaemonSet habits/habits) is owned by release habits: " +
+		"use habits as RELEASE (aws-ccm-renderer diff habits ...)\n"; code != exitInput || out != "" || errOut != want {
+		t.Errorf("diff of another release: exit %d, %q\nstderr %q\nwant   %q", code, out, errOut, want)
 	}
 }

@@ -42,9 +42,14 @@ type Args struct {
 	Workload
 	Flags []Flag // the renderer's flags, applied first
 	User  []Flag // the user's flags: ArgsAnnotation remembers how to undo them
+	// Risks are the flags of Flags another value of which the user may
+	// choose with a risk, by flag name: a command line that comes with
+	// another value (from the chart's values) is overridden with a
+	// warning that says so and how to keep it.
+	Risks map[string]string
 	// Warn, when set, is told about command lines edited since the
-	// renderer last wrote them.
-	Warn func(string)
+	// renderer last wrote them, and about the values Risks overrides.
+	Warn func(error)
 }
 
 var _ kio.Filter = Args{}
@@ -69,10 +74,11 @@ func (f Args) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 			if m, ok := memory[name]; ok {
 				if m.Rendered == base.fingerprint() {
 					base = m.lines() // undo the last render's user flags
-				} else if f.Warn != nil {
-					f.Warn(fmt.Sprintf("%s: the command line of container %q changed since the renderer wrote it: taken as it is now", refOf(rn), name))
+				} else {
+					f.warn(errorf("%s: the command line of container %q changed since the renderer wrote it: taken as it is now", refOf(rn), name))
 				}
 			}
+			f.overridden(rn, name, base)
 			ours := base
 			ours.merge(f.Flags)
 			all := ours
@@ -86,6 +92,48 @@ func (f Args) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		return writeArgsMemory(rn, next)
 	})
+}
+
+func (f Args) warn(err error) {
+	if f.Warn != nil {
+		f.Warn(err)
+	}
+}
+
+// overridden warns about each flag of Risks that the container's command
+// line sets to another value than the renderer's, unless the user's flags
+// set it too (their own warning says what that risks).
+func (f Args) overridden(rn *yaml.RNode, container string, base line) {
+	words := base.flagWords()
+	for _, fl := range f.Flags {
+		risk, ok := f.Risks[fl.Name]
+		if !ok || fl.Remove || slices.ContainsFunc(f.User, func(u Flag) bool { return u.Name == fl.Name }) {
+			continue
+		}
+		had, found := flagValue(words, fl.Name)
+		if !found || sameFlagValue(had, fl.Value) {
+			continue
+		}
+		if had == "" {
+			had = "true" // a bare boolean flag
+		}
+		f.warn(errorf("%s: container %q comes with --%s=%s (the chart's values), which the renderer replaces with --%s=%s; to keep %s, pass %s: %s",
+			refOf(rn), container, fl.Name, had, fl.Name, fl.Value, had, OptValue{OptSetArgs, fl.Name + "=" + had}, risk))
+	}
+}
+
+// sameFlagValue compares a flag's values as the CCM's flag parsing reads
+// them: booleans by meaning (a bare boolean flag is true), others as text.
+func sameFlagValue(had, want string) bool {
+	if had == "" {
+		had = "true"
+	}
+	a, errA := strconv.ParseBool(had)
+	b, errB := strconv.ParseBool(want)
+	if errA == nil && errB == nil {
+		return a == b
+	}
+	return had == want
 }
 
 // commandLine returns a container's flags: command after the CCM's

@@ -114,7 +114,7 @@ func TestArgsUndo(t *testing.T) {
 	// An edit after the render: the command line is taken as it is now.
 	edited := strings.Replace(withUser, "--v=4", "--v=9", 1)
 	var warned []string
-	got := run(t, edited, Args{Workload: ccmContainer, Flags: ours, Warn: func(s string) { warned = append(warned, s) }})
+	got := run(t, edited, Args{Workload: ccmContainer, Flags: ours, Warn: func(err error) { warned = append(warned, err.Error()) }})
 	if !strings.Contains(got, "--v=9") || strings.Contains(got, ArgsAnnotation) || len(warned) != 1 {
 		t.Errorf("edited command line: warnings %q, got:\n%s", warned, got)
 	}

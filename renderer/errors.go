@@ -128,6 +128,7 @@ const (
 	OptKubeVersion           Opt = "kubeVersion"
 	OptCCMVersion            Opt = "ccmVersion"
 	OptAllowVersionSkew      Opt = "allowVersionSkew"
+	OptStrict                Opt = "strict"
 	OptTokenScope            Opt = "tokenScope"
 )
 

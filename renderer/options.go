@@ -85,6 +85,10 @@ type Options struct {
 	// CCM of 1.27 or later when the cluster's version is not known, a
 	// cluster with no in-tree provider.
 	AllowVersionSkew bool `yaml:"allowVersionSkew,omitempty" json:"allowVersionSkew,omitempty"`
+	// Strict makes every warning an error: where nobody reads a
+	// post-renderer's stderr (Helm without a terminal, GitOps controllers),
+	// a render that would warn fails instead, saying why.
+	Strict bool `yaml:"strict,omitempty" json:"strict,omitempty"`
 	// TokenScope says for which service accounts the CCM's own may create
 	// tokens: TokenScopeCluster (or empty) leaves the chart's grant,
 	// TokenScopeControllers narrows it.
@@ -174,6 +178,9 @@ var OptionTable = []Option{
 		field: func(o *Options) any { return &o.CCMVersion }},
 	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render anyway (with a warning) a CCM of another minor than the cluster's (--kube-version), of 1.27 or later, or a cluster with no in-tree provider",
 		field: func(o *Options) any { return &o.AllowVersionSkew }},
+	{Opt: OptStrict, Flag: "strict",
+		Usage: "make every warning an error (exit 1, nothing on stdout): for CI and GitOps, where nobody reads a post-renderer's stderr",
+		field: func(o *Options) any { return &o.Strict }},
 	{Opt: OptTokenScope, Flag: "token-scope",
 		Usage:  "for whom the CCM's account may create tokens: cluster (as the chart grants it: any account in any namespace) or controllers (its controllers' accounts in kube-system, by name)",
 		Values: stringsOf(TokenScopes), Recorded: true, field: func(o *Options) any { return &o.TokenScope }},
@@ -306,6 +313,7 @@ type Config struct {
 	Metadata   struct {
 		Name        string            `yaml:"name,omitempty" json:"name,omitempty"`
 		Annotations map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
+		Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	} `yaml:"metadata,omitempty" json:"metadata,omitempty"`
 	Options `yaml:",inline" json:",inline"`
 }
@@ -324,14 +332,15 @@ func ReadConfigFile(path string) (Options, error) {
 	return o, nil
 }
 
-// ParseConfig decodes a RendererConfig document strictly: unknown fields,
-// a wrong kind and a second document are errors. Fields it does not set
-// keep their defaults.
+// ParseConfig decodes a RendererConfig document strictly: unknown keys
+// (named with the known ones they most likely meant), values of the wrong
+// kind, a wrong kind and a second document are errors, said in the file's
+// own words. Fields it does not set keep their defaults.
 func ParseConfig(data []byte) (Options, error) {
 	c := Config{Options: DefaultOptions()}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return Options{}, errors.New("empty config")
 		}
@@ -341,11 +350,116 @@ func ParseConfig(data []byte) (Options, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return Options{}, errors.New("a config file holds one document")
 	}
+	if err := checkConfigKeys(&doc); err != nil {
+		return Options{}, err
+	}
+	if err := doc.Decode(&c); err != nil {
+		return Options{}, err
+	}
 	if c.APIVersion != ConfigAPIVersion || c.Kind != ConfigKind {
 		return Options{}, fmt.Errorf("want apiVersion %s and kind %s, got %q and %q",
 			ConfigAPIVersion, ConfigKind, c.APIVersion, c.Kind)
 	}
 	return c.Options, nil
+}
+
+// configKeys are the keys of a RendererConfig besides the options'.
+var configKeys = []string{"apiVersion", "kind", "metadata"}
+
+// ConfigKeys lists the keys a RendererConfig takes: apiVersion, kind,
+// metadata and the options' (as OptionTable names them).
+func ConfigKeys() []string {
+	keys := slices.Clone(configKeys)
+	for _, op := range OptionTable {
+		keys = append(keys, string(op.Opt))
+	}
+	return keys
+}
+
+// checkConfigKeys refuses, by line, a key a RendererConfig does not have
+// (saying which it most likely meant) and an option's value of the wrong
+// kind, before the document is decoded into Config.
+func checkConfigKeys(doc *yaml.Node) error {
+	m := doc
+	if m.Kind == yaml.DocumentNode && len(m.Content) == 1 {
+		m = m.Content[0]
+	}
+	if m.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: want a mapping of keys (apiVersion, kind, the options)", m.Line)
+	}
+	keys := ConfigKeys()
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if seen[k.Value] {
+			return fmt.Errorf("line %d: %s is given twice", k.Line, k.Value)
+		}
+		seen[k.Value] = true
+		if k.Value == "metadata" {
+			if err := checkMetadataKeys(v); err != nil {
+				return err
+			}
+			continue
+		}
+		op, isOption := OptionOf(Opt(k.Value))
+		if !slices.Contains(keys, k.Value) {
+			return fmt.Errorf("line %d: unknown key %q%s; the keys: %s", k.Line, k.Value,
+				DidYouMean(k.Value, keys, func(s string) string { return s }), strings.Join(keys, ", "))
+		}
+		if !isOption || v.Tag == "!!null" {
+			continue
+		}
+		if err := checkOptionValue(op, v); err != nil {
+			return fmt.Errorf("line %d: %s: %w", v.Line, k.Value, err)
+		}
+	}
+	return nil
+}
+
+// checkOptionValue refuses a value of the wrong kind for an option.
+func checkOptionValue(op Option, v *yaml.Node) error {
+	switch {
+	case op.IsList():
+		if v.Kind != yaml.SequenceNode {
+			return fmt.Errorf("want a list, e.g. %s: [%s]", op.Opt, exampleItem(op))
+		}
+		for _, item := range v.Content {
+			if item.Kind != yaml.ScalarNode {
+				return fmt.Errorf("want a list of strings, e.g. %s: [%s]", op.Opt, exampleItem(op))
+			}
+		}
+	case v.Kind != yaml.ScalarNode:
+		return errors.New("want a single value, not a list or mapping")
+	case op.IsBool():
+		var b bool
+		if v.Decode(&b) != nil {
+			return fmt.Errorf("want true or false, got %q", v.Value)
+		}
+	}
+	return nil
+}
+
+func exampleItem(op Option) string {
+	if op.Opt == OptRemoveArgs {
+		return "v"
+	}
+	return "v=4"
+}
+
+// metadataKeys are the keys a RendererConfig's metadata takes.
+var metadataKeys = []string{"name", "annotations", "labels"}
+
+func checkMetadataKeys(v *yaml.Node) error {
+	if v.Kind != yaml.MappingNode {
+		return nil // the decoder says what is wrong with it
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if k := v.Content[i]; !slices.Contains(metadataKeys, k.Value) {
+			return fmt.Errorf("line %d: unknown key metadata.%s%s; metadata's keys: %s", k.Line, k.Value,
+				DidYouMean(k.Value, metadataKeys, func(s string) string { return "metadata." + s }), strings.Join(metadataKeys, ", "))
+		}
+	}
+	return nil
 }
 
 // The flags the renderer manages.
@@ -385,10 +499,10 @@ func (o Options) Validate() error {
 func (o Options) check() (warnings []string, err error) {
 	profile, ok := ProfileFor(o.Distro)
 	if !ok {
-		return nil, usageErrorf(OptDistro, "%q is unknown: use one of %s", o.Distro, joinValues(Distros))
+		return nil, UnknownValue(OptDistro, string(o.Distro), stringsOf(Distros), DistroAliases)
 	}
 	if o.Mode != ModeInstall && o.Mode != ModeMigrate {
-		return nil, usageErrorf(OptMode, "%q is unknown: use one of %s", o.Mode, joinValues(Modes))
+		return nil, UnknownValue(OptMode, string(o.Mode), stringsOf(Modes), nil)
 	}
 	if !slices.Contains(profile.Modes(), o.Mode) {
 		return nil, usageErrorf(OptMode, "%s does not apply to %s: that distribution is built without the in-tree cloud providers, so no in-tree "+
@@ -402,8 +516,7 @@ func (o Options) check() (warnings []string, err error) {
 	switch o.LeaderMigrationConfig {
 	case LeaderMigrationRendered, LeaderMigrationDefault:
 	default:
-		return nil, usageErrorf(OptLeaderMigrationConfig, "%q is unknown: use %s or %s",
-			o.LeaderMigrationConfig, LeaderMigrationRendered, LeaderMigrationDefault)
+		return nil, UnknownValue(OptLeaderMigrationConfig, o.LeaderMigrationConfig, []string{LeaderMigrationRendered, LeaderMigrationDefault}, nil)
 	}
 	if errs := validation.IsDNS1123Subdomain(o.LeaderName); len(errs) > 0 {
 		return nil, usageErrorf(OptLeaderName, "%q is not a valid Lease name: %s", o.LeaderName, strings.Join(errs, "; "))
@@ -488,9 +601,15 @@ func checkManaged(opt Opt, name, value string) error {
 		if r.name != name {
 			continue
 		}
+		if opt == OptRemoveArgs && r.risk == "" {
+			// No other value is allowed: no advice that the next
+			// command would refuse.
+			return usageErrorf(opt, "%s: the CCM must run with --%s=%s, which the renderer sets; drop this option",
+				name, r.name, r.value)
+		}
 		if opt == OptRemoveArgs {
 			return usageErrorf(opt, "%s: the renderer sets --%s=%s; to run the CCM with another value, use %s",
-				name, r.name, r.value, OptValue{OptSetArgs, r.name + "=VALUE"})
+				name, r.name, r.value, OptValue{OptSetArgs, r.name + "=" + otherBool(r.value)})
 		}
 		if r.risk == "" && value != r.value {
 			return usageErrorf(opt, "%s: the CCM must run with --%s=%s on a cluster moving off the in-tree provider; drop this option",
@@ -502,6 +621,14 @@ func checkManaged(opt Opt, name, value string) error {
 		return usageErrorf(opt, "%s: leader migration follows %s (migrate adds it, install removes it); drop this option", name, OptMode)
 	}
 	return nil
+}
+
+// otherBool is the other boolean value, as a flag's value.
+func otherBool(v string) string {
+	if v == "true" {
+		return "false"
+	}
+	return "true"
 }
 
 func validFlagName(name string) bool {

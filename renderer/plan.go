@@ -1,8 +1,6 @@
 package renderer
 
 import (
-	"errors"
-
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -54,8 +52,12 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 	}
 
 	flags := make([]Flag, 0, len(requiredArgs)+3)
+	risks := map[string]string{}
 	for _, a := range requiredArgs {
 		flags = append(flags, Flag{Name: a.name, Value: a.value})
+		if a.risk != "" {
+			risks[a.name] = a.risk
+		}
 	}
 	gateEntry := Flag{Name: flagFeatureGates, Value: LeaderMigrationFeatureGate + "=true", Entries: true}
 	switch {
@@ -86,7 +88,7 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 		{"placement", onWorkload, Placement{Profile: r.profile}},
 		{"tolerations", onWorkload, Tolerations{Tolerations: r.profile.Tolerations}},
 		{"host network", onWorkload, HostNetwork{Enabled: *o.HostNetwork}},
-		{"args", onWorkload, Args{Workload: w, Flags: flags, User: user, Warn: func(s string) { warn(errors.New(s)) }}},
+		{"args", onWorkload, Args{Workload: w, Flags: flags, User: user, Risks: risks, Warn: warn}},
 		{"leader migration mount", onWorkload, LeaderMigrationMount{Workload: w, Mount: rendered}},
 		{"leader migration config", onGenerated, LeaderMigrationConfigMap{Want: rendered, Workload: workload, LeaderName: o.LeaderName, APIVersion: api.APIVersion}},
 		{"migration lease RBAC", onGenerated, MigrationLeaseRBAC{Want: migrate, Workload: workload, Namespace: leaseNamespace, LeaderName: o.LeaderName, User: o.KCMUser}},

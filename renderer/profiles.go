@@ -21,6 +21,10 @@ const (
 // Distros lists every accepted --distro value, auto first.
 var Distros = []Distro{DistroAuto, DistroRKE, DistroRKE2, DistroK3s, DistroKubeadm}
 
+// DistroAliases are the names people give distributions that are not
+// --distro values, with the value they mean: RKE1 is rke.
+var DistroAliases = map[string]string{"rke1": string(DistroRKE)}
+
 // Label keys and taints named by the profiles.
 const (
 	LabelControlPlane  = "node-role.kubernetes.io/control-plane"

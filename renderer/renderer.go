@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -37,6 +38,9 @@ func New(o Options) (*Renderer, error) {
 	warnings, err := o.check()
 	if err != nil {
 		return nil, err
+	}
+	if o.Strict && len(warnings) > 0 {
+		return nil, &UsageError{Err: strictError(warnings)}
 	}
 	r := &Renderer{opts: o, warnings: warnings, spelling: FlagSpelling}
 	r.profile, _ = ProfileFor(o.Distro)
@@ -155,8 +159,22 @@ type result struct {
 	warnings []string
 }
 
-// run identifies the targets, builds the plan and runs it.
+// run identifies the targets, builds the plan and runs it; with Strict, a
+// warning is an error.
 func (r *Renderer) run(objs []*object) (*result, error) {
+	res, err := r.runPlan(objs)
+	if err == nil && r.opts.Strict && len(res.warnings) > 0 {
+		return nil, &InputError{Err: strictError(res.warnings)}
+	}
+	return res, err
+}
+
+// strictError is the error Strict makes of warnings.
+func strictError(warnings []string) error {
+	return errorf("%s (%s: warnings are errors)", strings.Join(warnings, "; "), OptStrict)
+}
+
+func (r *Renderer) runPlan(objs []*object) (*result, error) {
 	res := &result{warnings: slices.Clone(r.warnings)}
 	applied, err := classify(objs)
 	if err != nil {

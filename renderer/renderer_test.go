@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,19 +269,133 @@ func TestRiskyArgs(t *testing.T) {
 	}
 }
 
-func TestParseConfigErrors(t *testing.T) {
-	for name, text := range map[string]string{
-		"unknown field": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\ndistor: rke\n",
-		"wrong kind":    "apiVersion: v1\nkind: ConfigMap\n",
-		"two documents": "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\n---\na: 1\n",
-		"empty":         "",
-		"not yaml":      "{",
+// TestOverriddenArgs: a risky value the chart's values give the CCM (its
+// args) is replaced by the renderer's with a warning that says what it
+// had, and how to keep it with what risk, as --set-arg's warning does; a
+// --set-arg of the flag keeps it with its own warning only, and --strict
+// makes the warning an error.
+func TestOverriddenArgs(t *testing.T) {
+	in := string(readFile(t, "testdata/render/rke2-install/input.yaml"))
+	with := func(args ...string) string {
+		return strings.Replace(in, "            - --cloud-provider=aws\n", "            - --cloud-provider=aws\n            - "+strings.Join(args, "\n            - ")+"\n", 1)
+	}
+	for _, c := range []struct {
+		name, in string
+		opts     func(*Options)
+		want     []string // one warning each, containing these
+		flag     string   // in the output
+		err      string
+	}{
+		{name: "cloud routes from the values", in: with("--configure-cloud-routes=true"), flag: "--configure-cloud-routes=false",
+			want: []string{`container "cloud-controller-manager" comes with --configure-cloud-routes=true (the chart's values), which the renderer replaces with --configure-cloud-routes=false; to keep true, pass --set-arg=configure-cloud-routes=true: the CCM's route controller`}},
+		{name: "a bare boolean flag is true", in: with("--configure-cloud-routes"), flag: "--configure-cloud-routes=false",
+			want: []string{"comes with --configure-cloud-routes=true (the chart's values)"}},
+		{name: "own credentials from the values", in: with("--use-service-account-credentials=false"), flag: "--use-service-account-credentials=true",
+			want: []string{"comes with --use-service-account-credentials=false (the chart's values), which the renderer replaces with --use-service-account-credentials=true; to keep false, pass --set-arg=use-service-account-credentials=false: every CCM controller"}},
+		{name: "both, split words", in: with("--use-service-account-credentials", "f", "--configure-cloud-routes", "1"), flag: "--configure-cloud-routes=false",
+			want: []string{"--use-service-account-credentials=f (the chart's values)", "--configure-cloud-routes=1 (the chart's values)"}},
+		{name: "the renderer's own values", in: with("--configure-cloud-routes=False", "--use-service-account-credentials=1"), flag: "--configure-cloud-routes=false"},
+		{name: "kept with --set-arg", in: with("--configure-cloud-routes=true"), opts: func(o *Options) { o.SetArgs = []string{"configure-cloud-routes=true"} },
+			flag: "--configure-cloud-routes=true", want: []string{"--configure-cloud-routes=true: the CCM's route controller"}},
+		{name: "strict", in: with("--configure-cloud-routes=true"), opts: func(o *Options) { o.Strict = true },
+			err: "which the renderer replaces with --configure-cloud-routes=false; to keep true, pass --set-arg=configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that (--strict: warnings are errors)"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if _, err := ParseConfig([]byte(text)); err == nil {
-				t.Fatal("no error")
+		t.Run(c.name, func(t *testing.T) {
+			out, warnings, err := renderCase(t, c.in, c.opts)
+			if c.err != "" {
+				if !IsInputError(err) || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want an input error containing %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) != len(c.want) {
+				t.Fatalf("warnings %q, want %d", warnings, len(c.want))
+			}
+			for i, w := range c.want {
+				if !strings.Contains(warnings[i], w) {
+					t.Errorf("warning %q, want it to contain %q", warnings[i], w)
+				}
+			}
+			if !bytes.Contains(out, []byte("- "+c.flag+"\n")) {
+				t.Errorf("%s is not in the output", c.flag)
+			}
+			// A render of the output has nothing to override.
+			if _, again, err := renderCase(t, string(out), c.opts); err != nil || len(again) > len(c.want) {
+				t.Errorf("rendering the output again: %v, warnings %q", err, again)
 			}
 		})
+	}
+}
+
+// TestStrict: --strict makes a warning about the options a usage error
+// before anything is read, a warning about the input an input error, and
+// changes nothing when there is no warning.
+func TestStrict(t *testing.T) {
+	in := readFile(t, "testdata/render/rke2-install/input.yaml")
+	o := DefaultOptions()
+	o.Strict, o.SetArgs = true, []string{"configure-cloud-routes=true"}
+	_, err := New(o)
+	if !IsUsageError(err) || err.Error() != "--configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; "+
+		"only clusters whose pod network relies on cloud routes want that (--strict: warnings are errors)" {
+		t.Errorf("a risky --set-arg with --strict: %v", err)
+	}
+	if msg := Message(err, KeySpelling); !strings.HasSuffix(msg, "(strict: warnings are errors)") {
+		t.Errorf("spelled as keys: %s", msg)
+	}
+	o.SetArgs, o.AllowMissingWorkload = nil, true
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Render([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")); !IsInputError(err) || !strings.Contains(err.Error(), noWorkloadWarning) {
+		t.Errorf("no workload, allowed, with --strict: %v", err)
+	}
+	out, err := r.Render(in)
+	if err != nil || len(out.Warnings) != 0 {
+		t.Fatalf("no warning with --strict: %v", err)
+	}
+	o.Strict = false
+	plain, _ := New(o)
+	want, err := plain.Render(in)
+	if err != nil || !bytes.Equal(out.Bytes(), want.Bytes()) {
+		t.Errorf("--strict changed the output without a warning: %v", err)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	const head = "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\n"
+	for name, c := range map[string]struct{ text, want string }{
+		"unknown field": {head + "distor: rke\n", `line 3: unknown key "distor" (did you mean distro?); the keys: apiVersion, kind, metadata, distro, mode, hostNetwork,`},
+		"far from any":  {head + "color: red\n", `line 3: unknown key "color"; the keys: apiVersion, kind, metadata, distro,`},
+		"metadata key":  {head + "metadata:\n  nmae: x\n", `line 4: unknown key metadata.nmae (did you mean metadata.name?); metadata's keys: name, annotations, labels`},
+		"twice":         {head + "distro: rke\ndistro: rke2\n", "line 4: distro is given twice"},
+		"list as text":  {head + "setArgs: v=4\n", "line 3: setArgs: want a list, e.g. setArgs: [v=4]"},
+		"list of lists": {head + "removeArgs: [[v]]\n", "line 3: removeArgs: want a list of strings, e.g. removeArgs: [v]"},
+		"bad boolean":   {head + "strict: maybe\n", `line 3: strict: want true or false, got "maybe"`},
+		"list for text": {head + "distro: [rke]\n", "line 3: distro: want a single value, not a list or mapping"},
+		"not a mapping": {"- a\n", "line 1: want a mapping of keys"},
+		"wrong kind":    {"apiVersion: v1\nkind: ConfigMap\n", "want apiVersion aws-ccm-renderer.io/v1alpha1 and kind RendererConfig"},
+		"two documents": {head + "---\na: 1\n", "a config file holds one document"},
+		"empty":         {"", "empty config"},
+		"not yaml":      {"{", "yaml:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "renderer.Config") {
+				t.Fatalf("err = %v, want it to say %q", err, c.want)
+			}
+		})
+	}
+	// What the file does not set keeps its default; labels are allowed.
+	o, err := ParseConfig([]byte(head + "metadata:\n  labels: {a: b}\ndistro: rke\nhostNetwork: false\nsetArgs: [v=4]\nkubeVersion: null\n"))
+	want := DefaultOptions()
+	f := false
+	want.Distro, want.HostNetwork, want.SetArgs = DistroRKE, &f, []string{"v=4"}
+	if err != nil || !reflect.DeepEqual(o, want) {
+		t.Errorf("ParseConfig = %+v, %v; want %+v", o, err, want)
 	}
 }
 

@@ -546,5 +546,29 @@ func TestOptionsValidated(t *testing.T) {
 			opts: func(o *Options) { o.Distro, o.Mode = DistroK3s, ModeMigrate },
 			wantErr: []string{"--mode migrate does not apply to --distro=k3s", "built without the in-tree cloud providers",
 				"a switch, step by step in `aws-ccm-renderer plan --distro k3s`", "render with --mode=install"}},
+		// Advice only that the next command takes: no --set-arg for a
+		// flag that allows no other value.
+		{name: "removing the cloud provider is refused, without advice to set it", in: docs(dsDoc),
+			opts:    func(o *Options) { o.RemoveArgs = []string{"cloud-provider"} },
+			wantErr: []string{"--remove-arg cloud-provider: the CCM must run with --cloud-provider=aws, which the renderer sets; drop this option"}},
+		{name: "removing cloud routes is refused, with the --set-arg that works", in: docs(dsDoc),
+			opts:    func(o *Options) { o.RemoveArgs = []string{"configure-cloud-routes"} },
+			wantErr: []string{"--remove-arg configure-cloud-routes: the renderer sets --configure-cloud-routes=false; to run the CCM with another value, use --set-arg=configure-cloud-routes=true"}},
 	})
+	// The advice of every refused --remove-arg is taken by the next render.
+	for _, r := range requiredArgs {
+		o := DefaultOptions()
+		o.RemoveArgs = []string{r.name}
+		_, err := New(o)
+		if r.risk == "" {
+			if strings.Contains(err.Error(), "--set-arg") {
+				t.Errorf("--remove-arg=%s advises a --set-arg: %v", r.name, err)
+			}
+			continue
+		}
+		o.RemoveArgs, o.SetArgs = nil, []string{r.name + "=" + otherBool(r.value)}
+		if _, err2 := New(o); err2 != nil {
+			t.Errorf("--remove-arg=%s advises what is refused: %v, then %v", r.name, err, err2)
+		}
+	}
 }

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Run(os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, helmcmd.Commands))
+	os.Exit(cli.Run(os.Args[1:], cli.StdStreams(), helmcmd.Commands))
 }

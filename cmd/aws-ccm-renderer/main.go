@@ -12,5 +12,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+	os.Exit(cli.Main(os.Args[1:], cli.StdStreams()))
 }

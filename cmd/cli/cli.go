@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -40,6 +41,45 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// Terminal opens the controlling terminal (terminal.Controlling), for
+	// what must reach the person even where stderr does not; nil: none
+	// (tests, and programs embedding the commands).
+	Terminal func() (io.WriteCloser, error)
+}
+
+// StdStreams are the process's standard streams and its controlling
+// terminal.
+func StdStreams() IOStreams {
+	return IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Terminal: terminal.Controlling}
+}
+
+// Tell writes lines on ErrOut, and on the controlling terminal as well
+// when ErrOut is not a terminal (it is a buffer of Helm's, a file, a pipe):
+// Helm 3 shows a post-renderer's stderr only when it fails, Helm 4 never,
+// and helmfile runs Helm. Without a controlling terminal (CI jobs, GitOps
+// controllers, tests) only ErrOut gets them.
+func (s IOStreams) Tell(lines ...string) {
+	for _, l := range lines {
+		fmt.Fprintln(s.ErrOut, l)
+	}
+	if !terminal.IsTerminal(s.ErrOut) {
+		s.toTerminal(lines)
+	}
+}
+
+// toTerminal writes lines on the controlling terminal, if there is one.
+func (s IOStreams) toTerminal(lines []string) {
+	if s.Terminal == nil || len(lines) == 0 {
+		return
+	}
+	tty, err := s.Terminal()
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	for _, l := range lines {
+		fmt.Fprintln(tty, l)
+	}
 }
 
 // Commands builds the commands a program adds to the root command: the
@@ -73,29 +113,17 @@ func Run(args []string, s IOStreams, more Commands) int {
 	}
 	msg := "aws-ccm-renderer: " + terminal.RedactURLs(OneLine(err.Error()))
 	fmt.Fprintln(s.ErrOut, msg)
-	tellTerminal(msg)
+	if os.Getenv("HELM_PLUGIN_NAME") != "" && !terminal.IsTerminal(s.ErrOut) {
+		// Helm 4 keeps a post-renderer plugin's stderr to itself and
+		// reports only that the plugin failed (Helm 3 shows it in its
+		// error).
+		s.toTerminal([]string{msg})
+	}
 	code := ExitCode(err)
 	if code == ExitUsage && detailedExitCode(args) {
 		code = ExitInput
 	}
 	return code
-}
-
-// tellTerminal shows an error on the controlling terminal when the renderer
-// runs as a Helm 4 plugin: Helm 4 keeps a post-renderer plugin's stderr to
-// itself and reports only that the plugin failed, so the person who ran
-// helm would never learn why. Outside a plugin, or without a terminal
-// (CI, GitOps controllers), it does nothing.
-func tellTerminal(msg string) {
-	if os.Getenv("HELM_PLUGIN_NAME") == "" {
-		return
-	}
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	defer tty.Close()
-	fmt.Fprintln(tty, msg)
 }
 
 // ExitCode maps an error to the exit code of the command line: input and
@@ -152,8 +180,8 @@ func SetCommon(cmd *cobra.Command, s IOStreams) {
 	cmd.SetErr(s.ErrOut)
 	cmd.SilenceErrors = true
 	cmd.SilenceUsage = true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usage(fmt.Errorf("%w (see --help)", err))
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usage(fmt.Errorf("%w%s (see --help)", err, flagSuggestion(c, err)))
 	})
 	if run := cmd.RunE; run != nil {
 		cmd.RunE = func(c *cobra.Command, args []string) error {
@@ -167,6 +195,26 @@ func SetCommon(cmd *cobra.Command, s IOStreams) {
 			return &IOError{err}
 		}
 	}
+}
+
+// flagSuggestion is "; did you mean --FLAG?" for an unknown long flag near
+// one of the command's, else "".
+func flagSuggestion(c *cobra.Command, err error) string {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) || unknown.GetSpecifiedShortnames() != "" {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	meant := renderer.Suggest(unknown.GetSpecifiedName(), names)
+	if len(meant) == 0 {
+		return ""
+	}
+	return "; did you mean --" + strings.Join(meant, " or --") + "?"
 }
 
 // WriteError is a failure to write the output.

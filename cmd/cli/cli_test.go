@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +109,9 @@ func TestConfigFileAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = run(t, ccm, "--config", cfg)
-	if code != ExitUsage || out != "" || !strings.Contains(errOut, "field distros not found") {
+	// The key it most likely meant, never a Go type's name.
+	if code != ExitUsage || out != "" || !strings.Contains(errOut, `: line 3: unknown key "distros" (did you mean distro?); the keys: apiVersion, kind, metadata, distro, mode,`) ||
+		strings.Contains(errOut, "renderer.Config") {
 		t.Errorf("bad config file: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -228,5 +231,82 @@ func TestDetailedExitCode(t *testing.T) {
 		if got := detailedExitCode(c.args); got != c.want {
 			t.Errorf("%q: %v, want %v", c.args, got, c.want)
 		}
+	}
+}
+
+// terminalSpy is a controlling terminal that records what is written on
+// it, and how often it was opened.
+type terminalSpy struct {
+	opened int
+	text   bytes.Buffer
+}
+
+func (s *terminalSpy) open() (io.WriteCloser, error) {
+	s.opened++
+	return nopCloser{&s.text}, nil
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// TestWarningsReachTheTerminal: warnings go to stderr, and to the
+// controlling terminal too when stderr is not one (Helm's buffer); an
+// error goes there only under Helm 4 (HELM_PLUGIN_NAME), which never shows
+// a plugin's stderr, as Helm 3 shows it in its error; a render without
+// warnings opens no terminal; a stderr that is a terminal gets them once.
+func TestWarningsReachTheTerminal(t *testing.T) {
+	const warning = "aws-ccm-renderer: warning: --configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that\n"
+	const refusal = "aws-ccm-renderer: --distro \"rke1\" is unknown (did you mean --distro=rke?): use one of auto, rke, rke2, k3s, kubeadm\n"
+	for _, c := range []struct {
+		name     string
+		args     []string
+		plugin   bool
+		code     int
+		stderr   string // what stderr ends with
+		terminal string
+	}{
+		{name: "a warning", args: []string{"--set-arg=configure-cloud-routes=true"}, stderr: warning, terminal: warning},
+		{name: "a warning under Helm 4", args: []string{"--set-arg=configure-cloud-routes=true"}, plugin: true, stderr: warning, terminal: warning},
+		{name: "no warning", args: []string{"--set-arg=v=4"}},
+		{name: "an error", args: []string{"--distro=rke1"}, code: ExitUsage, stderr: refusal},
+		{name: "an error under Helm 4", args: []string{"--distro=rke1"}, plugin: true, code: ExitUsage, stderr: refusal, terminal: refusal},
+		{name: "a warning with --strict", args: []string{"--set-arg=configure-cloud-routes=true", "--strict"}, code: ExitUsage,
+			stderr: "aws-ccm-renderer: --configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that (--strict: warnings are errors)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.plugin {
+				t.Setenv("HELM_PLUGIN_NAME", "aws-ccm")
+			}
+			in := testtools.MinimalCCM + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ccm}\n" +
+				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ccm}\nsubjects: [{kind: ServiceAccount, name: default, namespace: kube-system}]\n" +
+				"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ccm}\nrules: [{apiGroups: [\"\"], resources: [serviceaccounts, serviceaccounts/token], verbs: [get, create]}]\n"
+			var out, errOut bytes.Buffer
+			spy := &terminalSpy{}
+			code := Main(c.args, IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut, Terminal: spy.open})
+			if code != c.code || errOut.String() != c.stderr || spy.text.String() != c.terminal {
+				t.Errorf("exit %d, stderr %q, terminal %q; want %d, %q, %q", code, errOut.String(), spy.text.String(), c.code, c.stderr, c.terminal)
+			}
+			if c.terminal == "" && spy.opened > 0 {
+				t.Errorf("the terminal was opened %d times for nothing", spy.opened)
+			}
+			if (code == ExitOK) == (out.Len() == 0) {
+				t.Errorf("exit %d with %d bytes on stdout", code, out.Len())
+			}
+		})
+	}
+
+	// stderr is the terminal: the warning shows there once.
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	spy := &terminalSpy{}
+	var out bytes.Buffer
+	code := Main([]string{"--set-arg=configure-cloud-routes=true"}, IOStreams{In: strings.NewReader(ccm), Out: &out, ErrOut: tty, Terminal: spy.open})
+	if code != ExitOK || spy.opened != 0 {
+		t.Errorf("stderr a terminal: exit %d, the controlling terminal opened %d times", code, spy.opened)
 	}
 }

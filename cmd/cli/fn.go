@@ -30,15 +30,17 @@ const fnExamples = `  # As a kustomize exec transformer (kustomization.yaml: tra
   EOF
   kustomize build --enable-alpha-plugins --enable-exec .`
 
-// fnConfigKeys are the keys a ConfigMap functionConfig may hold: the
-// options' keys.
-func fnConfigKeys() string {
+// fnKeys are the keys a ConfigMap functionConfig may hold: the options'
+// keys.
+func fnKeys() []string {
 	keys := make([]string, len(renderer.OptionTable))
 	for i, op := range renderer.OptionTable {
 		keys[i] = renderer.KeySpelling(op.Opt)
 	}
-	return strings.Join(keys, ", ")
+	return keys
 }
+
+func fnConfigKeys() string { return strings.Join(fnKeys(), ", ") }
 
 // resourceListKind is what the KRM function protocol wraps items in.
 const resourceListKind = "ResourceList"
@@ -286,7 +288,8 @@ func configMapOptions(data map[string]string) (renderer.Options, error) {
 	for _, k := range keys {
 		op, ok := renderer.OptionOf(renderer.Opt(k))
 		if !ok {
-			return o, fmt.Errorf("data.%s: unknown key; known keys: %s", k, fnConfigKeys())
+			return o, fmt.Errorf("data.%s: unknown key%s; known keys: %s", k,
+				renderer.DidYouMean(k, fnKeys(), func(s string) string { return "data." + s }), fnConfigKeys())
 		}
 		v := strings.TrimSpace(data[k])
 		values := []string{v}

@@ -203,6 +203,7 @@ data:
   kubeVersion: v1.26.15
   ccmVersion: v1.26.14
   allowVersionSkew: "false"
+  strict: "false"
 `, check: func(t *testing.T, o fnOutput) {
 			ds := o.find("DaemonSet", "ccm")
 			spec := ds.Field("spec").Value.Field("template").Value.Field("spec").Value
@@ -380,7 +381,7 @@ func TestFnErrors(t *testing.T) {
 		want     string       // in the message
 		ref      *resourceRef // the object the result names
 	}{
-		{"unknown ConfigMap key", cm("  distor: rke\n"), nil, "functionConfig ConfigMap opts: data.distor: unknown key; known keys: distro, mode",
+		{"unknown ConfigMap key", cm("  distor: rke\n"), nil, "functionConfig ConfigMap opts: data.distor: unknown key (did you mean data.distro?); known keys: distro, mode",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"bad boolean", cm("  hostNetwork: maybe\n"), nil, `functionConfig ConfigMap opts: data.hostNetwork="maybe": want true or false`,
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
@@ -393,7 +394,7 @@ func TestFnErrors(t *testing.T) {
 		{"leader name outside migrate mode", cm("  leaderName: x\n"), nil, "leaderName only applies to mode: migrate",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"RendererConfig unknown field", "apiVersion: aws-ccm-renderer.io/v1alpha1\nkind: RendererConfig\nmetadata: {name: rc}\ndistros: rke\n", nil,
-			"functionConfig RendererConfig rc: yaml: unmarshal errors: line 4: field distros not found",
+			`functionConfig RendererConfig rc: line 4: unknown key "distros" (did you mean distro?); the keys: apiVersion, kind, metadata, distro,`,
 			&resourceRef{APIVersion: "aws-ccm-renderer.io/v1alpha1", Kind: "RendererConfig", Name: "rc"}},
 		{"RendererConfig of another API version", "apiVersion: example.com/v1\nkind: RendererConfig\nmetadata: {name: rc}\n", nil,
 			"want apiVersion aws-ccm-renderer.io/v1alpha1 and kind RendererConfig",
@@ -404,6 +405,11 @@ func TestFnErrors(t *testing.T) {
 		{"no workload", "", fnItems[:3], "no AWS cloud-controller-manager DaemonSet or Deployment among the 3 objects of the input (the CCM is recognised by its executable aws-cloud-controller-manager or its image .../provider-aws/cloud-controller-manager); name an unusual build with target: KIND/NAMESPACE/NAME, or pass allowMissingWorkload: true", nil},
 		{"a role of the wrong shape", "", []string{fnItems[0], badRole, fnItems[2], fnItems[3]}, "ClusterRole ccm",
 			&resourceRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "ccm"}},
+		{"a warning with strict", cm("  strict: \"true\"\n"), []string{fnItems[3]}, "is bound to ServiceAccount", nil},
+		{"a warning with strict, its own", cm("  strict: \"true\"\n"), []string{fnItems[3]}, "(strict: warnings are errors)", nil},
+		{"a risky setArgs with strict", cm("  strict: \"true\"\n  setArgs: configure-cloud-routes=true\n"), nil,
+			"functionConfig ConfigMap opts: --configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that (strict: warnings are errors)",
+			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "item 2: DaemonSet kube-system/ccm: spec.template.spec.containers is a scalar, not a list",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 		{"K3s in migrate mode", cm("  distro: k3s\n  mode: migrate\n"), nil,

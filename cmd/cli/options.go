@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,11 +21,49 @@ type OptionFlags struct {
 	Config string
 	// Only are the options a command takes; none: every option.
 	Only []renderer.Opt
+	// lists are the list flags (--set-arg, --remove-arg), which remember
+	// where their items came on the command line.
+	lists map[renderer.Opt]*listFlag
 }
 
 // takes tells whether the command takes an option.
 func (f *OptionFlags) takes(o renderer.Opt) bool {
 	return len(f.Only) == 0 || slices.Contains(f.Only, o)
+}
+
+// listFlag is a list flag that remembers, for each item, how many
+// positional arguments came before it: the word after "--set-arg v" is
+// the positional argument at that index when it is one.
+type listFlag struct {
+	pflag.Value
+	fs    *pflag.FlagSet
+	items []string
+	at    []int
+}
+
+func (l *listFlag) Set(v string) error {
+	l.items, l.at = append(l.items, v), append(l.at, l.fs.NArg())
+	return l.Value.Set(v)
+}
+
+// Args returns next preceded by a check of the words after a list flag's
+// item without "=": "--set-arg v 4" gives --set-arg "v" and the argument
+// "4", which next would take for RELEASE or refuse as a command; the error
+// says the form that works, --set-arg=v=4.
+func (f *OptionFlags) Args(next cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if l := f.lists[renderer.OptSetArgs]; l != nil {
+			for i, item := range l.items {
+				if strings.Contains(item, "=") || l.at[i] >= len(args) {
+					continue
+				}
+				value := args[l.at[i]]
+				return &renderer.UsageError{Option: renderer.OptSetArgs, Err: fmt.Errorf("%s %s: a CCM flag and its value are one word, FLAG=VALUE: %s",
+					item, value, renderer.FlagArg(renderer.OptSetArgs, strings.TrimLeft(item, "-")+"="+value))}
+			}
+		}
+		return next(cmd, args)
+	}
 }
 
 // Register adds the flags to fs.
@@ -42,6 +81,12 @@ func (f *OptionFlags) Register(fs *pflag.FlagSet) {
 		switch {
 		case op.IsList():
 			fs.StringArray(op.Flag, nil, op.Usage)
+			if f.lists == nil {
+				f.lists = map[renderer.Opt]*listFlag{}
+			}
+			fl := fs.Lookup(op.Flag)
+			f.lists[op.Opt] = &listFlag{Value: fl.Value, fs: fs}
+			fl.Value = f.lists[op.Opt]
 		case op.IsBool():
 			b, _ := strconv.ParseBool(def)
 			fs.Bool(op.Flag, b, op.Usage)

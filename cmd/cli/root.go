@@ -69,7 +69,7 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 		Short:   "Patch the aws-cloud-controller-manager chart for Rancher (RKE1, RKE2, K3s) and kubeadm clusters",
 		Long:    rootLong,
 		Example: rootExamples,
-		Args:    cobra.NoArgs,
+		Args:    f.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.Options(cmd.Flags())
 			if err != nil {
@@ -87,9 +87,7 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range out.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: warning: "+w)
-			}
+			s.Tell(Warnings(out.Warnings)...)
 			_, err = out.WriteTo(cmd.OutOrStdout())
 			return WriteError(err)
 		},
@@ -101,6 +99,15 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 	cmd.AddCommand(NewVersionCommand(s), NewFnCommand(s), NewOverlaysCommand(s), NewPlanCommand(s))
 	cmd.AddCommand(more(s)...)
 	return cmd
+}
+
+// Warnings are the renderer's warnings as the lines that show them.
+func Warnings(ws []string) []string {
+	lines := make([]string, len(ws))
+	for i, w := range ws {
+		lines[i] = "aws-ccm-renderer: warning: " + w
+	}
+	return lines
 }
 
 // Complete completes a flag with values.

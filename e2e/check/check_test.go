@@ -193,7 +193,7 @@ func TestWorkloadChoice(t *testing.T) {
 	if r = check(t, nil, "-f", file+".missing"); r.code != 2 || r.out != "" {
 		t.Errorf("-f of a missing file: exit %d, %q", r.code, r.errOut)
 	}
-	if r = check(t, nil, "--kube-context", "nope"); r.code != 2 || !strings.Contains(r.errOut, `context "nope" is not in the kubeconfig (contexts: e2e)`) {
+	if r = check(t, nil, "--kube-context", "nope"); r.code != 2 || !strings.Contains(r.errOut, `--kube-context "nope" is not a context of the kubeconfig`) {
 		t.Errorf("unknown context: exit %d, %q", r.code, r.errOut)
 	}
 }

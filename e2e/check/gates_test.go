@@ -73,7 +73,7 @@ func TestPlanGates(t *testing.T) {
 	if !slices.Contains(afterKCM, "--migration-lease-holder=kube-controller-manager") || !slices.Contains(verify, "--migration-lease-holder=ccm") {
 		t.Fatalf("the gates' flags: %q and %q", afterKCM, verify)
 	}
-	manifests := template(t, "--distro=kubeadm", "--mode=migrate")
+	manifests := template(t, "--distro=kubeadm", "--mode=migrate", "--allow-version-skew")
 	const subject = "✗ lease         Lease kube-system/cloud-provider-extraction-migration: "
 	gate := func(flags []string, code int, wants ...string) {
 		t.Helper()

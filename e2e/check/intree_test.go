@@ -61,7 +61,7 @@ func TestInTree(t *testing.T) {
 		"--enable-leader-migration=true", "--leader-migration-config=/etc/kubernetes/kcm-leader-migration.yaml")
 	staticPod(t, "kube-apiserver", cpNode, "registry.k8s.io/kube-apiserver:v1.26.15", "--advertise-address=10.0.1.71", "--cloud-provider=aws", "--cloud-config=/etc/kubernetes/aws.conf")
 
-	migrate := template(t, "--distro=kubeadm", "--mode=migrate")
+	migrate := template(t, "--distro=kubeadm", "--mode=migrate", "--allow-version-skew")
 	r := check(t, migrate, "-f", "-")
 	says(t, r.out,
 		"✓ in-tree       kube-controller-manager on "+cpNode+": --cloud-provider=aws, --enable-leader-migration: it runs the cloud controllers only while it holds the migration lease",
@@ -152,7 +152,7 @@ func TestHostnameLabel(t *testing.T) {
 		return pods.Delete(ctx, "web-5d4f8c7b9-x7k2p", metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))})
 	})
 
-	r := check(t, template(t, "--distro=kubeadm", "--mode=migrate"), "-f", "-")
+	r := check(t, template(t, "--distro=kubeadm", "--mode=migrate", "--allow-version-skew"), "-f", "-")
 	says(t, r.out,
 		"! hostname      ip-10-0-2-81.us-west-2.compute.internal: its kubernetes.io/hostname label is k8s-w-1, not its name:",
 		"pinned to k8s-w-1: PersistentVolume pvc-0f1e2d3c; Deployment apps/web, which lose the node when the label changes",

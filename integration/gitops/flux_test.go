@@ -260,3 +260,34 @@ func TestFluxFailsOnOtherNames(t *testing.T) {
 		t.Error("the chart's own output has hostNetwork: this test no longer shows that nothing was patched")
 	}
 }
+
+// TestNoWarningAtDeployTime: under Fleet and Flux no renderer runs when
+// they deploy, so nothing could show a warning then; what the post-renderer
+// warns about in a chart's args from values (--configure-cloud-routes=true,
+// --use-service-account-credentials=false, which it replaces) is replaced
+// by the generated patches as well, whatever the values say: the safe
+// flags reach the cluster, and there is nothing left to warn about.
+func TestNoWarningAtDeployTime(t *testing.T) {
+	risky := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil,
+		"--set", "args={--v=2,--cloud-provider=aws,--configure-cloud-routes=true,--use-service-account-credentials=false}")
+	if _, args := testtools.CCMOf(t, risky); !slices.Contains(args, "--configure-cloud-routes=true") {
+		t.Fatalf("the chart's output lacks the values' args %q: this test no longer shows anything", args)
+	}
+	check := func(what string, out []byte) {
+		t.Helper()
+		_, args := testtools.CCMOf(t, out)
+		if !slices.Contains(args, "--configure-cloud-routes=false") || !slices.Contains(args, "--use-service-account-credentials=true") ||
+			slices.Contains(args, "--configure-cloud-routes=true") || slices.Contains(args, "--use-service-account-credentials=false") {
+			t.Errorf("%s: args %q", what, args)
+		}
+	}
+	for _, mode := range []string{"install", "migrate"} {
+		rel := readHelmRelease(t, exampleDir("flux", "rke2", mode, overlays.FileHelmRelease))
+		out, err := fluxPostRender(rel, risky)
+		if err != nil {
+			t.Fatalf("flux %s: %v", mode, err)
+		}
+		check("flux rke2/"+mode, out)
+	}
+	check("fleet kustomize/rke2", fleetKustomize(t, exampleDir("fleet"), "kustomize/rke2", risky))
+}

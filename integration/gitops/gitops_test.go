@@ -27,6 +27,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -136,7 +137,19 @@ type cmpRun struct {
 	files  map[string]string // more files in the source directory
 	links  map[string]string // symbolic links in the source directory, to these targets
 	helm   string            // the helm on PATH; the real one if empty
-	kube   string            // the destination cluster's version (KUBE_VERSION); v1.34.2 if empty
+	kube   string            // the destination cluster's version (KUBE_VERSION); defaultKube(t) if empty
+}
+
+// defaultKube is the destination cluster's version of a run that names
+// none: the minor of the CCM the latest chart deploys by default, as the
+// plugin is strict and a CCM of another minor than the cluster's warns.
+func defaultKube(t *testing.T) string {
+	t.Helper()
+	tag, ok := upstream.DefaultImageTag(testtools.LatestChartVersion)
+	if !ok {
+		t.Fatalf("no default image tag for chart %s", testtools.LatestChartVersion)
+	}
+	return tag
 }
 
 // localChart is where every run's source directory holds the latest
@@ -202,7 +215,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		{"ARGOCD_APP_SOURCE_REPO_URL", "https://git.example.com/platform/cluster-config.git"},
 		{"ARGOCD_APP_SOURCE_PATH", sourcePath},
 		{"ARGOCD_APP_SOURCE_TARGET_REVISION", "main"},
-		{"KUBE_VERSION", cmp.Or(c.kube, "v1.34.2")},
+		{"KUBE_VERSION", cmp.Or(c.kube, defaultKube(t))},
 		{"KUBE_API_VERSIONS", "v1,apps/v1,rbac.authorization.k8s.io/v1,coordination.k8s.io/v1"},
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.env)) {
@@ -218,6 +231,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	p := readPlugin(t)
 	argv := append(slices.Clone(p.Spec.Generate.Command[1:]), p.Spec.Generate.Args...)
 	cmd := exec.Command(p.Spec.Generate.Command[0], argv...)
+	testtools.OwnSession(cmd) // no controlling terminal, as where it runs
 	cmd.Dir = app
 	cmd.Env = env
 	var o, e strings.Builder
@@ -291,6 +305,7 @@ func TestArgoCDPlugin(t *testing.T) {
 		out, errOut, err := cmpRun{
 			env:    map[string]string{"DISTRO": "rke", "CHART": localChart, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
 			values: "image:\n  tag: v1.34.0\n",
+			kube:   "v1.34.2",
 		}.run(t)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
@@ -361,6 +376,30 @@ func TestArgoCDPlugin(t *testing.T) {
 	})
 }
 
+// TestArgoCDPluginWarnings: Argo CD shows a plugin's stderr only when its
+// command fails (cmpserver/plugin/plugin.go, runCommand: a CmdError with
+// the stderr; on success the stderr goes to the sidecar's log), so a
+// renderer warning fails the generate command, with the warning on stderr
+// and nothing on stdout, unless the strict parameter is false.
+func TestArgoCDPluginWarnings(t *testing.T) {
+	params := []argoParam{{Name: "chart", String: str(localChart)}, {Name: "distro", String: str("rke2")},
+		{Name: "set-arg", Array: []string{"configure-cloud-routes=true"}}}
+	const warning = "--configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; " +
+		"only clusters whose pod network relies on cloud routes want that"
+	out, errOut, err := cmpRun{params: params}.run(t)
+	if err == nil || len(out) != 0 || string(errOut) != "aws-ccm-renderer: "+warning+" (--strict: warnings are errors)\n" {
+		t.Errorf("a warning: %v, %d bytes on stdout, stderr %q", err, len(out), errOut)
+	}
+	out, errOut, err = cmpRun{params: append(slices.Clone(params), argoParam{Name: "strict", String: str("false")})}.run(t)
+	if err != nil || !bytes.Contains(out, []byte("- --configure-cloud-routes=true")) || string(errOut) != "aws-ccm-renderer: warning: "+warning+"\n" {
+		t.Errorf("strict false: %v, stderr %q", err, errOut)
+	}
+	out, errOut, err = cmpRun{params: append(slices.Clone(params), argoParam{Name: "strict", String: str("maybe")})}.run(t)
+	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "--strict") {
+		t.Errorf("strict maybe: %v, stderr %q", err, errOut)
+	}
+}
+
 // TestArgoCDPluginParameters: the Application's parameters reach helm and
 // the renderer (array items one by one, whatever they hold); the static
 // announcements say what the plugin does when a parameter is not set (the
@@ -382,6 +421,7 @@ func TestArgoCDPluginParameters(t *testing.T) {
 		},
 		values: "image:\n  tag: v1.30.0\n", // not used: values-files names others
 		files:  map[string]string{"env/prod.yaml": "resources:\n  requests:\n    cpu: 500m\n"},
+		kube:   "v1.34.2",
 	}.run(t)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -475,7 +515,8 @@ func TestArgoCDPluginParameters(t *testing.T) {
 			appParams = append(appParams, argoParam{Name: ap.Name, String: ap.String, Array: ap.Array})
 		}
 	}
-	out, errOut, err = cmpRun{params: append(appParams, argoParam{Name: "chart", String: str(chart)})}.run(t)
+	// The destination cluster is of the minor of the CCM the example pins.
+	out, errOut, err = cmpRun{params: append(appParams, argoParam{Name: "chart", String: str(chart)}), kube: "v1.31.4"}.run(t)
 	if err != nil || len(appParams) < 3 || !bytes.Contains(out, []byte("--cluster-name=prod")) {
 		t.Errorf("application.yaml's parameters: %v, %d parameters\n%s", err, len(appParams), errOut)
 	}

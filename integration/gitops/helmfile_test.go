@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -56,12 +56,7 @@ func helmfileEnv(t *testing.T) []string {
 // helmfile runs the real helmfile on one of the example files.
 func helmfile(t *testing.T, env []string, file string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
-	cmd := exec.Command(testtools.Helmfile(t), append([]string{"--file", file}, args...)...)
-	cmd.Env = env
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	return o.Bytes(), e.Bytes(), err
+	return testtools.Run(t, env, testtools.Helmfile(t), append([]string{"--file", file}, args...)...)
 }
 
 // TestHelmfilePostRenderer: helmfile template of the example, for its
@@ -111,6 +106,26 @@ func TestHelmfilePostRenderer(t *testing.T) {
 	_, errOut, err := helmfile(t, helmfileEnv(t), file, "--state-values-set", "repo="+url+",distro=rke3", "template")
 	if err == nil || !strings.Contains(string(errOut), `--distro "rke3" is unknown`) {
 		t.Errorf("unknown distro: %v\n%s", err, errOut)
+	}
+}
+
+// TestHelmfileWarningOnTerminal: helmfile runs helm, which shows the
+// post-renderer's stderr only when it fails; a warning reaches the person
+// who runs helmfile in a terminal there, and is lost in a CI job without
+// one, where --strict (in postRendererArgs) fails the release instead.
+func TestHelmfileWarningOnTerminal(t *testing.T) {
+	url := loopbackRepo(t)
+	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
+	extra := filepath.Join(t.TempDir(), "extra.yaml")
+	testtools.WriteFile(t, extra, []byte("distro: rke2\nrendererArgs:\n  - --set-arg=configure-cloud-routes=true\n"))
+	args := []string{"--file", file, "--state-values-file", extra, "--state-values-set", "repo=" + url, "template"}
+	env := helmfileEnv(t)
+	termtest.CheckTerminalWarning(t, env, testtools.Helmfile(t), args, testtools.RiskWarning, false)
+
+	testtools.WriteFile(t, extra, []byte("distro: rke2\nrendererArgs:\n  - --set-arg=configure-cloud-routes=true\n  - --strict\n"))
+	out, errOut, err := testtools.Run(t, env, testtools.Helmfile(t), args...)
+	if err == nil || bytes.Contains(out, []byte("kind: DaemonSet")) || !strings.Contains(string(errOut), "(--strict: warnings are errors)") {
+		t.Errorf("--strict: %v, stdout %d bytes\n%s", err, len(out), errOut)
 	}
 }
 

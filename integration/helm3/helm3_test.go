@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -289,5 +290,30 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s (go test -update rewrites it)", path)
+	}
+}
+
+// TestHelm3WarningOnTerminal: Helm 3 shows a post-renderer's stderr only
+// when it fails (pkg/postrender/exec.go keeps it for its error), so the
+// renderer also tells the person at the terminal: here a value of the
+// chart's (args) that the renderer overrides. Without a terminal the
+// warning is lost, as the docs say; --strict makes it Helm's error.
+func TestHelm3WarningOnTerminal(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	env, helm := testtools.HelmEnv(t), testtools.Helm3(t)
+	args := []string{"template", "ccm", chart, "--namespace", "kube-system", "--set", "args={--v=2,--cloud-provider=aws,--configure-cloud-routes=true}",
+		"--post-renderer", testtools.Renderer(t), "--post-renderer-args=--distro=rke2"}
+	warning := `aws-ccm-renderer: warning: DaemonSet kube-system/aws-cloud-controller-manager: container "aws-cloud-controller-manager" comes with ` +
+		`--configure-cloud-routes=true (the chart's values), which the renderer replaces with --configure-cloud-routes=false; ` +
+		`to keep true, pass --set-arg=configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; ` +
+		`only clusters whose pod network relies on cloud routes want that`
+	text := termtest.CheckTerminalWarning(t, env, helm, args, warning, false)
+	if !strings.Contains(text, "- --configure-cloud-routes=false") {
+		t.Errorf("the renderer's value is not in the output:\n%s", text)
+	}
+
+	out, errOut, err := testtools.Run(t, env, helm, append(args, "--post-renderer-args=--strict")...)
+	if testtools.ExitCode(err) != 1 || len(out) != 0 || !strings.Contains(string(errOut), "want that (--strict: warnings are errors)") {
+		t.Errorf("--strict: %v, %d bytes on stdout\n%s", err, len(out), errOut)
 	}
 }

@@ -5,20 +5,16 @@ package helm4
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -196,7 +192,7 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	helmErr := `Error: error while running post render on files: failed to invoke post-renderer plugin "aws-ccm": plugin "aws-ccm" exited with error`
 	args := []string{"template", "ccm", chart, "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=bogus"}
 
-	code, text := runOnTerminal(t, env, helm, args...)
+	code, text := termtest.RunOnTerminal(t, env, helm, args...)
 	if code != 1 {
 		t.Errorf("helm exit %d, want 1", code)
 	}
@@ -209,7 +205,7 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 
 	// Migrate mode with the chart's CCM (1.35) on a 1.26 cluster: refused,
 	// and the terminal says which tag to pin.
-	code, text = runOnTerminal(t, env, helm, "template", "ccm", chart, "--post-renderer", "aws-ccm",
+	code, text = termtest.RunOnTerminal(t, env, helm, "template", "ccm", chart, "--post-renderer", "aws-ccm",
 		"--post-renderer-args=--mode=migrate", "--post-renderer-args=--kube-version=v1.26.15")
 	if want := "is 1.35 and the cluster (--kube-version v1.26.15) 1.26: a migration runs the CCM of the cluster's minor; " +
 		"pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14)"; code != 1 || strings.Count(text, want) != 1 || strings.Contains(text, "kind: DaemonSet") {
@@ -224,64 +220,31 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 
 	// Without a terminal (CI, GitOps controllers) nothing is written
 	// anywhere but Helm's error, and still no manifests.
-	out, errOut, err := runWithoutTerminal(t, env, helm, args...)
+	out, errOut, err := testtools.Run(t, env, helm, args...)
 	if testtools.ExitCode(err) < 1 || len(out) != 0 || !strings.HasPrefix(string(errOut), helmErr) || strings.Contains(string(errOut), renderErr) {
 		t.Errorf("without a terminal: err %v, stdout %q, stderr %q", err, out, errOut)
 	}
 	// Helm's --debug, which its message suggests, shows neither the
 	// reason (it logs the plugin's stderr as empty) nor manifests.
-	out, errOut, err = runWithoutTerminal(t, env, helm, append(args, "--debug")...)
+	out, errOut, err = testtools.Run(t, env, helm, append(args, "--debug")...)
 	if testtools.ExitCode(err) < 1 || len(bytes.TrimSpace(out)) != 0 || !strings.Contains(string(errOut), `stderr=""`) {
 		t.Errorf("--debug: err %v, stdout %q, stderr %q", err, out, errOut)
 	}
 }
 
-// runWithoutTerminal runs a command in a session of its own, without a
-// controlling terminal even when the tests run in one.
-func runWithoutTerminal(t *testing.T, env []string, name string, args ...string) (stdout, stderr []byte, err error) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	return o.Bytes(), e.Bytes(), err
-}
+// TestHelm4PluginWarningOnTerminal: Helm 4 never shows a plugin's stderr,
+// so a render that warns tells the person at the terminal on the
+// terminal; without one (CI, GitOps controllers) the warning is lost, as
+// the docs say (--strict makes it an error).
+func TestHelm4PluginWarningOnTerminal(t *testing.T) {
+	helm, env := helm4WithPlugin(t)
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	args := []string{"template", "ccm", chart, "--namespace", "kube-system", "--post-renderer", "aws-ccm",
+		"--post-renderer-args=--distro=rke2", "--post-renderer-args=--set-arg=configure-cloud-routes=true"}
+	termtest.CheckTerminalWarning(t, env, helm, args, testtools.RiskWarning, false)
 
-// runOnTerminal runs a command with a pseudo-terminal as its controlling
-// terminal, stdin, stdout and stderr, and returns its exit code and what
-// the terminal showed.
-func runOnTerminal(t *testing.T, env []string, name string, args ...string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = env
-	term, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
+	_, errOut, err := testtools.Run(t, env, helm, append(args, "--post-renderer-args=--strict")...)
+	if testtools.ExitCode(err) != 1 || !strings.Contains(string(errOut), `plugin "aws-ccm" exited with error`) {
+		t.Errorf("--strict without a terminal: %v\n%s", err, errOut)
 	}
-	defer term.Close()
-	var screen bytes.Buffer
-	copied := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(&screen, term) // ends with EIO when the command exits
-		close(copied)
-	}()
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
-	select {
-	case err = <-waitErr:
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("%s did not finish", filepath.Base(name))
-	}
-	select {
-	case <-copied:
-	case <-time.After(5 * time.Second):
-	}
-	code := testtools.ExitCode(err)
-	if code < 0 {
-		t.Fatal(err)
-	}
-	return code, strings.ReplaceAll(screen.String(), "\r\n", "\n")
 }

@@ -203,7 +203,7 @@ func TestKRMFunctionErrors(t *testing.T) {
 	}{
 		"unknown distro":      {input, configMapFC("  distro: bogus\n"), `aws-ccm-renderer: functionConfig ConfigMap aws-ccm: distro "bogus" is unknown: use one of auto, rke, rke2, k3s, kubeadm`},
 		"unknown key":         {input, configMapFC("  distros: rke\n"), "aws-ccm-renderer: functionConfig ConfigMap aws-ccm: data.distros: unknown key"},
-		"unknown field":       {input, rendererConfigFC("distros: rke\n"), "aws-ccm-renderer: functionConfig RendererConfig aws-ccm: yaml: unmarshal errors:"},
+		"unknown field":       {input, rendererConfigFC("distros: rke\n"), `aws-ccm-renderer: functionConfig RendererConfig aws-ccm: line 2: unknown key "distros" (did you mean distro?); the keys: apiVersion, kind, metadata, distro,`},
 		"contradictory flags": {input, configMapFC("  setArgs: v=1\n  removeArgs: v\n"), "removeArgs v contradicts v=1"},
 		"no CCM in the input": {[]byte("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: x\n"), configMapFC("  distro: rke2\n"),
 			"aws-ccm-renderer: no AWS cloud-controller-manager DaemonSet or Deployment among the 1 objects of the input (the CCM is recognised by its executable aws-cloud-controller-manager or its image .../provider-aws/cloud-controller-manager); name an unusual build with target: KIND/NAMESPACE/NAME, or pass allowMissingWorkload: true"},

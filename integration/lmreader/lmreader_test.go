@@ -260,6 +260,7 @@ func TestChartVersions(t *testing.T) {
 						wantErr = "has no leader migration"
 					}
 					cmd := exec.Command(rend, args...)
+					testtools.OwnSession(cmd) // no controlling terminal, as where it runs
 					var stdout, stderr bytes.Buffer
 					cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, bytes.NewReader(plain), &stdout, &stderr
 					err := cmd.Run()

@@ -131,6 +131,7 @@ func TestPlanCCMCommands(t *testing.T) {
 						t.Run(fmt.Sprintf("%s/%s/%s-%d", d, v.name, s.ID, i), func(t *testing.T) {
 							prog, args, mode := templateOf(t, c.Argv)
 							cmd := exec.Command(prog, args...)
+							testtools.OwnSession(cmd) // no controlling terminal, as where it runs
 							cmd.Dir, cmd.Env = dir, env
 							var stderr strings.Builder
 							cmd.Stderr = &stderr
@@ -246,6 +247,7 @@ current-context: gone
 						seen[c.Command.Shell] = true
 						t.Run(fmt.Sprintf("%s/%s/%s", d, v.name, s.ID), func(t *testing.T) {
 							cmd := exec.Command(sh, "-c", c.Command.Shell)
+							testtools.OwnSession(cmd) // no controlling terminal, as where it runs
 							cmd.Dir, cmd.Env = dir, env
 							out, err := cmd.CombinedOutput()
 							if code := testtools.ExitCode(err); code != 3 || !strings.Contains(string(out), "127.0.0.1:1") {

@@ -199,3 +199,59 @@ func TestWrapperDiffSchema(t *testing.T) {
 		t.Errorf("no changes: %v", err)
 	}
 }
+
+// TestWrapperDiffHelmDiffFlags: helm-diff's habits without a cluster to
+// reach: $KUBECONFIG makes diff ask the cluster, and when it cannot, the
+// error says that --renderer-only does not; diff upgrade RELEASE CHART is
+// diff RELEASE CHART, -C is --context, --suppress-secrets says it has
+// nothing to do; contradictory flags are usage errors.
+func TestWrapperDiffHelmDiffFlags(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	// A kubeconfig whose cluster nothing listens on.
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	testtools.WriteFile(t, kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: none\n  cluster: {server: \"https://127.0.0.1:1\"}\n"+
+		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: none\n  context: {cluster: none, user: u}\ncurrent-context: none\n"))
+	env := append(testtools.HelmEnv(t), "KUBECONFIG="+kc)
+
+	plain, errOut, code := runRenderer(t, "diff", "ccm", chart, "--distro=rke2")
+	if code != 0 || !strings.HasSuffix(string(plain), " → patched by aws-ccm-renderer)\n") || len(errOut) != 0 {
+		t.Fatalf("diff without a cluster: exit %d, %s", code, errOut)
+	}
+	out, errOut, code := runWith(t, env, "", "diff", "ccm", chart, "--distro=rke2")
+	if code != 3 || len(out) != 0 || strings.Count(string(errOut), "\n") != 1 ||
+		!strings.HasSuffix(string(errOut), " (diff compares with the release in the cluster of $KUBECONFIG; --renderer-only does not ask the cluster)\n") {
+		t.Errorf("$KUBECONFIG's cluster unreachable: exit %d, stdout %d bytes, stderr %q", code, len(out), errOut)
+	}
+	for _, args := range [][]string{
+		{"diff", "ccm", chart, "--distro=rke2", "--renderer-only"},
+		{"diff", "upgrade", "ccm", chart, "--distro=rke2", "--renderer-only"},
+		{"diff", "ccm", chart, "--distro=rke2", "--deployed=false"},
+	} {
+		if out, errOut, code := runWith(t, env, "", args...); code != 0 || string(out) != string(plain) || len(errOut) != 0 {
+			t.Errorf("%v with $KUBECONFIG's cluster unreachable: exit %d, stderr %q, stdout the same as without a cluster: %v", args[1:], code, errOut, string(out) == string(plain))
+		}
+	}
+	short, _, _ := runRenderer(t, "diff", "ccm", chart, "--distro=rke2", "-C", "1")
+	long, _, _ := runRenderer(t, "diff", "ccm", chart, "--distro=rke2", "--context=1")
+	if string(short) != string(long) || string(short) == string(plain) {
+		t.Errorf("-C 1 and --context=1 differ, or are the default context:\n%s", short)
+	}
+	out, errOut, code = runRenderer(t, "diff", "ccm", chart, "--distro=rke2", "--suppress-secrets")
+	if code != 0 || string(out) != string(plain) ||
+		string(errOut) != "aws-ccm-renderer: --suppress-secrets: nothing to do, diff never prints a Secret's values (each shows as a tag)\n" {
+		t.Errorf("--suppress-secrets: exit %d, stderr %q", code, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--renderer-only", "--live"}, "[live renderer-only]"},
+		{[]string{"--three-way-merge", "--deployed"}, "[deployed three-way-merge]"},
+		{[]string{"--renderer-only", "--allow-unreleased"}, "[allow-unreleased renderer-only]"},
+	} {
+		out, errOut, code := runWith(t, env, "", append([]string{"diff", "ccm", chart}, c.args...)...)
+		wantError(t, strings.Join(c.args, " "), out, errOut, code, 2, c.want)
+	}
+	out, errOut, code = runRenderer(t, "diff", "upgrade", "ccm", chart, "extra")
+	wantError(t, "diff upgrade with three more arguments", out, errOut, code, 2, "accepts at most 2 arg(s)")
+}

@@ -89,7 +89,8 @@ func TestWrapperDryRunClient(t *testing.T) {
 		}
 	}
 	out, errOut, code := runRenderer(t, "upgrade", "ccm", chart, "--distro=rke2", "--dry-run", "--kubeconfig", noCluster)
-	wantError(t, "upgrade --dry-run without a cluster", out, errOut, code, 3, "kubeconfig")
+	// A kubeconfig that is not there is the user's to fix: a usage error.
+	wantError(t, "upgrade --dry-run without a cluster", out, errOut, code, 2, "--kubeconfig "+noCluster+": no such file")
 	out, errOut, code = runRenderer(t, "install", "ccm", chart, "--dry-run=maybe")
 	wantError(t, "--dry-run=maybe", out, errOut, code, 2, `--dry-run "maybe": use client, server or none`)
 	out, errOut, code = runRenderer(t, "upgrade", "ccm", chart, "--history-max=-1")
@@ -122,9 +123,9 @@ current-context: core
 `))
 	out, errOut, code := runRenderer(t, "install", "ccm", chart, "--kubeconfig", kubeconfig, "--kube-context", "edge-2")
 	wantError(t, "--kube-context edge-2", out, errOut, code, 2,
-		`--kube-context "edge-2" is not a context of the kubeconfig (`+kubeconfig+`); its contexts: core, edge-1`)
+		`--kube-context "edge-2" is not a context of the kubeconfig `+kubeconfig+` (did you mean "edge-1"?); its contexts: core, edge-1`)
 	out, errOut, code = runWith(t, append(testtools.HelmEnv(t), "KUBECONFIG="+kubeconfig, "HELM_KUBECONTEXT=edge-2"), "", "upgrade", "ccm", chart)
-	wantError(t, "$HELM_KUBECONTEXT", out, errOut, code, 2, `$HELM_KUBECONTEXT "edge-2" is not a context of the kubeconfig ($KUBECONFIG); its contexts: core, edge-1`)
+	wantError(t, "$HELM_KUBECONTEXT", out, errOut, code, 2, `$HELM_KUBECONTEXT "edge-2" is not a context of the kubeconfig $KUBECONFIG (did you mean "edge-1"?); its contexts: core, edge-1`)
 	out, errOut, code = runRenderer(t, "diff", "ccm", chart, "--kubeconfig", kubeconfig, "--kube-context", "edge-2", "--detailed-exitcode")
 	wantError(t, "diff --detailed-exitcode", out, errOut, code, 1, `"edge-2" is not a context`)
 	out, errOut, code = runRenderer(t, "install", "ccm", chart, "--kubeconfig", kubeconfig, "--kube-context", "edge-1", "--distro=rke2")

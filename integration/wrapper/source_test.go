@@ -198,6 +198,13 @@ func TestWrapperRepositoryTLSAndAuth(t *testing.T) {
 	wantError(t, "no credentials", out, errOut, code, 1, "refused the credentials", "--username/--password")
 	out, errOut, code = runRenderer(t, arg("--ca-file", ca.file, "--username", "ccm", "--password", "wrong")...)
 	wantError(t, "wrong password", out, errOut, code, 1, "refused the credentials")
+	// What the repository does not have: what it has.
+	out, errOut, code = runRenderer(t, arg("--ca-file", ca.file, "--username", "ccm", "--password", "s3cret", "--version", "9.9.9")...)
+	wantError(t, "a version the repository lacks", out, errOut, code, 1,
+		"chart aws-cloud-controller-manager: the repository "+srv.URL+" has no version 9.9.9 of it; its versions: "+testtools.LatestChartVersion+", 0.0.10 (--version)")
+	out, errOut, code = runRenderer(t, "template", "ccm", "aws-cloud-controler-manager", "--repo", srv.URL, "--ca-file", ca.file, "--username", "ccm", "--password", "s3cret")
+	wantError(t, "a chart the repository lacks", out, errOut, code, 1,
+		"chart aws-cloud-controler-manager: the repository "+srv.URL+" has no chart of that name", "aws-cloud-controller-manager?", "its charts: aws-cloud-controller-manager")
 	out, errOut, code = runRenderer(t, arg("--password", "x", "--password-stdin")...)
 	wantError(t, "--password and --password-stdin", out, errOut, code, 2, "give one of them")
 	out, errOut, code = runRenderer(t, arg("--ca-file", filepath.Join(t.TempDir(), "none.pem"))...)
@@ -277,6 +284,9 @@ func TestWrapperRepoAdd(t *testing.T) {
 	out, errOut, code = runWith(t, other, "", "template", "ccm", "aws-ccm/aws-cloud-controller-manager", "--repository-config", moved, "--repository-cache", cache, "--distro=rke2")
 	wantChart(t, "--repository-config", out, errOut, code, testtools.LatestChartVersion)
 
+	out, errOut, code = runWith(t, env, "", "template", "ccm", "aws-ccm/aws-cloud-controller-manager", "--version", "0.0.9", "--distro=rke2")
+	wantError(t, "a version the added repository lacks", out, errOut, code, 1,
+		"chart aws-cloud-controller-manager: repository aws-ccm ("+srv.URL+", as of helm repo update) has no version 0.0.9 of it; its versions: "+testtools.LatestChartVersion+", 0.0.10 (--version)")
 	out, errOut, code = runWith(t, env, "", "template", "ccm", "nope/aws-cloud-controller-manager")
 	wantError(t, "unknown repository", out, errOut, code, 2, `no repository "nope"`, "helm repo add nope URL")
 }

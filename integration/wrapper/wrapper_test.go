@@ -17,15 +17,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/creack/pty"
 	"github.com/google/go-containerregistry/pkg/registry"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -67,6 +66,7 @@ func runWith(t *testing.T, env []string, dir string, args ...string) (stdout, st
 	t.Helper()
 	cmd := exec.Command(testtools.Renderer(t), args...)
 	cmd.Env, cmd.Dir = env, dir
+	testtools.OwnSession(cmd)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -250,11 +250,11 @@ func TestWrapperErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `--distro "rke3" is unknown: use one of auto, rke, rke2, k3s, kubeadm, detect`},
+		"unknown distro":   {[]string{"template", "ccm", chart, "--distro=rke3"}, 2, `--distro "rke3" is unknown (did you mean --distro=rke or --distro=rke2?): use one of auto, rke, rke2, k3s, kubeadm, detect`},
 		"missing chart":    {[]string{"template", "ccm", filepath.Join(t.TempDir(), "none.tgz")}, 1, "none.tgz"},
 		"bad values file":  {[]string{"template", "ccm", chart, "-f", "/nonexistent/values.yaml"}, 2, "values"},
 		"too many args":    {[]string{"template", "a", "b", "c"}, 2, "accepts at most 2 arg(s)"},
-		"no cluster":       {[]string{"install", "ccm", chart, "--kubeconfig", "/nonexistent/kubeconfig"}, 3, "kubeconfig"},
+		"no cluster":       {[]string{"install", "ccm", chart, "--kubeconfig", "/nonexistent/kubeconfig"}, 2, "--kubeconfig /nonexistent/kubeconfig: no such file"},
 		"no workload here": {[]string{"template", "ccm", testtools.SampleChart(), "--set", "image=busybox,flags={--v=2}"}, 1, "no AWS cloud-controller-manager"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -276,29 +276,15 @@ func httpFileServer(dir string) http.Handler { return http.FileServer(http.Dir(d
 
 func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
 
-// onTerminal runs the renderer with stdout and stderr on a pseudo-terminal
-// and returns what the terminal showed.
+// onTerminal runs the renderer with a pseudo-terminal as its controlling
+// terminal, stdout and stderr, and returns what the terminal showed.
 func onTerminal(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testtools.Renderer(t), args...)
-	cmd.Env = env
-	term, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
+	code, screen := termtest.RunOnTerminal(t, env, testtools.Renderer(t), args...)
+	if code != 0 && code != 2 {
+		t.Fatalf("%v: exit %d\n%s", args, code, screen)
 	}
-	defer term.Close()
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(&screen, term); close(done) }()
-	err = cmd.Wait()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-	}
-	if code := testtools.ExitCode(err); code != 0 && code != 2 {
-		t.Fatalf("%v: exit %d\n%s", args, code, screen.String())
-	}
-	return screen.String()
+	return screen
 }
 
 // TestWrapperDiffColour: colour on a terminal, unless $NO_COLOR is set,
@@ -516,5 +502,30 @@ func TestPostRendererLean(t *testing.T) {
 				t.Errorf("%s links %s: %v", filepath.Base(c.path), mod, linked)
 			}
 		}
+	}
+}
+
+// TestWrapperWarnings: the chart commands print the renderer's warnings on
+// their own stderr, where the person who ran them sees them (once on a
+// terminal: they are not written to it a second time), with the manifests
+// on stdout; --strict makes one an error, nothing on stdout.
+func TestWrapperWarnings(t *testing.T) {
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	args := []string{"template", "ccm", chart, "--distro=rke2", "--set", "args={--v=2,--cloud-provider=aws,--use-service-account-credentials=false}"}
+	warning := `aws-ccm-renderer: warning: DaemonSet kube-system/aws-cloud-controller-manager: container "aws-cloud-controller-manager" comes with ` +
+		`--use-service-account-credentials=false (the chart's values), which the renderer replaces with --use-service-account-credentials=true; ` +
+		`to keep false, pass --set-arg=use-service-account-credentials=false: every CCM controller then runs with the CCM's own service account ` +
+		`and its permissions, not a service account of its own`
+	out, errOut, code := runRenderer(t, args...)
+	if code != 0 || string(errOut) != warning+"\n" || !bytes.Contains(out, []byte("- --use-service-account-credentials=true\n")) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	termtest.CheckTerminalWarning(t, testtools.HelmEnv(t), testtools.Renderer(t), args, warning, true)
+
+	out, errOut, code = runRenderer(t, append(args, "--strict")...)
+	// The renderer's error as it is, without Helm's "error while running
+	// post render on files" around it.
+	if code != 1 || len(out) != 0 || string(errOut) != strings.Replace(warning, "warning: ", "", 1)+" (--strict: warnings are errors)\n" {
+		t.Errorf("--strict: exit %d, %d bytes on stdout, stderr %q", code, len(out), errOut)
 	}
 }

@@ -147,6 +147,11 @@ func (c *Client) newInstall(pr postrender.PostRenderer, o Install) *action.Insta
 
 // Install installs the release.
 func (c *Client) Install(ctx context.Context, ch *chart.Chart, vals map[string]any, pr postrender.PostRenderer, o Install) (*Outcome, error) {
+	if o.DryRun != DryRunClient {
+		if err := c.OwnedElsewhere(o.Release, o.Namespace); err != nil {
+			return nil, err
+		}
+	}
 	return c.install(ctx, c.newInstall(pr, o), ch, vals, o)
 }
 
@@ -159,7 +164,7 @@ func (c *Client) install(ctx context.Context, inst *action.Install, ch *chart.Ch
 		c.Progress.End(err)
 	}
 	if err != nil {
-		return nil, Classify(err)
+		return nil, Classify(c.waitError(err, o, false))
 	}
 	return outcome(rel, o.DryRun), nil
 }
@@ -196,6 +201,9 @@ func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]a
 			return nil, err
 		}
 		if gone {
+			if err := c.OwnedElsewhere(o.Release, o.Namespace); err != nil {
+				return nil, err
+			}
 			inst := c.newInstall(pr, o.Install)
 			// As the Helm CLI: an uninstalled release's name is free
 			// again, its history kept.
@@ -213,9 +221,12 @@ func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]a
 	}
 	if err != nil {
 		if notFound(err) {
+			if oerr := c.OwnedElsewhere(o.Release, o.Namespace); oerr != nil {
+				return nil, oerr
+			}
 			return nil, &renderer.InputError{Err: fmt.Errorf("release %s in namespace %s: %w (upgrade --install installs it)", o.Release, o.Namespace, err)}
 		}
-		return nil, Classify(err)
+		return nil, Classify(c.waitError(err, o.Install, true))
 	}
 	return outcome(rel, o.DryRun), nil
 }
@@ -275,11 +286,29 @@ func (c *Client) RecordedOptions(name, namespace string) (*Recorded, error) {
 // finds (renderer.IsCCMContainer), or else the one workload that records
 // options (a workload named with --target).
 func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
+	ccm, recording, err := workloadsOf(manifest)
+	if err != nil {
+		return renderer.Options{}, false, err
+	}
+	switch {
+	case len(ccm) == 1:
+		return renderer.RecordedOptions(ccm[0])
+	case len(recording) == 1:
+		return renderer.RecordedOptions(recording[0])
+	case len(recording) > 1:
+		return renderer.Options{}, false, fmt.Errorf("%d workloads record renderer options", len(recording))
+	}
+	return renderer.Options{}, false, nil
+}
+
+// workloadsOf returns the DaemonSets and Deployments of a release's
+// manifest that run the CCM (by the renderer's identification rule,
+// renderer.IsCCMContainer), and those that record renderer options.
+func workloadsOf(manifest string) (ccm, recording []*yaml.RNode, err error) {
 	objs, err := renderer.Applied([]byte(manifest))
 	if err != nil {
-		return renderer.Options{}, false, fmt.Errorf("reading its manifest: %w", err)
+		return nil, nil, fmt.Errorf("reading its manifest: %w", err)
 	}
-	var ccm, recording []*yaml.RNode
 	for _, o := range objs {
 		if o.Ref.Kind != "DaemonSet" && o.Ref.Kind != "Deployment" {
 			continue
@@ -291,15 +320,7 @@ func recordedOptionsOf(manifest string) (renderer.Options, bool, error) {
 			ccm = append(ccm, o.Node)
 		}
 	}
-	switch {
-	case len(ccm) == 1:
-		return renderer.RecordedOptions(ccm[0])
-	case len(recording) == 1:
-		return renderer.RecordedOptions(recording[0])
-	case len(recording) > 1:
-		return renderer.Options{}, false, fmt.Errorf("%d workloads record renderer options", len(recording))
-	}
-	return renderer.Options{}, false, nil
+	return ccm, recording, nil
 }
 
 // runsCCM reports whether a workload's pod template has a container the
@@ -356,6 +377,9 @@ func ReadRelease(env *Env, namespace, name string) (*LastRevision, error) {
 func lastRevision(cfg *action.Configuration, namespace, name string) (*LastRevision, error) {
 	rel, err := action.NewGet(cfg).Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
+		if oerr := ownedElsewhere(cfg, name, namespace, func(owner string) string { return "--release " + owner }); oerr != nil {
+			return nil, oerr
+		}
 		return nil, &renderer.InputError{Err: fmt.Errorf("no release %s in namespace %s", name, namespace)}
 	}
 	if err != nil {

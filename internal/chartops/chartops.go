@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
@@ -45,6 +46,8 @@ type Client struct {
 	Config   *action.Configuration
 	Progress Progress
 	ErrOut   io.Writer
+	// ready notes what a failed wait found not ready (Connect sets it).
+	ready *readiness
 	// Verb and Release are the command and the release, for what a
 	// message tells the user to run.
 	Verb, Release string
@@ -88,6 +91,10 @@ func (c *Client) Connect(cluster bool) error {
 	if err := c.Config.Init(s.RESTClientGetter(), c.Env.Namespace(), os.Getenv("HELM_DRIVER"), logf); err != nil {
 		return fmt.Errorf("connecting to the cluster: %w", err)
 	}
+	if kc, ok := c.Config.KubeClient.(*kube.Client); ok {
+		c.ready = &readiness{Client: kc}
+		c.Config.KubeClient = c.ready
+	}
 	return nil
 }
 
@@ -105,14 +112,22 @@ func (c *Client) ServerVersion() (string, error) {
 }
 
 // Classify types an error of a Helm action or the cluster: the renderer's
-// own errors stay as they are; a cluster, registry or repository that
+// own errors are returned without Helm's words around them; a cluster, registry or repository that
 // cannot be reached, a timeout, an interruption, or a user it does not let
 // in or allow the request is returned as it is (exit 3); anything else the
 // cluster or Helm refuses is an input error.
 func Classify(err error) error {
+	var in *renderer.InputError
+	var use *renderer.UsageError
 	switch {
-	case err == nil, renderer.IsInputError(err), renderer.IsUsageError(err):
+	case err == nil:
 		return err
+	case errors.As(err, &in):
+		// The renderer's own error says where and why; Helm's "error
+		// while running post render on files" around it says nothing more.
+		return in
+	case errors.As(err, &use):
+		return use
 	case Unreachable(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
 		return err
 	}

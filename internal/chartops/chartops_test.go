@@ -153,7 +153,25 @@ func TestInstallUpgrade(t *testing.T) {
 	if rec, _ := c.RecordedOptions("ccm", "kube-system"); rec.Options.Mode != renderer.ModeInstall {
 		t.Errorf("after the upgrade: %+v", rec)
 	}
-	up.Release = "new"
+	// Another name, while release ccm runs the CCM: most likely the
+	// wrong RELEASE, named with the one that owns the CCM.
+	up.Release, c.Verb = "new", "upgrade"
+	const owned = "no release new in namespace kube-system, and the CCM (DaemonSet kube-system/aws-cloud-controller-manager) is owned by release ccm: " +
+		"use ccm as RELEASE (aws-ccm-renderer upgrade ccm ...)"
+	for _, install := range []bool{false, true} {
+		up.InstallMissing = install
+		if _, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); !renderer.IsInputError(err) || err.Error() != owned {
+			t.Errorf("upgrade (--install %v) of another release than the CCM's: %v", install, err)
+		}
+	}
+	if _, err := c.Install(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), Install{Release: "new", Namespace: "kube-system"}); !renderer.IsInputError(err) ||
+		!strings.Contains(err.Error(), "is owned by release ccm: use ccm as RELEASE") {
+		t.Errorf("install of another release than the CCM's: %v", err)
+	}
+	if _, err := action.NewUninstall(c.Config).Run("ccm"); err != nil {
+		t.Fatal(err)
+	}
+	up.InstallMissing = false
 	if _, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); !renderer.IsInputError(err) ||
 		!strings.Contains(err.Error(), "upgrade --install installs it") {
 		t.Errorf("upgrade of a release not there: %v", err)
@@ -175,7 +193,9 @@ func TestInstallUpgrade(t *testing.T) {
 	if out, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); err != nil || out.Revision != 2 {
 		t.Errorf("upgrade --install of an uninstalled release: %+v %v", out, err)
 	}
-	// A dry run prints the manifests and stores nothing new.
+	// A dry run prints the manifests and stores nothing new (in a
+	// namespace where no release runs the CCM yet).
+	c = memoryClient(t, nil)
 	in.Release, in.DryRun = "dry", DryRunServer
 	if out, err := c.Install(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), in); err != nil || !strings.Contains(out.Manifest, "kind: DaemonSet") {
 		t.Errorf("dry run: %+v %v", out, err)

@@ -1,10 +1,14 @@
 package chartops
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -26,6 +30,9 @@ import (
 type Env struct {
 	Settings *helmcli.EnvSettings
 	fs       *pflag.FlagSet
+	// kubeconfigGiven: a command of its own flags (check) gave the
+	// kubeconfig file.
+	kubeconfigGiven bool
 }
 
 // NewEnv reads the environment.
@@ -71,7 +78,9 @@ func (e *Env) Namespace() string {
 
 // Given tells whether a flag of the environment was given on the command
 // line.
-func (e *Env) Given(name string) bool { return e.fs != nil && e.fs.Changed(name) }
+func (e *Env) Given(name string) bool {
+	return e.fs != nil && e.fs.Changed(name) || name == "kubeconfig" && e.kubeconfigGiven
+}
 
 // Contexts lists the contexts of the kubeconfig, sorted, and its current
 // context.
@@ -87,6 +96,54 @@ func (e *Env) Contexts() (names []string, current string, err error) {
 	return names, raw.CurrentContext, nil
 }
 
+// CheckCluster refuses, before anything is asked of a cluster, a command
+// that needs one (need says which: "install", "--distro=detect") when
+// there is none to ask: a --kubeconfig that does not exist, no kubeconfig
+// with a cluster (the Kubernetes client would then try localhost:8080),
+// or a context the kubeconfig does not have. A --kube-apiserver, or a pod's
+// in-cluster configuration, is a cluster.
+func (e *Env) CheckCluster(need string) error {
+	if e.Given("kubeconfig") {
+		if _, err := os.Stat(e.Settings.KubeConfig); errors.Is(err, fs.ErrNotExist) {
+			return &renderer.UsageError{Err: fmt.Errorf("--kubeconfig %s: no such file", e.Settings.KubeConfig)}
+		}
+	}
+	raw, err := e.Settings.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return &renderer.UsageError{Err: fmt.Errorf("reading the kubeconfig (%s): %w", e.kubeconfigName(), err)}
+	}
+	if len(raw.Clusters) == 0 && e.Settings.KubeAPIServer == "" && !inCluster() {
+		return &renderer.UsageError{Err: fmt.Errorf("%s needs a cluster, and no kubeconfig names one (%s); "+
+			"give --kubeconfig FILE, or set $KUBECONFIG", need, e.noKubeconfig())}
+	}
+	return e.CheckContext()
+}
+
+// inCluster tells whether this runs in a pod with a service account, whose
+// configuration the Kubernetes client uses when no kubeconfig names a
+// cluster.
+func inCluster() bool {
+	_, err := rest.InClusterConfig()
+	return err == nil
+}
+
+// noKubeconfig says why no kubeconfig names a cluster.
+func (e *Env) noKubeconfig() string {
+	switch {
+	case e.Given("kubeconfig"):
+		return "--kubeconfig " + e.Settings.KubeConfig + " has no clusters"
+	case os.Getenv("KUBECONFIG") != "":
+		return "$KUBECONFIG is " + os.Getenv("KUBECONFIG") + ": no file of it exists or has clusters"
+	}
+	home := filepath.Join("~", ".kube", "config")
+	if dir, err := os.UserHomeDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, ".kube", "config")); err == nil {
+			return home + " has no clusters and $KUBECONFIG is not set"
+		}
+	}
+	return "$KUBECONFIG is not set and " + home + " does not exist"
+}
+
 // CheckContext refuses a context the kubeconfig does not have, naming
 // those it has.
 func (e *Env) CheckContext() error {
@@ -96,22 +153,29 @@ func (e *Env) CheckContext() error {
 	}
 	names, _, err := e.Contexts()
 	if err != nil {
-		return fmt.Errorf("reading the kubeconfig: %w", err)
+		return &renderer.UsageError{Err: fmt.Errorf("reading the kubeconfig (%s): %w", e.kubeconfigName(), err)}
 	}
-	for _, n := range names {
-		if n == name {
-			return nil
-		}
+	if slices.Contains(names, name) {
+		return nil
 	}
 	from := "--kube-context"
 	if !e.Given("kube-context") {
 		from = "$HELM_KUBECONTEXT"
 	}
+	return e.UnknownContext(from, name, names)
+}
+
+// UnknownContext is the error of a context the kubeconfig does not have,
+// given by from (--kube-context, $HELM_KUBECONTEXT), worded the same in
+// every command: the kubeconfig, the contexts it has and the one most
+// likely meant.
+func (e *Env) UnknownContext(from, name string, names []string) error {
 	has := "it has no contexts"
 	if len(names) > 0 {
 		has = "its contexts: " + strings.Join(names, ", ")
 	}
-	return &renderer.UsageError{Err: fmt.Errorf("%s %q is not a context of the kubeconfig (%s); %s", from, name, e.kubeconfigName(), has)}
+	return &renderer.UsageError{Err: fmt.Errorf("%s %q is not a context of the kubeconfig %s%s; %s", from, name, e.kubeconfigName(),
+		renderer.DidYouMean(name, names, strconv.Quote), has)}
 }
 
 func (e *Env) kubeconfigName() string {
@@ -128,7 +192,7 @@ func (e *Env) kubeconfigName() string {
 // else ~/.kube/config) and its current context, as Helm reads it.
 func KubeconfigEnv(kubeconfig string) *Env {
 	e := NewEnv()
-	e.Settings.KubeConfig = kubeconfig
+	e.Settings.KubeConfig, e.kubeconfigGiven = kubeconfig, kubeconfig != ""
 	return e
 }
 
@@ -137,7 +201,7 @@ func KubeconfigEnv(kubeconfig string) *Env {
 func (e *Env) ForContext(name string) *Env {
 	s := helmcli.New()
 	s.KubeConfig, s.KubeContext = e.Settings.KubeConfig, name
-	return &Env{Settings: s}
+	return &Env{Settings: s, kubeconfigGiven: e.Given("kubeconfig")}
 }
 
 // MaxHistory is $HELM_MAX_HISTORY, else Helm's 10.

@@ -131,6 +131,13 @@ func sources(split map[string]string, keys []string) []string {
 // --install: never installed, or uninstalled with its history kept
 // (uninstalled), as isReleaseUninstalled in cmd/helm/upgrade.go; the
 // newest revision is the highest, not the last the storage lists.
+// Released tells whether the release is there to compare with or
+// upgrade: installed, and not uninstalled since.
+func (c *Client) Released(name string) (bool, error) {
+	gone, _, err := c.releaseGone(name)
+	return !gone && err == nil, err
+}
+
 func (c *Client) releaseGone(name string) (gone, uninstalled bool, err error) {
 	h, err := action.NewHistory(c.Config).Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(h) == 0) {

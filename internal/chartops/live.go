@@ -128,6 +128,11 @@ func (c *Client) clusterDiff(ctx context.Context, ch *chart.Chart, vals map[stri
 	res := &DiffResult{}
 	var next *release.Release
 	if rel == nil {
+		if err := c.OwnedElsewhere(d.Release, d.Namespace); err != nil {
+			return nil, nil, err
+		}
+	}
+	if rel == nil {
 		// Nothing deployed yet: everything an install would create.
 		inst := c.newInstall(pr, d.Install)
 		inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Wait, inst.Atomic = true, "server", false, false, false
@@ -196,8 +201,13 @@ type liveClient struct {
 }
 
 func (c *Client) newLiveClient(namespace string) (*liveClient, error) {
-	kc, ok := c.Config.KubeClient.(*kube.Client)
-	if !ok {
+	var kc *kube.Client
+	switch k := c.Config.KubeClient.(type) {
+	case *kube.Client:
+		kc = k
+	case *readiness:
+		kc = k.Client
+	default:
 		return nil, fmt.Errorf("the Helm SDK's kube client is a %T", c.Config.KubeClient)
 	}
 	return &liveClient{kc: kc, namespace: namespace}, nil

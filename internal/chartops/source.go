@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -328,9 +329,14 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		}
 	default:
 		c.Progress.Begin(fmt.Sprintf("looking up chart %s %s in %s", ref, orLatest(src.Version), src.RepoURL))
-		chartURL, cv, err := src.find(ref, s.RepositoryCache, getters)
+		chartURL, cv, idx, err := src.find(ref, s.RepositoryCache, getters)
 		c.Progress.End(err)
 		if err != nil {
+			if idx != nil {
+				if miss := missing(idx, ref, src.Version, "the repository "+src.RepoURL); miss != nil {
+					return "", miss
+				}
+			}
 			return "", c.sourceError(ref, src.RepoURL, err)
 		}
 		name, from, entry = chartURL, src.RepoURL, cv
@@ -355,6 +361,15 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	path, _, err := dl.DownloadTo(name, src.Version, s.RepositoryCache)
 	c.Progress.End(err)
 	if err != nil {
+		if isRepoName {
+			// The index helm repo update keeps.
+			if idx, ierr := repo.LoadIndexFile(filepath.Join(s.RepositoryCache, helmpath.CacheIndexFile(repoName))); ierr == nil {
+				_, chartName, _ := strings.Cut(ref, "/")
+				if miss := missing(idx, chartName, src.Version, "repository "+repoName+" ("+from+", as of helm repo update)"); miss != nil {
+					return "", miss
+				}
+			}
+		}
 		return "", c.sourceError(ref, from, err)
 	}
 	if entry != nil {
@@ -367,11 +382,12 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 
 // find looks a chart up in the index of --repo, as Helm's
 // FindChartInAuthAndTLSAndPassRepoURL does, and returns the URL of the
-// package and the index's entry, digest included.
-func (s *Source) find(name, cache string, getters getter.Providers) (string, *repo.ChartVersion, error) {
+// package and the index's entry, digest included; and the index, when it
+// was read, for saying what it has when it has not the chart asked for.
+func (s *Source) find(name, cache string, getters getter.Providers) (string, *repo.ChartVersion, *repo.IndexFile, error) {
 	tmp, err := os.MkdirTemp(cache, "index-")
 	if err != nil {
-		return "", nil, fmt.Errorf("Helm's repository cache: %w", err)
+		return "", nil, nil, fmt.Errorf("Helm's repository cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	r, err := repo.NewChartRepository(&repo.Entry{
@@ -379,16 +395,16 @@ func (s *Source) find(name, cache string, getters getter.Providers) (string, *re
 		CertFile: s.CertFile, KeyFile: s.KeyFile, CAFile: s.CaFile, InsecureSkipTLSverify: s.InsecureSkipTLSverify,
 	}, getters)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	r.CachePath = tmp
 	path, err := r.DownloadIndexFile()
 	if err != nil {
-		return "", nil, fmt.Errorf("looks like %q is not a valid chart repository or cannot be reached: %w", s.RepoURL, err)
+		return "", nil, nil, fmt.Errorf("looks like %q is not a valid chart repository or cannot be reached: %w", s.RepoURL, err)
 	}
 	idx, err := repo.LoadIndexFile(path)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	what := fmt.Sprintf("chart %q", name)
 	if s.Version != "" {
@@ -396,16 +412,16 @@ func (s *Source) find(name, cache string, getters getter.Providers) (string, *re
 	}
 	cv, err := idx.Get(name, s.Version)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s not found in %s repository", what, s.RepoURL)
+		return "", nil, idx, fmt.Errorf("%s not found in %s repository", what, s.RepoURL)
 	}
 	if len(cv.URLs) == 0 {
-		return "", nil, fmt.Errorf("%s has no downloadable URLs", what)
+		return "", nil, idx, fmt.Errorf("%s has no downloadable URLs", what)
 	}
 	u, err := repo.ResolveReferenceURL(s.RepoURL, cv.URLs[0])
 	if err != nil {
-		return "", nil, fmt.Errorf("failed to make chart URL absolute: %w", err)
+		return "", nil, idx, fmt.Errorf("failed to make chart URL absolute: %w", err)
 	}
-	return u, cv, nil
+	return u, cv, idx, nil
 }
 
 // checkDigest compares a downloaded package with the SHA-256 digest its
@@ -427,6 +443,49 @@ func (c *Client) checkDigest(ref, from, path string, entry *repo.ChartVersion) e
 		return &renderer.InputError{Err: fmt.Errorf("chart %s: the package %s downloaded has digest sha256:%s, but the index of %s gives sha256:%s: refusing it", ref, filepath.Base(path), got, from, want)}
 	}
 	return nil
+}
+
+// shownVersions is how many of a chart's versions a "no such version"
+// error lists, newest first.
+const shownVersions = 12
+
+// missing says, from a repository's index, that it has no chart of the
+// name (with its charts, and the one most likely meant) or no version
+// that matches (with the chart's versions, newest first): an input error.
+// nil when the index has what was asked for, and the failure was another.
+func missing(idx *repo.IndexFile, name, version, where string) error {
+	vs, ok := idx.Entries[name]
+	if !ok {
+		names := make([]string, 0, len(idx.Entries))
+		for n := range idx.Entries {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		has := "it has no charts"
+		if len(names) > 0 {
+			has = "its charts: " + strings.Join(names, ", ")
+		}
+		return &renderer.InputError{Err: fmt.Errorf("chart %s: %s has no chart of that name%s; %s", name, where,
+			renderer.DidYouMean(name, names, func(s string) string { return s }), has)}
+	}
+	if _, err := idx.Get(name, version); err == nil {
+		return nil
+	}
+	idx.SortEntries() // newest first
+	var versions []string
+	for _, v := range vs {
+		versions = append(versions, v.Version)
+	}
+	more := ""
+	if len(versions) > shownVersions {
+		more = fmt.Sprintf(" and %d older", len(versions)-shownVersions)
+		versions = versions[:shownVersions]
+	}
+	has := "it lists no versions of it"
+	if len(versions) > 0 {
+		has = "its versions: " + strings.Join(versions, ", ") + more
+	}
+	return &renderer.InputError{Err: fmt.Errorf("chart %s: %s has no version %s of it; %s (--version)", name, where, orLatest(version), has)}
 }
 
 func orLatest(v string) string {

@@ -60,3 +60,12 @@ func Paint(on bool, colour, s string) string {
 	}
 	return colour + s + reset
 }
+
+// Controlling opens the process's controlling terminal for writing: the
+// terminal of the person who ran the command, even when stderr goes
+// elsewhere (a post-renderer's stderr is a buffer of Helm's). It fails
+// where there is none (CI jobs, GitOps controllers, a process in a session
+// of its own) and on systems without /dev/tty.
+func Controlling() (io.WriteCloser, error) {
+	return os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+}

@@ -32,11 +32,13 @@ func HelmEnv(t testing.TB) []string {
 	)
 }
 
-// Run runs a command and returns its stdout and stderr separately.
+// Run runs a command and returns its stdout and stderr separately. It
+// runs in a session of its own, without a controlling terminal.
 func Run(t testing.TB, env []string, name string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
+	OwnSession(cmd)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()

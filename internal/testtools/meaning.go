@@ -474,3 +474,6 @@ func Paired(t *testing.T, got, want []manifest.Object) [][2]manifest.Object {
 	}
 	return pairs
 }
+
+// RiskWarning is the renderer's warning about --set-arg=configure-cloud-routes=true.
+const RiskWarning = "aws-ccm-renderer: warning: --configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; only clusters whose pod network relies on cloud routes want that"

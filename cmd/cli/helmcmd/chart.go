@@ -41,6 +41,30 @@ type chart struct {
 type needs struct {
 	cluster  bool // it talks to one: Helm's clients, the server's version
 	recorded bool // the deployed release's recorded options default the renderer's (but with --reset-options)
+	// why, when not "", says why the command asks a cluster no flag
+	// named: the errors of asking it end with it.
+	why string
+}
+
+// unusedCluster says that a cluster named on the command line is not
+// asked, for a command that asks none: most likely its nodes were meant
+// to choose the distribution.
+func (c *chart) unusedCluster() {
+	for _, name := range []string{"kube-context", "kubeconfig"} {
+		if c.env.Given(name) {
+			fmt.Fprintf(c.errOut, "aws-ccm-renderer: --%s %s is not used: %s asks no cluster here (%s reads the distribution from its nodes)\n",
+				name, c.fs.Lookup(name).Value, c.verb, renderer.FlagArg(renderer.OptDistro, DistroDetect))
+			return
+		}
+	}
+}
+
+// explain ends an error of asking the cluster with why it was asked.
+func (n needs) explain(err error) error {
+	if n.why == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, n.why)
 }
 
 // prepared is a chart command ready to run its action.
@@ -62,11 +86,11 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 		Short:   short,
 		Long:    short + ".\n\n" + chartLong + long,
 		Example: example,
-		Args:    cobra.MaximumNArgs(2),
 	}
 	fs := cmd.Flags()
 	c.fs = fs
 	c.render.Register(fs)
+	cmd.Args = c.render.Args(cobra.MaximumNArgs(2))
 	c.source.AddFlags(fs)
 	c.values.AddFlags(fs)
 	c.env.AddFlags(fs)
@@ -75,7 +99,7 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 			"template and diff without a cluster also show it to the chart"
 	}
 	if f := fs.Lookup(flagName(renderer.OptDistro)); f != nil {
-		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the cluster's nodes, as check does; template uses $KUBECONFIG and $HELM_KUBECONTEXT)"
+		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the nodes of the cluster of --kubeconfig and --kube-context, as check does; template too)"
 	}
 	cli.CompleteOptions(cmd, map[renderer.Opt][]string{renderer.OptDistro: wrapperDistros()})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
@@ -138,8 +162,7 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	if early.Distro == DistroDetect {
 		early.Distro = renderer.DistroAuto
 	} else if !slices.Contains(renderer.Distros, early.Distro) {
-		return nil, &renderer.UsageError{Option: renderer.OptDistro,
-			Err: fmt.Errorf("%q is unknown: use one of %s", early.Distro, strings.Join(wrapperDistros(), ", "))}
+		return nil, renderer.UnknownValue(renderer.OptDistro, string(early.Distro), wrapperDistros(), renderer.DistroAliases)
 	}
 	if _, err := renderer.New(early); err != nil {
 		return nil, err
@@ -150,25 +173,32 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	}
 	p := &prepared{namespace: c.env.Namespace()}
 	if n.cluster || opts.Distro == DistroDetect {
-		if err := c.env.CheckContext(); err != nil {
-			return nil, err
+		need := c.verb
+		if !n.cluster {
+			need = renderer.FlagArg(renderer.OptDistro, DistroDetect)
 		}
+		if err := c.env.CheckCluster(need); err != nil {
+			return nil, n.explain(err)
+		}
+	}
+	if !n.cluster && opts.Distro != DistroDetect {
+		c.unusedCluster()
 	}
 	p.client = &chartops.Client{Env: c.env, Source: &c.source, Progress: c.progress, ErrOut: c.errOut, Verb: c.verb, Release: c.release}
 	if err := p.client.Connect(n.cluster); err != nil {
-		return nil, err
+		return nil, n.explain(err)
 	}
 	if n.cluster {
 		// What upgrade would do by default is what the deployed release
 		// was rendered with.
 		if n.recorded && !c.fs.Changed("reset-options") {
 			if opts, err = c.withRecordedOptions(p.client, opts, given, p.namespace); err != nil {
-				return nil, err
+				return nil, n.explain(err)
 			}
 		}
 		if !given[flagName(renderer.OptKubeVersion)] {
 			if opts.KubeVersion, err = p.client.ServerVersion(); err != nil {
-				return nil, err
+				return nil, n.explain(err)
 			}
 			// What a client-side render (upgrade --install --dry-run
 			// of a release not there yet) shows charts, too.
@@ -263,13 +293,16 @@ are, added and removed objects are shown whole, and one summary line ends the ou
 is printed when nothing changed.
 
 What is compared: by default the chart's own output with the patched output. With --deployed
-(implied by --kubeconfig or --kube-context), the release's deployed manifest with what an
-upgrade with these flags would deploy (a server-side dry run; everything is new when the release
-does not exist), and which objects in the cluster differ from the release's manifest (changed
-outside Helm, e.g. by kubectl edit). With --live, the objects in the cluster with what the
-upgrade would make of them.
+(implied by --kubeconfig, --kube-context or --allow-unreleased, and by $KUBECONFIG when the
+release exists, as helm-diff compares with a configured cluster; diff then says so on stderr),
+the release's deployed manifest with what an upgrade with these flags would deploy (a
+server-side dry run; everything is new when the release does not exist), and which objects in
+the cluster differ from the release's manifest (changed outside Helm, e.g. by kubectl edit).
+With --live (or helm-diff's --three-way-merge), the objects in the cluster with what the upgrade
+would make of them. --renderer-only keeps the chart's view without asking any cluster. helm-diff's
+form, diff upgrade RELEASE CHART, is diff RELEASE CHART.
 
 The values under data and stringData of every Secret are never printed: each shows as a tag, the
-same for the same value within one run. With --detailed-exitcode (or --exit-code), diff exits 2
+same for the same value within one run (--suppress-secrets has nothing more to do). With --detailed-exitcode (or --exit-code), diff exits 2
 when something differs and 0 when nothing does, as helm-diff and terraform do; an error then
 exits 1 or 3, never 2.`

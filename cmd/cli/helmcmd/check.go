@@ -156,7 +156,11 @@ type checkTarget struct {
 }
 
 func (f *checkFlags) targets() ([]checkTarget, error) {
-	names, current, _ := chartops.KubeconfigEnv(f.kubeconfig).Contexts()
+	env := chartops.KubeconfigEnv(f.kubeconfig)
+	if err := env.CheckCluster("check"); err != nil {
+		return nil, err
+	}
+	names, current, _ := env.Contexts()
 	if f.allContexts {
 		if len(names) == 0 {
 			return nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
@@ -167,10 +171,10 @@ func (f *checkFlags) targets() ([]checkTarget, error) {
 		}
 		return ts, nil
 	}
-	want := f.contexts
+	want, from := f.contexts, "--kube-context"
 	if len(want) == 0 {
-		if env := os.Getenv("HELM_KUBECONTEXT"); env != "" {
-			want = []string{env}
+		if ctx := os.Getenv("HELM_KUBECONTEXT"); ctx != "" {
+			want, from = []string{ctx}, "$HELM_KUBECONTEXT"
 		} else {
 			label := current
 			if label == "" {
@@ -182,7 +186,7 @@ func (f *checkFlags) targets() ([]checkTarget, error) {
 	var ts []checkTarget
 	for _, c := range want {
 		if !slices.Contains(names, c) {
-			return nil, &renderer.UsageError{Err: fmt.Errorf("context %q is not in the kubeconfig (contexts: %s)", c, orNone(names))}
+			return nil, env.UnknownContext(from, c, names)
 		}
 		if !slices.ContainsFunc(ts, func(t checkTarget) bool { return t.context == c }) {
 			ts = append(ts, checkTarget{context: c, label: c})

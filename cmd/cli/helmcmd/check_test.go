@@ -49,7 +49,7 @@ func TestCheckUsage(t *testing.T) {
 		{"bad output", "", []string{"check", "-o", "yaml"}, cli.ExitUsage, `--output "yaml": use table or json`},
 		{"two inputs", "", []string{"check", "-f", manifests, "--release", "x"}, cli.ExitUsage, "-f and --release both name what to check"},
 		{"contexts twice over", "", []string{"check", "--all-contexts", "--kube-context", "prod-a"}, cli.ExitUsage, "--all-contexts and --kube-context"},
-		{"unknown context", "", []string{"check", "--kube-context", "prod-c"}, cli.ExitUsage, `context "prod-c" is not in the kubeconfig (contexts: prod-a, prod-b)`},
+		{"unknown context", "", []string{"check", "--kube-context", "prod-c"}, cli.ExitUsage, `--kube-context "prod-c" is not a context of the kubeconfig $KUBECONFIG (did you mean "prod-a" or "prod-b"?); its contexts: prod-a, prod-b`},
 		{"no timeout", "", []string{"check", "--timeout", "0s"}, cli.ExitUsage, "--timeout must be positive"},
 		{"argument", "", []string{"check", "extra"}, cli.ExitUsage, "unknown command"},
 		{"missing file", "", []string{"check", "-f", manifests + ".gone"}, cli.ExitUsage, "-f: open"},
@@ -129,7 +129,7 @@ func TestCheckCompletion(t *testing.T) {
 		}
 	}
 	_, out, _ := run(t, "", "install", "--help")
-	if !strings.Contains(out, "or detect (read from the cluster's nodes") {
+	if !strings.Contains(out, "or detect (read from the nodes of the cluster of --kubeconfig and --kube-context") {
 		t.Errorf("install --help does not offer --distro=detect:\n%s", out)
 	}
 	// detect needs a cluster: without one it is exit 3, with nothing on
@@ -137,5 +137,22 @@ func TestCheckCompletion(t *testing.T) {
 	code, out, errOut := run(t, "", "template", "--distro=detect", "--repo", "http://127.0.0.1:1")
 	if code != cli.ExitOther || out != "" || !strings.Contains(errOut, "--distro=detect") {
 		t.Errorf("detect without a cluster: exit %d, %q, %q", code, out, errOut)
+	}
+	// A cluster named to template, which asks none without detect: said,
+	// with detect; not with detect.
+	code, _, errOut = run(t, "", "template", "--kube-context", "prod-b", "--repo", "http://127.0.0.1:1")
+	if want := "aws-ccm-renderer: --kube-context prod-b is not used: template asks no cluster here (--distro=detect reads the distribution from its nodes)\n"; code != cli.ExitOther || !strings.HasPrefix(errOut, want) {
+		t.Errorf("template --kube-context: exit %d, %q", code, errOut)
+	}
+	if _, _, errOut = run(t, "", "template", "--kube-context", "prod-b", "--distro=detect", "--repo", "http://127.0.0.1:1"); strings.Contains(errOut, "not used") {
+		t.Errorf("template --kube-context --distro=detect: %q", errOut)
+	}
+	// No kubeconfig names a cluster: a usage error that says so, before
+	// anything is asked (no localhost:8080).
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	code, out, errOut = run(t, "", "template", "--distro=detect", "--repo", "http://127.0.0.1:1")
+	if want := "aws-ccm-renderer: --distro=detect needs a cluster, and no kubeconfig names one ($KUBECONFIG is " + os.Getenv("KUBECONFIG") +
+		": no file of it exists or has clusters); give --kubeconfig FILE, or set $KUBECONFIG\n"; code != cli.ExitUsage || out != "" || errOut != want {
+		t.Errorf("detect without a kubeconfig: exit %d, %q, %q", code, out, errOut)
 	}
 }
