@@ -52,7 +52,7 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name:   "auto combines each user term with each control-plane label",
-			filter: Placement{Profile: Profile{AffinityLabels: []string{LabelControlPlane, LabelControlplane}}},
+			filter: Placement{Profile: Profile{AffinityLabels: []string{LabelControlPlane, LabelRKE1ControlPlane}}},
 			input: ds(`      nodeSelector:
         zone: a
       affinity:

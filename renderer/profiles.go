@@ -27,17 +27,17 @@ var DistroAliases = map[string]string{"rke1": string(DistroRKE)}
 
 // Label keys and taints named by the profiles.
 const (
-	LabelControlPlane  = "node-role.kubernetes.io/control-plane"
-	LabelControlplane  = "node-role.kubernetes.io/controlplane" // RKE1
-	LabelMaster        = "node-role.kubernetes.io/master"
-	TaintEtcd          = "node-role.kubernetes.io/etcd"
-	TaintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
-	TaintCriticalAddon = "CriticalAddonsOnly"
+	LabelControlPlane     = "node-role.kubernetes.io/control-plane"
+	LabelRKE1ControlPlane = "node-role.kubernetes.io/controlplane" // RKE1 (no hyphen), not LabelControlPlane
+	LabelMaster           = "node-role.kubernetes.io/master"
+	TaintEtcd             = "node-role.kubernetes.io/etcd"
+	TaintUninitialized    = "node.cloudprovider.kubernetes.io/uninitialized"
+	TaintCriticalAddon    = "CriticalAddonsOnly"
 )
 
 // ControlPlaneLabels are the node labels that mark a control-plane node on
 // some distribution. Charts select on them; the placement patch replaces them.
-var ControlPlaneLabels = []string{LabelControlPlane, LabelControlplane, LabelMaster}
+var ControlPlaneLabels = []string{LabelControlPlane, LabelRKE1ControlPlane, LabelMaster}
 
 // Toleration is the subset of a Kubernetes toleration the profiles need.
 type Toleration struct {
@@ -88,15 +88,15 @@ var (
 var profiles = map[Distro]Profile{
 	DistroAuto: {
 		Distro:         DistroAuto,
-		AffinityLabels: []string{LabelControlPlane, LabelControlplane, LabelMaster},
+		AffinityLabels: []string{LabelControlPlane, LabelRKE1ControlPlane, LabelMaster},
 		Tolerations: []Toleration{tolUninitialized,
-			exists(LabelControlPlane, "NoSchedule"), exists(LabelControlplane, "NoSchedule"),
+			exists(LabelControlPlane, "NoSchedule"), exists(LabelRKE1ControlPlane, "NoSchedule"),
 			exists(LabelMaster, "NoSchedule"), tolEtcd, tolCritical},
 	},
 	DistroRKE: {
 		Distro:       DistroRKE,
-		NodeSelector: map[string]string{LabelControlplane: "true"},
-		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlplane, "NoSchedule"), tolEtcd, tolCritical},
+		NodeSelector: map[string]string{LabelRKE1ControlPlane: "true"},
+		Tolerations:  []Toleration{tolUninitialized, exists(LabelRKE1ControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 	},
 	DistroRKE2: {
 		Distro:       DistroRKE2,

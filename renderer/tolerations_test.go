@@ -83,7 +83,7 @@ func TestTolerations(t *testing.T) {
 		},
 		{
 			name:   "duplicates of a managed key collapse into the block",
-			filter: Tolerations{Tolerations: []Toleration{exists(LabelControlplane, "NoSchedule")}},
+			filter: Tolerations{Tolerations: []Toleration{exists(LabelRKE1ControlPlane, "NoSchedule")}},
 			input: ds(`      tolerations:
       - key: node-role.kubernetes.io/controlplane
         value: "true"

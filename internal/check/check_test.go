@@ -179,7 +179,7 @@ func TestDetect(t *testing.T) {
 		{"rke2 by annotation", []corev1.Node{node("a", annotation("rke2.io/hostname", "a"))}, "rke2"},
 		{"Rancher-provisioned rke2 with rke.cattle.io marks", []corev1.Node{node("a", kubelet("v1.30.14+rke2r1"), annotation("rke.cattle.io/machine", "m"))}, "rke2"},
 		{"rke1 by annotation", []corev1.Node{node("a", annotation("rke.cattle.io/internal-ip", "10.0.0.1"))}, "rke"},
-		{"rke1 by label", []corev1.Node{node("a", label(renderer.LabelControlplane, "true")), node("b")}, "rke"},
+		{"rke1 by label", []corev1.Node{node("a", label(renderer.LabelRKE1ControlPlane, "true")), node("b")}, "rke"},
 		{"kubeadm", []corev1.Node{node("a", annotation(annotationKubeadmCRISocket, "unix:///run/containerd/containerd.sock"))}, "kubeadm"},
 		{"unknown", []corev1.Node{node("a", kubelet("v1.34.2"))}, DistroUnknown},
 		{"mixed", []corev1.Node{node("a", kubelet("v1.30.14+rke2r1")), node("b", kubelet("v1.30.14+k3s1"))}, DistroMixed},
@@ -201,7 +201,7 @@ func TestControlPlane(t *testing.T) {
 		cp, labelled bool
 		by           string
 	}{
-		{"label", node("a", label(renderer.LabelControlplane, "true")), true, true, `label node-role.kubernetes.io/controlplane="true"`},
+		{"label", node("a", label(renderer.LabelRKE1ControlPlane, "true")), true, true, `label node-role.kubernetes.io/controlplane="true"`},
 		{"taint only", node("a", taint(renderer.LabelMaster, "", corev1.TaintEffectNoSchedule)), true, false, "taint node-role.kubernetes.io/master:NoSchedule"},
 		{"server node-args", node("a", annotation(annotationK3sNodeArgs, `["server","--cluster-init"]`)), true, false, "node-args of a server"},
 		{"etcd-only server", node("a", annotation(annotationRKE2NodeArgs, `["server","--disable-apiserver","true"]`)), false, false, ""},

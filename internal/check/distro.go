@@ -52,8 +52,8 @@ func nodeDistro(n *corev1.Node) (distro, evidence string) {
 	if k := annotationWithPrefix(n, "rke.cattle.io/"); k != "" {
 		return string(renderer.DistroRKE), "annotation " + k
 	}
-	if _, ok := n.Labels[renderer.LabelControlplane]; ok {
-		return string(renderer.DistroRKE), "label " + renderer.LabelControlplane
+	if _, ok := n.Labels[renderer.LabelRKE1ControlPlane]; ok {
+		return string(renderer.DistroRKE), "label " + renderer.LabelRKE1ControlPlane
 	}
 	if _, ok := n.Annotations[annotationKubeadmCRISocket]; ok {
 		return string(renderer.DistroKubeadm), "annotation " + annotationKubeadmCRISocket

@@ -103,7 +103,7 @@ func TestInTreeRule(t *testing.T) {
 			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on cp-1", Warning, "--cloud-provider=external: kube-apiserver has no such flag from 1.33", "before 1.33"}}},
 		{"kube-apiserver without --cloud-provider: nothing about it", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.33.0", false, "--secure-port=6443")}, renderer.ModeInstall, false, false, nil, "v1.33.0",
 			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}}},
-		{"RKE1: not visible", []corev1.Node{node("n", label(renderer.LabelControlplane, "true"))}, nil, renderer.ModeMigrate, false, false, nil, "",
+		{"RKE1: not visible", []corev1.Node{node("n", label(renderer.LabelRKE1ControlPlane, "true"))}, nil, renderer.ModeMigrate, false, false, nil, "",
 			[]want{{"", Info, "RKE1 runs kube-controller-manager and kube-apiserver as Docker containers", "docker inspect"}}},
 		{"K3s: not visible", []corev1.Node{k3sServer(`["server"]`)}, nil, renderer.ModeInstall, false, false, nil, "",
 			[]want{{"", Info, "K3s runs the controller manager inside its own process", ""}}},

@@ -13,7 +13,7 @@ import (
 
 // controlPlaneTaints are the role taints that only control-plane nodes
 // carry.
-var controlPlaneTaints = []string{renderer.LabelControlPlane, renderer.LabelControlplane, renderer.LabelMaster}
+var controlPlaneTaints = []string{renderer.LabelControlPlane, renderer.LabelRKE1ControlPlane, renderer.LabelMaster}
 
 // controlPlane tells whether a node has the control-plane role: by one of
 // the distributions' control-plane labels, else by a control-plane role
