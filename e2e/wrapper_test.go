@@ -617,16 +617,16 @@ func TestWrapperHelmDiffHabits(t *testing.T) {
 	}
 	said := "aws-ccm-renderer: comparing with release habits in namespace habits in the cluster of $KUBECONFIG, as helm diff upgrade does " +
 		"(--renderer-only shows what the renderer changes in the chart's output)\n"
-	plain, errOut, code := diffOf(release, "--mode=migrate", "--detailed-exitcode")
+	plain, errOut, code := diffOf(release, "--set-arg=v=4", "--detailed-exitcode")
 	if code != exitChanges || !strings.HasSuffix(plain, " (release habits revision 1 → upgrade)\n") ||
-		!strings.Contains(plain, "\n+             - --enable-leader-migration=true\n") || !strings.HasSuffix(errOut, said) {
+		!strings.Contains(plain, "\n+             - --v=4\n") || !strings.HasSuffix(errOut, said) {
 		t.Errorf("diff of the release: exit %d, stderr %q\n%s", code, errOut, plain)
 	}
-	if out, errOut, code := diffOf("upgrade", release, "--mode=migrate", "--detailed-exitcode"); code != exitChanges || out != plain || !strings.HasSuffix(errOut, said) {
+	if out, errOut, code := diffOf("upgrade", release, "--set-arg=v=4", "--detailed-exitcode"); code != exitChanges || out != plain || !strings.HasSuffix(errOut, said) {
 		t.Errorf("diff upgrade RELEASE CHART: exit %d, stderr %q, the same diff: %v", code, errOut, out == plain)
 	}
-	live, _, code := diffOf(release, "--mode=migrate", "--live")
-	if out, _, code3 := diffOf(release, "--mode=migrate", "--three-way-merge"); code != 0 || code3 != 0 || out != live || out == plain {
+	live, _, code := diffOf(release, "--set-arg=v=4", "--live")
+	if out, _, code3 := diffOf(release, "--set-arg=v=4", "--three-way-merge"); code != 0 || code3 != 0 || out != live || out == plain {
 		t.Errorf("--three-way-merge (exit %d) differs from --live (exit %d), or is the release's diff:\n%s", code3, code, out)
 	}
 	if out, errOut, code := diffOf(release, "--renderer-only"); code != 0 || !strings.HasSuffix(out, " → patched by aws-ccm-renderer)\n") || strings.Contains(errOut, "comparing") {
