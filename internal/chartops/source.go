@@ -311,6 +311,10 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	}
 	name, from := ref, ""
 	var entry *repo.ChartVersion // the index's entry of the chart, when an index named it
+	// The index the chart is looked up in (--repo's, or the one helm repo
+	// update cached for REPO/NAME), to say what it has when a lookup fails.
+	var index *repo.IndexFile
+	chartName, where := ref, ""
 	switch {
 	case registry.IsOCI(ref):
 		dl.Options = append(dl.Options, getter.WithRegistryClient(c.Config.RegistryClient), getter.WithBasicAuth(src.Username, src.Password))
@@ -324,20 +328,19 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		from = repos.Get(repoName).URL
 		// The index helm repo add (or update) cached, which the downloader
 		// reads too.
+		_, chartName, _ = strings.Cut(ref, "/")
+		where = "repository " + repoName + " (" + from + ", as of helm repo update)"
 		if idx, err := repo.LoadIndexFile(filepath.Join(s.RepositoryCache, helmpath.CacheIndexFile(repoName))); err == nil {
-			entry, _ = idx.Get(strings.TrimPrefix(ref, repoName+"/"), src.Version)
+			index = idx
+			entry, _ = idx.Get(chartName, src.Version)
 		}
 	default:
 		c.Progress.Begin(fmt.Sprintf("looking up chart %s %s in %s", ref, orLatest(src.Version), src.RepoURL))
 		chartURL, cv, idx, err := src.find(ref, s.RepositoryCache, getters)
 		c.Progress.End(err)
+		index, where = idx, "the repository "+src.RepoURL
 		if err != nil {
-			if idx != nil {
-				if miss := missing(idx, ref, src.Version, "the repository "+src.RepoURL); miss != nil {
-					return "", miss
-				}
-			}
-			return "", c.sourceError(ref, src.RepoURL, err)
+			return "", unlisted(index, chartName, src.Version, where, c.sourceError(ref, src.RepoURL, err))
 		}
 		name, from, entry = chartURL, src.RepoURL, cv
 		// Credentials go to the repository's own host only, unless
@@ -361,16 +364,7 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	path, _, err := dl.DownloadTo(name, src.Version, s.RepositoryCache)
 	c.Progress.End(err)
 	if err != nil {
-		if isRepoName {
-			// The index helm repo update keeps.
-			if idx, ierr := repo.LoadIndexFile(filepath.Join(s.RepositoryCache, helmpath.CacheIndexFile(repoName))); ierr == nil {
-				_, chartName, _ := strings.Cut(ref, "/")
-				if miss := missing(idx, chartName, src.Version, "repository "+repoName+" ("+from+", as of helm repo update)"); miss != nil {
-					return "", miss
-				}
-			}
-		}
-		return "", c.sourceError(ref, from, err)
+		return "", unlisted(index, chartName, src.Version, where, c.sourceError(ref, from, err))
 	}
 	if entry != nil {
 		if err := c.checkDigest(ref, from, path, entry); err != nil {
@@ -443,6 +437,18 @@ func (c *Client) checkDigest(ref, from, path string, entry *repo.ChartVersion) e
 		return &renderer.InputError{Err: fmt.Errorf("chart %s: the package %s downloaded has digest sha256:%s, but the index of %s gives sha256:%s: refusing it", ref, filepath.Base(path), got, from, want)}
 	}
 	return nil
+}
+
+// unlisted is the error of a failed lookup: that the index lacks the
+// chart or the version, with what it has (missing), when it does; else
+// the error the lookup gave.
+func unlisted(index *repo.IndexFile, name, version, where string, failed error) error {
+	if index != nil {
+		if miss := missing(index, name, version, where); miss != nil {
+			return miss
+		}
+	}
+	return failed
 }
 
 // shownVersions is how many of a chart's versions a "no such version"
