@@ -320,3 +320,31 @@ func Denied(reqs []Request) []string {
 	}
 	return out
 }
+
+// IsRead says whether an action (its API name: DescribeInstances) only
+// reads: it starts with Describe, Get or List, or it is
+// SimulatePrincipalPolicy, which evaluates policies and changes nothing.
+func IsRead(action string) bool {
+	if action == "SimulatePrincipalPolicy" {
+		return true
+	}
+	for _, p := range []string{"Describe", "Get", "List"} {
+		if strings.HasPrefix(action, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Writes returns the requests whose action is not a read (IsRead), in
+// order: none when a client only read. A request whose action the server
+// could not tell is among them.
+func Writes(reqs []Request) []Request {
+	var out []Request
+	for _, r := range reqs {
+		if !IsRead(r.Action) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -18,6 +18,26 @@ controller manager notices:
   AccessDenied in <ErrorResponse><Error>. moto writes
   <ErrorResponse><Errors><Error> for all of them.
 
+and, for the reads of `check --aws`, adds what moto lacks and answers the
+rest as AWS does:
+
+- iam:SimulatePrincipalPolicy, which moto lacks, evaluates the user's,
+  role's or group's identity policies with moto's own IAM policy
+  evaluation (the one that enforces IAM here) and answers as IAM does:
+  allowed, implicitDeny or explicitDeny per action and resource;
+  NoSuchEntity for an unknown principal. It is itself subject to IAM.
+- A new VPC has its region's default DHCP options set (domain-name
+  REGION.compute.internal, ec2.internal in us-east-1; AmazonProvidedDNS),
+  shared by the region's VPCs; moto's has none (DhcpOptionsId "default",
+  DescribeDhcpOptions empty).
+- ModifyInstanceMetadataOptions changes only the options it is given;
+  moto resets the others (the hop limit to 1) or drops them.
+- An instance's IamInstanceProfile.Id is its instance profile's ID (moto:
+  the association's), and follows ReplaceIamInstanceProfileAssociation.
+- A Classic ELB's DNSName is in its region (moto: always us-east-1).
+- An ELBv2 load balancer's ARN names its type: loadbalancer/net/ for a
+  network load balancer (moto: always app/).
+
 A self-check through the server's own HTTP port proves the patches before
 the server is announced, and fails the start when the installed moto is not
 the release they were written for.
@@ -49,6 +69,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -65,6 +86,12 @@ SUPPORTED_MOTO = "5.2.1"
 # The administrator the call interface signs as.
 ADMIN_USER = "e2e-admin"
 ACCOUNT_ID = "123456789012"  # moto's default account
+
+# The trust policy of a role for EC2 instances.
+EC2_TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+}
 
 # AWS's own defaults for a Classic ELB created without a health check.
 DEFAULT_HEALTH_CHECK = dict(interval="30", timeout="5", healthy_threshold="10", unhealthy_threshold="2")
@@ -137,6 +164,260 @@ def patch_moto():
 
     for name in ("_raise_access_denied", "_raise_signature_does_not_match", "_raise_invalid_access_key"):
         setattr(access_control.IAMRequest, name, in_service_envelope(getattr(access_control.IAMRequest, name)))
+
+    from moto.iam.responses import IamResponse
+
+    if hasattr(IamResponse, "simulate_principal_policy"):
+        raise AttributeError("IamResponse has simulate_principal_policy of its own")
+    IamResponse.simulate_principal_policy = simulate_principal_policy
+
+    patch_reads()
+
+
+def patch_reads():
+    """Patches what moto answers differently from AWS in the reads of
+    `check --aws` (the module's docstring lists them)."""
+    import contextvars
+    import random
+
+    from moto.ec2.models.iam_instance_profile import IamInstanceProfileAssociation, IamInstanceProfileAssociationBackend
+    from moto.ec2.models.instances import InstanceBackend
+    from moto.ec2.models.vpcs import VPCBackend
+    from moto.elb.models import ELBBackend
+    from moto.elbv2 import models as elbv2_models
+
+    # A VPC is created with its region's default DHCP options set (one per
+    # region, shared, kept when a VPC is deleted), not with none.
+    create_vpc, delete_vpc = VPCBackend.create_vpc, VPCBackend.delete_vpc
+
+    def create_vpc_with_dhcp_options(self, *args, **kwargs):
+        vpc = create_vpc(self, *args, **kwargs)
+        self.associate_dhcp_options(default_dhcp_options(self), vpc)
+        return vpc
+
+    def delete_vpc_keeping_dhcp_options(self, vpc_id):
+        shared = getattr(self, "e2e_default_dhcp_options", None)
+        vpc = self.vpcs.get(vpc_id)
+        if shared is not None and vpc is not None and vpc.dhcp_options is shared:
+            vpc.dhcp_options = None  # moto deletes the set of a deleted VPC
+            out = delete_vpc(self, vpc_id)
+            shared.vpc = next((v for v in self.vpcs.values() if v.dhcp_options is shared), None)
+            return out
+        return delete_vpc(self, vpc_id)
+
+    VPCBackend.create_vpc = create_vpc_with_dhcp_options
+    VPCBackend.delete_vpc = delete_vpc_keeping_dhcp_options
+
+    # ModifyInstanceMetadataOptions changes the options it is given and
+    # keeps the others; moto resets those to their defaults or drops them.
+    modify_metadata = InstanceBackend.modify_instance_metadata_options
+
+    def modify_given_metadata_options(
+        self, instance_id, http_tokens=None, hop_limit=None, http_endpoint=None, dry_run=False, http_protocol=None, metadata_tags=None
+    ):
+        current = self.get_instance(instance_id).metadata_options
+        return modify_metadata(
+            self,
+            instance_id,
+            http_tokens=http_tokens if http_tokens is not None else current.http_tokens,
+            hop_limit=hop_limit if hop_limit is not None else current.http_put_response_hop_limit,
+            http_endpoint=http_endpoint if http_endpoint is not None else current.http_endpoint,
+            dry_run=dry_run,
+            http_protocol=http_protocol if http_protocol is not None else current.http_protocol_ipv6,
+            metadata_tags=metadata_tags if metadata_tags is not None else current.instance_metadata_tags,
+        )
+
+    InstanceBackend.modify_instance_metadata_options = modify_given_metadata_options
+
+    # An instance's IamInstanceProfile is {Arn, Id} of its instance profile
+    # (moto gives the association's ID), also after
+    # ReplaceIamInstanceProfileAssociation (moto keeps the old profile).
+    def show_profile(association):
+        association.ec2_backend.modify_instance_attribute(
+            association.instance_id,
+            "iam_instance_profile",
+            {"Arn": association.iam_instance_profile.arn, "Id": association.iam_instance_profile.id},
+        )
+
+    association_init = IamInstanceProfileAssociation.__init__
+    replace_association = IamInstanceProfileAssociationBackend.replace_iam_instance_profile_association
+
+    def init_showing_profile(self, *args, **kwargs):
+        association_init(self, *args, **kwargs)
+        show_profile(self)
+
+    def replace_showing_profile(self, *args, **kwargs):
+        association = replace_association(self, *args, **kwargs)
+        show_profile(association)
+        return association
+
+    IamInstanceProfileAssociation.__init__ = init_showing_profile
+    IamInstanceProfileAssociationBackend.replace_iam_instance_profile_association = replace_showing_profile
+
+    # A Classic ELB's DNSName is in its own region, as AWS names it
+    # ([internal-]NAME-NUMBER.REGION.elb.amazonaws.com); moto's is always in
+    # us-east-1.
+    create_elb = ELBBackend.create_load_balancer
+
+    def create_elb_named_in_region(self, name, *args, **kwargs):
+        lb = create_elb(self, name, *args, **kwargs)
+        prefix = "internal-" if lb.scheme == "internal" else ""
+        lb.dns_name = "%s%s-%d.%s.elb.amazonaws.com" % (prefix, name, random.randrange(10**9, 10**10), self.region_name)
+        return lb
+
+    ELBBackend.create_load_balancer = create_elb_named_in_region
+
+    # An ELBv2 load balancer's ARN names its type: loadbalancer/app/,
+    # loadbalancer/net/ or loadbalancer/gwy/; moto's always says app/.
+    lb_type = contextvars.ContextVar("lb_type", default=None)
+    create_elbv2 = elbv2_models.ELBv2Backend.create_load_balancer
+    make_arn = elbv2_models.make_arn_for_load_balancer
+
+    def create_elbv2_typed(self, *args, **kwargs):
+        token = lb_type.set(kwargs.get("loadbalancer_type"))
+        try:
+            return create_elbv2(self, *args, **kwargs)
+        finally:
+            lb_type.reset(token)
+
+    def make_typed_arn(**kwargs):
+        arn = make_arn(**kwargs)
+        kind = {"network": "net", "gateway": "gwy"}.get(lb_type.get())
+        return arn.replace(":loadbalancer/app/", ":loadbalancer/%s/" % kind, 1) if kind else arn
+
+    elbv2_models.ELBv2Backend.create_load_balancer = create_elbv2_typed
+    elbv2_models.make_arn_for_load_balancer = make_typed_arn
+
+
+def default_domain_name(region):
+    """The domain-name of a region's default DHCP options set."""
+    return "ec2.internal" if region == "us-east-1" else region + ".compute.internal"
+
+
+def default_dhcp_options(backend):
+    """The region's default DHCP options set, as AWS has it in every region:
+    domain-name REGION.compute.internal (ec2.internal in us-east-1), the
+    Amazon-provided DNS."""
+    shared = getattr(backend, "e2e_default_dhcp_options", None)
+    if shared is None or shared.id not in backend.dhcp_options_sets:
+        domain = default_domain_name(backend.region_name)
+        shared = backend.create_dhcp_options(domain_name_servers=["AmazonProvidedDNS"], domain_name=[domain])
+        backend.e2e_default_dhcp_options = shared
+    return shared
+
+
+def simulate_principal_policy(self):
+    """iam:SimulatePrincipalPolicy, which moto lacks: the principal's identity
+    policies, as moto's enforcement collects them, evaluated by moto's own
+    IAM policy evaluation (access_control.IAMPolicy), combined as its
+    enforcement combines them (IAMRequest.check_action_permitted): a Deny
+    that matches wins (explicitDeny), else an Allow that matches
+    (allowed), else implicitDeny. One result per action and resource
+    (ResourceArns; default "*"), as AWS answers, with the statements that
+    decided it (SourcePolicyId: the policy's name; no positions), in pages
+    (MaxItems, Marker). Condition keys, permissions boundaries and
+    resource policies are not simulated. Called like any other action, so
+    it is itself subject to IAM enforcement (iam:SimulatePrincipalPolicy)."""
+    from moto.core.responses import ActionResult
+    from moto.iam.access_control import IAMPolicy, IAMPolicyStatement, PermissionResult
+
+    arn = self._get_param("PolicySourceArn") or ""
+    actions = self._get_param("ActionNames") or []
+    resources = self._get_param("ResourceArns") or ["*"]
+    if not actions:
+        raise_iam("InvalidInput", "ActionNames must not be empty.")
+    policies = principal_policies(self.backend, arn)
+    results = []
+    for action in actions:
+        for resource in resources:
+            decided = {PermissionResult.DENIED: False, PermissionResult.PERMITTED: False}
+            for _, _, policy in policies:
+                result = IAMPolicy(policy).is_action_permitted(action, resource)
+                if result in decided:
+                    decided[result] = True
+            if decided[PermissionResult.DENIED]:
+                decision, deciding = "explicitDeny", PermissionResult.DENIED
+            elif decided[PermissionResult.PERMITTED]:
+                decision, deciding = "allowed", PermissionResult.PERMITTED
+            else:
+                decision, deciding = "implicitDeny", None
+            matched = []
+            for source_id, source_type, policy in policies:
+                statements = IAMPolicy(policy)._policy_json["Statement"]
+                for statement in statements if isinstance(statements, list) else [statements]:
+                    if deciding and IAMPolicyStatement(statement).is_action_permitted(action, resource) == deciding:
+                        matched.append({"SourcePolicyId": source_id, "SourcePolicyType": source_type})
+            results.append(
+                {
+                    "EvalActionName": action,
+                    "EvalResourceName": resource,
+                    "EvalDecision": decision,
+                    "MatchedStatements": matched,
+                    "MissingContextValues": [],
+                }
+            )
+    # Pages of MaxItems results (default 100, as IAM's), the Marker where
+    # the next one starts.
+    try:
+        start = int(self._get_param("Marker") or 0)
+    except ValueError:
+        raise_iam("InvalidInput", "Invalid Marker.")
+    end = start + int(self._get_param("MaxItems") or 100)
+    page = {"EvaluationResults": results[start:end], "IsTruncated": end < len(results)}
+    if page["IsTruncated"]:
+        page["Marker"] = str(end)
+    return ActionResult(page)
+
+
+def principal_policies(backend, arn):
+    """The identity policies of the user, role or group at arn, each as
+    (SourcePolicyId, SourcePolicyType, policy for access_control.IAMPolicy):
+    what moto's enforcement collects for a user's or an assumed role's key
+    (IAMUserAccessKey, AssumedRoleAccessKey.collect_policies)."""
+    m = re.match(r"^arn:[^:]+:iam::\d{12}:(user|role|group)/(?:[^/]+/)*([^/]+)$", arn)
+    if not m:
+        raise_iam("InvalidInput", "Invalid ARN: %s; PolicySourceArn must be the ARN of a user, group or role." % arn)
+    kind, name = m.groups()
+    out = []
+
+    def managed(policies):
+        for p in policies:
+            out.append((p.name, "aws-managed" if ":iam::aws:policy/" in p.arn else "user-managed", p))
+
+    def group_policies(group):
+        for policy_name in backend.list_group_policies(group.name):
+            out.append((policy_name, "group", backend.get_group_policy(group.name, policy_name)))
+        managed(backend.list_attached_group_policies(group.name)[0])
+
+    if kind == "role":
+        role = next((r for r in backend.get_roles() if r.arn == arn), None)
+        if role is None:
+            raise_iam("NoSuchEntity", "The role with name %s cannot be found." % name)
+        for policy_name in backend.list_role_policies(role.name):
+            out.append((policy_name, "role", backend.get_role_policy(role.name, policy_name)[1]))
+        managed(backend.list_attached_role_policies(role.name)[0])
+    elif kind == "user":
+        user = next((u for u in backend.list_users("/", None, None) if u.arn == arn), None)
+        if user is None:
+            raise_iam("NoSuchEntity", "The user with name %s cannot be found." % name)
+        for policy_name in backend.list_user_policies(user.name):
+            out.append((policy_name, "user", backend.get_user_policy(user.name, policy_name)))
+        managed(backend.list_attached_user_policies(user.name)[0])
+        for group in backend.get_groups_for_user(user.name):
+            group_policies(group)
+    else:
+        group = next((g for g in backend.list_groups() if g.arn == arn), None)
+        if group is None:
+            raise_iam("NoSuchEntity", "The group with name %s cannot be found." % name)
+        group_policies(group)
+    return out
+
+
+def raise_iam(code, message):
+    """Raises an IAM error, which moto answers in IAM's error envelope."""
+    from moto.iam import exceptions
+
+    raise {"InvalidInput": exceptions.InvalidInput, "NoSuchEntity": exceptions.NoSuchEntity}[code](message)
 
 
 def rewrite_envelope(err, service):
@@ -359,11 +640,91 @@ def self_check(url, region, caller):
     if not hc or hc.get("Target") != "TCP:30080" or hc.get("Interval") != 30:
         raise AssertionError("a new Classic ELB has no default health check: %r" % (hc,))
 
-    topology = caller.client("ec2").describe_instance_topology(InstanceIds=["i-0123456789abcdef0"])
+    dns = elb.describe_load_balancers(LoadBalancerNames=["self-check"])["LoadBalancerDescriptions"][0]["DNSName"]
+    if not re.match(r"^self-check-\d+\.%s\.elb\.amazonaws\.com$" % re.escape(region), dns):
+        raise AssertionError("a Classic ELB's DNSName is not in its region: %s" % dns)
+
+    ec2 = caller.client("ec2")
+    topology = ec2.describe_instance_topology(InstanceIds=["i-0123456789abcdef0"])
     if topology.get("Instances") != []:
         raise AssertionError("DescribeInstanceTopology: %r" % (topology,))
 
+    vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
+    dopt = ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"][0].get("DhcpOptionsId", "")
+    gone = ec2.create_vpc(CidrBlock="10.8.0.0/16")["Vpc"]["VpcId"]
+    ec2.delete_vpc(VpcId=gone)  # keeps the shared set
+    sets = ec2.describe_dhcp_options(DhcpOptionsIds=[dopt])["DhcpOptions"] if dopt.startswith("dopt-") else []
+    conf = {c["Key"]: [v["Value"] for v in c["Values"]] for o in sets for c in o["DhcpConfigurations"]}
+    if conf.get("domain-name") != [default_domain_name(region)] or conf.get("domain-name-servers") != ["AmazonProvidedDNS"]:
+        raise AssertionError("a new VPC's DHCP options (%s): %r" % (dopt, conf))
+
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24", AvailabilityZone=region + "a")["Subnet"]["SubnetId"]
     iam = caller.client("iam")
+    iam.create_role(RoleName="self-check", AssumeRolePolicyDocument=json.dumps(EC2_TRUST))
+    profile = iam.create_instance_profile(InstanceProfileName="self-check")["InstanceProfile"]
+    iam.add_role_to_instance_profile(InstanceProfileName="self-check", RoleName="self-check")
+    instance = ec2.run_instances(
+        ImageId="ami-self-check", MinCount=1, MaxCount=1, SubnetId=subnet, IamInstanceProfile={"Arn": profile["Arn"]},
+        MetadataOptions={"HttpTokens": "required", "HttpPutResponseHopLimit": 1},
+    )["Instances"][0]["InstanceId"]
+    ec2.modify_instance_metadata_options(InstanceId=instance, HttpPutResponseHopLimit=2)
+    described = ec2.describe_instances(InstanceIds=[instance])["Reservations"][0]["Instances"][0]
+    md = {k: described.get("MetadataOptions", {}).get(k) for k in ("HttpTokens", "HttpPutResponseHopLimit", "HttpEndpoint")}
+    if md != {"HttpTokens": "required", "HttpPutResponseHopLimit": 2, "HttpEndpoint": "enabled"}:
+        raise AssertionError("metadata options after RunInstances (required, 1) and a new hop limit (2): %r" % (md,))
+    if described.get("IamInstanceProfile") != {"Arn": profile["Arn"], "Id": profile["InstanceProfileId"]}:
+        raise AssertionError("an instance's IamInstanceProfile: %r, want %s" % (described.get("IamInstanceProfile"), profile))
+    other = iam.create_instance_profile(InstanceProfileName="self-check-other")["InstanceProfile"]
+    associations = ec2.describe_iam_instance_profile_associations()["IamInstanceProfileAssociations"]
+    association = next(a["AssociationId"] for a in associations if a["InstanceId"] == instance)
+    ec2.replace_iam_instance_profile_association(AssociationId=association, IamInstanceProfile={"Arn": other["Arn"]})
+    shown = ec2.describe_instances(InstanceIds=[instance])["Reservations"][0]["Instances"][0].get("IamInstanceProfile")
+    if shown != {"Arn": other["Arn"], "Id": other["InstanceProfileId"]}:
+        raise AssertionError("an instance's IamInstanceProfile after a replacement: %r, want %s" % (shown, other))
+
+    nlb = caller.client("elbv2").create_load_balancer(Name="self-check", Subnets=[subnet], Type="network")["LoadBalancers"][0]
+    if ":loadbalancer/net/self-check/" not in nlb["LoadBalancerArn"]:
+        raise AssertionError("a network load balancer's ARN: %s" % nlb["LoadBalancerArn"])
+
+    role = "arn:aws:iam::%s:role/self-check" % ACCOUNT_ID
+    iam.put_role_policy(
+        RoleName="self-check",
+        PolicyName="self-check",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+                    {"Effect": "Deny", "Action": "ec2:TerminateInstances", "Resource": "*"},
+                ],
+            }
+        ),
+    )
+    simulated = iam.simulate_principal_policy(
+        PolicySourceArn=role, ActionNames=["ec2:DescribeInstances", "ec2:DescribeAvailabilityZones", "ec2:TerminateInstances"]
+    )["EvaluationResults"]
+    decisions = [(r["EvalActionName"], r["EvalResourceName"], r["EvalDecision"]) for r in simulated]
+    want = [
+        ("ec2:DescribeInstances", "*", "allowed"),
+        ("ec2:DescribeAvailabilityZones", "*", "implicitDeny"),
+        ("ec2:TerminateInstances", "*", "explicitDeny"),
+    ]
+    if decisions != want:
+        raise AssertionError("SimulatePrincipalPolicy: %r, want %r" % (decisions, want))
+    pages = iam.get_paginator("simulate_principal_policy").paginate(
+        PolicySourceArn=role, ActionNames=[a for a, _, _ in want], PaginationConfig={"PageSize": 2}
+    )
+    paged = [[r["EvalDecision"] for r in p["EvaluationResults"]] for p in pages]
+    if paged != [["allowed", "implicitDeny"], ["explicitDeny"]]:
+        raise AssertionError("SimulatePrincipalPolicy in pages of 2: %r" % (paged,))
+    try:
+        iam.simulate_principal_policy(PolicySourceArn=role + "-missing", ActionNames=["ec2:DescribeInstances"])
+    except ClientError as e:
+        if e.response["Error"]["Code"] != "NoSuchEntity" or e.response["ResponseMetadata"]["HTTPStatusCode"] != 404:
+            raise AssertionError("SimulatePrincipalPolicy of an unknown role: %r" % (e.response,))
+    else:
+        raise AssertionError("SimulatePrincipalPolicy of an unknown role succeeded")
+
     iam.create_user(UserName="self-check")
     k = iam.create_access_key(UserName="self-check")["AccessKey"]
     key = (k["AccessKeyId"], k["SecretAccessKey"])
@@ -377,6 +738,12 @@ def self_check(url, region, caller):
         code = root.findtext("./Error/Code")
         if status != 403 or root.tag != "ErrorResponse" or code != "AccessDenied":
             raise AssertionError("ELB denial: status %d, %s" % (status, ET.tostring(root).decode()))
+        simulate = {"Action": "SimulatePrincipalPolicy", "Version": "2010-05-08", "PolicySourceArn": role}
+        simulate["ActionNames.member.1"] = "ec2:DescribeInstances"
+        status, root = signed(url, region, "iam", key, simulate)
+        code = root.findtext("./Error/Code")
+        if status != 403 or root.tag != "ErrorResponse" or code != "AccessDenied":
+            raise AssertionError("SimulatePrincipalPolicy denial: status %d, %s" % (status, ET.tostring(root).decode()))
         try:
             caller.client("ec2").describe_instances()
         except ClientError:

@@ -59,6 +59,9 @@ type Input struct {
 	MigrationHolder string
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
+	// AWSOptions, when set, has check read the AWS account too (check
+	// --aws).
+	AWSOptions *AWSOptions
 }
 
 // Run checks one cluster: Collect, then Evaluate.

@@ -153,15 +153,21 @@ func cloudConfigIn(objs []runtime.Object, src mountSource, ns string) (string, b
 
 // serviceOverride is one [ServiceOverride "N"] section.
 type serviceOverride struct {
-	section, service, region string
+	section, service, region, url string
 }
 
-// serviceOverrides reads the [ServiceOverride] sections of a cloud config
-// as gcfg does: section and variable names without regard to case,
-// values trimmed and unquoted, ; and # comments.
-func serviceOverrides(text string) []serviceOverride {
-	var out []serviceOverride
-	var cur *serviceOverride
+// iniSection is one section of a cloud config: its name, its subsection
+// ("" without one) and its variables, by lower-case name.
+type iniSection struct {
+	name, sub string
+	vars      map[string]string
+}
+
+// iniSections reads a cloud config as gcfg does: section and variable
+// names without regard to case, values trimmed and unquoted, ; and #
+// comments. A later value of a variable replaces an earlier one.
+func iniSections(text string) []iniSection {
+	var out []iniSection
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -169,31 +175,42 @@ func serviceOverrides(text string) []serviceOverride {
 			continue
 		}
 		if strings.HasPrefix(line, "[") {
-			cur = nil
 			head := strings.TrimSpace(strings.Trim(line, "[]"))
 			name, sub, _ := strings.Cut(head, " ")
-			if strings.EqualFold(name, "ServiceOverride") {
-				out = append(out, serviceOverride{section: strings.Trim(strings.TrimSpace(sub), `"`)})
-				cur = &out[len(out)-1]
-			}
-			continue
-		}
-		if cur == nil {
+			out = append(out, iniSection{name: strings.ToLower(name), sub: strings.Trim(strings.TrimSpace(sub), `"`), vars: map[string]string{}})
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok {
+		if !ok || len(out) == 0 {
 			continue
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "service":
-			cur.service = v
-		case "region":
-			cur.region = v
+		out[len(out)-1].vars[strings.ToLower(strings.TrimSpace(k))] = strings.Trim(strings.TrimSpace(v), `"`)
+	}
+	return out
+}
+
+// serviceOverrides reads the [ServiceOverride] sections of a cloud config.
+func serviceOverrides(text string) []serviceOverride {
+	var out []serviceOverride
+	for _, s := range iniSections(text) {
+		if s.name == "serviceoverride" {
+			out = append(out, serviceOverride{section: s.sub, service: s.vars["service"], region: s.vars["region"], url: s.vars["url"]})
 		}
 	}
 	return out
+}
+
+// globalSetting reads a variable of the cloud config's [Global] section.
+func globalSetting(text, name string) string {
+	val := ""
+	for _, s := range iniSections(text) {
+		if s.name == "global" {
+			if v, ok := s.vars[strings.ToLower(name)]; ok {
+				val = v
+			}
+		}
+	}
+	return val
 }
 
 // cloudConfigRule reports the [ServiceOverride] sections the CCM's release

@@ -59,6 +59,24 @@ func Evaluate(s *Snapshot) *Report {
 		rep.Findings = append(rep.Findings, r.Check(v)...)
 	}
 	rep.finish()
+	if a := s.AWS; a != nil {
+		sum := &AWSSummary{Region: a.Region, RegionFrom: a.RegionFrom, Caller: a.Caller, Endpoints: a.Endpoints, Calls: a.Calls, Unread: a.Unread, Instances: map[string]string{}}
+		for _, ni := range v.nodeInstances() {
+			sum.Instances[ni.node.Name] = ni.instance.ID
+		}
+		for _, f := range rep.Findings {
+			if !awsArea(f.Area) {
+				continue
+			}
+			switch f.Severity {
+			case Error:
+				sum.Errors++
+			case Warning:
+				sum.Warnings++
+			}
+		}
+		rep.AWS = sum
+	}
 	return rep
 }
 

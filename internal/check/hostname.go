@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -24,26 +26,76 @@ import (
 
 // collectPinned reads what may be pinned to a node's hostname label: the
 // PersistentVolumes always (a PV pinned to a value no node carries is
-// worth a line too), the pods of every namespace only when some node's
-// label is not its name.
+// worth a line too), and, only when some node's label is not its name,
+// the pods of every namespace pinned to such a label (pinnedPods).
 func (s *Snapshot) collectPinned(ctx context.Context, client kubernetes.Interface) error {
 	pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return clusterError("list", "persistentvolumes", "", err)
 	}
 	s.PersistentVolumes = pvs.Items
-	if len(hostnameDiffers(s.Nodes)) == 0 {
+	differs := hostnameDiffers(s.Nodes)
+	if len(differs) == 0 {
 		return nil
 	}
-	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	pods, err := pinnedPods(ctx, client, differs)
 	if err != nil {
 		return clusterError("list", "pods", "", err)
 	}
-	s.PodsEverywhere = pods.Items
-	if s.PodsEverywhere == nil {
-		s.PodsEverywhere = []corev1.Pod{}
-	}
+	s.PodsEverywhere = pods
 	return nil
+}
+
+// pinnedPageSize is how many pods a page of the pods of every namespace
+// holds.
+const pinnedPageSize = 500
+
+// pinnedPods reads the pods of every namespace in pages and keeps those
+// pinned to the label value of a node in differs (podHostnames), of each
+// only what the hostname rule reads (pinnedPart): what check holds at once
+// is two pages and the pods it keeps, however many pods the cluster runs.
+// No field selector tells pods by their nodeSelector or node affinity.
+//
+// The pages are lists with limit and continue, at resourceVersion "": a
+// list at resourceVersion "0" is served from the API server's cache, whole
+// whatever the limit.
+func pinnedPods(ctx context.Context, client kubernetes.Interface, differs map[string]string) ([]corev1.Pod, error) {
+	labels := map[string]bool{}
+	for _, l := range differs {
+		labels[l] = true
+	}
+	p := &pager.ListPager{PageSize: pinnedPageSize, PageBufferSize: 0, PageFn: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return client.CoreV1().Pods("").List(ctx, o)
+	}}
+	out := []corev1.Pod{}
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
+		pod, ok := o.(*corev1.Pod)
+		if !ok {
+			return fmt.Errorf("a list of pods holds a %T", o)
+		}
+		if slices.ContainsFunc(podHostnames(pod), func(v string) bool { return labels[v] }) {
+			out = append(out, pinnedPart(pod))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// pinnedPart is what the hostname rule reads of a pod (podHostnames,
+// workloadOf): its name, namespace, labels and owners, its nodeSelector
+// and its required node affinity. It shares them with the pod, not the
+// page the pod was listed in.
+func pinnedPart(p *corev1.Pod) corev1.Pod {
+	out := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels, OwnerReferences: p.OwnerReferences},
+		Spec: corev1.PodSpec{NodeSelector: p.Spec.NodeSelector}}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		out.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution}}
+	}
+	return out
 }
 
 // hostnameDiffers maps the nodes whose hostname label is set and is not

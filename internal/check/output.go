@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -66,7 +67,10 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	width := len(AreaDistribution) // the longest area name
+	width := len(AreaDistribution) // the longest area name without --aws
+	for _, f := range r.Findings {
+		width = max(width, len(f.Area))
+	}
 	indent := strings.Repeat(" ", 2+2+width+2)
 	for _, f := range r.Findings {
 		line := f.Message
@@ -101,13 +105,18 @@ func counts(r *Report) string {
 // like at a glance.
 func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tCONTEXT\tDISTRIBUTION\tKUBERNETES\tCCM ON CONTROL PLANE\tUNINITIALISED\tPROBLEMS")
+	withAWS := slices.ContainsFunc(reports, func(r *Report) bool { return r.AWS != nil })
+	head := "\tCONTEXT\tDISTRIBUTION\tKUBERNETES\tCCM ON CONTROL PLANE\tUNINITIALISED\tPROBLEMS"
+	if withAWS {
+		head += "\tAWS"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range reports {
 		mark := OK
 		switch {
 		case r.Error != "":
 			mark = Error
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, firstClause(r.Error))
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, firstClause(r.Error), map[bool]string{true: "\t-"}[withAWS])
 			continue
 		case r.Summary.Errors > 0:
 			mark = Error
@@ -118,10 +127,36 @@ func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
 		if r.Workload == nil {
 			placed = "no CCM"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, r.Distribution.Detected,
-			r.KubernetesVersion, placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r))
+		awsCol := ""
+		if withAWS {
+			awsCol = "\t" + awsCounts(r.AWS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, r.Distribution.Detected,
+			r.KubernetesVersion, placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r), awsCol)
 	}
 	return tw.Flush()
+}
+
+// awsCounts is the summary's AWS column: the region and the AWS areas'
+// problems, and how many reads failed.
+func awsCounts(a *AWSSummary) string {
+	if a == nil {
+		return "-"
+	}
+	var parts []string
+	if a.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", a.Errors, plural(a.Errors, "error", "errors")))
+	}
+	if a.Warnings > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", a.Warnings, plural(a.Warnings, "warning", "warnings")))
+	}
+	if len(a.Unread) > 0 {
+		parts = append(parts, fmt.Sprintf("%d unread", len(a.Unread)))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "ok")
+	}
+	return a.Region + ": " + strings.Join(parts, ", ")
 }
 
 // firstClause shortens an error for the summary table.

@@ -49,9 +49,19 @@ const (
 	AreaRBAC         = "rbac"
 	AreaLease        = "lease"
 	AreaVersion      = "version"
+	// The AWS areas (check --aws).
+	AreaAWS           = "aws"
+	AreaInstance      = "instance"
+	AreaClusterID     = "cluster-id"
+	AreaSecurityGroup = "security-group"
+	AreaSubnet        = "subnet"
+	AreaMetadata      = "metadata"
+	AreaLoadBalancer  = "load-balancer"
 )
 
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaIAM, AreaService, AreaRBAC, AreaLease, AreaVersion}
+var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree,
+	AreaAWS, AreaInstance, AreaClusterID, AreaSecurityGroup, AreaSubnet, AreaIAM, AreaMetadata, AreaLoadBalancer,
+	AreaService, AreaRBAC, AreaLease, AreaVersion}
 
 // Finding is one line of the report.
 type Finding struct {
@@ -84,8 +94,26 @@ type Report struct {
 	Leases            []LeaseReport `json:"leases"`
 	Permissions       []Permission  `json:"permissions"`
 	Findings          []Finding     `json:"findings"`
-	Summary           Summary       `json:"summary"`
-	DurationMS        int64         `json:"durationMs"`
+	// AWS is what check --aws read of the account; nil without --aws.
+	AWS        *AWSSummary `json:"aws,omitempty"`
+	Summary    Summary     `json:"summary"`
+	DurationMS int64       `json:"durationMs"`
+}
+
+// AWSSummary is the account check --aws read: where, as whom, through
+// which endpoints, with how many calls, and what it could not read.
+type AWSSummary struct {
+	Region     string            `json:"region"`
+	RegionFrom string            `json:"regionFrom"`
+	Caller     string            `json:"caller,omitempty"`
+	Endpoints  map[string]string `json:"endpoints,omitempty"`
+	// Instances maps each node to the instance the CCM finds for it.
+	Instances map[string]string `json:"instances"`
+	Calls     map[string]int    `json:"calls"`
+	Unread    []AWSUnread       `json:"unread,omitempty"`
+	// Errors and Warnings count the AWS areas' findings.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
 }
 
 // Summary counts what a fleet overview shows per cluster.

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -34,7 +35,8 @@ const (
 // collectServices lists, on K3s, the Services of every namespace and
 // ServiceLB's DaemonSets.
 func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interface) error {
-	if Detect(s.Nodes).Detected != string(renderer.DistroK3s) {
+	k3s := Detect(s.Nodes).Detected == string(renderer.DistroK3s)
+	if !k3s && s.AWSOptions == nil {
 		return nil
 	}
 	svcs, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
@@ -45,6 +47,12 @@ func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interf
 		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 			s.LoadBalancers = append(s.LoadBalancers, svc)
 		}
+	}
+	if s.LoadBalancers == nil {
+		s.LoadBalancers = []corev1.Service{}
+	}
+	if !k3s {
+		return nil
 	}
 	dss, err := client.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{LabelSelector: svclbNameLabel, ResourceVersion: "0"})
 	if err != nil {
@@ -168,4 +176,38 @@ func serviceRule(v *View) []Finding {
 		left = append(left, i)
 	}
 	return append(out, groupOf(left, "DaemonSet", "DaemonSets")...)
+}
+
+// ServiceWebhook is a mutating webhook that mutates Services.
+type ServiceWebhook struct {
+	Configuration string // the MutatingWebhookConfiguration's name
+	Webhook       string // the webhook's name
+}
+
+// collectWebhooks lists, with --aws, the mutating webhooks that mutate
+// Services (the AWS Load Balancer Controller's sets loadBalancerClass). A
+// refusal is a fact of the snapshot, not an error.
+func (s *Snapshot) collectWebhooks(ctx context.Context, client kubernetes.Interface) error {
+	if s.AWSOptions == nil {
+		return nil
+	}
+	list, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	switch {
+	case apierrors.IsForbidden(err):
+		s.WebhooksUnread = `check may not list mutatingwebhookconfigurations.admissionregistration.k8s.io (kubectl auth can-i list mutatingwebhookconfigurations)`
+		return nil
+	case err != nil:
+		return clusterError("list", "mutatingwebhookconfigurations.admissionregistration.k8s.io", "", err)
+	}
+	for _, c := range list.Items {
+		for _, w := range c.Webhooks {
+			for _, r := range w.Rules {
+				if slices.Contains(r.Resources, "services") || slices.Contains(r.Resources, "*") {
+					s.Webhooks = append(s.Webhooks, ServiceWebhook{Configuration: c.Name, Webhook: w.Name})
+					break
+				}
+			}
+		}
+	}
+	return nil
 }

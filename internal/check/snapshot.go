@@ -51,8 +51,11 @@ type Snapshot struct {
 	Access []Permission
 	// PersistentVolumes are the cluster's PersistentVolumes.
 	PersistentVolumes []corev1.PersistentVolume
-	// PodsEverywhere are the pods of every namespace, read only when a
-	// node's kubernetes.io/hostname label is not its name (nil otherwise).
+	// PodsEverywhere are the pods of every namespace pinned, by
+	// nodeSelector or required node affinity, to the
+	// kubernetes.io/hostname label of a node whose label is not its name;
+	// read only when there is such a node (nil otherwise), each with only
+	// what the hostname rule reads (pinnedPart).
 	PodsEverywhere []corev1.Pod
 	// ControlPlanePods are the pods of kube-system labelled
 	// component=kube-controller-manager or kube-apiserver: the mirror pods
@@ -69,6 +72,15 @@ type Snapshot struct {
 	// CloudConfig is the file the CCM's --cloud-config names, where it is
 	// mounted from a ConfigMap or Secret; nil otherwise.
 	CloudConfig *CloudConfig
+	// AWS is what check read of the AWS account (check --aws); nil
+	// without --aws.
+	AWS *AWSAccount
+	// Webhooks are the mutating webhooks of Services, read with --aws
+	// (the AWS Load Balancer Controller's makes it the owner of new
+	// Services' load balancers); WebhooksUnread says why they could not
+	// be read.
+	Webhooks       []ServiceWebhook
+	WebhooksUnread string
 }
 
 // Collect reads one cluster into a snapshot. It returns a *ClusterError when
@@ -96,11 +108,14 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
 		s.collectPinned, s.collectControlPlane, s.collectEvents, s.collectServices,
-		s.collectCloudConfig,
+		s.collectCloudConfig, s.collectWebhooks,
 	} {
 		if err := step(ctx, client); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.collectAWS(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -107,7 +107,7 @@ kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.names
 // CCM release needs.
 func (b *builder) iam(who string, k3s bool) Step {
 	r := b.r
-	actions := IAMControlPlane(r.tag)
+	actions := upstream.IAMControlPlane(r.tag)
 	simulate := `
 CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 describe-instances --instance-ids "$INSTANCE_ID" \
     --query 'Reservations[0].Instances[0].IamInstanceProfile.Arn' --output text | awk -F/ '{print $NF}')" \
@@ -117,7 +117,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{
 		"INSTANCE_ID is a control-plane instance's ID (the PROVIDER-ID's last part in nodes-before.txt). Give the role only the control-plane policy; the instances of other nodes need only the node policy.",
-		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (SPEC §7).", actionDescribeAZs, actionInstanceTopology),
+		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (SPEC §7).", upstream.ActionDescribeAZs, upstream.ActionInstanceTopology),
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
 		Note: "The actions of the control-plane policy of docs/prerequisites.md at " + r.tag}}
@@ -129,7 +129,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
 	if k3s {
 		why += "K3s never called AWS, so its instances may have no instance profile at all: the servers need the control-plane policy, every node the node policy (the ecr-credential-provider pulls with it)."
-		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(IAMNode()),
+		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
 			Note: "The node policy of docs/prerequisites.md, for every node's role"})
 		notes = append(notes, "An instance without an instance profile: create a role with the policy, an instance profile for it, and aws ec2 associate-iam-instance-profile.")
 	} else {
@@ -621,7 +621,7 @@ func (b *builder) upgradeNotes() []string {
 	r := b.r
 	notes := []string{
 		"One minor at a time, the control plane first, then the CCM of the same minor: a CCM must not be newer than the API server (the version skew policy), and the AWS CCM is made for its own minor.",
-		"At every CCM minor: run before.iam of `aws-ccm-renderer plan --kube-version <the new version>` (it prints the policy of that release). v1.26.1 and later ensure no load balancer without " + actionDescribeAZs + "; v1.30 and later initialise no node without it and ask for " + actionInstanceTopology + ".",
+		"At every CCM minor: run before.iam of `aws-ccm-renderer plan --kube-version <the new version>` (it prints the policy of that release). v1.26.1 and later ensure no load balancer without " + upstream.ActionDescribeAZs + "; v1.30 and later initialise no node without it and ask for " + upstream.ActionInstanceTopology + ".",
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {

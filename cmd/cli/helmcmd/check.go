@@ -40,7 +40,8 @@ work there, and if not, why. It never writes to the cluster. It reports:
                 PersistentVolumes and workloads pinned to it
   in-tree       the controller manager's and API server's flags where the API shows
                 them (RKE2's and kubeadm's mirror pods), RKE2/K3s kubelet arguments
-  iam           what AWS refused the cloud controllers, from their events
+  iam           what AWS refused the cloud controllers, from their events; with --aws,
+                the CCM's role simulated against its release's policy
   service       K3s: LoadBalancer Services, ServiceLB against the CCM's ELBs
   rbac          the CCM's service account (and how far it may create tokens), and in
                 migrate mode the in-tree controller manager on the migration lease,
@@ -48,6 +49,20 @@ work there, and if not, why. It never writes to the cluster. It reports:
   lease         who holds the CCM's lease and the migration lease, against the mode
                 (and against --migration-lease-holder, as the plan's gates ask)
   version       the CCM image against the API server (skew), the chart
+
+With --aws it reads the AWS account too, read-only, with the AWS SDK's configuration
+(credentials, region and endpoints as the AWS CLI finds them; the CCM's cloud config's
+[ServiceOverride] endpoints where it has them), and judges it as the CCM's release would:
+
+  aws             the region and identity read, the endpoints, what could not be read
+  instance        per node: the instance the CCM looks up (providerID or name) exists and
+                  runs; a name that is not the instance's (custom DHCP domain names)
+  cluster-id      every node's instance tagged kubernetes.io/cluster/<ID>, the cloud config
+  security-group  per instance: the one group tagged for the cluster the CCM opens
+  subnet          per zone: the subnet an internet-facing and an internal ELB would use
+  metadata        the control-plane instances' IMDS options against the CCM's network
+  load-balancer   per Service: who owns it, whether the CCM's ELB exists; ELBs whose
+                  Service is gone
 
 What is checked: the rendered manifests (-f FILE, - for stdin), a Helm release's deployed
 manifest (--release NAME), or, with neither, the CCM workload running in the cluster.
@@ -58,7 +73,9 @@ current context.
 
 Exit status: 0 no errors (warnings allowed), 1 errors found (or manifests without a CCM),
 2 bad flags, 3 a cluster unreachable, refusing the credentials, or forbidding a read
-check needs (the message names the permission).`
+check needs (the message names the permission); with --aws also no region, no or expired
+AWS credentials, or nothing of the account readable. An AWS read refused (AccessDenied)
+is a "·" line naming the action check needs; the other areas still run.`
 
 const checkExamples = `  # What runs in the cluster of the current context
   aws-ccm-renderer check
@@ -72,6 +89,10 @@ const checkExamples = `  # What runs in the cluster of the current context
   # A fleet: every context of the kubeconfig, one summary row per cluster
   aws-ccm-renderer check --all-contexts
   aws-ccm-renderer check --kube-context prod-a --kube-context prod-b
+
+  # The AWS side too: tags, names, security groups, subnets, IAM, metadata, load balancers
+  aws-ccm-renderer check --aws
+  aws-ccm-renderer check --aws --aws-profile prod --aws-region eu-west-1 -o json
 
   # Two CCM workloads in the cluster: pick one
   aws-ccm-renderer check --target DaemonSet/kube-system/aws-cloud-controller-manager`
@@ -89,6 +110,10 @@ type checkFlags struct {
 	holder      string
 	timeout     time.Duration
 	noColor     bool
+	aws         bool
+	awsProfile  string
+	awsRegion   string
+	awsCCM      string
 }
 
 // NewCheckCommand builds check.
@@ -125,6 +150,10 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 		check.LeaseKCM+" or "+check.LeaseCCM+": the lease missing, lapsed or held by anyone else is then an error (plan's gates set it)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each cluster")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the table")
+	fs.BoolVar(&f.aws, "aws", false, "read the AWS account too (read-only: Describe, Get and List calls and iam:SimulatePrincipalPolicy): instances, cluster tags, security groups, subnets, IAM, instance metadata, load balancers")
+	fs.StringVar(&f.awsProfile, "aws-profile", "", "with --aws, the shared config profile (default: $AWS_PROFILE, else the SDK's default chain)")
+	fs.StringVar(&f.awsRegion, "aws-region", "", "with --aws, the region (default: the nodes' providerIDs and zone labels, else $AWS_REGION or the profile's)")
+	fs.StringVar(&f.awsCCM, "aws-ccm-principal", "", "with --aws, the IAM role or user ARN the CCM calls AWS as, whose policy is simulated (default: the control-plane instances' instance-profile roles)")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -141,6 +170,10 @@ func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
 		return &renderer.UsageError{Err: errors.New("-f and --release both name what to check: give one")}
 	case f.allContexts && len(f.contexts) > 0:
 		return &renderer.UsageError{Err: errors.New("--all-contexts and --kube-context: give one")}
+	case !f.aws && (f.awsProfile != "" || f.awsRegion != "" || f.awsCCM != ""):
+		return &renderer.UsageError{Err: errors.New("--aws-profile, --aws-region and --aws-ccm-principal say how to read AWS: add --aws")}
+	case f.awsCCM != "" && !strings.HasPrefix(f.awsCCM, "arn:"):
+		return &renderer.UsageError{Err: fmt.Errorf("--aws-ccm-principal %q: give an IAM role or user ARN (arn:aws:iam::ACCOUNT:role/NAME)", f.awsCCM)}
 	case f.holder != "" && f.holder != check.LeaseKCM && f.holder != check.LeaseCCM:
 		return &renderer.UsageError{Err: fmt.Errorf("--migration-lease-holder %q: use %s or %s", f.holder, check.LeaseKCM, check.LeaseCCM)}
 	case f.timeout <= 0:
@@ -214,6 +247,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	// objects that name none (-f), or the release's namespace (--release),
 	// which is its manifests' too.
 	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser, MigrationHolder: f.holder}
+	if f.aws {
+		in.AWSOptions = &check.AWSOptions{Profile: f.awsProfile, Region: f.awsRegion, Principal: f.awsCCM}
+	}
 	releaseNS := f.namespace
 	switch {
 	case f.file != "":
@@ -302,8 +338,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 // code: a cluster that cannot be read is exit 3.
 func contextError(label string, err error) error {
 	var ce *check.ClusterError
+	var ae *check.AWSError
 	switch {
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.As(err, &ae):
 		return &cli.IOError{Err: fmt.Errorf("context %s: %w", label, err)}
 	case renderer.IsUsageError(err):
 		return &renderer.UsageError{Err: fmt.Errorf("context %s: %w", label, err)}
