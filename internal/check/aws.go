@@ -257,3 +257,13 @@ func loadBalancerName(uid string) string {
 	}
 	return n
 }
+
+// AWSReadActions are the IAM actions check --aws calls, all read-only:
+// the policy docs/check.md gives the identity check runs as
+// (sts:GetCallerIdentity needs none).
+var AWSReadActions = []string{
+	"ec2:DescribeAvailabilityZones", "ec2:DescribeDhcpOptions", "ec2:DescribeInstances", "ec2:DescribeRouteTables",
+	"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", "ec2:DescribeVpcs",
+	"elasticloadbalancing:DescribeLoadBalancers", "elasticloadbalancing:DescribeTags",
+	"iam:GetInstanceProfile", "iam:SimulatePrincipalPolicy",
+}

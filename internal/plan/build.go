@@ -253,11 +253,23 @@ func (b *builder) checkRendered(mode renderer.Mode) *Command {
 // checkRenderedHolding is checkRendered where one side must hold the
 // migration lease.
 func (b *builder) checkRenderedHolding(mode renderer.Mode, holder string) *Command {
+	return b.checkRenderedWith(mode, holderFlag(holder))
+}
+
+// checkRenderedWith is checkRendered with more of check's flags.
+func (b *builder) checkRenderedWith(mode renderer.Mode, flags []string) *Command {
 	tmpl := append([]string{"aws-ccm-renderer", "template"}, b.chartArgs(b.r.tag)...)
 	tmpl = append(tmpl, b.rendererFlags(render{mode: mode})...)
-	chk := append(append([]string{"aws-ccm-renderer", "check", "-f", "-"}, b.checkFlags()...), holderFlag(holder)...)
+	chk := append(append([]string{"aws-ccm-renderer", "check", "-f", "-"}, b.checkFlags()...), flags...)
 	c := script(KindCheck, atWorkstation, "", shellLine(tmpl)+" \\\n  | "+shellLine(chk))
 	return &c
+}
+
+// checkRenderedAWS is the gate of the steps that prepare the AWS account:
+// the manifests the install would deploy (their CCM release's policy)
+// against the live cluster and its AWS account (check --aws).
+func (b *builder) checkRenderedAWS(mode renderer.Mode) *Command {
+	return b.checkRenderedWith(mode, []string{"--aws"})
 }
 
 // checkRelease is the gate once the CCM is installed: its release's

@@ -29,14 +29,20 @@ const (
 	expectFix = "Every ✗ is fixed before going on; its → line says how."
 )
 
+// firstMode is the mode of the plan's first install: migrate, but
+// install on K3s (no leader migration there).
+func (b *builder) firstMode() renderer.Mode {
+	if b.r.Distro == renderer.DistroK3s {
+		return renderer.ModeInstall
+	}
+	return renderer.ModeMigrate
+}
+
 // preflight takes stock of versions and nodes, and runs the first gate:
 // the CCM this plan installs, rendered and checked against the cluster.
 func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) Step {
 	r := b.r
-	mode := renderer.ModeMigrate
-	if r.Distro == renderer.DistroK3s {
-		mode = renderer.ModeInstall
-	}
+	mode := b.firstMode()
 	cmds := append([]Command{
 		run(KindKubectl, atWorkstation, "The API server's version", "kubectl", "version"),
 		script(KindKubectl, atWorkstation, "Every node's name, provider ID and kubelet version, kept for later checks",
@@ -143,9 +149,15 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		Snippets: snippets,
 		Commands: attach,
 		Checks: []Check{{
-			Description: "Actions of the policy the control-plane role is not allowed (IAM policy simulator); run it first",
-			Command:     ptr(mainCmd(script(KindAWS, atAWS, "", simulate))),
-			Expect:      "No output. Each action listed is missing: attach the policy above (or add the actions to yours) and run it again.",
+			Description: "The control-plane role against the policy of " + r.tag + ", simulated by check --aws (read-only; docs/check.md lists what it may read); run it first",
+			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
+			Expect: "No ✗ line in the iam area: a ✓ line \"may do all N actions of CCM " + r.tag + "'s policy (simulated)\" per control-plane role. " +
+				"A ✗ line names the role and each action it may not: attach the policy above (or add the actions to yours) and run it again. " +
+				"A · line in the iam area names the read check needs (iam:SimulatePrincipalPolicy, iam:GetInstanceProfile).",
+		}, {
+			Description: "The same by hand: actions of the policy the control-plane role is not allowed (IAM policy simulator)",
+			Command:     ptr(script(KindAWS, atAWS, "", simulate)),
+			Expect:      "No output. Each action listed is missing.",
 		}},
 		Rollback: Rollback{
 			Description: "Delete the inline policy again; nothing in the cluster uses it before the CCM is installed.",
@@ -169,18 +181,24 @@ func (b *builder) clusterTags(previously string) Step {
 			"CLUSTER_ID is the <id> of the tag: the instances of the cluster carry kubernetes.io/cluster/<id> with the value owned or shared.",
 		},
 		Commands: []Command{
-			mainCmd(script(KindAWS, atAWS, "The instances tagged for the cluster", `
+			script(KindAWS, atAWS, "By hand: the instances tagged for the cluster", `
 aws ec2 describe-instances --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
-  --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`)),
-			script(KindAWS, atAWS, "The subnets tagged for the cluster", `
+  --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`),
+			script(KindAWS, atAWS, "By hand: the subnets tagged for the cluster", `
 aws ec2 describe-subnets --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Subnets[].[SubnetId,AvailabilityZone]' --output text`),
-			script(KindAWS, atAWS, "The security groups tagged for the cluster", `
+			script(KindAWS, atAWS, "By hand: the security groups tagged for the cluster", `
 aws ec2 describe-security-groups --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'SecurityGroups[].[GroupId,GroupName]' --output text`),
 		},
 		Checks: []Check{{
-			Description: "Tags",
+			Description: "The tags, names, security groups and subnets the CCM will use, read by check --aws",
+			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
+			Expect: "No ✗ line in the instance, cluster-id, security-group and subnet areas: \"every node's instance (N) carries its tag\", " +
+				"one tagged security group per instance, and per zone of the nodes a subnet for internet-facing and internal load balancers. " +
+				"Each ✗ line names the instance, security group or subnet and the aws command that fixes it.",
+		}, {
+			Description: "The same by hand: the tags the commands above list",
 			Expect: "Every instance of nodes-before.txt is listed (at least every control-plane instance: the CCM runs there), " +
 				"the subnets of the cluster's load balancers are listed, and each node has exactly one tagged security group. " +
 				"Tag what is missing before going on.",

@@ -1,0 +1,244 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The collector's faults, with the real AWS SDK against a server that
+// answers as AWS does (its query protocols' XML, its error envelopes):
+// what moto cannot be made to do on cue (throttling, an expired token, a
+// refusal of one read).
+
+// fakeAWS answers EC2, ELB, ELBv2 and STS queries as AWS does: faults
+// maps "service:Action" to the error code it always answers, failN to how
+// many times it answers Throttling before it answers the call.
+type fakeAWS struct {
+	mu     sync.Mutex
+	faults map[string]string
+	failN  map[string]int
+	calls  map[string]int
+}
+
+func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	form, _ := url.ParseQuery(string(body))
+	service := "?"
+	if _, after, ok := strings.Cut(r.Header.Get("Authorization"), "Credential="); ok {
+		if parts := strings.Split(after, "/"); len(parts) > 3 {
+			service = parts[3]
+		}
+	}
+	if service == "elasticloadbalancing" && form.Get("Version") == "2015-12-01" {
+		service = "elbv2"
+	}
+	action := service + ":" + form.Get("Action")
+	f.mu.Lock()
+	f.calls[action]++
+	code := f.faults[action]
+	if f.failN[action] > 0 {
+		f.failN[action]--
+		code = "Throttling"
+	}
+	f.mu.Unlock()
+	if code != "" {
+		status := http.StatusForbidden
+		if code == "Throttling" || code == "RequestLimitExceeded" {
+			status = http.StatusBadRequest
+		}
+		w.WriteHeader(status)
+		if service == "ec2" {
+			fmt.Fprintf(w, `<Response><Errors><Error><Code>%s</Code><Message>refused by the test</Message></Error></Errors><RequestID>r</RequestID></Response>`, code)
+		} else {
+			fmt.Fprintf(w, `<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code><Message>refused by the test</Message></Error><RequestId>r</RequestId></ErrorResponse>`, code)
+		}
+		return
+	}
+	name := form.Get("Action")
+	switch action {
+	case "sts:GetCallerIdentity":
+		fmt.Fprint(w, `<GetCallerIdentityResponse><GetCallerIdentityResult><Arn>arn:aws:iam::123456789012:user/checker</Arn><Account>123456789012</Account><UserId>U</UserId></GetCallerIdentityResult></GetCallerIdentityResponse>`)
+	case "ec2:DescribeInstances":
+		fmt.Fprint(w, `<DescribeInstancesResponse><reservationSet><item><instancesSet><item><instanceId>i-0123</instanceId><instanceState><name>running</name></instanceState>`+
+			`<privateDnsName>ip-10-0-1-5.us-west-2.compute.internal</privateDnsName><vpcId>vpc-1</vpcId><subnetId>subnet-1</subnetId>`+
+			`<placement><availabilityZone>us-west-2a</availabilityZone></placement><groupSet><item><groupId>sg-1</groupId></item></groupSet>`+
+			`<tagSet><item><key>kubernetes.io/cluster/c1</key><value>owned</value></item></tagSet></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`)
+	case "ec2:DescribeVpcs":
+		fmt.Fprint(w, `<DescribeVpcsResponse><vpcSet><item><vpcId>vpc-1</vpcId><dhcpOptionsId>dopt-1</dhcpOptionsId></item></vpcSet></DescribeVpcsResponse>`)
+	case "ec2:DescribeDhcpOptions":
+		fmt.Fprint(w, `<DescribeDhcpOptionsResponse><dhcpOptionsSet><item><dhcpOptionsId>dopt-1</dhcpOptionsId><dhcpConfigurationSet><item><key>domain-name</key><valueSet><item><value>corp.example</value></item></valueSet></item></dhcpConfigurationSet></item></dhcpOptionsSet></DescribeDhcpOptionsResponse>`)
+	case "ec2:DescribeSubnets":
+		fmt.Fprint(w, `<DescribeSubnetsResponse><subnetSet><item><subnetId>subnet-1</subnetId><vpcId>vpc-1</vpcId><availabilityZone>us-west-2a</availabilityZone></item></subnetSet></DescribeSubnetsResponse>`)
+	case "ec2:DescribeSecurityGroups":
+		fmt.Fprint(w, `<DescribeSecurityGroupsResponse><securityGroupInfo><item><groupId>sg-1</groupId><vpcId>vpc-1</vpcId></item></securityGroupInfo></DescribeSecurityGroupsResponse>`)
+	case "ec2:DescribeRouteTables":
+		fmt.Fprint(w, `<DescribeRouteTablesResponse><routeTableSet><item><routeTableId>rtb-1</routeTableId><vpcId>vpc-1</vpcId><associationSet><item><main>true</main></item></associationSet><routeSet><item><gatewayId>igw-1</gatewayId></item></routeSet></item></routeTableSet></DescribeRouteTablesResponse>`)
+	case "ec2:DescribeAvailabilityZones":
+		fmt.Fprint(w, `<DescribeAvailabilityZonesResponse><availabilityZoneInfo><item><zoneName>us-west-2a</zoneName><zoneType>availability-zone</zoneType></item></availabilityZoneInfo></DescribeAvailabilityZonesResponse>`)
+	case "elasticloadbalancing:DescribeLoadBalancers", "elbv2:DescribeLoadBalancers":
+		fmt.Fprintf(w, `<%sResponse><%sResult></%sResult></%sResponse>`, name, name, name, name)
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `<ErrorResponse><Error><Code>InvalidAction</Code><Message>%s</Message></Error></ErrorResponse>`, action)
+	}
+}
+
+// awsEnv points the SDK at a server with static keys and nothing of the
+// machine's AWS configuration.
+func awsEnv(t *testing.T, endpoint string) {
+	t.Setenv("AWS_ENDPOINT_URL", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	for _, v := range []string{"AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL_IAM", "AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING", "AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2"} {
+		t.Setenv(v, "")
+	}
+}
+
+func awsSnapshot(region string) *Snapshot {
+	return &Snapshot{Input: Input{AWSOptions: &AWSOptions{Region: region}},
+		Nodes: []corev1.Node{node("cp-1", providerID("aws:///us-west-2a/i-0123"))}}
+}
+
+// goTypeName is how a Go type leaks into a message: *smithy.GenericAPIError,
+// types.Foo, %!v.
+var goTypeName = regexp.MustCompile(`\*[a-z0-9]+\.[A-Z]|%!|\btypes\.[A-Z]|goroutine `)
+
+func TestCollectAWS(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		faults map[string]string
+		failN  map[string]int
+		region string
+		// fatal: the error collectAWS returns ("": none)
+		fatal string
+		// unread: the area and action of the one read that failed
+		unreadArea, unreadAction, unreadCode string
+	}{
+		{name: "every read answered", region: "us-west-2"},
+		{name: "one read refused", region: "us-west-2", faults: map[string]string{"ec2:DescribeSubnets": "UnauthorizedOperation"},
+			unreadArea: AreaSubnet, unreadAction: "ec2:DescribeSubnets", unreadCode: "UnauthorizedOperation"},
+		{name: "ELB refused", region: "us-west-2", faults: map[string]string{"elasticloadbalancing:DescribeLoadBalancers": "AccessDenied"},
+			unreadArea: AreaLoadBalancer, unreadAction: "elasticloadbalancing:DescribeLoadBalancers", unreadCode: "AccessDenied"},
+		{name: "throttled, then answered", region: "us-west-2", failN: map[string]int{"ec2:DescribeInstances": 2}},
+		{name: "throttled past the retries", region: "us-west-2", failN: map[string]int{"ec2:DescribeSubnets": 50},
+			unreadArea: AreaSubnet, unreadAction: "ec2:DescribeSubnets", unreadCode: "Throttling"},
+		{name: "an expired token", region: "us-west-2", faults: map[string]string{"sts:GetCallerIdentity": "ExpiredToken"},
+			fatal: "AWS: sts:GetCallerIdentity: ExpiredToken: refused by the test: renew the credentials"},
+		{name: "no region", fatal: "AWS: no region: the nodes show none"},
+		{name: "nothing readable", region: "us-west-2", faults: map[string]string{
+			"sts:GetCallerIdentity": "AccessDenied", "ec2:DescribeInstances": "UnauthorizedOperation", "ec2:DescribeAvailabilityZones": "UnauthorizedOperation",
+			"elasticloadbalancing:DescribeLoadBalancers": "AccessDenied", "elbv2:DescribeLoadBalancers": "AccessDenied"},
+			fatal: "AWS: nothing could be read: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := &fakeAWS{faults: c.faults, failN: c.failN, calls: map[string]int{}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			awsEnv(t, srv.URL)
+			s := awsSnapshot(c.region)
+			if c.region == "" {
+				s.Nodes = []corev1.Node{node("cp-1")}
+			}
+			err := s.collectAWS(context.Background())
+			if c.fatal != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), c.fatal) {
+					t.Fatalf("error %v, want %q", err, c.fatal)
+				}
+				if goTypeName.MatchString(err.Error()) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("not one plain line: %q", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := s.AWS
+			if c.unreadAction == "" && len(a.Unread) > 0 {
+				t.Fatalf("unread: %+v", a.Unread)
+			}
+			if c.unreadAction != "" {
+				if len(a.Unread) != 1 || a.Unread[0].Area != c.unreadArea || a.Unread[0].Action != c.unreadAction || a.Unread[0].Code != c.unreadCode {
+					t.Fatalf("unread: %+v", a.Unread)
+				}
+				if goTypeName.MatchString(a.Unread[0].Message) {
+					t.Errorf("message: %q", a.Unread[0].Message)
+				}
+			}
+			if len(a.Instances) != 1 || a.Instances[0].ID != "i-0123" || a.Caller != "arn:aws:iam::123456789012:user/checker" {
+				t.Errorf("instances %+v, caller %q", a.Instances, a.Caller)
+			}
+			if c.unreadArea != AreaSubnet && (len(a.Subnets) != 1 || len(a.RouteTables) != 1) {
+				t.Errorf("the other reads: subnets %+v, route tables %+v", a.Subnets, a.RouteTables)
+			}
+			if a.VPCs[0].DHCPDomain != "corp.example" {
+				t.Errorf("VPCs %+v", a.VPCs)
+			}
+			if n := fake.calls["ec2:DescribeInstances"]; c.failN["ec2:DescribeInstances"] > 0 && n != 3 {
+				t.Errorf("DescribeInstances: %d requests, want 2 throttled and 1 answered", n)
+			}
+			if n := fake.calls["ec2:DescribeSubnets"]; c.failN["ec2:DescribeSubnets"] > 0 && n != awsMaxAttempts {
+				t.Errorf("DescribeSubnets: %d requests, want %d (the SDK's attempts)", n, awsMaxAttempts)
+			}
+			for action := range fake.calls {
+				if _, a, _ := strings.Cut(action, ":"); !strings.HasPrefix(a, "Describe") && !strings.HasPrefix(a, "Get") && !strings.HasPrefix(a, "List") {
+					t.Errorf("a call that is not a read: %s", action)
+				}
+			}
+		})
+	}
+}
+
+// TestCollectAWSUnreachable: an endpoint that does not answer is said as
+// such, in one line, within the timeout.
+func TestCollectAWSUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	awsEnv(t, "http://"+addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = awsSnapshot("us-west-2").collectAWS(ctx)
+	if err == nil || !strings.HasPrefix(err.Error(), "AWS: nothing could be read: ") || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("%v", err)
+	}
+	if goTypeName.MatchString(err.Error()) {
+		t.Errorf("%q", err)
+	}
+}
+
+// TestCollectAWSNoCredentials: without credentials anywhere, check says so
+// and how it looks for them.
+func TestCollectAWSNoCredentials(t *testing.T) {
+	awsEnv(t, "http://127.0.0.1:1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	err := awsSnapshot("us-west-2").collectAWS(context.Background())
+	if err == nil || !strings.HasPrefix(err.Error(), "AWS: no AWS credentials: ") || !strings.Contains(err.Error(), "--aws-profile") {
+		t.Fatalf("%v", err)
+	}
+	if goTypeName.MatchString(err.Error()) {
+		t.Errorf("%q", err)
+	}
+}
