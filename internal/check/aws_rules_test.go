@@ -232,3 +232,41 @@ func TestLoadBalancerName(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestAWSOutput: the AWS areas in the table (the area column as wide as
+// its longest name) and the fleet summary's AWS column.
+func TestAWSOutput(t *testing.T) {
+	healthy := Evaluate(healthyAWS(t))
+	s := healthyAWS(t)
+	s.AWS.Instances[1].Tags = nil
+	s.AWS.Unread = []AWSUnread{{Area: AreaLoadBalancer, Action: "elasticloadbalancing:DescribeLoadBalancers", Code: "AccessDenied", Denied: true}}
+	faulty := Evaluate(s)
+	faulty.Context = "prod"
+	var b strings.Builder
+	if err := WriteTable(&b, faulty, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	t.Log("\n" + out)
+	for _, want := range []string{
+		"  ✗ cluster-id      1 instance: i-0789: no cluster tag",
+		"  · load-balancer   elasticloadbalancing:DescribeLoadBalancers: could not read: AWS refused check elasticloadbalancing:DescribeLoadBalancers (AccessDenied)",
+		"                    → grant elasticloadbalancing:DescribeLoadBalancers to the identity check runs as",
+		"  ✓ security-group  2 instances: i-0123 and i-0789: one security group tagged",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q", want)
+		}
+	}
+	b.Reset()
+	if err := WriteSummary(&b, []*Report{healthy, faulty, Evaluate(snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeInstall), false))}, false); err != nil {
+		t.Fatal(err)
+	}
+	sum := b.String()
+	t.Log("\n" + sum)
+	for _, want := range []string{"AWS\n", "us-west-2: ok\n", "us-west-2: 2 errors, 1 unread\n", "  -\n"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+}

@@ -96,7 +96,9 @@ func TestWriteSummary(t *testing.T) {
 func TestSchema(t *testing.T) {
 	s := schematest.Compile(t, "check.schema.json")
 	var b bytes.Buffer
-	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused"))}); err != nil {
+	withAWS := healthyAWS(t)
+	withAWS.AWS.Unread = []AWSUnread{{Area: AreaSubnet, Action: "ec2:DescribeSubnets", Code: "UnauthorizedOperation", Message: "no", Denied: true}}
+	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused")), Evaluate(withAWS)}); err != nil {
 		t.Fatal(err)
 	}
 	docs := map[string][]byte{"sample": b.Bytes()}
