@@ -106,7 +106,7 @@ fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), 
 
 bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
-	$(GO) test -run '^$$' -bench '^BenchmarkCheckPinned$$' -benchmem -benchtime 3x -count 5 ./internal/check | tee -a $(BIN)/bench-go.txt
+	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check | tee -a $(BIN)/bench-go.txt
 	$(TEST_ENV) $(GO) run ./internal/bench
 
 demo: build tools-helm ## render the sample chart for RKE2 and show what changed

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
@@ -75,6 +76,9 @@ func (s *Snapshot) collectAWS(ctx context.Context) error {
 		acct.Region, acct.RegionFrom = clusterRegion(s.Nodes), "nodes"
 	}
 	opts := []func(*config.LoadOptions) error{
+		// What goes wrong is said in findings; the SDK's own log lines
+		// would only interleave with them on stderr.
+		config.WithLogger(logging.Nop{}),
 		config.WithRetryer(func() aws.Retryer {
 			return retry.NewStandard(func(so *retry.StandardOptions) {
 				so.MaxAttempts, so.MaxBackoff = awsMaxAttempts, awsMaxBackoff

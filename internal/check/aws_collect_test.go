@@ -2,13 +2,17 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,7 +101,7 @@ func (f *fakeAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // awsEnv points the SDK at a server with static keys and nothing of the
 // machine's AWS configuration.
-func awsEnv(t *testing.T, endpoint string) {
+func awsEnv(t testing.TB, endpoint string) {
 	t.Setenv("AWS_ENDPOINT_URL", endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
@@ -198,6 +202,11 @@ func TestCollectAWS(t *testing.T) {
 			if n := fake.calls["ec2:DescribeSubnets"]; c.failN["ec2:DescribeSubnets"] > 0 && n != awsMaxAttempts {
 				t.Errorf("DescribeSubnets: %d requests, want %d (the SDK's attempts)", n, awsMaxAttempts)
 			}
+			for action := range a.Calls {
+				if action != "sts:GetCallerIdentity" && !slices.Contains(AWSReadActions, action) {
+					t.Errorf("check called %s, which AWSReadActions (the documented policy) lacks", action)
+				}
+			}
 			for action := range fake.calls {
 				if _, a, _ := strings.Cut(action, ":"); !strings.HasPrefix(a, "Describe") && !strings.HasPrefix(a, "Get") && !strings.HasPrefix(a, "List") {
 					t.Errorf("a call that is not a read: %s", action)
@@ -240,5 +249,109 @@ func TestCollectAWSNoCredentials(t *testing.T) {
 	}
 	if goTypeName.MatchString(err.Error()) {
 		t.Errorf("%q", err)
+	}
+}
+
+// TestDocsAWSPolicy: the read-only policy docs/check.md gives for check
+// --aws allows exactly the actions check calls (AWSReadActions), each of
+// them a read.
+func TestDocsAWSPolicy(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "check.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(data), "<!-- check-aws-policy")
+	if !ok {
+		t.Fatal("docs/check.md: no check-aws-policy block")
+	}
+	_, after, _ = strings.Cut(after, "```json\n")
+	block, _, _ := strings.Cut(after, "```")
+	var doc struct {
+		Statement []struct {
+			Effect   string
+			Action   []string
+			Resource string
+		}
+	}
+	if err := json.Unmarshal([]byte(block), &doc); err != nil {
+		t.Fatalf("docs/check.md's policy: %v", err)
+	}
+	if len(doc.Statement) != 1 || doc.Statement[0].Effect != "Allow" || doc.Statement[0].Resource != "*" ||
+		!slices.Equal(doc.Statement[0].Action, AWSReadActions) {
+		t.Errorf("docs/check.md's policy %+v; check calls %v", doc.Statement, AWSReadActions)
+	}
+	for _, a := range AWSReadActions {
+		_, op, _ := strings.Cut(a, ":")
+		if !strings.HasPrefix(op, "Describe") && !strings.HasPrefix(op, "Get") && !strings.HasPrefix(op, "List") && op != "SimulatePrincipalPolicy" {
+			t.Errorf("%s is not a read", a)
+		}
+	}
+}
+
+// scaleAWS answers DescribeInstances with one instance per instance-id
+// filter value, and every other read as fakeAWS does.
+type scaleAWS struct {
+	fakeAWS
+}
+
+func (f *scaleAWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	form, _ := url.ParseQuery(string(body))
+	if form.Get("Action") != "DescribeInstances" {
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		f.fakeAWS.ServeHTTP(w, r)
+		return
+	}
+	f.mu.Lock()
+	f.calls["ec2:DescribeInstances"]++
+	f.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(`<DescribeInstancesResponse><reservationSet><item><instancesSet>`)
+	for i := 1; ; i++ {
+		id := form.Get(fmt.Sprintf("Filter.1.Value.%d", i))
+		if id == "" {
+			break
+		}
+		fmt.Fprintf(&b, `<item><instanceId>%s</instanceId><instanceState><name>running</name></instanceState><vpcId>vpc-1</vpcId><subnetId>subnet-1</subnetId>`+
+			`<placement><availabilityZone>us-west-2a</availabilityZone></placement><groupSet><item><groupId>sg-1</groupId></item></groupSet>`+
+			`<tagSet><item><key>kubernetes.io/cluster/c1</key><value>owned</value></item></tagSet></item>`, id)
+	}
+	b.WriteString(`</instancesSet></item></reservationSet></DescribeInstancesResponse>`)
+	fmt.Fprint(w, b.String())
+}
+
+// BenchmarkCheckAWSCalls: the AWS calls check --aws makes grow with
+// nodes/200 (EC2's filter values per call), not with nodes: reported as
+// aws-calls/op for 300 and 3,000 nodes, each with its providerID. (The
+// CCM itself makes at least one DescribeInstances per node it
+// initialises: e2e/awsccm TestRenderedCCM logs its calls.)
+func BenchmarkCheckAWSCalls(b *testing.B) {
+	for _, n := range []int{300, 3000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			fake := &scaleAWS{fakeAWS{calls: map[string]int{}}}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			awsEnv(b, srv.URL)
+			nodes := make([]corev1.Node, n)
+			for i := range nodes {
+				nodes[i] = node(fmt.Sprintf("n-%d", i), providerID(fmt.Sprintf("aws:///us-west-2a/i-%08d", i)))
+			}
+			calls, describe := 0, 0
+			for b.Loop() {
+				s := &Snapshot{Input: Input{AWSOptions: &AWSOptions{Region: "us-west-2"}}, Nodes: nodes}
+				if err := s.collectAWS(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if len(s.AWS.Instances) != n {
+					b.Fatalf("%d instances read, want %d", len(s.AWS.Instances), n)
+				}
+				calls, describe = 0, s.AWS.Calls["ec2:DescribeInstances"]
+				for _, c := range s.AWS.Calls {
+					calls += c
+				}
+			}
+			b.ReportMetric(float64(calls), "aws-calls/op")
+			b.ReportMetric(float64(describe), "describe-instances/op")
+		})
 	}
 }
