@@ -8,29 +8,24 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
-// mayMintTokens asks the real authorizer whether any authenticated user
-// (a user of no group but system:authenticated) may create tokens for
-// service accounts in kube-system.
-func mayMintTokens(t *testing.T) bool {
-	t.Helper()
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: "someone", Groups: []string{"system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: "kube-system", Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "admin-robot",
-		},
-	}}
-	res, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Status.Allowed
+// someone is any authenticated user: a user of no group but
+// system:authenticated.
+func someone(verb, resource, subresource, ns, name string, allowed bool) harness.AccessExpectation {
+	return harness.AccessExpectation{User: "someone", Groups: []string{"system:authenticated"},
+		Verb: verb, Resource: resource, Subresource: subresource, Namespace: ns, Name: name, Allowed: allowed}
+}
+
+// ccmAccount is the expectation that the service account of ccm.yaml may
+// (allowed) or may not do a verb to a resource.
+func ccmAccount(verb, resource, ns string, allowed bool) harness.AccessExpectation {
+	return harness.AccessExpectation{ServiceAccount: "kube-system/ccm", Verb: verb, Resource: resource, Namespace: ns, Allowed: allowed}
 }
 
 // TestOneReadingWithHelm installs, with the real Helm 3 CLI into the real
@@ -67,12 +62,16 @@ func TestOneReadingWithHelm(t *testing.T) {
 			}
 			uninstall := func() {
 				helm(t, "uninstall", release, "--namespace", "kube-system")
-				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-					if _, err := cp.Client.RbacV1().ClusterRoleBindings().Get(context.Background(), "everyone", metav1.GetOptions{}); apierrors.IsNotFound(err) {
-						return
-					}
-				}
-				t.Fatal("ClusterRoleBinding everyone outlived the release")
+				harness.WaitFor(t, 30*time.Second, "ClusterRoleBinding everyone to go with the release", func() bool {
+					_, err := cp.Client.RbacV1().ClusterRoleBindings().Get(context.Background(), "everyone", metav1.GetOptions{})
+					return apierrors.IsNotFound(err)
+				})
+				// And from the authorizer's view, which takes it a moment
+				// later: the next install's grants are then its own.
+				harness.WaitAccess(t, cp.Client, 30*time.Second, []harness.AccessExpectation{
+					someone("get", "nodes", "", "", "", false),
+					ccmAccount("get", "nodes", "", false),
+				})
 			}
 
 			// What Helm 3 does with the row on its own.
@@ -98,16 +97,25 @@ func TestOneReadingWithHelm(t *testing.T) {
 				return
 			}
 			defer uninstall()
-			var minted bool
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-				if minted = mayMintTokens(t); minted {
-					break
-				}
+			// The release as a whole in the authorizer's view before its
+			// answer on tokens counts: the CCM's account may get nodes
+			// (ClusterRole ccm, its binding) and get service accounts (the
+			// renderer's Role), any authenticated user may get nodes
+			// through the binding everyone when it is on the server; and no
+			// authenticated user may create tokens for kube-system's
+			// service accounts.
+			want := []harness.AccessExpectation{
+				ccmAccount("get", "nodes", "", true),
+				ccmAccount("get", "serviceaccounts", "kube-system", true),
+				someone("create", "serviceaccounts", "token", "kube-system", "admin-robot", false),
 			}
-			if minted {
-				t.Fatal("after the renderer, any authenticated user may create tokens for kube-system's service accounts")
+			if crb, err := cp.Client.RbacV1().ClusterRoleBindings().Get(context.Background(), "everyone", metav1.GetOptions{}); err == nil && crb.RoleRef.Name == "ccm" {
+				want = append(want, someone("get", "nodes", "", "", "", true))
+			} else {
+				t.Logf("no ClusterRoleBinding everyone of ClusterRole ccm on the server (%v)", err)
 			}
-			t.Log("installed; the shared ClusterRole ccm was left alone")
+			harness.WaitAccess(t, cp.Client, 30*time.Second, want)
+			t.Log("installed; the shared ClusterRole ccm was left alone, and no authenticated user may create tokens through it")
 		})
 	}
 }

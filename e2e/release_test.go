@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,25 +19,17 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// can asks the real authorizer whether a service account may do something.
-func can(t *testing.T, ns, sa, verb, resource, subresource string) bool {
-	t.Helper()
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + ns + ":" + sa,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: "kube-system", Verb: verb, Resource: resource, Subresource: subresource,
-		},
-	}}
-	res, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Status.Allowed
+// access is the expectation that a service account may (allowed) or may
+// not do a verb to a resource in kube-system, as the real authorizer
+// answers.
+func access(ns, sa, verb, resource, subresource string, allowed bool) harness.AccessExpectation {
+	return harness.AccessExpectation{ServiceAccount: ns + "/" + sa, Verb: verb, Resource: resource, Subresource: subresource,
+		Namespace: "kube-system", Allowed: allowed}
 }
 
 // TestRBAC: through the real RBAC authorizer, the CCM's service account may
@@ -55,15 +47,18 @@ func TestRBAC(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ns, name := install(t, "rbac-"+c.name, c.renderer)
 			sa := name + "-sa"
-			if got := can(t, ns, sa, "get", "serviceaccounts", ""); got != c.want {
-				t.Errorf("get serviceaccounts: %v, want %v", got, c.want)
-			}
-			if !can(t, ns, sa, "create", "serviceaccounts", "") || !can(t, ns, sa, "create", "serviceaccounts", "token") {
-				t.Error("may not create serviceaccounts or serviceaccounts/token")
-			}
-			if can(t, ns, sa, "delete", "serviceaccounts", "") || can(t, ns, sa, "get", "secrets", "") {
-				t.Error("may delete serviceaccounts or read secrets: more than the CCM needs")
-			}
+			// The release's RBAC as a whole in the authorizer's view, which
+			// takes each object a moment after Helm wrote it: get
+			// serviceaccounts only after the renderer; create on
+			// serviceaccounts and their tokens; nothing more than the CCM
+			// needs (no delete, no secrets).
+			harness.WaitAccess(t, cp.Client, 30*time.Second, []harness.AccessExpectation{
+				access(ns, sa, "get", "serviceaccounts", "", c.want),
+				access(ns, sa, "create", "serviceaccounts", "", true),
+				access(ns, sa, "create", "serviceaccounts", "token", true),
+				access(ns, sa, "delete", "serviceaccounts", "", false),
+				access(ns, sa, "get", "secrets", "", false),
+			})
 		})
 	}
 }

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -175,6 +177,17 @@ func TestWrapperDriftReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The grant in the authorizer's view, which takes each object a moment
+	// after it is written: the user reads the release (its Secrets) and
+	// the DaemonSet, and changes nothing.
+	as := func(verb, group, resource string, allowed bool) harness.AccessExpectation {
+		return harness.AccessExpectation{User: reader, Groups: []string{"system:authenticated"}, Verb: verb, Group: group, Resource: resource,
+			Namespace: ns, Allowed: allowed}
+	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, []harness.AccessExpectation{
+		as("list", "", "secrets", true), as("get", "apps", "daemonsets", true),
+		as("update", "apps", "daemonsets", false), as("patch", "apps", "daemonsets", false), as("create", "", "secrets", false),
+	})
 	out, errOut, code := rendererEnv(t, nil, append([]string{"diff"}, append(flags, "--kubeconfig", kubeconfig, "--set-arg=v=4", "--detailed-exitcode")...)...)
 	// --kubeconfig chose the comparison, which diff says first.
 	said, warning, _ := strings.Cut(errOut, "\n")

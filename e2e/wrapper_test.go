@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -199,9 +201,12 @@ func TestWrapperChartInstall(t *testing.T) {
 			if nodes := settle(t, ns, release); !slices.Equal(onFixture(nodes, d), controlPlaneNodes(d)) {
 				t.Errorf("pods on %v, want %v", onFixture(nodes, d), controlPlaneNodes(d))
 			}
-			if !can(t, ns, release+"-sa", "get", "serviceaccounts", "") || !can(t, ns, release+"-sa", "create", "serviceaccounts", "token") {
-				t.Error("the service account may not get serviceaccounts or create tokens")
-			}
+			// The release's grants in the authorizer's view, which takes
+			// each object a moment after Helm wrote it.
+			harness.WaitAccess(t, cp.Client, 30*time.Second, []harness.AccessExpectation{
+				access(ns, release+"-sa", "get", "serviceaccounts", "", true),
+				access(ns, release+"-sa", "create", "serviceaccounts", "token", true),
+			})
 		})
 	}
 	t.Run("rke migrate, then install", func(t *testing.T) {

@@ -111,6 +111,13 @@ func (c *ccm) ensuresLoadBalancer(t *testing.T, name string) {
 	if lb == nil {
 		t.Fatalf("the Service's hostname %q is no load balancer in moto", host)
 	}
+	// The service controller registers the nodes its informer holds as
+	// initialised; those it sees later, on a later sync.
+	harness.WaitFor(t, time.Minute, "the load balancer of Service "+name+" to have instances", func() bool {
+		c.alive(t)
+		lb = lbOf(t, host)
+		return lb != nil && len(lb.Instances) > 0
+	})
 	took := time.Since(start)
 	if len(lb.ListenerDescriptions) != 1 || lb.ListenerDescriptions[0].Listener.LoadBalancerPort != 80 || lb.HealthCheck.Target == "" || len(lb.Instances) == 0 {
 		t.Errorf("load balancer %+v: want a listener on port 80, a health check and instances", *lb)
@@ -353,6 +360,15 @@ func TestK3sLoadBalancers(t *testing.T) {
 	if lb == nil {
 		t.Fatalf("the Service's hostname %q is no load balancer in moto", host)
 	}
+	// The service controller registers the nodes its informer holds as
+	// initialised when it creates the load balancer, and those it sees
+	// initialised later on a later sync: wait for every K3s node named by
+	// its instance before check counts the backends.
+	harness.WaitFor(t, 2*time.Minute, fmt.Sprintf("the load balancer to have the %d K3s nodes named by their instances", len(k3s)), func() bool {
+		c.alive(t)
+		lb = lbOf(t, host)
+		return lb != nil && len(lb.Instances) == len(k3s)
+	})
 	out := check(t, nil)
 	backends := lines(out, "! service       Service default/"+name+": ", fmt.Sprintf("its ELB's backends are the %d nodes with an aws:// providerID; 2 nodes (", len(lb.Instances)), "k3s-legacy")
 	left := lines(out, "! service       DaemonSet kube-system/"+leftover.Name+": ", "its Service default/old-web is gone")

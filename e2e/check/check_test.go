@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	ccmrenderer "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // TestDistributions: on a healthy cluster of each distribution,
@@ -75,6 +79,22 @@ func TestMigrationRBAC(t *testing.T) {
 	// The test cluster (1.34) has no in-tree provider to migrate from: the
 	// renderer renders migrate mode for it only when told to.
 	migrate := template(t, "--distro=rke2", "--mode=migrate", "--allow-version-skew")
+	// check asks the authorizer, which serves RBAC from informer caches:
+	// before each check the test waits until it answers as the state
+	// under test says.
+	kcmLease := func(allowed bool, verbs ...string) []harness.AccessExpectation {
+		var out []harness.AccessExpectation
+		for _, v := range verbs {
+			e := harness.AccessExpectation{User: "system:kube-controller-manager", Groups: []string{"system:authenticated"},
+				Verb: v, Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system", Name: ccmrenderer.DefaultLeaderName, Allowed: allowed}
+			if v == "create" {
+				e.Name = "" // a create request carries no name for RBAC
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, kcmLease(true, "get", "update", "create"))
 	r := check(t, migrate, "-f", "-")
 	if strings.Contains(r.out, "User system:kube-controller-manager: may not") {
 		t.Errorf("on 1.34 the controller manager may not use the lease:\n%s", r.out)
@@ -104,8 +124,15 @@ func TestMigrationRBAC(t *testing.T) {
 		}
 		if err != nil {
 			t.Error(err)
+			return
 		}
+		// The tests after this one check with the bootstrap Role in the
+		// authorizer's view again.
+		harness.WaitAccess(t, cp.Client, 30*time.Second, kcmLease(true, "get", "update", "create"))
 	})
+	// The 1.26 rules in the authorizer's view: create through the
+	// ClusterRole, no get or update.
+	harness.WaitAccess(t, cp.Client, 30*time.Second, append(kcmLease(true, "create"), kcmLease(false, "get", "update")...))
 	// Without the renderer's grant in the manifests: an error.
 	var plain, grant []string
 	for _, doc := range strings.Split(string(migrate), "\n---") {
@@ -144,6 +171,7 @@ func TestMigrationRBAC(t *testing.T) {
 		}
 		defer func() { ignoreNotFound(t, res.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{})) }()
 	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, kcmLease(true, "get", "update", "create"))
 	r = check(t, migrate, "-f", "-")
 	if want := "✓ rbac          User system:kube-controller-manager: allowed all 3 requests it needs"; !strings.Contains(r.out, want) {
 		t.Errorf("with the grant: want %q\n%s", want, r.out)

@@ -24,6 +24,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -52,6 +53,7 @@ func TestInstalled(t *testing.T) {
 		}
 	})
 	waitPods(t, 3)
+	waitReleaseRBAC(t, release)
 	// The leader, as one of the CCM's host-network pods names itself: its
 	// node's host name and a UUID.
 	createLease(t, coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "cloud-controller-manager", Namespace: "kube-system"},
@@ -158,6 +160,18 @@ func TestInstalled(t *testing.T) {
 				t.Error(err)
 			}
 		}()
+		// The edited ClusterRole in the authorizer's view: what it still
+		// grants, and neither get on serviceaccounts nor events.
+		user, groups := harness.ServiceAccountUser("kube-system", ccmAccount)
+		want := harness.RuleGrants(user, groups, "", rules)
+		for _, e := range []harness.AccessExpectation{
+			{Verb: "get", Resource: "serviceaccounts", Namespace: "kube-system"},
+			{Verb: "create", Resource: "events"}, {Verb: "update", Resource: "events"}, {Verb: "patch", Resource: "events"},
+		} {
+			e.User, e.Groups = user, groups
+			want = append(want, e)
+		}
+		harness.WaitAccess(t, cp.Client, 30*time.Second, want)
 		r := check(t, nil)
 		says(t, r.out,
 			"✗ rbac          ServiceAccount kube-system/cloud-controller-manager: may not get serviceaccounts in namespace kube-system",
@@ -168,6 +182,31 @@ func TestInstalled(t *testing.T) {
 		}
 		golden(t, "missing-rbac", "check.txt", r.out)
 	})
+}
+
+// The upstream chart's service account and DaemonSet, in kube-system.
+const (
+	ccmAccount   = "cloud-controller-manager"
+	ccmDaemonSet = "aws-cloud-controller-manager"
+)
+
+// waitReleaseRBAC waits until the authorizer answers for the CCM's service
+// account as the RBAC objects of an installed release grant (Helm's record
+// of them: helm get manifest); check asks the authorizer, which serves RBAC
+// from informer caches that take each object a moment after Helm wrote it.
+func waitReleaseRBAC(t *testing.T, release string) {
+	t.Helper()
+	manifest := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "get", "manifest", release, "--namespace", "kube-system", "--kubeconfig", cp.Kubeconfig)
+	objs, err := harness.Decode(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, groups := harness.ServiceAccountUser("kube-system", ccmAccount)
+	want, err := harness.Grants(objs, user, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, want)
 }
 
 // waitPods waits until the DaemonSet controller has created n CCM pods.
@@ -215,6 +254,11 @@ func fleet(t *testing.T) {
 	defer func() {
 		ignoreNotFound(t, cp.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{}))
 	}()
+	// The ClusterRole's grants to the reader in the authorizer's view, and
+	// not yet list on secrets, which a Role grants further down.
+	readerUser, readerGroups := harness.ServiceAccountUser(ns, "reader")
+	secretsAccess := harness.AccessExpectation{User: readerUser, Groups: readerGroups, Verb: "list", Resource: "secrets", Namespace: "kube-system"}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, append(harness.RuleGrants(readerUser, readerGroups, "", role.Rules), secretsAccess))
 
 	admin, err := clientcmd.LoadFromFile(cp.Kubeconfig)
 	if err != nil {
@@ -286,6 +330,8 @@ func fleet(t *testing.T) {
 	defer func() {
 		ignoreNotFound(t, cp.Client.RbacV1().RoleBindings("kube-system").Delete(context.Background(), rb.Name, metav1.DeleteOptions{}))
 	}()
+	secretsAccess.Allowed = true
+	harness.WaitAccess(t, cp.Client, 30*time.Second, []harness.AccessExpectation{secretsAccess})
 	if r := run("--kube-context", "least-privilege", "--release", release, "--namespace", "kube-system"); r.code != 0 {
 		t.Errorf("--release with list on secrets: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
@@ -377,6 +423,16 @@ func TestChartDefaults(t *testing.T) {
 	}
 	helm("install", release, testtools.UpstreamChart(t, testtools.LatestChartVersion))
 	t.Cleanup(func() { helm("uninstall", release) })
+	waitReleaseRBAC(t, release)
+	// No CCM pod is the DaemonSet controller's answer once it has acted on
+	// the DaemonSet, not before.
+	harness.WaitForState(t, 60*time.Second, "the DaemonSet controller to act on DaemonSet kube-system/"+ccmDaemonSet, func() (bool, string) {
+		ds, err := cp.Client.AppsV1().DaemonSets("kube-system").Get(context.Background(), ccmDaemonSet, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ds.Status.ObservedGeneration == ds.Generation, fmt.Sprintf("observed generation %d of %d", ds.Status.ObservedGeneration, ds.Generation)
+	})
 	r := check(t, nil)
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1", r.code)

@@ -24,13 +24,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness/spawn"
 )
 
 // Binaries are the control plane's executables, and the fake-cloud CCM.
@@ -131,6 +132,7 @@ type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  string
+	stop sync.Once
 }
 
 // Start starts etcd and the API server, waits until the API server is
@@ -301,10 +303,10 @@ func (cp *ControlPlane) RunEnv(name, path string, env []string, args ...string) 
 		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
-	// Its own process group, so that Stop reaches every child, and
-	// Pdeathsig, so that nothing outlives a test binary that dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, so that Stop reaches every child, and a
+	// parent-death signal from a thread that lives as long as the test
+	// binary, so that it does not outlive a test binary that dies (spawn).
+	if err := spawn.Start(cmd); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -321,15 +323,10 @@ func (cp *ControlPlane) RunEnv(name, path string, env []string, args ...string) 
 }
 
 // Stop sends SIGTERM to the process's group and waits for it to exit,
-// killing it after 10 s. Stopping a stopped process does nothing.
+// killing it after 10 s, and kills what is left in the group then.
+// Stopping a stopped process does nothing.
 func (p *Process) Stop() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
+	p.stop.Do(func() { spawn.Stop(p.cmd.Process.Pid, p.done, 10*time.Second) })
 }
 
 // Done is closed when the process has exited.

@@ -46,9 +46,13 @@ func ID(u *unstructured.Unstructured) string {
 	return u.GetKind() + " " + u.GetName()
 }
 
+// defaultNamespace is where Apply places namespaced objects without a
+// namespace: kube-system, as a chart rendered with --namespace kube-system
+// places them.
+const defaultNamespace = "kube-system"
+
 // resource maps an object to its resource in the cluster; namespaced
-// objects without a namespace go to kube-system, as a chart rendered with
-// --namespace kube-system places them.
+// objects without a namespace go to defaultNamespace.
 func (cp *ControlPlane) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cp.Client.Discovery()))
 	gvk := u.GroupVersionKind()
@@ -63,7 +67,7 @@ func (cp *ControlPlane) resource(u *unstructured.Unstructured) (dynamic.Resource
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		ns := u.GetNamespace()
 		if ns == "" {
-			ns = "kube-system"
+			ns = defaultNamespace
 		}
 		return dyn.Resource(m.Resource).Namespace(ns), nil
 	}

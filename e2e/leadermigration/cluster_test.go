@@ -2,13 +2,9 @@ package leadermigration
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
@@ -93,50 +89,26 @@ func remove(t *testing.T, objs []*unstructured.Unstructured) {
 	}
 }
 
-// leaseAccess is what the real authorizer answers a SubjectAccessReview on
-// one Lease for each verb.
-type leaseAccess map[string]bool
-
-func (a leaseAccess) String() string {
-	var parts []string
-	for _, v := range leaseVerbs {
-		parts = append(parts, fmt.Sprintf("%s=%v", v, a[v]))
-	}
-	return strings.Join(parts, " ")
-}
-
 // leaseVerbs are what client-go's leader election does to its Lease.
 var leaseVerbs = []string{"get", "update", "create"}
 
-// canLease asks the API server's authorizer what a user may do to a Lease
-// in kube-system.
-func canLease(t *testing.T, user string, groups []string, lease string) leaseAccess {
-	t.Helper()
-	out := leaseAccess{}
-	for _, verb := range leaseVerbs {
-		attrs := &authorizationv1.ResourceAttributes{
-			Namespace: "kube-system", Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: lease,
-		}
+// leaseAccess is the expectation that a user may (allowed) or may not do
+// each of verbs to a Lease in kube-system, as the authorizer answers a
+// SubjectAccessReview on it.
+func leaseAccess(user string, groups []string, lease string, allowed bool, verbs ...string) []harness.AccessExpectation {
+	var out []harness.AccessExpectation
+	for _, verb := range verbs {
+		e := harness.AccessExpectation{User: user, Groups: groups, Verb: verb, Group: "coordination.k8s.io", Resource: "leases",
+			Namespace: "kube-system", Name: lease, Allowed: allowed}
 		if verb == "create" {
-			attrs.Name = "" // a create request carries no name for RBAC
+			e.Name = "" // a create request carries no name for RBAC
 		}
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: groups, ResourceAttributes: attrs,
-		}}
-		res, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[verb] = res.Status.Allowed
+		out = append(out, e)
 	}
 	return out
 }
 
-func (a leaseAccess) all() bool  { return a["get"] && a["update"] && a["create"] }
-func (a leaseAccess) none() bool { return !a["get"] && !a["update"] && !a["create"] }
-
 // serviceAccountUser is how the API server names a service account.
 func serviceAccountUser(ns, name string) (string, []string) {
-	return "system:serviceaccount:" + ns + ":" + name,
-		[]string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+	return harness.ServiceAccountUser(ns, name)
 }

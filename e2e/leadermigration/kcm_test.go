@@ -50,16 +50,15 @@ var kcmControllers = []string{"serviceaccount-token", "service", "route", "cloud
 // ClusterRole system:kube-controller-manager grants create on leases and
 // get/update on the Lease kube-controller-manager only; namespace_policy.go:
 // the kube-system Role system::leader-locking-kube-controller-manager grants
-// no Leases).
+// no Leases). It waits for that answer: a test before may have just removed
+// a grant of the migration lease, which the authorizer drops a moment later.
 func bootstrapGap(t *testing.T) {
 	t.Helper()
-	own := canLease(t, kcmUser, kcmGroups, kcmLease)
-	migration := canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
-	if !own.all() || !migration["create"] || migration["get"] || migration["update"] {
-		t.Fatalf("bootstrap policy of the %s API server for %s: Lease %s: %v; Lease %s: %v; want all on the first, only create on the second",
-			bin.Release, kcmUser, kcmLease, own, renderer.DefaultLeaderName, migration)
-	}
-	t.Logf("%s bootstrap policy for %s: Lease %s: %v; Lease %s: %v", bin.Release, kcmUser, kcmLease, own, renderer.DefaultLeaderName, migration)
+	want := leaseAccess(kcmUser, kcmGroups, kcmLease, true, leaseVerbs...)
+	want = append(want, leaseAccess(kcmUser, kcmGroups, renderer.DefaultLeaderName, true, "create")...)
+	want = append(want, leaseAccess(kcmUser, kcmGroups, renderer.DefaultLeaderName, false, "get", "update")...)
+	harness.WaitAccess(t, cp.Client, 30*time.Second, want)
+	t.Logf("%s bootstrap policy for %s: get, update and create on Lease %s; on Lease %s create only", bin.Release, kcmUser, kcmLease, renderer.DefaultLeaderName)
 }
 
 // startKCM runs the real kube-controller-manager of the control plane's
@@ -188,14 +187,13 @@ func TestRealKCMHandover(t *testing.T) {
 	t.Cleanup(func() { remove(t, without(ccmObjs, "DaemonSet")) })
 	ccmKubeconfig := serviceAccountKubeconfig(t, "kube-system", sa)
 	ccmUser, ccmGroups := serviceAccountUser("kube-system", sa)
-	var ccmAccess leaseAccess
-	poll(30*time.Second, func() bool {
-		ccmAccess = canLease(t, ccmUser, ccmGroups, renderer.DefaultLeaderName)
-		return ccmAccess.all()
-	})
-	if !ccmAccess.all() {
-		t.Fatalf("the CCM's service account %s on Lease %s: %v, want get, update and create", ccmUser, renderer.DefaultLeaderName, ccmAccess)
+	// Everything the CCM's objects grant its account, the migration lease
+	// among it, in the authorizer's view before the CCM runs.
+	ccmAccess, err := harness.Grants(without(ccmObjs, "DaemonSet"), ccmUser, ccmGroups)
+	if err != nil {
+		t.Fatal(err)
 	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, append(ccmAccess, leaseAccess(ccmUser, ccmGroups, renderer.DefaultLeaderName, true, leaseVerbs...)...))
 
 	// Step 1 of the migration: the in-tree KCM runs with leader migration.
 	// Leader migration with its built-in configuration, as a controller
@@ -273,15 +271,12 @@ func TestRealKCMHandover(t *testing.T) {
 		// Whatever the steps below do, the grant does not outlive the test.
 		t.Cleanup(func() { remove(t, kcmRBAC) })
 		t0 := time.Now()
-		var access leaseAccess
-		harness.WaitFor(t, 30*time.Second, "the Role to take effect", func() bool {
-			access = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
-			return access.all()
-		})
-		if other := canLease(t, kcmUser, kcmGroups, ccmLease); other["get"] || other["update"] {
-			t.Errorf("the Role lets %s at Lease %s too: %v", kcmUser, ccmLease, other)
-		}
-		t.Logf("%s: Role applied; %s on Lease %s: %v", since(start), kcmUser, renderer.DefaultLeaderName, access)
+		// The Role in the authorizer's view: the migration lease granted,
+		// the CCM's own lease still not.
+		harness.WaitAccess(t, cp.Client, 30*time.Second, append(
+			leaseAccess(kcmUser, kcmGroups, renderer.DefaultLeaderName, true, leaseVerbs...),
+			leaseAccess(kcmUser, kcmGroups, ccmLease, false, "get", "update")...))
+		t.Logf("%s: Role applied; %s may get, update and create Lease %s, and not get or update Lease %s", since(start), kcmUser, renderer.DefaultLeaderName, ccmLease)
 
 		// The KCM, still running, takes the lease once the stopped CCM's
 		// record has expired.
@@ -344,19 +339,15 @@ func TestMigrationLeasePermissions(t *testing.T) {
 				[]string{set},
 				"--distro=rke2", "--mode=migrate", "--leader-name="+leader))
 			user, groups := serviceAccountUser("kube-system", name)
-			if a := canLease(t, user, groups, leader); !a.none() {
-				t.Fatalf("chart %s: %s on Lease %s before the output is applied: %v, want nothing", version, user, leader, a)
-			}
+			// Nothing before the output is applied (with -count, once the
+			// authorizer has dropped what the last run's cleanup removed).
+			harness.WaitAccess(t, cp.Client, 30*time.Second, leaseAccess(user, groups, leader, false, leaseVerbs...))
 			apply(t, without(objs, "DaemonSet"))
 			t.Cleanup(func() { remove(t, without(objs, "DaemonSet")) })
 
 			t.Run("ccm", func(t *testing.T) {
-				var a leaseAccess
-				poll(30*time.Second, func() bool { a = canLease(t, user, groups, leader); return a.all() })
-				if !a.all() {
-					t.Fatalf("chart %s: the CCM's service account %s on Lease %s: %v, want get, update and create", version, user, leader, a)
-				}
-				t.Logf("chart %s: %s on Lease kube-system/%s: %v", version, user, leader, a)
+				harness.WaitAccess(t, cp.Client, 30*time.Second, leaseAccess(user, groups, leader, true, leaseVerbs...))
+				t.Logf("chart %s: %s may get, update and create Lease kube-system/%s", version, user, leader)
 			})
 			t.Run("kcm", func(t *testing.T) {
 				rbac, _ := split(objs, generatedRBAC)
@@ -365,25 +356,11 @@ func TestMigrationLeasePermissions(t *testing.T) {
 					t.Errorf("chart %s: the --mode=migrate output has no object annotated %s: %s", version, renderer.GeneratedAnnotation, generatedRBAC)
 					wait = 0 // nothing to wait for: ask once
 				}
-				var a leaseAccess
-				poll(wait, func() bool { a = canLease(t, kcmUser, kcmGroups, leader); return a.all() })
-				if !a.all() {
-					t.Fatalf("chart %s: %s on Lease %s: %v, want get, update and create", version, kcmUser, leader, a)
-				}
-				if other := canLease(t, kcmUser, kcmGroups, ccmLease); other["get"] || other["update"] {
-					t.Errorf("chart %s: %s on Lease %s: %v, want neither get nor update", version, kcmUser, ccmLease, other)
-				}
-				t.Logf("chart %s: %s on Lease kube-system/%s: %v", version, kcmUser, leader, a)
+				harness.WaitAccess(t, cp.Client, wait, append(
+					leaseAccess(kcmUser, kcmGroups, leader, true, leaseVerbs...),
+					leaseAccess(kcmUser, kcmGroups, ccmLease, false, "get", "update")...))
+				t.Logf("chart %s: %s may get, update and create Lease kube-system/%s, and not get or update Lease %s", version, kcmUser, leader, ccmLease)
 			})
 		})
-	}
-}
-
-// poll calls cond until it holds or the timeout passes (the authorizer
-// sees RBAC objects a moment after they are written); the caller judges
-// the last answer.
-func poll(timeout time.Duration, cond func() bool) {
-	for deadline := time.Now().Add(timeout); !cond() && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
 	}
 }

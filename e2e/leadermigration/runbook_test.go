@@ -58,6 +58,9 @@ type replay struct {
 	start     time.Time
 	steps     []stepWindow
 	handover  handover
+
+	// migrateRelease are the objects of the CCM's release in migrate mode.
+	migrateRelease []*unstructured.Unstructured
 }
 
 // stepWindow is one step of the replay, for the table of AWS calls.
@@ -315,11 +318,9 @@ func (r *replay) stepKCMLeaderMigration(ctx context.Context) (*harness.Process, 
 		_ = cp.Client.RbacV1().RoleBindings("kube-system").Delete(context.Background(), "kcm-leader-migration", metav1.DeleteOptions{})
 		_ = cp.Client.RbacV1().Roles("kube-system").Delete(context.Background(), "kcm-leader-migration", metav1.DeleteOptions{})
 	})
-	var access leaseAccess
-	harness.WaitFor(t, 30*time.Second, "the plan's grant to take effect", func() bool {
-		access = canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName)
-		return access.all()
-	})
+	// The plan's grant in the authorizer's view before the controller
+	// manager starts.
+	harness.WaitAccess(t, cp.Client, 30*time.Second, leaseAccess(kcmUser, kcmGroups, renderer.DefaultLeaderName, true, leaseVerbs...))
 	// The controller manager's LeaderMigrationConfiguration, as the plan
 	// writes it on the control-plane nodes.
 	lm := r.step("before.kcm-leader-migration")
@@ -337,8 +338,8 @@ func (r *replay) stepKCMLeaderMigration(ctx context.Context) (*harness.Process, 
 		return id != "" && leaseHolder(t, renderer.DefaultLeaderName) == id
 	})
 	r.handover.kcm = time.Since(started)
-	t.Logf("%s: the KCM holds Lease %s and %s as %q, %s after it started (%s for %s: %v)", since(r.start), kcmLease,
-		renderer.DefaultLeaderName, id, since(started), kcmUser, renderer.DefaultLeaderName, access)
+	t.Logf("%s: the KCM holds Lease %s and %s as %q, %s after it started (%s may get, update and create %s)", since(r.start), kcmLease,
+		renderer.DefaultLeaderName, id, since(started), kcmUser, renderer.DefaultLeaderName)
 	harness.WaitFor(t, 30*time.Second, "the KCM to start its migrated controllers", func() bool {
 		return strings.Contains(kcm.Log(), "leader migration: starting migrated controllers")
 	})
@@ -360,15 +361,20 @@ func (r *replay) stepInstallMigrate(ctx context.Context, kcmID string) (*harness
 	from := r.begin("3. CCM installed, migrate mode")
 	r.cloudConfigStep(ctx)
 	r.ccmCommand(ctx, r.step("before.install-ccm"))
+	// The release's grants to the CCM's account, the migration lease among
+	// them, in the authorizer's view before the CCM runs.
+	ds := r.daemonSet(ctx)
+	user, groups := serviceAccountUser(ds.Namespace, ds.Spec.Template.Spec.ServiceAccountName)
+	r.migrateRelease = r.releaseObjects()
+	want, err := harness.Grants(r.migrateRelease, user, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, append(want, leaseAccess(user, groups, renderer.DefaultLeaderName, true, leaseVerbs...)...))
 	ccm := r.runCCM(ctx, "ccm-migrate")
 	id := leaseHolder(t, ccmLease)
 	if id == kcmID {
 		t.Fatalf("the CCM and the KCM hold their leases as the same %q", id)
-	}
-	ds := r.daemonSet(ctx)
-	user, groups := serviceAccountUser("kube-system", ds.Spec.Template.Spec.ServiceAccountName)
-	if a := canLease(t, user, groups, renderer.DefaultLeaderName); !a.all() {
-		t.Fatalf("the CCM's service account %s on Lease %s: %v, want get, update and create", user, renderer.DefaultLeaderName, a)
 	}
 	// It waits: the KCM keeps the migration lease, the CCM's service
 	// controller makes no load balancer call, for two lease durations.
@@ -513,9 +519,23 @@ func (r *replay) stepInstallMode(ctx context.Context, ccm *harness.Process, lbNa
 	if len(left) > 0 {
 		t.Errorf("after --mode=install the cluster still has %v, generated for the migration", left)
 	}
-	if a := canLease(t, kcmUser, kcmGroups, renderer.DefaultLeaderName); a["get"] || a["update"] {
-		t.Errorf("after the clean-up %s on Lease %s: %v, want neither get nor update", kcmUser, renderer.DefaultLeaderName, a)
+	// The state after the clean-up in the authorizer's view before the CCM
+	// runs again: the controller manager's grant of the migration lease
+	// gone (the plan's Role and the renderer's), the install release's
+	// grants to the CCM's account present and those of the migrate release
+	// it lacks gone.
+	user, groups := serviceAccountUser(ds.Namespace, ds.Spec.Template.Spec.ServiceAccountName)
+	installRelease := r.releaseObjects()
+	want, err := harness.Grants(installRelease, user, groups)
+	if err != nil {
+		t.Fatal(err)
 	}
+	gone, err := harness.Revoked(r.migrateRelease, installRelease, user, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(append(want, gone...), leaseAccess(kcmUser, kcmGroups, renderer.DefaultLeaderName, false, "get", "update")...)
+	harness.WaitAccess(t, cp.Client, 30*time.Second, want)
 	started, synced := time.Now(), r.ensured(ctx)
 	installed := r.runCCM(ctx, "ccm-install")
 	r.waitEnsured(ctx, installed, "the CCM", synced)
@@ -693,6 +713,14 @@ func (r *replay) ccmCommand(ctx context.Context, s plan.Step) {
 	args = append(args, "--kubeconfig", cp.Kubeconfig)
 	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
 	t.Logf("%s: aws-ccm-renderer %s\n%s", since(r.start), strings.Join(args, " "), tail(string(out), 600))
+}
+
+// releaseObjects returns the objects of the CCM's release as Helm
+// recorded them (helm get manifest).
+func (r *replay) releaseObjects() []*unstructured.Unstructured {
+	out := testtools.MustRun(r.t, testtools.HelmEnv(r.t), testtools.Helm3(r.t), "get", "manifest", r.plan.CCM.Release,
+		"--namespace", r.plan.CCM.Namespace, "--kubeconfig", cp.Kubeconfig)
+	return decode(r.t, out)
 }
 
 // daemonSet reads the installed CCM DaemonSet.

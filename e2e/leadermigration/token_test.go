@@ -1,39 +1,16 @@
 package leadermigration
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
-
-// canToken asks the API server's authorizer whether a user may create a
-// token for the service account ns/name (what k8s.io/controller-manager's
-// DynamicControllerClientBuilder does for each controller of the CCM).
-func canToken(t *testing.T, user string, groups []string, ns, name string) bool {
-	return can(t, user, groups, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: name})
-}
-
-// can asks the API server's authorizer whether a user may do something.
-func can(t *testing.T, user string, groups []string, attrs authorizationv1.ResourceAttributes) bool {
-	t.Helper()
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: user, Groups: groups, ResourceAttributes: &attrs,
-	}}
-	res, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Status.Allowed
-}
 
 // TestTokenScopePermissions asks the real authorizer, for every chart
 // version's output applied to the API server, for which service accounts
@@ -68,41 +45,28 @@ func TestTokenScopePermissions(t *testing.T) {
 				apply(t, objs)
 				t.Cleanup(func() { remove(t, objs) })
 
-				var controllers, others []string
-				poll(30*time.Second, func() bool {
-					controllers, others = nil, nil
-					for _, acct := range renderer.ControllerAccounts {
-						// What the client builder does for each: get the
-						// account, create it when missing, then its token.
-						if !can(t, user, groups, authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "serviceaccounts", Name: acct}) ||
-							!can(t, user, groups, authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "create", Resource: "serviceaccounts"}) ||
-							!canToken(t, user, groups, "kube-system", acct) {
-							controllers = append(controllers, acct)
-						}
-					}
-					for _, f := range foreign {
-						ns, acct, _ := strings.Cut(f, "/")
-						if canToken(t, user, groups, ns, acct) {
-							others = append(others, f)
-						}
-					}
-					want := 0
-					if scope == "cluster" {
-						want = len(foreign)
-					}
-					return len(controllers) == 0 && len(others) == want
-				})
-				if len(controllers) > 0 {
-					t.Fatalf("chart %s, %s: %s may not get, create or create tokens for its controllers' accounts %q", version, scope, user, controllers)
+				// The whole answer at once: the grants the output gives
+				// present, and under tokenScope: controllers the chart's
+				// grant for every account gone.
+				var want []harness.AccessExpectation
+				access := func(verb, subresource, ns, name string, allowed bool) harness.AccessExpectation {
+					return harness.AccessExpectation{User: user, Groups: groups, Verb: verb, Resource: "serviceaccounts", Subresource: subresource,
+						Namespace: ns, Name: name, Allowed: allowed}
 				}
-				switch {
-				case scope == "cluster" && len(others) != len(foreign):
-					t.Fatalf("chart %s: with the chart's grant %s may create tokens for %q only, want every account (the test shows the grant)", version, user, others)
-				case scope == "controllers" && len(others) > 0:
-					t.Fatalf("chart %s, tokenScope: controllers: %s may still create tokens for %q", version, user, others)
+				// What the client builder does for each of the controllers'
+				// accounts: get the account, create it when missing, then
+				// its token.
+				want = append(want, access("create", "", "kube-system", "", true))
+				for _, acct := range renderer.ControllerAccounts {
+					want = append(want, access("get", "", "kube-system", acct, true), access("create", "token", "kube-system", acct, true))
 				}
+				for _, f := range foreign {
+					ns, acct, _ := strings.Cut(f, "/")
+					want = append(want, access("create", "token", ns, acct, scope == "cluster"))
+				}
+				harness.WaitAccess(t, cp.Client, 30*time.Second, want)
 				t.Logf("chart %s, %s: %s may create tokens for kube-system/{%s}, and for %s too: %v",
-					version, scope, user, strings.Join(renderer.ControllerAccounts, ","), strings.Join(foreign, ", "), len(others) > 0)
+					version, scope, user, strings.Join(renderer.ControllerAccounts, ","), strings.Join(foreign, ", "), scope == "cluster")
 			})
 		}
 	}

@@ -21,8 +21,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness/spawn"
 )
 
 // Install says how to install moto; the launcher pins the release it is
@@ -93,8 +94,9 @@ func Start(ctx context.Context, root string, opt Options) (*Server, error) {
 		log.Close()
 		return nil, err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Its own process group with a parent-death signal, as the control
+	// plane's programs (spawn).
+	if err := spawn.Start(cmd); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("moto: starting %s: %w", python, err)
 	}
@@ -139,15 +141,7 @@ func Start(ctx context.Context, root string, opt Options) (*Server, error) {
 
 // Stop stops the server. Stopping a stopped server does nothing.
 func (s *Server) Stop() {
-	s.stop.Do(func() {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			<-s.done
-		}
-	})
+	s.stop.Do(func() { spawn.Stop(s.cmd.Process.Pid, s.done, 10*time.Second) })
 }
 
 // Log returns the server's log.

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"sort"
@@ -23,6 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -689,36 +689,21 @@ func sortAccount(a *AWSAccount) {
 	sort.SliceStable(a.Unread, func(i, j int) bool { return a.Unread[i].Action < a.Unread[j].Action })
 }
 
-// ccmRelease is the CCM release whose IAM actions count: the workload's
-// image tag, else the newest list.
+// ccmRelease is the CCM release whose IAM actions and rules count: the
+// workload's image tag when it reads as a release (v1.30.4), else the
+// newest policy, which holds every action of the older ones.
 func (s *Snapshot) ccmRelease() string {
 	if s.Workload != nil {
-		if tag := imageTag(s.Workload.spec.Spec.Containers[s.Workload.container].Image); tag != "" {
-			if _, ok := minorOf(tag); ok && validTag(tag) {
-				return tag
-			}
+		tag := imageTag(s.Workload.spec.Spec.Containers[s.Workload.container].Image)
+		if v, err := version.ParseGeneric(tag); err == nil && v.Major() == 1 {
+			return tag
 		}
 	}
 	return latestIAMRelease
 }
 
-// latestIAMRelease stands for a CCM of unknown release: the newest policy,
-// which holds every action of the older ones.
+// latestIAMRelease stands for a CCM of unknown release.
 const latestIAMRelease = "v1.35.3"
-
-// validTag: a tag version.MustParseGeneric reads (v1.30.4, 1.30.4).
-func validTag(tag string) bool {
-	parts := strings.Split(strings.TrimPrefix(tag, "v"), ".")
-	if len(parts) < 2 {
-		return false
-	}
-	for _, p := range parts[:2] {
-		if p == "" || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
-}
 
 // instanceOfNode is the instance the CCM finds for a node: by its
 // providerID's instance ID, else by its name (an instance ID, or the
@@ -763,4 +748,3 @@ func (a *AWSAccount) unread(area string) []AWSUnread {
 	return out
 }
 
-var _ = fmt.Sprintf

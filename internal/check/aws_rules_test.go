@@ -270,3 +270,43 @@ func TestAWSOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestCCMRelease: the release the AWS rules judge for, from the image tag;
+// a tag that is no release (latest, a digest) is judged as the newest.
+func TestCCMRelease(t *testing.T) {
+	for tag, want := range map[string]string{"v1.30.4": "v1.30.4", "v1.26.0": "v1.26.0", "v1.30.4-eks-1": "v1.30.4-eks-1", "latest": latestIAMRelease, "main": latestIAMRelease, "v2.0.0": latestIAMRelease} {
+		s := healthyAWS(t)
+		s.Workload.spec.Spec.Containers[s.Workload.container].Image = "registry.example/provider-aws/cloud-controller-manager:" + tag
+		if got := s.ccmRelease(); got != want {
+			t.Errorf("%s: %s, want %s", tag, got, want)
+		}
+		_ = upstream.IAMControlPlane(s.ccmRelease()) // must not panic
+	}
+}
+
+// FuzzInstanceIDOf: whatever a node's providerID holds, check reads an
+// instance ID out of it only as the CCM would (the last path segment,
+// i-... or fargate-..., no slash), never panics, and agrees with itself
+// when the value is given with the aws:/// prefix the CCM adds.
+func FuzzInstanceIDOf(f *testing.F) {
+	for _, s := range []string{"aws:///us-west-2a/i-0abc", "aws", "aws://", "i-0abc", "aws:////i-0abc", "gce://p/z/i-x", "aws:///%zz/i-1", "aws:///a/fargate-x", "", "/", "aws:///i-a/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, pid string) {
+		id, fargate, ok := instanceIDOf(pid)
+		if !ok {
+			if id != "" || fargate {
+				t.Fatalf("refused %q but returned %q, %v", pid, id, fargate)
+			}
+			return
+		}
+		if strings.Contains(id, "/") || !(strings.HasPrefix(id, "i-") || fargate && strings.HasPrefix(id, "fargate-")) {
+			t.Fatalf("instanceIDOf(%q) = %q", pid, id)
+		}
+		if !strings.HasPrefix(pid, "aws://") {
+			if id2, _, ok2 := instanceIDOf("aws:///" + pid); !ok2 || id2 != id {
+				t.Fatalf("%q gives %q, aws:///%q gives %q, %v", pid, id, pid, id2, ok2)
+			}
+		}
+	})
+}
