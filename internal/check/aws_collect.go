@@ -747,4 +747,3 @@ func (a *AWSAccount) unread(area string) []AWSUnread {
 	}
 	return out
 }
-
