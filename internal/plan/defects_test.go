@@ -227,6 +227,81 @@ func TestDefects(t *testing.T) {
 				_, text := stepJSON(t, p, "before.install-ccm")
 				return has(text, "aws-ccm-renderer upgrade --install")
 			}},
+		{"kubeadm: the kubelet's flags also come from KUBELET_EXTRA_ARGS (/etc/default/kubelet, /etc/sysconfig/kubelet) after kubeadm-flags.env; the check reads the running kubelet", renderer.DistroKubeadm, "", "",
+			step("during.switch", func(s plan.Step, text string) string {
+				edits := false
+				for _, c := range s.Commands {
+					if strings.Contains(c.Shell, "systemctl restart kubelet") {
+						edits = true
+						if m := has(c.Shell, "/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet", "/etc/sysconfig/kubelet", "systemctl cat kubelet"); m != "" {
+							return "the kubelet's command " + m
+						}
+					}
+				}
+				if !edits {
+					return "no command restarts the kubelet"
+				}
+				for _, c := range s.Checks {
+					if c.Command != nil && strings.Contains(c.Description, "kubelet") {
+						if m := hasNot(c.Command.Shell, "cat /var/lib/kubelet/kubeadm-flags.env"); m != "" {
+							return "the kubelet's check " + m
+						}
+						if m := has(c.Command.Shell, "/proc/", "cmdline"); m != "" {
+							return "the kubelet's check " + m
+						}
+						return has(s.Why, "10-kubeadm.conf", "KUBELET_EXTRA_ARGS", "/etc/default/kubelet", "/etc/sysconfig/kubelet", "kubernetes/release", "spf13/pflag")
+					}
+				}
+				return "no check of the kubelet's flags"
+			})},
+		{"kubeadm: the API server's manifest is written with this node's localAPIEndpoint, not one kubeadm detects again from the default route", renderer.DistroKubeadm, "", "",
+			step("during.switch", func(s plan.Step, text string) string {
+				n := 0
+				for _, c := range append(append([]plan.Command{}, s.Commands...), s.Rollback.Commands...) {
+					if !strings.Contains(c.Shell, "kubeadm init phase control-plane apiserver") {
+						continue
+					}
+					n++
+					if m := hasNot(c.Shell, "apiserver --config cluster-configuration.yaml"); m != "" {
+						return m
+					}
+					if m := has(c.Shell, "kind: InitConfiguration", "localAPIEndpoint", "advertiseAddress", "--advertise-address=", "--secure-port=", "kube-apiserver.yaml.before"); m != "" {
+						return m
+					}
+				}
+				if n != 2 {
+					return fmt.Sprintf("%d commands write the API server's manifest, want 2 (the step and its rollback)", n)
+				}
+				if m := has(text, "sudo diff kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml"); m != "" {
+					return m
+				}
+				return has(s.Why, "SetAPIEndpointDynamicDefaults", "initconfiguration.go", "v1.26.5", "getAPIEndpointFromPodAnnotation")
+			})},
+		{"K3s on Rancher: an entry of machineSelectorConfig that sets kubelet-arg replaces machineGlobalConfig's list on its machines (no merge): the plan lists the entries and adds the flag to each", renderer.DistroK3s, "", "",
+			step("during.disable-k3s-ccm", func(s plan.Step, text string) string {
+				if m := has(text, ".spec.rkeConfig.machineSelectorConfig[*]", "Add cloud-provider=external to the kubelet-arg of every entry that sets one"); m != "" {
+					return m
+				}
+				for _, sn := range s.Snippets {
+					if strings.Contains(sn.File, "provisioning cluster") {
+						if m := has(sn.Content, "machineSelectorConfig:", "- cloud-provider=external     # added"); m != "" {
+							return "the Rancher snippet " + m
+						}
+						return has(s.Why, "machineSelectorConfig", "addUserConfig", "v2.15.0", "not merged")
+					}
+				}
+				return "no snippet for Rancher"
+			})},
+		{"RKE2 on Rancher: entries of yours that set kubelet-arg keep their items and get the flag after the plan's entries, not copied into the role entries", renderer.DistroRKE2, "", "",
+			step("during.switch", func(s plan.Step, text string) string {
+				if m := hasNot(text, "Copy your other kubelet-arg"); m != "" {
+					return m
+				}
+				if m := has(text, ".spec.rkeConfig.machineSelectorConfig[*]", "move it after the plan's entries", "# then each entry of yours that sets kubelet-arg"); m != "" {
+					return m
+				}
+				return has(s.Why, "addUserConfig", "not merged")
+			})},
 		{"--kube-version 1.26", renderer.DistroRKE2, "1.26", "",
 			func(t *testing.T, p *plan.Plan) string { return has(p.KubernetesVersion, "v1.26") }},
 	}...)

@@ -77,3 +77,10 @@ const apiServerNoCloudProvider = 33
 // beta and on in 1.23 and 1.24, GA and locked on from 1.25.
 func csiMigrationDefaultOn(minor int) bool { return minor >= 23 }
 func csiMigrationLocked(minor int) bool    { return minor >= 25 }
+
+// rancherPlanner: Rancher writes a machine's RKE2 or K3s configuration from
+// machineGlobalConfig, then from every machineSelectorConfig entry that
+// selects the machine (no selector: every machine), in order, key by key:
+// config[k] = v, so an entry's list replaces the earlier one whole, never
+// merged. Read at every release tag from v2.6.0 to v2.15.0.
+const rancherPlanner = "rancher/rancher pkg/capr/planner/config.go addUserConfig, v2.7.5 to v2.15.0; pkg/provisioningv2/rke2/planner from v2.6.0 to v2.7.4"

@@ -19,7 +19,7 @@ func k3sPlan(b *builder) distroPlan {
 	restart := script(KindNode, atEveryNode, "Restart K3s: servers one at a time, then agents",
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
 	restartServers := script(KindNode, atControlPlane, "Restart K3s on the servers, one at a time", "sudo systemctl restart k3s")
-	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", "No output once every node has restarted. A node listed has no kubelet-arg cloud-provider=external: K3s gives it no cloud provider (the embedded one is off), and it registers without the uninitialized taint the CCM needs.")
+	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", "No output once every node has restarted. A node listed has no kubelet-arg cloud-provider=external (on Rancher: an entry of machineSelectorConfig that selects it sets kubelet-arg without it): K3s gives it no cloud provider (the embedded one is off), and it registers without the uninitialized taint the CCM needs.")
 
 	imds := script(KindNode, atEveryNode, "What AWS knows the node as (instance metadata, IMDSv2)", `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
@@ -82,10 +82,14 @@ node-name: ip-10-0-1-10.us-west-2.compute.internal
 			"service controller and stays until disable: servicelb (k3s docs/adrs/servicelb-ccm.md; pkg/cloudprovider " +
 			"NodeEnabled and LBEnabled), which this plan keeps for during.load-balancers. With disable-cloud-controller K3s " +
 			"also stops passing --cloud-provider=external to the kubelet (pkg/daemons/agent/agent_linux.go), so it comes " +
-			"as kubelet-arg: only a kubelet with it registers its node with the uninitialized taint the CCM initialises.",
+			"as kubelet-arg: only a kubelet with it registers its node with the uninitialized taint the CCM initialises. " +
+			"Rancher writes a machine's K3s configuration from machineGlobalConfig, then from each machineSelectorConfig " +
+			"entry that selects it, key by key: an entry that sets kubelet-arg replaces the global list on its machines, " +
+			"it is not merged (" + rancherPlanner + "), so such an entry needs cloud-provider=external too.",
 		Notes: []string{
 			"Lists replace lists: keep your other kubelet-arg items. disable-cloud-controller must be the same on every server (K3s documentation, \"Critical configuration values\").",
 			"Until the CCM runs (next step), nodes that join stay uninitialised: go on at once.",
+			"K3s provisioned by Rancher: the first command lists the cluster's machineSelectorConfig entries, one a line (selector, then config; no selector: every machine). Add cloud-provider=external to the kubelet-arg of every entry that sets one; an entry that sets disable-cloud-controller must set it true.",
 		},
 		Snippets: []Snippet{
 			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: `disable-cloud-controller: true
@@ -101,10 +105,22 @@ kubelet-arg:
       disable-cloud-controller: true
       kubelet-arg:
         - cloud-provider=external
+    machineSelectorConfig:
+      # every entry that sets kubelet-arg, for example:
+      - config:
+          kubelet-arg:
+            - max-pods=200                # its items, unchanged
+            - cloud-provider=external     # added
+        machineLabelSelector:
+          matchLabels:
+            rke.cattle.io/rke-machine-pool-name: big
 `, Note: "Instead of the config files; Rancher restarts K3s on each machine"},
 		},
-		Commands: []Command{mainCmd(restart)},
-		Checks:   []Check{nodeArgsExternal},
+		Commands: []Command{
+			selectorEntries("K3s provisioned by Rancher (CLUSTER_NAME: its name in Rancher): the machineSelectorConfig entries, before the edit"),
+			mainCmd(restart),
+		},
+		Checks: []Check{nodeArgsExternal},
 		Rollback: Rollback{
 			Description: "Remove the settings and restart K3s: the embedded node controllers come back. Uninstall the CCM first if it was installed.",
 			Commands:    []Command{restart},
@@ -178,7 +194,7 @@ kubectl delete node "$NODE"`)
 		},
 		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: `disable:
   - servicelb
-`, Note: "Keep your other disable items; Rancher: the same in machineGlobalConfig"}},
+`, Note: "Keep your other disable items; Rancher: the same in machineGlobalConfig, and servicelb added to every machineSelectorConfig entry that sets disable (an entry's list replaces the global one: during.disable-k3s-ccm)"}},
 		Commands: []Command{
 			restartServers,
 			b.diff(elbs),

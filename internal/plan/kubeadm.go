@@ -1,23 +1,41 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 func kubeadmPlan(b *builder) distroPlan {
 	r := b.r
 	editConfig := run(KindCluster, atWorkstation, "Merge the snippet into data.ClusterConfiguration", "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
+	// regenerate writes static pod manifests from the ClusterConfiguration
+	// of the ConfigMap. With a ClusterConfiguration alone kubeadm defaults
+	// an InitConfiguration and detects localAPIEndpoint.advertiseAddress
+	// again (the default route's interface), so for the API server the
+	// file also holds an InitConfiguration with this node's endpoint, read
+	// from the flags kubeadm wrote from it into the current manifest.
 	regenerate := func(components ...string) Command {
 		s := "sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \\\n  -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
-		for _, c := range components {
-			s += "sudo kubeadm init phase control-plane " + c + " --config cluster-configuration.yaml\n"
+		cfg, desc := "cluster-configuration.yaml", "Write the static pod manifests from the new ClusterConfiguration; the kubelet restarts the pods"
+		if slices.Contains(components, "apiserver") {
+			s += apiServerEndpoint
+			cfg = "kubeadm-config.yaml"
+			desc = "Write the static pod manifests from the new ClusterConfiguration and this node's API endpoint (an InitConfiguration with the --advertise-address and --secure-port of its current manifest, kept in kube-apiserver.yaml.before outside the manifest directory); the kubelet restarts the pods"
 		}
-		return script(KindNode, atControlPlane, "Write the static pod manifests from the new ClusterConfiguration; the kubelet restarts the pods", s)
+		for _, c := range components {
+			s += "sudo kubeadm init phase control-plane " + c + " --config " + cfg + "\n"
+		}
+		return script(KindNode, atControlPlane, desc, s)
 	}
 	kcmArgs := func(want string) *Command {
 		c := script(KindKubectl, atWorkstation, "", fmt.Sprintf(`
 kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | grep -c -- '%s'`, want))
 		return &c
 	}
-	kubeletFlags := script(KindNode, atEveryNode, "", `sudo cat /var/lib/kubelet/kubeadm-flags.env`)
+	// kubeletFlags reads the running kubelet's command line, whatever
+	// file each flag came from.
+	kubeletFlags := script(KindNode, atEveryNode, "", `
+tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hostname-override'`)
 
 	kcm := b.kcmLeaderMigration(Step{
 		Why: fmt.Sprintf("kubeadm keeps the control plane's flags in the ClusterConfiguration of the ConfigMap kubeadm-config "+
@@ -68,10 +86,30 @@ controllerManager:
 		Why: "A controller manager with --cloud-provider=external runs no cloud controllers, so the CCM, waiting for the " +
 			"lease, takes them over; the kubelets stop using the in-tree provider. Under the in-tree provider a kubelet " +
 			"took its node's name from the provider (cmd/kubelet/app/server.go getNodeName, v1.26.15); with external it " +
-			"uses --hostname-override or the host's name, which must be that same name, or the kubelet registers a new Node.",
+			"uses --hostname-override or the host's name, which must be that same name, or the kubelet registers a new Node. " +
+			"The manifests: kubeadm init phase control-plane given a ClusterConfiguration alone defaults an InitConfiguration " +
+			"and sets its localAPIEndpoint.advertiseAddress to the address of the default route's interface " +
+			"(cmd/kubeadm/app/util/config/initconfiguration.go documentMapToInitConfiguration, SetInitDynamicDefaults, " +
+			"SetAPIEndpointDynamicDefaults; k8s.io/apimachinery pkg/util/net ChooseHostInterface; v1.26.5), and writes the API " +
+			"server's --advertise-address, --secure-port, probes and kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint " +
+			"annotation from it (cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand, GetStaticPodSpecs): on a " +
+			"node with several interfaces, or whose address was given to kubeadm init or join, the regenerated API server would " +
+			"advertise another address, and kubeadm upgrade reads the endpoint back from that annotation (cmd/kubeadm/app/util/config/cluster.go " +
+			"getAPIEndpointFromPodAnnotation). So the API server's manifest is written from an InitConfiguration with this " +
+			"node's localAPIEndpoint, taken from its current manifest, rather than edited by hand: kubeadm writes it as " +
+			"kubeadm upgrade will, from the ConfigMap and the endpoint. The kubelet: kubeadm's systemd drop-in 10-kubeadm.conf starts it with " +
+			"$KUBELET_KUBEADM_ARGS from /var/lib/kubelet/kubeadm-flags.env and then $KUBELET_EXTRA_ARGS from " +
+			"/etc/sysconfig/kubelet, which the Debian package makes /etc/default/kubelet (kubernetes/release " +
+			"cmd/kubepkg/templates/latest/deb/kubeadm/10-kubeadm.conf and rpm/kubeadm/10-kubeadm.conf at v0.15.1; " +
+			"cmd/krel/templates/latest/kubeadm/10-kubeadm.conf and kubeadm.spec from v0.16.0), and a flag given twice takes " +
+			"its last value (the kubelet parses its flags with spf13/pflag v1.0.5, stringValue.Set): a --cloud-provider=aws in " +
+			"KUBELET_EXTRA_ARGS outlives an edit of kubeadm-flags.env alone, so every file is edited and the check reads the " +
+			"running kubelet's own command line.",
 		Notes: []string{
 			"Control-plane nodes first, one at a time: manifests, then the kubelet; then the workers. Controller managers not yet switched keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
 			"Before restarting a kubelet, compare `hostname` with the node's NAME in nodes-before.txt: if they differ, add --hostname-override=<NAME> to KUBELET_KUBEADM_ARGS (kubeadm writes it there itself for a node that joined under another name).",
+			"The kubelet's command: the lines systemctl cat kubelet prints are drop-ins of yours that set the flags themselves (Environment=): edit them too before the restart.",
+			"If the manifests were written with --patches (kubeadm init, join or upgrade), give kubeadm init phase control-plane the same --patches directory.",
 			"For nodes that join later, set nodeRegistration.kubeletExtraArgs.cloud-provider: external in the JoinConfiguration you use.",
 			"Keep kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
 		},
@@ -87,21 +125,31 @@ controllerManager:
 `, Note: "Remove exactly these keys and the volume; keep everything else"},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
 `, Note: "On every node"},
+			{File: "/etc/default/kubelet (Debian, Ubuntu) or /etc/sysconfig/kubelet (RHEL family)", Language: "sh", Content: `KUBELET_EXTRA_ARGS="... --cloud-provider=external ..."    # where it had --cloud-provider=aws; --cloud-config removed
+`, Note: "On every node where the file sets either flag: the kubelet takes the last --cloud-provider, and this one comes after kubeadm-flags.env"},
 		},
 		Commands: []Command{
 			mainCmd(editConfig),
 			regenerate("apiserver", "controller-manager"),
-			script(KindNode, atEveryNode, "The kubelet", `
-sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/' -e 's/ --cloud-config=[^ "]*//' /var/lib/kubelet/kubeadm-flags.env
+			script(KindNode, atEveryNode, "The kubelet: its flags in every file they come from, your own drop-ins listed, then the restart", `
+for f in `+kubeletEnvFiles+`; do
+  [ ! -f "$f" ] || sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/g' -e 's/ --cloud-config=[^ "]*//g' -e 's/--cloud-config=[^ "]* *//g' "$f"
+done
+systemctl cat kubelet | grep -n -e '--cloud-provider' -e '--cloud-config'
 sudo systemctl restart kubelet`),
 		},
 		Checks: []Check{
+			{
+				Description: "The API server's manifest, on each control-plane node, against the copy made before",
+				Command:     ptr(script(KindNode, atControlPlane, "", `sudo diff kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml`)),
+				Expect:      "Only the --cloud-provider and --cloud-config lines gone (and a volume of the cloud config you removed from the ClusterConfiguration). Any other difference, --advertise-address above all: put the copy back (sudo cp kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml) and find out why before going on.",
+			},
 			{Description: "While the control plane is switched, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{Description: "The controller managers' flags", Command: kcmArgs("--cloud-provider=external"), Expect: "The number of control-plane nodes."},
-			{Description: "The kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external, no --cloud-config, and --hostname-override=<NAME> where the host's name is not the NAME."},
+			{Description: "The running kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external (if several --cloud-provider lines, the last is external: the kubelet takes the last), no --cloud-config, and --hostname-override=<NAME> where the host's name is not the NAME."},
 		},
 		Rollback: Rollback{
-			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) in kubeadm-flags.env again. The CCM, still in migrate mode, keeps the lease until the controller managers take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) again in the files you changed (kubeadm-flags.env, and /etc/default/kubelet or /etc/sysconfig/kubelet where they had it), then restart the kubelet. The CCM, still in migrate mode, keeps the lease until the controller managers take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
 			Commands:    []Command{editConfig, regenerate("apiserver", "controller-manager")},
 		},
 	}
@@ -168,3 +216,25 @@ f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get conf
 		},
 	}
 }
+
+// apiServerEndpoint writes kubeadm-config.yaml: an InitConfiguration with
+// this node's localAPIEndpoint, taken from the --advertise-address and
+// --secure-port kubeadm wrote into the current manifest (getAPIServerCommand),
+// then the ClusterConfiguration. It keeps the manifest as it was, to compare.
+const apiServerEndpoint = `m=/etc/kubernetes/manifests/kube-apiserver.yaml
+sudo cp "$m" kube-apiserver.yaml.before
+addr=$(sudo sed -n 's/^ *- --advertise-address=//p' "$m")
+port=$(sudo sed -n 's/^ *- --secure-port=//p' "$m")
+rm -f kubeadm-config.yaml
+[ -n "$addr" ] && [ -n "$port" ] && {
+  printf 'apiVersion: %s\nkind: InitConfiguration\nlocalAPIEndpoint:\n  advertiseAddress: "%s"\n  bindPort: %s\n---\n' \
+    "$(sed -n 's/^apiVersion: *//p' cluster-configuration.yaml)" "$addr" "$port"
+  cat cluster-configuration.yaml
+} > kubeadm-config.yaml
+`
+
+// kubeletEnvFiles are the files the kubelet's flags come from on a kubeadm
+// node: kubeadm's own, then KUBELET_EXTRA_ARGS of the drop-in 10-kubeadm.conf
+// (/etc/default/kubelet in the Debian packages, /etc/sysconfig/kubelet in
+// the RPMs; kubernetes/release).
+const kubeletEnvFiles = "/var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet"

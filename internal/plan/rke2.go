@@ -37,6 +37,14 @@ func rke2Entries(apiServer bool) string {
 	return cp
 }
 
+// selectorEntries lists the machineSelectorConfig entries of a provisioning
+// cluster, one a line: the selector (empty: every machine), then the config.
+func selectorEntries(description string) Command {
+	return script(KindCluster, atRancher, description, `
+kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
+  -o jsonpath='{range .spec.rkeConfig.machineSelectorConfig[*]}{.machineLabelSelector}{" "}{.config}{"\n"}{end}'`)
+}
+
 func rke2Plan(b *builder) distroPlan {
 	r := b.r
 	editCluster := script(KindCluster, atRancher, "Edit the provisioning cluster (CLUSTER_NAME: its name in Rancher)",
@@ -112,9 +120,14 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 			"Switching it to external would drop the naming: every node would register anew under its hostname. So keep aws and give each component cloud-provider=external: RKE2 puts its own arguments first " +
 			"and the user's after them, and the last --cloud-provider wins. disable-cloud-controller keeps RKE2's own cloud " +
 			"controller off on every server (RKE2 turns it off by itself only while cloud-provider-name is set, " +
-			"rke2_linux.go); in machineGlobalConfig it applies to every server alike.",
+			"rke2_linux.go); in machineGlobalConfig it applies to every server alike. Rancher writes a machine's configuration from " +
+			"machineGlobalConfig, then from each machineSelectorConfig entry that selects it, in order, key by key: an entry's " +
+			"list replaces the earlier one whole, it is not merged (" + rancherPlanner + "). So the last entry that sets " +
+			"kubelet-arg decides a machine's kubelet flags: the plan's entries come after your other entries, and your entries " +
+			"that set the same lists come after the plan's, with the flag added.",
 		Notes: []string{
-			"A machine that matches several entries (etcd and control plane on one node) takes each list from the last entry that sets it, and all three carry cloud-provider=external. Copy your other kubelet-arg, kube-apiserver-arg and kube-controller-manager-arg items into each entry: an entry's list replaces the earlier ones whole.",
+			"A machine that matches several entries (etcd and control plane on one node) takes each list from the last entry that sets it, and all three carry cloud-provider=external.",
+			"Your entries (the first command lists them, one a line: selector, then config): one that sets kubelet-arg, kube-apiserver-arg or kube-controller-manager-arg would lose its items on the machines it selects, the plan's entries coming later. Add cloud-provider=external to each such list of it and move it after the plan's entries, so that its machines keep its items and the flag. Items of yours for every machine of a role go into the plan's entry instead.",
 			"Rancher updates the control-plane machines first, one at a time by default (upgradeStrategy.controlPlaneConcurrency), then the workers. Controller managers not yet updated keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
 			"Keep spec.kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
 			"RKE2 without Rancher: the same keys in /etc/rancher/rke2/config.yaml (servers: disable-cloud-controller and the three argument lists; agents: kubelet-arg), restarting rke2-server on each server, then rke2-agent on each agent, one at a time.",
@@ -128,10 +141,12 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
       disable-cloud-controller: true
     machineSelectorConfig:
       # ... your other entries, unchanged
-` + rke2Entries(true),
+` + rke2Entries(true) + `      # then each entry of yours that sets kubelet-arg, kube-apiserver-arg or kube-controller-manager-arg,
+      # with cloud-provider=external added to each of those lists
+`,
 			Note: "The control-plane entry replaces the entry of before.kcm-leader-migration",
 		}},
-		Commands: []Command{mainCmd(editCluster)},
+		Commands: []Command{selectorEntries("Your machineSelectorConfig entries, before the edit (CLUSTER_NAME: its name in Rancher)"), mainCmd(editCluster)},
 		Checks: []Check{
 			cloudProviderName,
 			{Description: "While Rancher updates the machines, after each control-plane machine", Command: b.checkRelease(), Expect: b.handoverExpect()},
@@ -155,7 +170,7 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 
 	rke2Notes := []string{
 		fmt.Sprintf("From RKE2 %s, cloud-provider-name: aws passes no --cloud-provider at all and only names the node from instance metadata, and is deprecated for node-name-from-cloud-provider-metadata: true, which names the nodes the same (rancher/rke2 pkg/rke2/rke2_linux.go, pkg/cli/cmds/root.go at those tags). When the cluster reaches one of them, replace it; disable-cloud-controller: true stays, as RKE2 no longer turns its cloud controller off by itself.", strings.Join(rke2MetadataNameFrom, ", ")),
-		fmt.Sprintf("kube-apiserver has no --cloud-provider from 1.%d and exits on the unknown flag (pkg/kubeapiserver/options/cloudprovider.go, gone at v1.33.0; kubernetes/kubernetes#130162). Drop kube-apiserver-arg cloud-provider=external with the move to one of those RKE2 releases (they pass the API server no --cloud-provider), and in any case before 1.%d; keep the kube-controller-manager and kubelet items, whose flag stays.", apiServerNoCloudProvider, apiServerNoCloudProvider),
+		fmt.Sprintf("kube-apiserver has no --cloud-provider from 1.%d and exits on the unknown flag (pkg/kubeapiserver/options/cloudprovider.go, gone at v1.33.0; kubernetes/kubernetes#130162). Drop kube-apiserver-arg cloud-provider=external (from the plan's entry and from yours) with the move to one of those RKE2 releases (they pass the API server no --cloud-provider), and in any case before 1.%d; keep the kube-controller-manager and kubelet items, whose flag stays.", apiServerNoCloudProvider, apiServerNoCloudProvider),
 	}
 	return distroPlan{
 		title:    "RKE2 provisioned by Rancher (spec.rkeConfig)",
