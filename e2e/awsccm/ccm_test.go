@@ -72,8 +72,9 @@ type ccm struct {
 	name    string
 }
 
-// startCCM applies the service account and RBAC of a rendered stream, and
-// runs a CCM release with the rendered args as that service account, as an
+// startCCM applies the service account and RBAC of a rendered stream,
+// waits until the authorizer answers as they say (applyRBAC), and runs a
+// CCM release with the rendered args as that service account, as an
 // IAM user with the policy, against moto. The test's cleanup stops it and
 // removes its leader lease.
 func startCCM(t *testing.T, r awsccm.Release, policyName string, rbacStream []byte) *ccm {
@@ -84,13 +85,18 @@ func startCCM(t *testing.T, r awsccm.Release, policyName string, rbacStream []by
 // startCCMWith is startCCM with a cloud config and a trap of the test's.
 func startCCMWith(t *testing.T, r awsccm.Release, policyName string, rbacStream []byte, conf awsccm.CloudConfig, tr *awsccm.Trap) *ccm {
 	t.Helper()
+	return startCCMDoc(t, r, policyName, policy(t, policyName), rbacStream, conf, tr)
+}
+
+// startCCMDoc is startCCMWith with the IAM policy document itself;
+// policyName names it in the log.
+func startCCMDoc(t *testing.T, r awsccm.Release, policyName string, doc []byte, rbacStream []byte, conf awsccm.CloudConfig, tr *awsccm.Trap) *ccm {
+	t.Helper()
 	ctx := context.Background()
 	renders(t)
-	if err := cp.Apply(ctx, rbac(t, rbacStream)); err != nil {
-		t.Fatal(err)
-	}
+	applyRBAC(t, rbacStream)
 	name := fmt.Sprintf("ccm-%s-%d", r.Name, users.Add(1))
-	creds, err := aws.CreateUser(ctx, name, policy(t, policyName))
+	creds, err := aws.CreateUser(ctx, name, doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +126,37 @@ func startCCMWith(t *testing.T, r awsccm.Release, policyName string, rbacStream 
 		}
 	})
 	return &ccm{release: r, proc: p, creds: creds, name: name}
+}
+
+// appliedRBAC are the service account and RBAC objects applyRBAC applied
+// last: what the CCM's account ran under before.
+var appliedRBAC []*unstructured.Unstructured
+
+// applyRBAC applies a stream's service account and RBAC objects and waits
+// until the API server's authorizer answers for the CCM's account as they
+// say, and as extra says: every grant of the objects present, and every
+// grant of the objects applied before (appliedRBAC) that they lack gone.
+// The authorizer serves roles and bindings from informer caches that take
+// each update on its own time: without the wait a CCM started at once, or
+// an assertion, may meet the new Role and still the old ClusterRole.
+func applyRBAC(t *testing.T, stream []byte, extra ...harness.AccessExpectation) {
+	t.Helper()
+	objs := rbac(t, stream)
+	if err := cp.Apply(context.Background(), objs); err != nil {
+		t.Fatal(err)
+	}
+	before := appliedRBAC
+	appliedRBAC = objs
+	user, groups := harness.ServiceAccountUser("kube-system", ccmAccount)
+	want, err := harness.Grants(objs, user, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := harness.Revoked(before, objs, user, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, append(append(want, gone...), extra...))
 }
 
 // registerNodes creates the nodes of the distributions (none: all) as

@@ -68,6 +68,24 @@ func (v *View) cutsInstanceIDNames() bool {
 	return r.Minor() >= 28
 }
 
+// panicsOnProviderID: the release's node informer indexes the nodes by
+// the instance ID of their providerID (InstanceIDIndexFunc, from v1.23.0)
+// and returns the error of one it cannot read, on which client-go panics:
+// the CCM exits whenever a node has such a providerID. v1.23.20, v1.24.19,
+// v1.25.15, v1.26.11, v1.27.6 and v1.28.0 log it instead; fixed is the
+// first such release of the minor.
+func (v *View) panicsOnProviderID() (fixed string, panics bool) {
+	r, err := version.ParseGeneric(v.release())
+	if err != nil || r.Major() != 1 {
+		return "", false
+	}
+	first, ok := map[uint]uint{23: 20, 24: 19, 25: 15, 26: 11, 27: 6}[r.Minor()]
+	if !ok || r.Patch() >= first {
+		return "", false
+	}
+	return fmt.Sprintf("v1.%d.%d", r.Minor(), first), true
+}
+
 // unreadFindings say what an area could not read, and what check needs.
 func (v *View) unreadFindings(area string) []Finding {
 	var out []Finding
@@ -194,6 +212,10 @@ func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool)
 			is.Severity = Error
 			is.Message = fmt.Sprintf("its providerID %q names no instance: the CCM refuses it (Invalid format for AWS instance) and never initialises the node", pid)
 			is.Fix = "a providerID cannot be changed: delete the Node object and restart its kubelet without --provider-id (the CCM then sets aws:///ZONE/INSTANCE-ID)"
+			if fixed, panics := v.panicsOnProviderID(); panics {
+				is.Message = fmt.Sprintf("its providerID %q names no instance: CCM %s's node informer panics on it (unable to calculate an index entry on index \"instanceID\": Invalid format for AWS instance), so the CCM exits at start, and on every restart, and initialises no node at all", pid, tag)
+				is.Fix += "; " + fixed + " and later skip such a node instead of exiting"
+			}
 			if in, ok := a.instanceAt(internalIP(n)); ok {
 				is.Fix += "; the instance at " + in.PrivateIP + " is " + in.ID
 			}
