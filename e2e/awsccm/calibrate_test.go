@@ -522,7 +522,8 @@ func checkAWS(t *testing.T, stream []byte, extraArgs ...string) (out string, exi
 	if d := moto.Denied(mine); len(d) > 0 {
 		t.Errorf("IAM refused check --aws %v: checkpkg.AWSReadActions is not enough", d)
 	}
-	t.Logf("check --aws %s: exit %d, %d requests to moto (%v), %s", strings.Join(extraArgs, " "), exit, len(mine), actions(mine), time.Since(start).Round(time.Millisecond))
+	t.Logf("check --aws %s: exit %d, %d requests to moto (%v), %s; its AWS lines:\n%s", strings.Join(extraArgs, " "), exit, len(mine), actions(mine),
+		time.Since(start).Round(time.Millisecond), awsTable(stdout.String()))
 	return stdout.String(), exit
 }
 
@@ -736,4 +737,25 @@ func stillTainted(t *testing.T, name string) {
 	if !slices.ContainsFunc(got.Spec.Taints, func(tt corev1.Taint) bool { return tt.Key == uninitializedTaint }) {
 		t.Errorf("node %s: the uninitialized taint is gone (providerID %q)", name, got.Spec.ProviderID)
 	}
+}
+
+// awsTable is check's table in the AWS areas, with the fixes: what a
+// user reads of the account.
+func awsTable(out string) string {
+	var b strings.Builder
+	keep := false
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 2 && len(f[0]) <= 3 && !strings.HasPrefix(f[0], "→"):
+			keep = slices.Contains(awsAreas, f[1])
+		case len(f) > 0 && strings.HasPrefix(f[0], "→"):
+		default:
+			keep = false
+		}
+		if keep {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
