@@ -187,7 +187,10 @@ func iamRule(v *View) []Finding {
 		}
 		out = append(out, f)
 	}
-	if len(out) == 0 && v.Workload != nil && v.Workload.Installed && v.uninitialised() > 0 {
+	// With check --aws the CCM's role was simulated: that says more than
+	// the absence of an event.
+	simulated := v.AWS != nil && len(v.AWS.Simulations) > 0
+	if len(out) == 0 && !simulated && v.Workload != nil && v.Workload.Installed && v.uninitialised() > 0 {
 		out = append(out, Finding{Area: AreaIAM, Severity: Info,
 			Message: "no AWS refusal in the events of Services and nodes; the CCM records no event when it cannot initialise a node (from v1.30 it needs ec2:DescribeAvailabilityZones there, which the Rancher docs' policy lacks), so a refusal of that shows in its log alone",
 			Fix:     v.readLog()})
