@@ -30,7 +30,7 @@ E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	KUBE_APISERVER_126=$(KUBE_APISERVER_126) KUBE_CONTROLLER_MANAGER_126=$(KUBE_CONTROLLER_MANAGER_126) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON)
 
-.PHONY: all build test unit vet e2e moto-check bench demo clean help helm-plugin overlays
+.PHONY: all build test unit vet e2e moto-check stress bench bench-scale demo clean help helm-plugin overlays
 
 all: build
 
@@ -96,6 +96,9 @@ e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm ## the r
 moto-check: ## check that moto with its server is installed at the release e2e/moto/server.py supports, else say how to install it
 	@$(PYTHON) e2e/moto/server.py --check >/dev/null || { echo "the e2e tests need moto's server (Python): pip install 'moto[server]'"; exit 1; }
 
+stress: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm ## run each e2e package STRESS_RUNS times (default 5) beside a busy loop on every core; the runs and failures per package (hack/stress.sh)
+	$(E2E_ENV) BIN=$(BIN) ./hack/stress.sh
+
 FUZZTIME ?= 10m
 
 fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), the renderer's reading of YAML against Kubernetes' decoder, and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
@@ -104,10 +107,21 @@ fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), 
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 
-bench: build tools-helm ## benchmarks: Go benchmarks and the per-process comparison
+bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale benchmark (bench-scale)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
 	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check | tee -a $(BIN)/bench-go.txt
 	$(TEST_ENV) $(GO) run ./internal/bench
+	$(MAKE) --no-print-directory bench-scale
+
+# e2e/scale: check against kubectl get nodes -o json, whole processes in
+# turn, on control planes seeded with 2,000 nodes and 20,000 pods, then
+# 5,000 and 50,000, one node's hostname label not its name (seeding takes
+# minutes); SCALE_RUNS pairs a size. E2E_SCALE_SIZES=NODES/PODS[,...] picks
+# other sizes. Not part of make test: go test runs no benchmark without -bench.
+SCALE_RUNS ?= 5
+
+bench-scale: build tools-kube tools-kubectl ## the scale benchmark: check against kubectl get nodes -o json on 2,000 and 5,000 nodes (e2e/scale; results in bin/bench-scale.txt)
+	cd e2e && $(E2E_ENV) KUBECTL=$(KUBECTL) $(GO) test -run '^$$' -bench '^BenchmarkCheckScale$$' -benchtime $(SCALE_RUNS)x -timeout 90m ./scale | tee $(BIN)/bench-scale.txt
 
 demo: build tools-helm ## render the sample chart for RKE2 and show what changed
 	@./hack/demo.sh

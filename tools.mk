@@ -10,6 +10,8 @@
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
 #                        bin/cloud-controller-manager-fake  replace lines
+#                        bin/kubectl                  (kubectl: the peer of
+#                                                     make bench-scale)
 #   e2e/tools/kube126    bin/kube-apiserver-1.26      k8s.io/kubernetes 1.26, the
 #                        bin/kube-controller-manager-1.26  in-tree AWS
 #                                                     provider's last release,
@@ -62,6 +64,7 @@ HELMFILE                := $(BIN)/helmfile
 ETCD                    := $(BIN)/etcd
 KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
+KUBECTL                 := $(BIN)/kubectl
 FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
 KUBE_APISERVER_126      := $(BIN)/kube-apiserver-1.26
 KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
@@ -78,7 +81,7 @@ LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm
+.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl
 
 # The longest builds first, so that make -j starts them first.
 tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
@@ -90,6 +93,8 @@ tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the 
 tools-lmreaders: $(LMREADERS) ## build the LeaderMigrationConfiguration reader of every Kubernetes minor 1.21-1.27 (bin/lmreader-1.<minor>)
 
 tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
+
+tools-kubectl: $(KUBECTL) ## build kubectl (bin/) of the control plane's release, which make bench-scale compares check with
 
 tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## build etcd and the 1.26 kube-apiserver and kube-controller-manager the leader migration runs on (bin/)
 
@@ -158,6 +163,10 @@ $(KUBE_APISERVER): $(KUBE_MODULE)
 
 $(KUBE_CONTROLLER_MANAGER): $(KUBE_MODULE)
 	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+	@touch $@
+
+$(KUBECTL): $(KUBE_MODULE)
+	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kubectl
 	@touch $@
 
 $(FAKE_CCM): $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)

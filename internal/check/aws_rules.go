@@ -690,7 +690,7 @@ func iamSimulationRule(v *View) []Finding {
 			}
 		}
 		f := Finding{Area: AreaIAM, Severity: Error, Subject: subject, Message: msg,
-			Fix: "add them to the role's policy; " + v.iamPolicyHint()}
+			Fix: "add " + plural(len(denied), "it", "them") + " to the policy of " + s.Principal + "; " + v.iamPolicyHint()}
 		if len(denied) > 1 {
 			f.Subjects, f.Count = denied, len(denied)
 		}
