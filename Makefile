@@ -106,6 +106,7 @@ fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), 
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRenderNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/check -run '^$$' -fuzz '^FuzzInstanceIDOf$$' -fuzztime $(FUZZTIME)
 
 bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale benchmark (bench-scale)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
@@ -114,10 +115,11 @@ bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison
 	$(MAKE) --no-print-directory bench-scale
 
 # e2e/scale: check against kubectl get nodes -o json, whole processes in
-# turn, on control planes seeded with 2,000 nodes and 20,000 pods, then
-# 5,000 and 50,000, one node's hostname label not its name (seeding takes
-# minutes); SCALE_RUNS pairs a size. E2E_SCALE_SIZES=NODES/PODS[,...] picks
-# other sizes. Not part of make test: go test runs no benchmark without -bench.
+# turn (peak memory by GNU time, /usr/bin/time), on control planes seeded
+# with 2,000 nodes and 20,000 pods, then 5,000 and 50,000, one node's
+# hostname label not its name (seeding takes a minute or two a size);
+# SCALE_RUNS pairs a size. E2E_SCALE_SIZES=NODES/PODS[,...] picks other
+# sizes. Not part of make test: go test runs no benchmark without -bench.
 SCALE_RUNS ?= 5
 
 bench-scale: build tools-kube tools-kubectl ## the scale benchmark: check against kubectl get nodes -o json on 2,000 and 5,000 nodes (e2e/scale; results in bin/bench-scale.txt)
