@@ -11,6 +11,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 )
 
 // kubeconfig writes a kubeconfig whose contexts point at servers nothing
@@ -54,6 +55,8 @@ func TestCheckUsage(t *testing.T) {
 		{"argument", "", []string{"check", "extra"}, cli.ExitUsage, "unknown command"},
 		{"missing file", "", []string{"check", "-f", manifests + ".gone"}, cli.ExitUsage, "-f: open"},
 		{"not YAML", "a: [\n", []string{"check", "-f", "-"}, cli.ExitInput, "document 1"},
+		{"AWS flags without --aws", "", []string{"check", "--aws-region", "eu-west-1"}, cli.ExitUsage, "--aws-profile, --aws-region and --aws-ccm-principal say how to read AWS: add --aws"},
+		{"a principal that is no ARN", "", []string{"check", "--aws", "--aws-ccm-principal", "ccm-role"}, cli.ExitUsage, `--aws-ccm-principal "ccm-role": give an IAM role or user ARN`},
 		{"unreachable", "", []string{"check", "-f", manifests}, cli.ExitOther, "context prod-a: cannot reach the cluster"},
 		{"unreachable by HELM_KUBECONTEXT", "", []string{"check"}, cli.ExitOther, "context prod-b: cannot reach the cluster"},
 	}
@@ -71,6 +74,15 @@ func TestCheckUsage(t *testing.T) {
 				t.Errorf("exit %d (want %d), stdout %q, stderr %q (want %q)", code, c.code, out, errOut, c.want)
 			}
 		})
+	}
+}
+
+// TestCheckAWSErrorExit: an AWS account check cannot read at all exits 3,
+// as a cluster it cannot reach does.
+func TestCheckAWSErrorExit(t *testing.T) {
+	err := contextError("prod", &check.AWSError{Msg: "no region: ..."})
+	if cli.ExitCode(err) != cli.ExitOther || err.Error() != "context prod: AWS: no region: ..." {
+		t.Errorf("exit %d: %v", cli.ExitCode(err), err)
 	}
 }
 
