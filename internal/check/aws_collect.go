@@ -747,3 +747,40 @@ func (a *AWSAccount) unread(area string) []AWSUnread {
 	}
 	return out
 }
+
+// AWSProfiles lists the profiles of the shared config and credentials
+// files the SDK reads ($AWS_CONFIG_FILE, $AWS_SHARED_CREDENTIALS_FILE, else
+// ~/.aws/config and ~/.aws/credentials), for --aws-profile's completion.
+func AWSProfiles() []string {
+	var names []string
+	read := func(path string, prefixed bool) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return
+		}
+		for _, s := range iniSections(string(data)) {
+			name := strings.Join(strings.Fields(s.head), " ")
+			if prefixed {
+				if p, ok := strings.CutPrefix(name, "profile "); ok {
+					name = p
+				} else if name != "default" {
+					continue // sso-session, services
+				}
+			}
+			if name != "" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	cfg, creds := os.Getenv("AWS_CONFIG_FILE"), os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
+	if cfg == "" {
+		cfg = config.DefaultSharedConfigFilename()
+	}
+	if creds == "" {
+		creds = config.DefaultSharedCredentialsFilename()
+	}
+	read(cfg, true)
+	read(creds, false)
+	sort.Strings(names)
+	return names
+}

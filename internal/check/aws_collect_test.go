@@ -355,3 +355,21 @@ func BenchmarkCheckAWSCalls(b *testing.B) {
 		})
 	}
 }
+
+// TestAWSProfiles: --aws-profile completes the profiles of both shared
+// files, as the SDK names them (config's [profile X] is X).
+func TestAWSProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg, creds := filepath.Join(dir, "config"), filepath.Join(dir, "credentials")
+	if err := os.WriteFile(cfg, []byte("[default]\nregion = us-west-2\n[profile prod]\nsso_session = corp\n[sso-session corp]\nsso_region = us-east-1\n[services vpce]\nec2 =\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(creds, []byte("[CI]\naws_access_key_id = x\n[prod]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_CONFIG_FILE", cfg)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", creds)
+	if got := AWSProfiles(); !slices.Equal(got, []string{"CI", "default", "prod"}) {
+		t.Errorf("%q", got)
+	}
+}

@@ -160,7 +160,9 @@ type serviceOverride struct {
 // ("" without one) and its variables, by lower-case name.
 type iniSection struct {
 	name, sub string
-	vars      map[string]string
+	// head is the section's header as written, between the brackets.
+	head string
+	vars map[string]string
 }
 
 // iniSections reads a cloud config as gcfg does: section and variable
@@ -177,7 +179,7 @@ func iniSections(text string) []iniSection {
 		if strings.HasPrefix(line, "[") {
 			head := strings.TrimSpace(strings.Trim(line, "[]"))
 			name, sub, _ := strings.Cut(head, " ")
-			out = append(out, iniSection{name: strings.ToLower(name), sub: strings.Trim(strings.TrimSpace(sub), `"`), vars: map[string]string{}})
+			out = append(out, iniSection{name: strings.ToLower(name), sub: strings.Trim(strings.TrimSpace(sub), `"`), head: head, vars: map[string]string{}})
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")

@@ -158,6 +158,11 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	_ = cmd.MarkFlagFilename("kubeconfig")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
+	_ = cmd.RegisterFlagCompletionFunc("aws-profile", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return check.AWSProfiles(), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("aws-region", cobra.NoFileCompletions)
+	_ = cmd.RegisterFlagCompletionFunc("aws-ccm-principal", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("migration-lease-holder", cobra.FixedCompletions([]string{check.LeaseKCM, check.LeaseCCM}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd, f
 }
