@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -322,21 +323,17 @@ func (r *awsReader) describeInstances(ctx context.Context, filter string, values
 	for chunk := range slices.Chunk(values, awsFilterValues) {
 		p := ec2.NewDescribeInstancesPaginator(r.ec2, &ec2.DescribeInstancesInput{
 			Filters: []ec2types.Filter{{Name: aws.String(filter), Values: chunk}}, MaxResults: aws.Int32(1000)})
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
-			if !r.done(AreaInstance, "ec2:DescribeInstances", err) {
-				return
-			}
-			for _, res := range out.Reservations {
+		if !ec2Pages(ctx, r, AreaInstance, "ec2:DescribeInstances", p, func(page *ec2.DescribeInstancesOutput) {
+			for _, res := range page.Reservations {
 				for _, in := range res.Instances {
-					id := aws.ToString(in.InstanceId)
-					if seen[id] {
-						continue
+					if id := aws.ToString(in.InstanceId); !seen[id] {
+						seen[id] = true
+						r.acct.Instances = append(r.acct.Instances, instanceOf(in))
 					}
-					seen[id] = true
-					r.acct.Instances = append(r.acct.Instances, instanceOf(in))
 				}
 			}
+		}) {
+			return
 		}
 	}
 }
@@ -408,7 +405,7 @@ func (r *awsReader) vpcs(ctx context.Context) {
 		}
 	}
 	if len(dhcp) > 0 {
-		opts, err := r.ec2.DescribeDhcpOptions(ctx, &ec2.DescribeDhcpOptionsInput{DhcpOptionsIds: slices.Sorted(mapKeys(dhcp))})
+		opts, err := r.ec2.DescribeDhcpOptions(ctx, &ec2.DescribeDhcpOptionsInput{DhcpOptionsIds: slices.Sorted(maps.Keys(dhcp))})
 		if r.done(AreaInstance, "ec2:DescribeDhcpOptions", err) {
 			for _, o := range opts.DhcpOptions {
 				for _, c := range o.DhcpConfigurations {
@@ -426,14 +423,23 @@ func (r *awsReader) vpcs(ctx context.Context) {
 	r.mu.Unlock()
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
+// ec2Pager is an EC2 paginator of the SDK.
+type ec2Pager[P any] interface {
+	HasMorePages() bool
+	NextPage(context.Context, ...func(*ec2.Options)) (P, error)
+}
+
+// ec2Pages reads every page of an EC2 paginator, handing each to each and
+// recording every call; false when one failed (what was read is dropped).
+func ec2Pages[P any](ctx context.Context, r *awsReader, area, action string, p ec2Pager[P], each func(P)) bool {
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if !r.done(area, action, err) {
+			return false
 		}
+		each(page)
 	}
+	return true
 }
 
 // subnets reads the subnets of the instances' VPCs: one paged
@@ -444,15 +450,13 @@ func (r *awsReader) subnets(ctx context.Context) {
 		return
 	}
 	var out []AWSSubnet
-	p := ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{Filters: vpcFilter(ids)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if !r.done(AreaSubnet, "ec2:DescribeSubnets", err) {
-			return
-		}
-		for _, s := range page.Subnets {
-			out = append(out, AWSSubnet{ID: aws.ToString(s.SubnetId), VPC: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), Tags: tagsOf(s.Tags)})
-		}
+	if !ec2Pages(ctx, r, AreaSubnet, "ec2:DescribeSubnets", ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{Filters: vpcFilter(ids)}),
+		func(page *ec2.DescribeSubnetsOutput) {
+			for _, s := range page.Subnets {
+				out = append(out, AWSSubnet{ID: aws.ToString(s.SubnetId), VPC: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), Tags: tagsOf(s.Tags)})
+			}
+		}) {
+		return
 	}
 	r.mu.Lock()
 	r.acct.Subnets = out
@@ -466,15 +470,13 @@ func (r *awsReader) securityGroups(ctx context.Context) {
 		return
 	}
 	var out []AWSSecurityGroup
-	p := ec2.NewDescribeSecurityGroupsPaginator(r.ec2, &ec2.DescribeSecurityGroupsInput{Filters: vpcFilter(ids)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if !r.done(AreaSecurityGroup, "ec2:DescribeSecurityGroups", err) {
-			return
-		}
-		for _, g := range page.SecurityGroups {
-			out = append(out, AWSSecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName), VPC: aws.ToString(g.VpcId), Tags: tagsOf(g.Tags)})
-		}
+	if !ec2Pages(ctx, r, AreaSecurityGroup, "ec2:DescribeSecurityGroups", ec2.NewDescribeSecurityGroupsPaginator(r.ec2, &ec2.DescribeSecurityGroupsInput{Filters: vpcFilter(ids)}),
+		func(page *ec2.DescribeSecurityGroupsOutput) {
+			for _, g := range page.SecurityGroups {
+				out = append(out, AWSSecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName), VPC: aws.ToString(g.VpcId), Tags: tagsOf(g.Tags)})
+			}
+		}) {
+		return
 	}
 	r.mu.Lock()
 	r.acct.SecurityGroups = out
@@ -488,29 +490,27 @@ func (r *awsReader) routeTables(ctx context.Context) {
 		return
 	}
 	var out []AWSRouteTable
-	p := ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: vpcFilter(ids)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if !r.done(AreaSubnet, "ec2:DescribeRouteTables", err) {
-			return
-		}
-		for _, t := range page.RouteTables {
-			rt := AWSRouteTable{ID: aws.ToString(t.RouteTableId), VPC: aws.ToString(t.VpcId)}
-			for _, a := range t.Associations {
-				if aws.ToBool(a.Main) {
-					rt.Main = true
+	if !ec2Pages(ctx, r, AreaSubnet, "ec2:DescribeRouteTables", ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: vpcFilter(ids)}),
+		func(page *ec2.DescribeRouteTablesOutput) {
+			for _, t := range page.RouteTables {
+				rt := AWSRouteTable{ID: aws.ToString(t.RouteTableId), VPC: aws.ToString(t.VpcId)}
+				for _, a := range t.Associations {
+					if aws.ToBool(a.Main) {
+						rt.Main = true
+					}
+					if s := aws.ToString(a.SubnetId); s != "" {
+						rt.Subnets = append(rt.Subnets, s)
+					}
 				}
-				if s := aws.ToString(a.SubnetId); s != "" {
-					rt.Subnets = append(rt.Subnets, s)
+				for _, route := range t.Routes {
+					if g := aws.ToString(route.GatewayId); g != "" {
+						rt.Gateways = append(rt.Gateways, g)
+					}
 				}
+				out = append(out, rt)
 			}
-			for _, route := range t.Routes {
-				if g := aws.ToString(route.GatewayId); g != "" {
-					rt.Gateways = append(rt.Gateways, g)
-				}
-			}
-			out = append(out, rt)
-		}
+		}) {
+		return
 	}
 	r.mu.Lock()
 	r.acct.RouteTables = out

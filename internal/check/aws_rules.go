@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -119,7 +120,7 @@ func awsAccountRule(v *View) []Finding {
 	}
 	if len(a.Endpoints) > 0 {
 		var eps []string
-		for _, s := range slices.Sorted(mapKeys(a.Endpoints)) {
+		for _, s := range slices.Sorted(maps.Keys(a.Endpoints)) {
 			eps = append(eps, s+" at "+a.Endpoints[s])
 		}
 		msg += "; endpoints: " + strings.Join(eps, ", ")
@@ -586,7 +587,7 @@ func subnetRule(v *View) []Finding {
 		}
 	}
 	var out []Finding
-	for _, vpc := range slices.Sorted(mapKeys(zonesOf)) {
+	for _, vpc := range slices.Sorted(maps.Keys(zonesOf)) {
 		zones := zonesOf[vpc]
 		sort.Strings(zones)
 		others := map[string]bool{}
@@ -646,7 +647,7 @@ func subnetRule(v *View) []Finding {
 			}
 			if len(shared) > 0 {
 				out = append(out, Finding{Area: AreaSubnet, Severity: Warning, Subject: joinAnd(shared),
-					Message: fmt.Sprintf("untagged, in a VPC where subnets are tagged for other clusters (%s): every cluster's CCM may pick it for its %s load balancers", strings.Join(slices.Sorted(mapKeys(others)), ", "), kind),
+					Message: fmt.Sprintf("untagged, in a VPC where subnets are tagged for other clusters (%s): every cluster's CCM may pick it for its %s load balancers", strings.Join(slices.Sorted(maps.Keys(others)), ", "), kind),
 					Fix:     fmt.Sprintf("tag the subnets this cluster's load balancers should use %s%s=shared, and the others for their clusters", tagClusterPrefix, id)})
 			}
 		}
