@@ -61,7 +61,9 @@ type awsReader struct {
 	// fatal is set by a read whose failure no other read can outlive:
 	// credentials refused or expired.
 	fatal error
-	reads int // successful reads
+	// vpcIDs are the instances' VPCs, once the instances are read.
+	vpcIDs []string
+	reads  int // successful reads
 }
 
 // collectAWS reads the account the cluster's nodes run in.
@@ -117,6 +119,12 @@ func (s *Snapshot) collectAWS(ctx context.Context) error {
 	if r.fatal != nil {
 		return r.fatal
 	}
+	for _, in := range acct.Instances {
+		if in.VPC != "" {
+			r.vpcIDs = append(r.vpcIDs, in.VPC)
+		}
+	}
+	r.vpcIDs = slices.Compact(slices.Sorted(slices.Values(r.vpcIDs)))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, awsParallel)
 	for _, read := range []func(context.Context){r.vpcs, r.subnets, r.securityGroups, r.routeTables, r.zones, r.principals, r.classicELBs, r.elbv2s} {
@@ -371,24 +379,13 @@ func tagsOf(tags []ec2types.Tag) map[string]string {
 	return m
 }
 
-// vpcIDs are the instances' VPCs.
-func (r *awsReader) vpcIDs() []string {
-	var ids []string
-	for _, in := range r.acct.Instances {
-		if in.VPC != "" {
-			ids = append(ids, in.VPC)
-		}
-	}
-	return slices.Compact(slices.Sorted(slices.Values(ids)))
-}
-
 func vpcFilter(ids []string) []ec2types.Filter {
 	return []ec2types.Filter{{Name: aws.String("vpc-id"), Values: ids}}
 }
 
 // vpcs reads the VPCs and their DHCP options' domain names.
 func (r *awsReader) vpcs(ctx context.Context) {
-	ids := r.vpcIDs()
+	ids := r.vpcIDs
 	if len(ids) == 0 {
 		return
 	}
@@ -445,7 +442,7 @@ func ec2Pages[P any](ctx context.Context, r *awsReader, area, action string, p e
 // subnets reads the subnets of the instances' VPCs: one paged
 // DescribeSubnets for them all.
 func (r *awsReader) subnets(ctx context.Context) {
-	ids := r.vpcIDs()
+	ids := r.vpcIDs
 	if len(ids) == 0 {
 		return
 	}
@@ -465,7 +462,7 @@ func (r *awsReader) subnets(ctx context.Context) {
 
 // securityGroups reads the security groups of the instances' VPCs.
 func (r *awsReader) securityGroups(ctx context.Context) {
-	ids := r.vpcIDs()
+	ids := r.vpcIDs
 	if len(ids) == 0 {
 		return
 	}
@@ -485,7 +482,7 @@ func (r *awsReader) securityGroups(ctx context.Context) {
 
 // routeTables reads the route tables of the instances' VPCs.
 func (r *awsReader) routeTables(ctx context.Context) {
-	ids := r.vpcIDs()
+	ids := r.vpcIDs
 	if len(ids) == 0 {
 		return
 	}
@@ -593,12 +590,13 @@ func (r *awsReader) principals(ctx context.Context) {
 // controlPlaneInstances are the instances of the control-plane nodes.
 func (r *awsReader) controlPlaneInstances() []AWSInstance {
 	var out []AWSInstance
+	idx := indexInstances(r.acct.Instances)
 	for i := range r.s.Nodes {
 		n := &r.s.Nodes[i]
 		if cp, _, _ := controlPlane(n); !cp {
 			continue
 		}
-		if in, ok := instanceOfNode(r.acct, n, true); ok {
+		if in, ok := idx.ofNode(n, true); ok {
 			out = append(out, in)
 		}
 	}
@@ -705,36 +703,42 @@ func (s *Snapshot) ccmRelease() string {
 // latestIAMRelease stands for a CCM of unknown release.
 const latestIAMRelease = "v1.35.3"
 
-// instanceOfNode is the instance the CCM finds for a node: by its
-// providerID's instance ID, else by its name (an instance ID, or the
-// private DNS name of a non-terminated instance; cuts: the release cuts a
-// name that is an instance ID at the first dot). ok is false when none.
-func instanceOfNode(a *AWSAccount, n *corev1.Node, cuts bool) (AWSInstance, bool) {
+// instanceIndex finds the instances read by ID and, the non-terminated
+// ones (the CCM's filter), by private DNS name.
+type instanceIndex struct {
+	byID, byDNS map[string]AWSInstance
+}
+
+func indexInstances(ins []AWSInstance) instanceIndex {
+	x := instanceIndex{byID: make(map[string]AWSInstance, len(ins)), byDNS: make(map[string]AWSInstance, len(ins))}
+	for _, in := range ins {
+		x.byID[in.ID] = in
+		if in.PrivateDNSName != "" && in.State != "terminated" {
+			x.byDNS[in.PrivateDNSName] = in
+		}
+	}
+	return x
+}
+
+// ofNode is the instance the CCM finds for a node: by its providerID's
+// instance ID, else by its name (an instance ID, or the private DNS name
+// of a non-terminated instance; cuts: the release cuts a name that is an
+// instance ID at the first dot). ok is false when none.
+func (x instanceIndex) ofNode(n *corev1.Node, cuts bool) (AWSInstance, bool) {
 	if n.Spec.ProviderID != "" {
 		id, fargate, ok := instanceIDOf(n.Spec.ProviderID)
 		if !ok || fargate {
 			return AWSInstance{}, false
 		}
-		return a.instance(id)
+		in, ok := x.byID[id]
+		return in, ok
 	}
 	if id, ok := nameAsInstanceID(n.Name, cuts); ok {
-		return a.instance(id)
+		in, ok := x.byID[id]
+		return in, ok
 	}
-	for _, in := range a.Instances {
-		if in.PrivateDNSName == n.Name && in.State != "terminated" {
-			return in, true
-		}
-	}
-	return AWSInstance{}, false
-}
-
-func (a *AWSAccount) instance(id string) (AWSInstance, bool) {
-	for _, in := range a.Instances {
-		if in.ID == id {
-			return in, true
-		}
-	}
-	return AWSInstance{}, false
+	in, ok := x.byDNS[n.Name]
+	return in, ok
 }
 
 // unread is what could not be read for an area.

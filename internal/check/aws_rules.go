@@ -133,10 +133,36 @@ func awsAccountRule(v *View) []Finding {
 	return append([]Finding{{Area: AreaAWS, Severity: Info, Message: msg}}, v.unreadFindings(AreaAWS)...)
 }
 
-// clusterID is the cluster ID the CCM runs with: the cloud config's
+// awsView is what the AWS rules share, worked out once per view: the
+// instances by ID and name, the nodes whose instance the CCM finds, and
+// the cluster ID.
+type awsView struct {
+	index                instanceIndex
+	nodes                []nodeInstance
+	clusterID, clusterBy string
+}
+
+// newAWSView works out the AWS rules' shared view of an account.
+func (v *View) newAWSView() *awsView {
+	av := &awsView{index: indexInstances(v.AWS.Instances)}
+	cuts := v.cutsInstanceIDNames()
+	for i := range v.Nodes {
+		n := v.Nodes[i].node
+		if in, ok := av.index.ofNode(n, cuts); ok {
+			av.nodes = append(av.nodes, nodeInstance{n, in})
+		}
+	}
+	av.clusterID, av.clusterBy = v.findClusterID(av.nodes)
+	return av
+}
+
+// clusterID is the cluster ID the CCM runs with, and where it comes from.
+func (v *View) clusterID() (id, from string) { return v.aws.clusterID, v.aws.clusterBy }
+
+// findClusterID is the cluster ID the CCM runs with: the cloud config's
 // KubernetesClusterID or KubernetesClusterTag, else the one the nodes'
 // instances carry most. from says which.
-func (v *View) clusterID() (id, from string) {
+func (v *View) findClusterID(nodes []nodeInstance) (id, from string) {
 	if v.CloudConfig != nil {
 		if id := globalSetting(v.CloudConfig.Text, "KubernetesClusterID"); id != "" {
 			return id, "the cloud config's KubernetesClusterID"
@@ -146,7 +172,7 @@ func (v *View) clusterID() (id, from string) {
 		}
 	}
 	count := map[string]int{}
-	for _, in := range v.nodeInstances() {
+	for _, in := range nodes {
 		for _, id := range clusterIDsOf(in.instance.Tags) {
 			count[id]++
 		}
@@ -170,16 +196,7 @@ type nodeInstance struct {
 }
 
 // nodeInstances are the nodes whose instance the CCM finds.
-func (v *View) nodeInstances() []nodeInstance {
-	var out []nodeInstance
-	for i := range v.Nodes {
-		n := v.Nodes[i].node
-		if in, ok := instanceOfNode(v.AWS, n, v.cutsInstanceIDNames()); ok {
-			out = append(out, nodeInstance{n, in})
-		}
-	}
-	return out
-}
+func (v *View) nodeInstances() []nodeInstance { return v.aws.nodes }
 
 // instanceRule: per node, the instance the CCM looks up exists and runs,
 // and the node's name or providerID is what the release looks up.
@@ -224,7 +241,7 @@ func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool)
 		case fargate:
 			return is, false
 		}
-		in, found := a.instance(iid)
+		in, found := v.aws.index.byID[iid]
 		switch {
 		case !found || in.State == "terminated":
 			is.Severity = Error
@@ -247,7 +264,7 @@ func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool)
 			is.Fix = "use a later CCM release of the cluster's minor"
 			return is, true
 		}
-		in, found := a.instance(name)
+		in, found := v.aws.index.byID[name]
 		if !found || in.State == "terminated" {
 			is.Severity = Error
 			is.Message = fmt.Sprintf("the CCM reads its name as instance %s, which is not in %s", name, a.Region)
@@ -257,13 +274,9 @@ func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool)
 		is.Severity, is.Message = OK, "its name is its instance's ID, which the CCM looks up"
 		return is, true
 	}
-	for _, in := range a.Instances {
-		if in.PrivateDNSName != n.Name || in.State == "terminated" {
-			continue
-		}
+	if in, ok := v.aws.index.byDNS[n.Name]; ok {
 		if clusterID != "" && !hasClusterTag(in.Tags, clusterID) {
 			is.Severity = Error
-			is.Subjects = nil
 			is.Message = fmt.Sprintf("its instance lacks the tag %s%s: the CCM looks a node up by name among the cluster's instances only, so it never initialises this node", tagClusterPrefix, clusterID)
 			is.note = in.ID
 			is.fix = func(ids []string) string {
@@ -344,45 +357,33 @@ func clusterIDRule(v *View) []Finding {
 			Message: "no instance of a node carries kubernetes.io/cluster/<ID> (or KubernetesCluster) and the cloud config names no KubernetesClusterID: the CCM exits at start (AWS cloud failed to find ClusterID)",
 			Fix:     "tag every node's instance (and the cluster's subnets and node security group) kubernetes.io/cluster/<ID>=owned, and set KubernetesClusterID = <ID> in the cloud config"})
 	}
-	var missing, other, several []string
+	missing := Finding{Area: AreaClusterID, Severity: Error,
+		Message: fmt.Sprintf("no cluster tag (cluster %s, from %s): the CCM finds such an instance by name only when tagged, and leaves it out of every load balancer and its security group rules", id, from)}
+	tagFix := func(ids []string) string {
+		return fmt.Sprintf("aws ec2 create-tags --resources %s --tags Key=%s%s,Value=owned", strings.Join(ids, " "), tagClusterPrefix, id)
+	}
+	other := Finding{Area: AreaClusterID, Severity: Error,
+		Message: fmt.Sprintf("tagged for another cluster than %s (from %s): the CCM leaves it out as it does an untagged one", id, from),
+		Fix:     "tag it for cluster " + id + ", or correct KubernetesClusterID in the cloud config"}
+	several := Finding{Area: AreaClusterID, Severity: Error,
+		Message: "a control-plane instance tagged for several clusters: without KubernetesClusterID in the cloud config the CCM reads its own instance's tags and exits at start (Found multiple cluster tags)",
+		Fix:     "set KubernetesClusterID = " + id + " in the cloud config, or remove the other cluster's tag"}
+	var issues []nodeIssue
 	for _, ni := range nis {
 		ids := clusterIDsOf(ni.instance.Tags)
 		switch {
 		case hasClusterTag(ni.instance.Tags, id):
 			if cp, _, _ := controlPlane(ni.node); cp && len(ids) > 1 && !strings.HasPrefix(from, "the cloud config") {
-				several = append(several, ni.instance.ID+" ("+strings.Join(ids, ", ")+")")
+				issues = append(issues, nodeIssue{node: ni.instance.ID + " (" + strings.Join(ids, ", ") + ")", Finding: several})
 			}
 		case len(ids) > 0:
-			other = append(other, ni.instance.ID+" (node "+ni.node.Name+", tagged for "+strings.Join(ids, ", ")+")")
+			issues = append(issues, nodeIssue{node: ni.instance.ID + " (node " + ni.node.Name + ", tagged for " + strings.Join(ids, ", ") + ")", Finding: other})
 		default:
-			missing = append(missing, ni.instance.ID)
+			issues = append(issues, nodeIssue{node: ni.instance.ID, Finding: missing, note: ni.instance.ID, fix: tagFix})
 		}
 	}
-	tagFix := fmt.Sprintf("aws ec2 create-tags --resources INSTANCE-IDS --tags Key=%s%s,Value=owned", tagClusterPrefix, id)
-	if len(missing) > 0 {
-		f := Finding{Area: AreaClusterID, Severity: Error, Subject: fmt.Sprintf("%d %s", len(missing), plural(len(missing), "instance", "instances")) + ": " + someOf(missing),
-			Message: fmt.Sprintf("no cluster tag (cluster %s, from %s): the CCM finds such an instance by name only when tagged, and leaves it out of every load balancer and its security group rules", id, from),
-			Fix:     strings.Replace(tagFix, "INSTANCE-IDS", strings.Join(missing, " "), 1)}
-		if len(missing) > 1 {
-			f.Subjects, f.Count = missing, len(missing)
-		}
-		out = append(out, f)
-	}
-	if len(other) > 0 {
-		f := Finding{Area: AreaClusterID, Severity: Error, Subject: fmt.Sprintf("%d %s", len(other), plural(len(other), "instance", "instances")) + ": " + someOf(other),
-			Message: fmt.Sprintf("tagged for another cluster than %s (from %s): the CCM leaves it out as it does an untagged one", id, from),
-			Fix:     "tag it for cluster " + id + ", or correct KubernetesClusterID in the cloud config"}
-		if len(other) > 1 {
-			f.Subjects, f.Count = other, len(other)
-		}
-		out = append(out, f)
-	}
-	if len(several) > 0 {
-		out = append(out, Finding{Area: AreaClusterID, Severity: Error, Subject: someOf(several),
-			Message: "a control-plane instance tagged for several clusters: without KubernetesClusterID in the cloud config the CCM reads its own instance's tags and exits at start (Found multiple cluster tags)",
-			Fix:     "set KubernetesClusterID = " + id + " in the cloud config, or remove the other cluster's tag"})
-	}
-	if len(missing) == 0 && len(other) == 0 && len(several) == 0 {
+	out = append(out, groupOf(issues, "instance", "instances")...)
+	if len(issues) == 0 {
 		out = append(out, Finding{Area: AreaClusterID, Severity: OK, Subject: "cluster " + id,
 			Message: fmt.Sprintf("every node's instance (%d) carries its tag (the ID from %s)", len(nis), from)})
 	}

@@ -121,6 +121,10 @@ func TestAWSFaults(t *testing.T) {
 			AreaInstance, Error, []string{cpNamed, "lacks the tag kubernetes.io/cluster/c1", "aws ec2 create-tags --resources i-0789"}},
 		{"the same, as the cluster-id area says it", func(s *Snapshot) { s.AWS.Instances[1].Tags = nil },
 			AreaClusterID, Error, []string{"i-0789", "no cluster tag", "leaves it out of every load balancer"}},
+		{"two instances without the cluster tag, one finding", func(s *Snapshot) {
+			s.AWS.Instances[0].Tags, s.AWS.Instances[1].Tags = nil, nil
+			s.CloudConfig = &CloudConfig{From: "ConfigMap kube-system/cc (key cloud.conf)", Text: "[Global]\nKubernetesClusterID = c1\n"}
+		}, AreaClusterID, Error, []string{"2 instances: i-0123 and i-0789", "no cluster tag (cluster c1, from the cloud config's KubernetesClusterID)", "--resources i-0123 i-0789 --tags"}},
 		{"instance tagged for another cluster", func(s *Snapshot) { s.AWS.Instances[0].Tags = map[string]string{"kubernetes.io/cluster/c2": "owned"} },
 			AreaClusterID, Error, []string{"i-0123", "tagged for c2", "another cluster"}},
 		{"no cluster ID at all", func(s *Snapshot) { s.AWS.Instances[0].Tags, s.AWS.Instances[1].Tags = nil, nil },
@@ -249,7 +253,8 @@ func TestAWSOutput(t *testing.T) {
 	out := b.String()
 	t.Log("\n" + out)
 	for _, want := range []string{
-		"  ✗ cluster-id      1 instance: i-0789: no cluster tag",
+		"  ✗ cluster-id      instance i-0789: no cluster tag",
+		"                    → aws ec2 create-tags --resources i-0789 --tags Key=kubernetes.io/cluster/c1,Value=owned",
 		"  · load-balancer   elasticloadbalancing:DescribeLoadBalancers: could not read: AWS refused check elasticloadbalancing:DescribeLoadBalancers (AccessDenied)",
 		"                    → grant elasticloadbalancing:DescribeLoadBalancers to the identity check runs as",
 		"  ✓ security-group  2 instances: i-0123 and i-0789: one security group tagged",

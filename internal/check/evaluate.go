@@ -25,6 +25,8 @@ type View struct {
 	Leases []LeaseReport
 	// region is the cluster's AWS region as its nodes show it.
 	region string
+	// aws is what the AWS rules share; nil without check --aws.
+	aws *awsView
 }
 
 // Evaluate judges a snapshot: every rule of Rules over its view, into a
@@ -94,6 +96,9 @@ func NewView(s *Snapshot) *View {
 	}
 	for i := range s.Nodes {
 		v.Nodes = append(v.Nodes, v.describeNode(&s.Nodes[i]))
+	}
+	if s.AWS != nil {
+		v.aws = v.newAWSView()
 	}
 	return v
 }
