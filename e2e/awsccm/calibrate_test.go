@@ -238,13 +238,21 @@ func calTwoGroups(t *testing.T, r awsccm.Release, stream []byte) (string, string
 	if len(sgl) != 1 || exit != 1 {
 		t.Errorf("check --aws (exit %d): want a ✗ security-group line naming %s:\n%s", exit, target.instance.ID, out)
 	}
-	noOtherErrors(t, out, sgl)
+	return c.failsLoadBalancer(t, out, sgl, ns, fmt.Sprintf("cal-groups-%d", r.Minor()), "Multiple tagged security groups found")
+}
+
+// failsLoadBalancer is the CCM's side of a row whose fault check found
+// (lines, the only ✗ lines of the AWS areas): the CCM initialises every
+// node, and the load balancer of a new Service fails with want.
+func (c *ccm) failsLoadBalancer(t *testing.T, out string, lines []string, ns []node, service, want string) (string, string) {
+	t.Helper()
+	noOtherErrors(t, out, lines)
 	c.waitNodes(t, ns)
-	host, failure := c.loadBalancer(t, fmt.Sprintf("cal-groups-%d", r.Minor()))
-	if host != "" || !strings.Contains(failure, "Multiple tagged security groups found") {
-		t.Errorf("the AWS CCM %s: load balancer %q, failure %q: want the failure Multiple tagged security groups found", r.Version, host, failure)
+	host, failure := c.loadBalancer(t, service)
+	if host != "" || !strings.Contains(failure, want) {
+		t.Errorf("the AWS CCM %s: load balancer %q, failure %q: want the failure %s", c.release.Version, host, failure, want)
 	}
-	return strings.Join(sgl, "; "), fmt.Sprintf("initialised %d/%d nodes; ELB failed: %s", len(ns), len(ns), failure)
+	return strings.Join(lines, "; "), fmt.Sprintf("initialised %d/%d nodes; ELB failed: %s", len(ns), len(ns), failure)
 }
 
 // calNoPublicSubnet: the cluster's subnet loses its route to the internet
@@ -269,13 +277,7 @@ func calNoPublicSubnet(t *testing.T, r awsccm.Release, stream []byte) (string, s
 	if len(sub) != 1 || exit != 1 {
 		t.Errorf("check --aws (exit %d): want a ✗ subnet line for internet-facing load balancers (could not find any suitable subnets):\n%s", exit, out)
 	}
-	noOtherErrors(t, out, sub)
-	c.waitNodes(t, ns)
-	host, failure := c.loadBalancer(t, fmt.Sprintf("cal-subnet-%d", r.Minor()))
-	if host != "" || !strings.Contains(failure, "could not find any suitable subnets") {
-		t.Errorf("the AWS CCM %s: load balancer %q, failure %q: want the failure could not find any suitable subnets", r.Version, host, failure)
-	}
-	return strings.Join(sub, "; "), fmt.Sprintf("initialised %d/%d nodes; ELB failed: %s", len(ns), len(ns), failure)
+	return c.failsLoadBalancer(t, out, sub, ns, fmt.Sprintf("cal-subnet-%d", r.Minor()), "could not find any suitable subnets")
 }
 
 // calNoDescribeAZs: the CCM's IAM user has the release's prerequisites
