@@ -16,20 +16,6 @@ import (
 // The AWS rules (check --aws): each judges the account as the CCM release
 // that runs, or will run, would use it, and returns nothing without --aws.
 
-// awsRules are appended to Rules.
-var awsRules = []Rule{
-	{"aws account", awsAccountRule},
-	{"instance", instanceRule},
-	{"cluster id", clusterIDRule},
-	{"security group", securityGroupRule},
-	{"subnet", subnetRule},
-	{"iam simulation", iamSimulationRule},
-	{"metadata", metadataRule},
-	{"load balancer", loadBalancerRule},
-}
-
-func init() { Rules = append(Rules, awsRules...) }
-
 // awsArea tells the areas of AWS findings; iam's findings from AWS are
 // those about principals (the events' denials are the cluster's).
 func awsArea(area string) bool {
@@ -40,12 +26,9 @@ func awsArea(area string) bool {
 	return false
 }
 
-// release is the CCM release the AWS rules judge for.
-func (v *View) release() string { return v.ccmRelease() }
-
 // releaseAtLeast tells whether the CCM release is at least min.
 func (v *View) releaseAtLeast(min string) bool {
-	r, err := version.ParseGeneric(v.release())
+	r, err := version.ParseGeneric(v.ccmRelease())
 	if err != nil {
 		return true
 	}
@@ -56,7 +39,7 @@ func (v *View) releaseAtLeast(min string) bool {
 // i-0abc.REGION.compute.internal as instance i-0abc (v1.26.11+, v1.27.2,
 // v1.28.0+); v1.26.0 sends the whole name to EC2.
 func (v *View) cutsInstanceIDNames() bool {
-	r, err := version.ParseGeneric(v.release())
+	r, err := version.ParseGeneric(v.ccmRelease())
 	if err != nil {
 		return true
 	}
@@ -76,7 +59,7 @@ func (v *View) cutsInstanceIDNames() bool {
 // v1.25.15, v1.26.11, v1.27.6 and v1.28.0 log it instead; fixed is the
 // first such release of the minor.
 func (v *View) panicsOnProviderID() (fixed string, panics bool) {
-	r, err := version.ParseGeneric(v.release())
+	r, err := version.ParseGeneric(v.ccmRelease())
 	if err != nil || r.Major() != 1 {
 		return "", false
 	}
@@ -222,7 +205,7 @@ func instanceRule(v *View) []Finding {
 func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool) {
 	a := v.AWS
 	is := nodeIssue{node: n.Name, Finding: Finding{Area: AreaInstance}}
-	tag := v.release()
+	tag := v.ccmRelease()
 	if pid := n.Spec.ProviderID; pid != "" {
 		iid, fargate, ok := instanceIDOf(pid)
 		switch {
@@ -664,7 +647,7 @@ func iamSimulationRule(v *View) []Finding {
 		return nil
 	}
 	out := v.unreadFindings(AreaIAM)
-	tag := v.release()
+	tag := v.ccmRelease()
 	actions := upstream.IAMControlPlane(tag)
 	for _, s := range a.Simulations {
 		var denied []string
