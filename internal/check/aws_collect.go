@@ -439,56 +439,48 @@ func ec2Pages[P any](ctx context.Context, r *awsReader, area, action string, p e
 	return true
 }
 
-// subnets reads the subnets of the instances' VPCs: one paged
-// DescribeSubnets for them all.
-func (r *awsReader) subnets(ctx context.Context) {
-	ids := r.vpcIDs
-	if len(ids) == 0 {
+// vpcRead reads every page of one EC2 read over the instances' VPCs
+// into dst, all or nothing.
+func vpcRead[P, T any](ctx context.Context, r *awsReader, area, action string, p ec2Pager[P], items func(P) []T, dst *[]T) {
+	if len(r.vpcIDs) == 0 {
 		return
 	}
-	var out []AWSSubnet
-	if !ec2Pages(ctx, r, AreaSubnet, "ec2:DescribeSubnets", ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{Filters: vpcFilter(ids)}),
-		func(page *ec2.DescribeSubnetsOutput) {
-			for _, s := range page.Subnets {
-				out = append(out, AWSSubnet{ID: aws.ToString(s.SubnetId), VPC: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), Tags: tagsOf(s.Tags)})
-			}
-		}) {
+	var out []T
+	if !ec2Pages(ctx, r, area, action, p, func(page P) { out = append(out, items(page)...) }) {
 		return
 	}
 	r.mu.Lock()
-	r.acct.Subnets = out
+	*dst = out
 	r.mu.Unlock()
+}
+
+// subnets reads the subnets of the instances' VPCs: one paged
+// DescribeSubnets for them all.
+func (r *awsReader) subnets(ctx context.Context) {
+	vpcRead(ctx, r, AreaSubnet, "ec2:DescribeSubnets", ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{Filters: vpcFilter(r.vpcIDs)}),
+		func(page *ec2.DescribeSubnetsOutput) (out []AWSSubnet) {
+			for _, s := range page.Subnets {
+				out = append(out, AWSSubnet{ID: aws.ToString(s.SubnetId), VPC: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), Tags: tagsOf(s.Tags)})
+			}
+			return out
+		}, &r.acct.Subnets)
 }
 
 // securityGroups reads the security groups of the instances' VPCs.
 func (r *awsReader) securityGroups(ctx context.Context) {
-	ids := r.vpcIDs
-	if len(ids) == 0 {
-		return
-	}
-	var out []AWSSecurityGroup
-	if !ec2Pages(ctx, r, AreaSecurityGroup, "ec2:DescribeSecurityGroups", ec2.NewDescribeSecurityGroupsPaginator(r.ec2, &ec2.DescribeSecurityGroupsInput{Filters: vpcFilter(ids)}),
-		func(page *ec2.DescribeSecurityGroupsOutput) {
+	vpcRead(ctx, r, AreaSecurityGroup, "ec2:DescribeSecurityGroups", ec2.NewDescribeSecurityGroupsPaginator(r.ec2, &ec2.DescribeSecurityGroupsInput{Filters: vpcFilter(r.vpcIDs)}),
+		func(page *ec2.DescribeSecurityGroupsOutput) (out []AWSSecurityGroup) {
 			for _, g := range page.SecurityGroups {
 				out = append(out, AWSSecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName), VPC: aws.ToString(g.VpcId), Tags: tagsOf(g.Tags)})
 			}
-		}) {
-		return
-	}
-	r.mu.Lock()
-	r.acct.SecurityGroups = out
-	r.mu.Unlock()
+			return out
+		}, &r.acct.SecurityGroups)
 }
 
 // routeTables reads the route tables of the instances' VPCs.
 func (r *awsReader) routeTables(ctx context.Context) {
-	ids := r.vpcIDs
-	if len(ids) == 0 {
-		return
-	}
-	var out []AWSRouteTable
-	if !ec2Pages(ctx, r, AreaSubnet, "ec2:DescribeRouteTables", ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: vpcFilter(ids)}),
-		func(page *ec2.DescribeRouteTablesOutput) {
+	vpcRead(ctx, r, AreaSubnet, "ec2:DescribeRouteTables", ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: vpcFilter(r.vpcIDs)}),
+		func(page *ec2.DescribeRouteTablesOutput) (out []AWSRouteTable) {
 			for _, t := range page.RouteTables {
 				rt := AWSRouteTable{ID: aws.ToString(t.RouteTableId), VPC: aws.ToString(t.VpcId)}
 				for _, a := range t.Associations {
@@ -506,12 +498,8 @@ func (r *awsReader) routeTables(ctx context.Context) {
 				}
 				out = append(out, rt)
 			}
-		}) {
-		return
-	}
-	r.mu.Lock()
-	r.acct.RouteTables = out
-	r.mu.Unlock()
+			return out
+		}, &r.acct.RouteTables)
 }
 
 // zones reads the zones' types (the CCM from v1.26.1 leaves a load
