@@ -8,42 +8,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
 	"helm.sh/helm/v3/pkg/provenance"
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
-// testKey is an OpenPGP key made for the test, and a keyring file holding
-// its public part.
+// testKey is an OpenPGP key made for the test.
 type testKey struct {
-	entity  *openpgp.Entity
+	testtools.PGPKey
 	keyring string
 }
 
 func newKey(t *testing.T, name string) testKey {
 	t.Helper()
-	e, err := openpgp.NewEntity(name, "test", name+"@example.com", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring := filepath.Join(t.TempDir(), "pubring.gpg")
-	f, err := os.Create(ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := e.Serialize(f); err != nil {
-		t.Fatal(err)
-	}
-	return testKey{entity: e, keyring: ring}
+	k := testtools.NewPGPKey(t, name)
+	return testKey{PGPKey: k, keyring: k.PublicRing}
 }
 
 // sign writes the provenance file of a chart package, signed by the key.
 func (k testKey) sign(t *testing.T, pkg string) {
 	t.Helper()
-	prov, err := (&provenance.Signatory{Entity: k.entity}).ClearSign(pkg)
+	prov, err := (&provenance.Signatory{Entity: k.Entity}).ClearSign(pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
