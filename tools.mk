@@ -39,8 +39,9 @@
 # and the fake-cloud CCM are one Kubernetes release (e2e/tools/kube), and
 # the e2e module's client libraries are pinned to the same release; the
 # leader migration tests run on the 1.26 control plane (e2e/tools/kube126),
-# which shares etcd with it. Each binary is its own target, so make -j
-# builds them side by side. A binary is rebuilt
+# which shares etcd with it. Each module's binaries are one target, built by
+# one go build (their shared packages compile once), and the modules are
+# built side by side by make -j. A binary is rebuilt
 # only when its module (go.mod, go.sum, sources) or this file is newer than
 # it; the Go build cache makes a rebuild after a small change quick.
 
@@ -157,33 +158,31 @@ kube-stamp = cd $(TOOLS)/$(1) && v=$(call tool-version,k8s.io/kubernetes) && \
 
 KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
 
-$(KUBE_APISERVER): $(KUBE_MODULE)
-	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
-	@touch $@
-
-$(KUBE_CONTROLLER_MANAGER): $(KUBE_MODULE)
-	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
-	@touch $@
+# One go build for the three binaries of a release: the packages they share
+# (most of Kubernetes) compile once; builds side by side would each compile
+# them before the cache held them. A grouped target (&:), so that make runs
+# the recipe once for the three.
+$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) &: $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
+	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $(BIN)/ \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./cmd/cloud-controller-manager-fake
+	@touch $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM)
 
 $(KUBECTL): $(KUBE_MODULE)
 	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kubectl
-	@touch $@
-
-$(FAKE_CCM): $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
-	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ ./cmd/cloud-controller-manager-fake
 	@touch $@
 
 # The control plane of the clusters that migrate (the last release with the
 # in-tree AWS provider), from e2e/tools/kube126, stamped the same way.
 KUBE126_MODULE := $(TOOLS)/kube126/go.mod $(TOOLS)/kube126/go.sum $(TOOLS_MK)
 
-$(KUBE_APISERVER_126): $(KUBE126_MODULE)
-	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
-	@touch $@
-
-$(KUBE_CONTROLLER_MANAGER_126): $(KUBE126_MODULE)
-	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
-	@touch $@
+# Built into a directory of their own, then given the -1.26 names.
+$(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) &: $(KUBE126_MODULE)
+	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $(BIN)/.kube126/ \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+	mv -f $(BIN)/.kube126/kube-apiserver $(KUBE_APISERVER_126)
+	mv -f $(BIN)/.kube126/kube-controller-manager $(KUBE_CONTROLLER_MANAGER_126)
+	@rmdir $(BIN)/.kube126
+	@touch $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126)
 
 # A reader is built with its minor's module file and the build tag
 # lmreader1.<minor>, which picks the file listing the API versions that
