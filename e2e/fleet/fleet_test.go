@@ -667,3 +667,37 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	}
 	t.Logf("what Fleet's user sees from check:\n%s", strings.Join(shown, "\n"))
 }
+
+// TestFleetFailsOnOtherNames: with chart values that rename the CCM's
+// objects (nameOverride), the component's patches find no DaemonSet and
+// Fleet's deployer fails instead of installing the chart unpatched: the
+// error the agent puts on the BundleDeployment, and nothing on stdout.
+func TestFleetFailsOnOtherNames(t *testing.T) {
+	dir := bundleCopy(t)
+	path := filepath.Join(dir, "fleet.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "  releaseName: " + releaseName + "\n"
+	testtools.WriteFile(t, path, []byte(strings.Replace(string(b), line, line+"  values:\n    nameOverride: ccm\n", 1)))
+	d := target(t, apply(t, dir))["rke2-cluster"]
+	before := helmRevision(t)
+	out, errOut, err := deploy(t, d, false)
+	if err == nil || len(out) != 0 {
+		t.Fatalf("fleet deploy of a renamed chart: %v, stdout:\n%s", err, out)
+	}
+	want := `no matches for Id DaemonSet.v1.apps/aws-cloud-controller-manager.kube-system`
+	if !strings.Contains(string(errOut), want) {
+		t.Fatalf("fleet deploy's error does not say %q:\n%s", want, errOut)
+	}
+	if got := helmRevision(t); got != before {
+		t.Errorf("the release went from revision %d to %d on a failed deploy", before, got)
+	}
+	t.Logf("what Fleet says:\n%s", lastLine(errOut))
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
