@@ -1,6 +1,6 @@
 module github.com/aws-ccm-renderer/aws-ccm-renderer/e2e
 
-go 1.26.0
+go 1.26.7
 
 require (
 	github.com/aws-ccm-renderer/aws-ccm-renderer v0.0.0-00010101000000-000000000000
@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/iam v1.65.0
 	github.com/aws/smithy-go v1.28.9
+	github.com/k3s-io/helm-controller v0.17.9
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0
 	k8s.io/client-go v0.37.0
@@ -75,6 +76,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
+	k8s.io/apiextensions-apiserver v0.37.0 // indirect
 	k8s.io/component-helpers v0.37.0 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
