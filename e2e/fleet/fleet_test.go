@@ -534,9 +534,15 @@ func TestFleetDeploy(t *testing.T) {
 
 			placed := harness.Settle(t, cp.Client, releaseNamespace, releaseName)
 			want := harness.ControlPlaneNodes(fixtures[c.distro])
-			if got := harness.OnFixture(placed, fixtures[c.distro]); !slices.Equal(got, want) {
+			got := harness.OnFixture(placed, fixtures[c.distro])
+			if !slices.Equal(got, want) {
 				t.Errorf("the CCM's pods on the %s fixture: %v, want exactly its control-plane nodes %v", c.distro, got, want)
 			}
+			var ids []string
+			for _, o := range objs {
+				ids = append(ids, o.ID())
+			}
+			t.Logf("%s: Fleet picked %s and deployed %s; the CCM's pods on the %s fixture: %v", c.name, d.dir, strings.Join(ids, ", "), c.distro, got)
 			ds, err := cp.Client.AppsV1().DaemonSets(releaseNamespace).Get(ctx, releaseName, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
