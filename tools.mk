@@ -19,6 +19,10 @@
 #   e2e/tools/aws-ccm       bin/aws-cloud-controller-manager       the AWS CCM:
 #   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  the current
 #                                                     release, and the 1.26 one
+#   e2e/tools/fleet      bin/fleet                    the Fleet CLI (apply, target,
+#                                                     deploy: the agent's Helm
+#                                                     deployer), its pkg/apis at
+#                                                     the same release
 #   e2e/tools/lmreader   bin/lmreader-1.21 ...        a LeaderMigrationConfiguration
 #                        bin/lmreader-1.27            reader per Kubernetes minor:
 #                                                     one source, one module file
@@ -71,6 +75,7 @@ KUBE_APISERVER_126      := $(BIN)/kube-apiserver-1.26
 KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
 AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
 AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
+FLEET                   := $(BIN)/fleet
 
 # One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
 # a minor is adding its module file (and go.sum).
@@ -82,10 +87,10 @@ LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl
+.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl tools-fleet
 
 # The longest builds first, so that make -j starts them first.
-tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
+tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-fleet tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
@@ -100,6 +105,8 @@ tools-kubectl: $(KUBECTL) ## build kubectl (bin/) of the control plane's release
 tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## build etcd and the 1.26 kube-apiserver and kube-controller-manager the leader migration runs on (bin/)
 
 tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release and 1.26 (bin/)
+
+tools-fleet: $(FLEET) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
@@ -205,4 +212,15 @@ $(AWS_CCM): $(TOOLS)/aws-ccm/go.mod $(TOOLS)/aws-ccm/go.sum $(TOOLS_MK)
 
 $(AWS_CCM_126): $(TOOLS)/aws-ccm-1.26/go.mod $(TOOLS)/aws-ccm-1.26/go.sum $(TOOLS_MK)
 	cd $(TOOLS)/aws-ccm-1.26 && $(AWS_CCM_BUILD)
+	@touch $@
+
+# The Fleet CLI stamps its version as Fleet's release build does
+# (pkg/version: Version, GitCommit); the commit is the tag's, which the
+# module proxy's .info file beside the module's go.mod records.
+$(FLEET): $(TOOLS)/fleet/go.mod $(TOOLS)/fleet/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/fleet && v=$(call tool-version,github.com/rancher/fleet) && \
+	info=$$($(GO) list -m -f '{{.GoMod}}' github.com/rancher/fleet | sed 's/\.mod$$/.info/') && \
+	c=$$(sed -n 's/.*"Hash":"\([0-9a-f]\{8\}\).*/\1/p' "$$info") && \
+	$(TOOL_BUILD) -ldflags "-s -w -X github.com/rancher/fleet/pkg/version.Version=$$v -X github.com/rancher/fleet/pkg/version.GitCommit=$${c:-unknown}" \
+		-o $@ github.com/rancher/fleet/cmd/fleetcli
 	@touch $@

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ var fixtureDistros = []string{"rke", "rke2", "k3s", "kubeadm"}
 
 // fixtures holds every fixture node by distribution; all of them are in the
 // cluster at once, and tests judge each distribution's nodes separately.
-var fixtures = map[string][]corev1.Node{}
+var fixtures map[string][]corev1.Node
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -49,17 +48,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cp.Stop()
-	for _, d := range fixtureDistros {
-		nodes, err := harness.LoadNodes(filepath.Join(testtools.Root(), "testdata", "nodes", d+".yaml"))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "e2e:", err)
-			return 1
-		}
-		if err := cp.CreateNodes(ctx, nodes); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e:", err)
-			return 1
-		}
-		fixtures[d] = nodes
+	if fixtures, err = cp.CreateFixtures(ctx, testtools.Root(), fixtureDistros); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
 	}
 	fmt.Fprintf(os.Stderr, "e2e: control plane up with %d nodes in %s (%s)\n", countNodes(), time.Since(start).Round(time.Millisecond), cp.Dir)
 	code := m.Run()

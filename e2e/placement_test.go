@@ -1,22 +1,18 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -37,111 +33,29 @@ func install(t *testing.T, release string, renderer []string, extra ...string) (
 	return ns, release
 }
 
-// settle waits until the DaemonSet controller has acted on the current
-// generation and created a pod for every node it wants, and returns the
-// names of the nodes its pods are pinned to.
+// settle waits for the DaemonSet controller (harness.Settle) and returns
+// the nodes the DaemonSet's pods are pinned to.
 func settle(t *testing.T, ns, name string) []string {
 	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
-	var last string
-	stable := 0
-	for {
-		ds, err := cp.Client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes := podNodes(t, ds)
-		state := fmt.Sprintf("gen %d/%d desired %d pods %v", ds.Status.ObservedGeneration, ds.Generation, ds.Status.DesiredNumberScheduled, nodes)
-		if ds.Status.ObservedGeneration == ds.Generation && int(ds.Status.DesiredNumberScheduled) == len(nodes) {
-			if state == last {
-				stable++
-			} else {
-				stable = 0
-			}
-			if stable >= 2 {
-				return nodes
-			}
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("DaemonSet %s/%s did not settle: %s", ns, name, state)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return harness.Settle(t, cp.Client, ns, name)
 }
 
-// podNodes returns, sorted, the nodes the DaemonSet's pods are pinned to:
-// the DaemonSet controller writes each pod's node as a required node
-// affinity on metadata.name.
+// podNodes returns, sorted, the nodes the DaemonSet's pods are pinned to.
 func podNodes(t *testing.T, ds *appsv1.DaemonSet) []string {
 	t.Helper()
-	pods, err := cp.Client.CoreV1().Pods(ds.Namespace).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nodes []string
-	for _, p := range pods.Items {
-		if !ownedBy(p, ds) || p.DeletionTimestamp != nil {
-			continue
-		}
-		node := pinnedNode(p)
-		if node == "" {
-			t.Fatalf("pod %s has no node affinity on metadata.name", p.Name)
-		}
-		nodes = append(nodes, node)
-	}
-	sort.Strings(nodes)
-	return nodes
+	return harness.PodNodes(t, cp.Client, ds)
 }
 
-func ownedBy(p corev1.Pod, ds *appsv1.DaemonSet) bool {
-	for _, o := range p.OwnerReferences {
-		if o.UID == ds.UID {
-			return true
-		}
-	}
-	return false
-}
+func ownedBy(p corev1.Pod, ds *appsv1.DaemonSet) bool { return harness.OwnedBy(p, ds) }
 
-func pinnedNode(p corev1.Pod) string {
-	a := p.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return ""
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, f := range term.MatchFields {
-			if f.Key == "metadata.name" && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
-				return f.Values[0]
-			}
-		}
-	}
-	return ""
-}
+func pinnedNode(p corev1.Pod) string { return harness.PinnedNode(p) }
 
 // controlPlaneNodes returns the names of a fixture's control-plane nodes.
-func controlPlaneNodes(distro string) []string {
-	var out []string
-	for _, n := range fixtures[distro] {
-		if slices.Contains(strings.Split(n.Annotations[nodefit.RolesAnnotation], ","), "controlplane") {
-			out = append(out, n.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func controlPlaneNodes(distro string) []string { return harness.ControlPlaneNodes(fixtures[distro]) }
 
 // onFixture keeps the nodes that belong to a distribution's fixture.
 func onFixture(nodes []string, distro string) []string {
-	var out []string
-	for _, name := range nodes {
-		for _, n := range fixtures[distro] {
-			if n.Name == name {
-				out = append(out, name)
-			}
-		}
-	}
-	return out
+	return harness.OnFixture(nodes, fixtures[distro])
 }
 
 // TestPlacement installs the upstream chart with the real Helm CLI into the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,4 +67,22 @@ func (cp *ControlPlane) CreateNodes(ctx context.Context, nodes []corev1.Node) er
 		}
 	}
 	return nil
+}
+
+// CreateFixtures creates the node fixtures of distributions,
+// testdata/nodes/<distro>.yaml under the repository's root, all in the
+// cluster at once, and returns their nodes by distribution.
+func (cp *ControlPlane) CreateFixtures(ctx context.Context, root string, distros []string) (map[string][]corev1.Node, error) {
+	fixtures := map[string][]corev1.Node{}
+	for _, d := range distros {
+		nodes, err := LoadNodes(filepath.Join(root, "testdata", "nodes", d+".yaml"))
+		if err != nil {
+			return nil, err
+		}
+		if err := cp.CreateNodes(ctx, nodes); err != nil {
+			return nil, err
+		}
+		fixtures[d] = nodes
+	}
+	return fixtures, nil
 }

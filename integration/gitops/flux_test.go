@@ -261,8 +261,8 @@ func TestFluxFailsOnOtherNames(t *testing.T) {
 	}
 }
 
-// TestNoWarningAtDeployTime: under Fleet and Flux no renderer runs when
-// they deploy, so nothing could show a warning then; what the post-renderer
+// TestNoWarningAtDeployTime: under Flux no renderer runs when it deploys,
+// so nothing could show a warning then; what the post-renderer
 // warns about in a chart's args from values (--configure-cloud-routes=true,
 // --use-service-account-credentials=false, which it replaces) is replaced
 // by the generated patches as well, whatever the values say: the safe
@@ -289,5 +289,4 @@ func TestNoWarningAtDeployTime(t *testing.T) {
 		}
 		check("flux rke2/"+mode, out)
 	}
-	check("fleet kustomize/rke2", fleetKustomize(t, exampleDir("fleet"), "kustomize/rke2", risky))
 }

@@ -1,10 +1,10 @@
 // Package gitops tests the GitOps recipes in examples/ with the tools those
 // systems run: Argo CD's config management plugin command and sidecar (with
-// the Application's parameters), a kustomize source, a Fleet bundle
-// processed as Fleet's agent does, Flux HelmReleases (Flux's API types, the
-// kustomize api applying their post-renderers as helm-controller does) and
-// helmfile (the real helmfile, with the renderer as post-renderer and with
-// the overlays as its patches).
+// the Application's parameters), a kustomize source, Flux HelmReleases
+// (Flux's API types, the kustomize api applying their post-renderers as
+// helm-controller does) and helmfile (the real helmfile, with the renderer
+// as post-renderer and with the overlays as its patches). The Fleet bundle
+// runs through Fleet itself, in e2e/fleet.
 package gitops
 
 import (
@@ -22,7 +22,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
@@ -722,160 +721,5 @@ func untar(t *testing.T, tgz, dir string) {
 		if fs.ValidPath(name) {
 			testtools.WriteFile(t, filepath.Join(dir, filepath.FromSlash(name)), b)
 		}
-	}
-}
-
-// fleetBundle is the part of fleet.yaml the test uses.
-type fleetBundle struct {
-	DefaultNamespace string `yaml:"defaultNamespace"`
-	Helm             struct {
-		Repo        string `yaml:"repo"`
-		Chart       string `yaml:"chart"`
-		Version     string `yaml:"version"`
-		ReleaseName string `yaml:"releaseName"`
-	} `yaml:"helm"`
-	Kustomize struct {
-		Dir string `yaml:"dir"`
-	} `yaml:"kustomize"`
-	TargetCustomizations []struct {
-		Name            string `yaml:"name"`
-		ClusterSelector struct {
-			MatchLabels map[string]string `yaml:"matchLabels"`
-		} `yaml:"clusterSelector"`
-		Kustomize struct {
-			Dir string `yaml:"dir"`
-		} `yaml:"kustomize"`
-	} `yaml:"targetCustomizations"`
-}
-
-// fleetKustomize does what Fleet's agent does with a bundle's kustomize.dir
-// after rendering the chart: the bundle's files in an in-memory file system,
-// the chart's output written into the directory as fleet-manifests.yaml and
-// put first in its kustomization's resources, then the kustomize api
-// library with root-only loading and plugins off.
-func fleetKustomize(t *testing.T, bundle, dir string, chartOutput []byte) []byte {
-	t.Helper()
-	mem := filesys.MakeEmptyDirInMemory()
-	err := filepath.WalkDir(bundle, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(bundle, path)
-		_, err = mem.AddFile(filepath.ToSlash(rel), b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mem.AddFile(dir+"/fleet-manifests.yaml", chartOutput); err != nil {
-		t.Fatal(err)
-	}
-	kpath := dir + "/kustomization.yaml"
-	b, err := mem.ReadFile(kpath)
-	if err != nil {
-		t.Fatalf("kustomize.dir %s: %v", dir, err)
-	}
-	var k map[string]any
-	if err := yaml.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
-	resources, _ := k["resources"].([]any)
-	if !slices.Contains(resources, any("fleet-manifests.yaml")) {
-		k["resources"] = append([]any{"fleet-manifests.yaml"}, resources...)
-	}
-	if b, err = yaml.Marshal(k); err != nil {
-		t.Fatal(err)
-	}
-	if err := mem.WriteFile(kpath, b); err != nil {
-		t.Fatal(err)
-	}
-	out, err := testtools.KrustyRun(mem, dir)
-	if err != nil {
-		t.Fatalf("kustomize.dir %s: %v", dir, err)
-	}
-	return out
-}
-
-// TestFleetBundle renders the example bundle the way Fleet does, for each
-// target customization and for clusters none picks: the chart from
-// fleet.yaml through helm, then its kustomize.dir over the output.
-func TestFleetBundle(t *testing.T) {
-	src := exampleDir("fleet")
-	var bundle fleetBundle
-	b, err := os.ReadFile(filepath.Join(src, "fleet.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, &bundle); err != nil {
-		t.Fatal(err)
-	}
-	if bundle.Helm.Chart != testtools.ChartName || bundle.Helm.Repo != testtools.ChartRepo || bundle.Helm.Version != testtools.LatestChartVersion {
-		t.Fatalf("fleet.yaml: helm %+v, want the upstream chart %s", bundle.Helm, testtools.LatestChartVersion)
-	}
-	chart := testtools.UpstreamChart(t, bundle.Helm.Version)
-	out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", bundle.Helm.ReleaseName, chart,
-		"--namespace", bundle.DefaultNamespace)
-	nodes := testtools.Fixtures(t)
-
-	type target struct {
-		distro renderer.Distro
-		dir    string
-	}
-	targets := map[string]target{"no customization": {renderer.DistroAuto, bundle.Kustomize.Dir}}
-	for _, tc := range bundle.TargetCustomizations {
-		distro := renderer.Distro(tc.ClusterSelector.MatchLabels["provider.cattle.io"])
-		if distro != renderer.Distro(tc.Name) || len(tc.ClusterSelector.MatchLabels) != 1 {
-			t.Fatalf("customization %s selects %v", tc.Name, tc.ClusterSelector.MatchLabels)
-		}
-		targets[tc.Name] = target{distro, tc.Kustomize.Dir}
-	}
-	if len(targets) != 3 {
-		t.Fatalf("targets %v: want rke, rke2 and the rest", targets)
-	}
-	for name, tg := range targets {
-		t.Run(name, func(t *testing.T) {
-			objs, err := manifest.Split(fleetKustomize(t, src, tg.dir, out))
-			if err != nil {
-				t.Fatal(err)
-			}
-			testtools.CheckMeaning(t, objs, nodes, tg.distro, renderer.ModeInstall)
-			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, out, tg.distro, renderer.ModeInstall), nodes)
-		})
-	}
-
-	// A migration as docs/fleet.md says: the component of the distribution's
-	// kustomization changed from install to migrate. The migrate component
-	// pins the CCM of the last minor that migrates, whatever the chart's
-	// default image: the result is the renderer's for the chart with that
-	// image.tag.
-	pinned := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", bundle.Helm.ReleaseName, chart,
-		"--namespace", bundle.DefaultNamespace, "--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
-	for name, tg := range targets {
-		t.Run(name+", migrate", func(t *testing.T) {
-			migrating := t.TempDir()
-			if err := os.CopyFS(migrating, os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-			kpath := filepath.Join(migrating, filepath.FromSlash(tg.dir), "kustomization.yaml")
-			k, err := os.ReadFile(kpath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			install := "/" + string(tg.distro) + "/install\n"
-			if !strings.Contains(string(k), install) {
-				t.Fatalf("%s does not use the %s install component:\n%s", tg.dir, tg.distro, k)
-			}
-			testtools.WriteFile(t, kpath, []byte(strings.Replace(string(k), install, "/"+string(tg.distro)+"/migrate\n", 1)))
-			objs, err := manifest.Split(fleetKustomize(t, migrating, tg.dir, out))
-			if err != nil {
-				t.Fatal(err)
-			}
-			testtools.CheckMeaning(t, objs, nodes, tg.distro, renderer.ModeMigrate)
-			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, pinned, tg.distro, renderer.ModeMigrate), nodes)
-		})
 	}
 }

@@ -2,43 +2,16 @@ package gitops
 
 import (
 	"bytes"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
-
-// loopbackRepo serves the latest upstream chart from a chart repository on
-// loopback, in place of the upstream repository.
-func loopbackRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	b, err := os.ReadFile(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testtools.WriteFile(t, filepath.Join(dir, filepath.Base(chart)), b)
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(srv.Close)
-	index, err := repo.IndexDirectory(dir, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return srv.URL
-}
 
 // helmfileEnv is a machine with helmfile's tools on PATH (helm, Helm 3;
 // kustomize; aws-ccm-renderer) and Helm's directories of its own.
@@ -64,7 +37,7 @@ func helmfile(t *testing.T, env []string, file string, args ...string) (stdout, 
 // post-renderer: the output is byte for byte what helm template with the
 // same --post-renderer-args prints, and means what the renderer means.
 func TestHelmfilePostRenderer(t *testing.T) {
-	url := loopbackRepo(t)
+	url := testtools.LoopbackChartRepo(t)
 	nodes := testtools.Fixtures(t)
 	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
@@ -114,7 +87,7 @@ func TestHelmfilePostRenderer(t *testing.T) {
 // who runs helmfile in a terminal there, and is lost in a CI job without
 // one, where --strict (in postRendererArgs) fails the release instead.
 func TestHelmfileWarningOnTerminal(t *testing.T) {
-	url := loopbackRepo(t)
+	url := testtools.LoopbackChartRepo(t)
 	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
 	extra := filepath.Join(t.TempDir(), "extra.yaml")
 	testtools.WriteFile(t, extra, []byte("distro: rke2\nrendererArgs:\n  - --set-arg=configure-cloud-routes=true\n"))
@@ -135,7 +108,7 @@ func TestHelmfileWarningOnTerminal(t *testing.T) {
 // post-renderer's output means; with other names it fails instead of
 // installing the chart unpatched.
 func TestHelmfileOverlays(t *testing.T) {
-	url := loopbackRepo(t)
+	url := testtools.LoopbackChartRepo(t)
 	nodes := testtools.Fixtures(t)
 	file := exampleDir("helmfile", "overlays", "helmfile.yaml.gotmpl")
 	plain := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)

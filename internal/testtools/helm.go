@@ -3,6 +3,8 @@ package testtools
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +89,25 @@ func UnsetHostile() {
 			os.Unsetenv(name)
 		}
 	}
+}
+
+// LoopbackChartRepo serves the latest upstream chart package from a Helm
+// chart repository on a loopback port, in place of the upstream
+// repository, for the test's lifetime, and returns its URL. The index is
+// written by the real `helm repo index`.
+func LoopbackChartRepo(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	chart := UpstreamChart(t, LatestChartVersion)
+	b, err := os.ReadFile(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(chart)), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	MustRun(t, HelmEnv(t), Helm3(t), "repo", "index", dir, "--url", srv.URL)
+	return srv.URL
 }

@@ -82,6 +82,9 @@ func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
 
+// Fleet returns the Fleet CLI (e2e/tools/fleet): apply, target and deploy.
+func Fleet(t testing.TB) string { return tool(t, "FLEET", "bin/fleet") }
+
 // LMReader returns the LeaderMigrationConfiguration reader of the
 // Kubernetes minor 1.<minor>: lmreader-1.<minor> in the directory
 // $LMREADERS, else built with make (tools.mk, e2e/tools/lmreader).
