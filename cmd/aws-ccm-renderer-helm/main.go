@@ -1,6 +1,6 @@
 // Command aws-ccm-renderer-helm is aws-ccm-renderer with the Helm SDK and
 // the Kubernetes client: the same commands, and template, install, upgrade,
-// diff and check, which aws-ccm-renderer hands over to it.
+// diff, check and argocd generate, which aws-ccm-renderer hands over to it.
 package main
 
 import (

@@ -38,6 +38,11 @@ func (v *Values) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&v.LiteralValues, "set-literal", nil, "set a chart value to a literal string, key=value (repeatable)")
 }
 
+// NewValues are values files and --set values.
+func NewValues(files, sets []string) Values {
+	return Values{values.Options{ValueFiles: files, Values: sets}}
+}
+
 // Values merges the values: a mistake there is a usage error, before any
 // chart is downloaded.
 func (c *Client) Values(v Values) (map[string]any, error) {
@@ -71,7 +76,10 @@ func ParseKubeVersion(v string) (*chartutil.KubeVersion, error) {
 type Template struct {
 	Release, Namespace string
 	KubeVersion        *chartutil.KubeVersion
-	ShowOnly           []string // template paths or globs, as --show-only
+	// APIVersions are more API versions charts see in
+	// .Capabilities.APIVersions, as --api-versions.
+	APIVersions []string
+	ShowOnly    []string // template paths or globs, as --show-only
 }
 
 // Template renders the chart, post-rendered by pr (nil: the chart's own
@@ -89,6 +97,7 @@ func (c *Client) render(ctx context.Context, ch *chart.Chart, vals map[string]an
 	inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, "client", true, true, true
 	inst.ReleaseName, inst.Namespace = t.Release, t.Namespace
 	inst.KubeVersion = t.KubeVersion
+	inst.APIVersions = chartutil.VersionSet(t.APIVersions)
 	inst.PostRenderer = pr
 	rel, err := inst.RunWithContext(ctx, ch, vals)
 	return rel, Classify(err)
