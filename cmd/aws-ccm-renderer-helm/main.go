@@ -6,6 +6,10 @@ package main
 import (
 	"os"
 
+	// Mozilla's root certificates, for where the system has none (the
+	// Argo CD sidecar image, docs/images.md): used only then.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
 )
