@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -676,6 +677,7 @@ func TestArgoCDGenerateEnvironment(t *testing.T) {
 }
 
 // TestArgoCDPluginSidecar installs the plugin the way docs/argocd.md says:
+// the sidecar's image by digest, its plugin.yaml in the image;
 // the example directory as a component of the kustomization that installs
 // Argo CD, here over a stand-in for the argocd-repo-server Deployment of
 // Argo CD's install manifests (the parts the sidecar uses).
@@ -716,22 +718,6 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plugin, err := os.ReadFile(exampleDir("argocd", "plugin.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm string
-	for _, o := range objs {
-		if o.Kind == "ConfigMap" && strings.HasPrefix(o.Name, "aws-ccm-renderer-cmp-") && o.Namespace == "argocd" {
-			cm = o.Name
-			if got, _ := manifest.Get(o.Doc, "data", "plugin.yaml").(string); got != string(plugin) {
-				t.Errorf("ConfigMap %s does not hold plugin.yaml:\n%s", o.Name, got)
-			}
-		}
-	}
-	if cm == "" {
-		t.Fatal("no plugin ConfigMap (aws-ccm-renderer-cmp-<hash>) in namespace argocd")
-	}
 	var deploy manifest.Object
 	for _, o := range objs {
 		if o.Kind == "Deployment" && o.Name == "argocd-repo-server" {
@@ -749,8 +735,24 @@ spec:
 	if slices.Sort(names); !slices.Equal(names, []string{"argocd-repo-server", "aws-ccm-renderer"}) {
 		t.Fatalf("containers %q: want the repo server's and the sidecar", names)
 	}
-	if cmd := manifest.Strings(sidecar["command"]); !slices.Equal(cmd, []string{"/var/run/argocd/argocd-cmp-server"}) {
+	if cmd := manifest.Strings(sidecar["command"]); !slices.Equal(cmd, []string{images.CMPServer}) {
 		t.Errorf("sidecar command %q", cmd)
+	}
+	// The image pinned by digest (integration/images checks it is the one
+	// make images builds, and runs it), as the user Argo CD's docs ask
+	// for, with a read-only root file system.
+	image, _ := sidecar["image"].(string)
+	if pinned := images.Pinned(image)[images.ArgoCDCMP(nil).Name]; len(pinned) != 1 || pinned[0] != image {
+		t.Errorf("sidecar image %q: want the plugin's image pinned by digest", image)
+	}
+	sc, _ := sidecar["securityContext"].(map[string]any)
+	if fmt.Sprint(sc["runAsUser"]) != fmt.Sprint(images.ArgoCDUID) || sc["readOnlyRootFilesystem"] != true || sc["runAsNonRoot"] != true {
+		t.Errorf("sidecar securityContext %v: want user %d, a read-only root file system", sc, images.ArgoCDUID)
+	}
+	for _, o := range objs {
+		if o.Kind == "ConfigMap" {
+			t.Errorf("ConfigMap %s: the plugin's configuration is in the image", o.Name)
+		}
 	}
 	volumes := map[string]map[string]any{}
 	for _, v := range manifest.Get(deploy.Doc, "spec", "template", "spec", "volumes").([]any) {
@@ -763,19 +765,14 @@ spec:
 			t.Errorf("mount %v: no such volume", mm)
 		}
 		mounts[mm["mountPath"].(string)] = mm["name"].(string)
-		if mm["mountPath"] == "/home/argocd/cmp-server/config/plugin.yaml" {
-			if mm["subPath"] != "plugin.yaml" || manifest.Get(volumes[mm["name"].(string)], "configMap", "name") != cm {
-				t.Errorf("the plugin config mount %v does not take plugin.yaml from ConfigMap %s", mm, cm)
-			}
-		}
 	}
 	for path, volume := range map[string]string{"/var/run/argocd": "var-files", "/home/argocd/cmp-server/plugins": "plugins"} {
 		if mounts[path] != volume {
 			t.Errorf("sidecar mounts %q at %s, want volume %s", mounts[path], path, volume)
 		}
 	}
-	if _, ok := mounts["/home/argocd/cmp-server/config/plugin.yaml"]; !ok {
-		t.Error("the plugin config is not mounted")
+	if _, ok := mounts[images.PluginConfigPath]; ok {
+		t.Error("something is mounted over the plugin's configuration in the image")
 	}
 	if _, ok := mounts["/tmp"]; !ok {
 		t.Error("no writable /tmp for helm and the CMP server")

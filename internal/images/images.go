@@ -202,8 +202,18 @@ func Build(img Image, bins string, m Meta) (v1.ImageIndex, error) {
 
 func buildPlatform(img Image, bins string, p v1.Platform, m Meta, ann map[string]string) (v1.Image, error) {
 	im := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	// The directories the image names, whichever layer has them: a later
+	// layer's parent directories are written as the image says them.
+	dirs := map[string]File{}
+	for _, files := range img.Layers {
+		for _, f := range files {
+			if f.Dir {
+				dirs[f.Path] = f
+			}
+		}
+	}
 	for i, files := range img.Layers {
-		b, err := layerTar(files, bins, m.Created)
+		b, err := layerTar(files, dirs, bins, m.Created)
 		if err != nil {
 			return nil, err
 		}
@@ -248,15 +258,19 @@ func layerComment(files []File, i int) string {
 	return fmt.Sprintf("layer %d: %s", i+1, strings.Join(names, " "))
 }
 
-// layerTar is a layer's tar: its files and their parent directories, in
-// path order, every time the build's.
-func layerTar(files []File, bins string, created time.Time) ([]byte, error) {
+// layerTar is a layer's tar: its files and their parent directories (as
+// dirs has them, else root's 0755), in path order, every time the build's.
+func layerTar(files []File, dirs map[string]File, bins string, created time.Time) ([]byte, error) {
 	all := map[string]File{}
 	for _, f := range files {
 		all[strings.TrimPrefix(f.Path, "/")] = f
 		for d := path.Dir(f.Path); d != "/"; d = path.Dir(d) {
 			if _, ok := all[strings.TrimPrefix(d, "/")]; !ok {
-				all[strings.TrimPrefix(d, "/")] = File{Path: d, Mode: 0o755, Dir: true}
+				parent, ok := dirs[d]
+				if !ok {
+					parent = File{Path: d, Mode: 0o755, Dir: true}
+				}
+				all[strings.TrimPrefix(d, "/")] = parent
 			}
 		}
 	}
