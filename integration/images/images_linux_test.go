@@ -491,7 +491,7 @@ func TestKRMImageFn(t *testing.T) {
 	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, renderer.DistroK3s, renderer.ModeInstall), nodes)
 
 	out, errOut, err = fn(rendererConfig + "distro: rke3\n")
-	if err == nil || !strings.Contains(errOut, `distro "rke3" is unknown`) || !strings.Contains(out, "results:") {
+	if err == nil || !strings.Contains(errOut, `distro "rke3" is unknown`) || strings.Count(errOut, "\n") != 1 || !strings.Contains(out, "results:") {
 		t.Errorf("a bad distro: exit %v, stderr %q, stdout %s", err, errOut, out)
 	}
 }
