@@ -31,8 +31,10 @@ images: $(IMAGE_BINARIES) $(IMAGES_TOOL) examples/argocd/plugin.yaml ## the Argo
 		-version '$(VERSION)' -revision '$(REVISION)' -created '$(SOURCE_DATE_EPOCH)' \
 		-source '$(IMAGE_SOURCE)' -licenses '$(IMAGE_LICENSES)'
 
-push: images ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged with the version
+# REGISTRY is checked before anything is built.
+push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged with the version
 	@test -n '$(REGISTRY)' || { echo 'make push needs REGISTRY, e.g. make push REGISTRY=ghcr.io/you'; exit 2; }
+	$(MAKE) --no-print-directory images
 	$(IMAGES_TOOL) push -out $(IMAGES_DIR) -registry '$(REGISTRY)'
 
 pin-images: images ## write the digests of the images just built into the examples that use them (a release step: docs/images.md)
