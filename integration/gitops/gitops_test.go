@@ -671,7 +671,7 @@ func TestArgoCDGenerateEnvironment(t *testing.T) {
 		}
 	}
 	out, errOut, err = cmpRun{params: params, kube: "one-thirty-four"}.run(t)
-	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "one-thirty-four") {
+	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), `KUBE_VERSION "one-thirty-four", the destination cluster's version as Argo CD sends it, is not a Kubernetes version`) {
 		t.Errorf("a KUBE_VERSION that is no version: %v, %d bytes out, stderr %q", err, len(out), errOut)
 	}
 }

@@ -62,14 +62,20 @@ type KubeVersion = chartutil.KubeVersion
 // ParseKubeVersion is the Kubernetes version charts see without a
 // cluster: --kube-version's, else DefaultKubeVersion.
 func ParseKubeVersion(v string) (*chartutil.KubeVersion, error) {
-	if v == "" {
-		return DefaultKubeVersion(), nil
-	}
-	kv, err := chartutil.ParseKubeVersion(v)
+	kv, err := KubeVersionOf(v)
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("%s: %w", renderer.FlagSpelling(renderer.OptKubeVersion), err)}
 	}
 	return kv, nil
+}
+
+// KubeVersionOf is a Kubernetes version as charts see it, "" none; the
+// error is the parser's, for the caller to say where the version came from.
+func KubeVersionOf(v string) (*chartutil.KubeVersion, error) {
+	if v == "" {
+		return DefaultKubeVersion(), nil
+	}
+	return chartutil.ParseKubeVersion(v)
 }
 
 // Template is `helm template` in-process: a client-only dry-run install.

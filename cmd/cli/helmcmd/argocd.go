@@ -389,6 +389,13 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 	if err != nil {
 		return "", err
 	}
+	// The destination cluster's version, as Argo CD sends it, said as such
+	// when it is none (the renderer would call it --kube-version).
+	kv, err := chartops.KubeVersionOf(r.kubeVersion)
+	if err != nil {
+		return "", &renderer.UsageError{Err: fmt.Errorf("KUBE_VERSION %q, the destination cluster's version as Argo CD sends it, is not a Kubernetes version such as v1.34.2: %w",
+			r.kubeVersion, err)}
+	}
 	var flags cli.OptionFlags
 	fs := pflag.NewFlagSet("renderer", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -408,10 +415,6 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 		return "", err
 	}
 	pr.Warn = func(msg string) { fmt.Fprintln(errOut, "aws-ccm-renderer: warning: "+msg) }
-	kv, err := chartops.ParseKubeVersion(r.kubeVersion)
-	if err != nil {
-		return "", &renderer.UsageError{Err: fmt.Errorf("KUBE_VERSION %q: %w", r.kubeVersion, errors.Unwrap(err))}
-	}
 	src := &chartops.Source{}
 	src.RepoURL, src.Version = r.repo, r.version
 	env := chartops.NewEnv()
