@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +51,11 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "docker" {
 		os.Exit(dockerStandIn(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if registryServer != nil {
+		registryServer.Close()
+	}
+	os.Exit(code)
 }
 
 // published is an image pushed to the test's registry.
@@ -61,15 +66,32 @@ type published struct {
 	index  v1.ImageIndex
 }
 
+var (
+	publishOnce    sync.Once
+	registryServer *httptest.Server
+	publishedHost  string
+	publishedOut   map[string]published
+)
+
 // publish pushes the images make images built to a registry on loopback,
-// and pulls each back by digest.
+// and pulls each back by digest, once for the package's tests.
 func publish(t *testing.T) (host string, out map[string]published) {
 	t.Helper()
+	publishOnce.Do(func() {
+		registryServer = httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+		publishedHost = strings.TrimPrefix(registryServer.URL, "http://")
+		publishedOut = push(t, publishedHost)
+	})
+	if publishedOut == nil {
+		t.Fatal("pushing the images failed (in an earlier test)")
+	}
+	return publishedHost, publishedOut
+}
+
+func push(t *testing.T, host string) map[string]published {
+	t.Helper()
 	dir := testtools.Images(t)
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host = strings.TrimPrefix(srv.URL, "http://")
-	out = map[string]published{}
+	out := map[string]published{}
 	for _, spec := range []images.Image{images.ArgoCDCMP(pluginYAML(t)), images.KRMFunction()} {
 		built, err := images.ReadLayout(filepath.Join(dir, spec.Name))
 		if err != nil {
@@ -99,7 +121,7 @@ func publish(t *testing.T) (host string, out map[string]published) {
 		}
 		out[spec.Name] = published{spec: spec, digest: d, ref: ref, index: pulled}
 	}
-	return host, out
+	return out
 }
 
 func pluginYAML(t *testing.T) []byte {
