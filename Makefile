@@ -36,7 +36,7 @@ E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 all: build
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
 HELM_RENDERER := $(BIN)/aws-ccm-renderer-helm
 LDFLAGS := -s -w -X $(PKG)/cmd/cli.version=$(VERSION)
@@ -131,3 +131,7 @@ demo: build tools-helm ## render the sample chart for RKE2 and show what changed
 
 clean: ## remove bin/ and dist/
 	rm -rf $(BIN) dist
+
+# The container images: images, push, pin-images (docs/images.md).
+include images.mk
+

@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The chart commands (template, install, upgrade, diff) and check run the
+// The chart commands (template, install, upgrade, diff), argocd generate
+// and check run the
 // Helm SDK and the Kubernetes client. Linking them costs every process
 // about 16 ms of package initialisation (docs/chart-wrapper.md has the
 // figures), more than the whole post-render path may take, and Go
@@ -38,6 +39,7 @@ var handedOver = []struct{ use, short string }{
 	{"upgrade [RELEASE] [CHART]", "Upgrade a release of the upstream chart with the renderer's patches (Helm SDK)"},
 	{"diff [RELEASE] [CHART]", "Show what the renderer changes, or what an upgrade would change (Helm SDK)"},
 	{"check [flags]", "Check a live cluster for what keeps the AWS CCM from working (read-only)"},
+	{"argocd generate", "The Argo CD config management plugin's generate command: the chart rendered from Argo CD's environment (Helm SDK)"},
 }
 
 // HandOver builds the stand-ins of the lean program for the commands of
@@ -147,8 +149,11 @@ func helmBinary(kind string) (string, error) {
 		return p, nil
 	}
 	what := "template, install, upgrade and diff need"
-	if kind == "check" {
+	switch kind {
+	case "check":
 		what = "check needs"
+	case "argocd":
+		what = "argocd generate needs"
 	}
 	return "", fmt.Errorf("%s %s next to this executable or on PATH (make build builds both)", what, HelmBinary)
 }

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -81,7 +85,7 @@ var notEnvChar = regexp.MustCompile("[^A-Z0-9_]")
 // all as ARGOCD_APP_PARAMETERS, each string as PARAM_<NAME>, each array
 // item as PARAM_<NAME>_<i>, each map entry as PARAM_<NAME>_<KEY>, names and
 // keys upper-cased with every other character than A-Z, 0-9 and _ made _.
-func paramEnv(t *testing.T, params []argoParam) [][2]string {
+func paramEnv(t *testing.T, params []argoParam, noJSON bool) [][2]string {
 	t.Helper()
 	if params == nil {
 		return nil
@@ -91,6 +95,9 @@ func paramEnv(t *testing.T, params []argoParam) [][2]string {
 		t.Fatal(err)
 	}
 	env := [][2]string{{"ARGOCD_APP_PARAMETERS", string(b)}}
+	if noJSON {
+		env = nil
+	}
 	esc := func(s string) string { return notEnvChar.ReplaceAllString(strings.ToUpper(s), "_") }
 	for _, p := range params {
 		base := "PARAM_" + esc(p.Name)
@@ -135,8 +142,13 @@ type cmpRun struct {
 	values string            // values.yaml in the source directory, if not empty
 	files  map[string]string // more files in the source directory
 	links  map[string]string // symbolic links in the source directory, to these targets
-	helm   string            // the helm on PATH; the real one if empty
+	dirs   map[string]string // chart packages unpacked into directories of the source directory: directory -> package
 	kube   string            // the destination cluster's version (KUBE_VERSION); defaultKube(t) if empty
+	// noJSON: the parameters as PARAM_* only, without ARGOCD_APP_PARAMETERS
+	// (generate then reads the per-parameter variables).
+	noJSON bool
+	unset  []string // variables the repo server would send that this run leaves out
+	apis   string   // KUBE_API_VERSIONS, if not the default
 }
 
 // defaultKube is the destination cluster's version of a run that names
@@ -160,17 +172,16 @@ const localChart = "upstream/aws-cloud-controller-manager.tgz"
 // directory, with the sidecar's environment plus what the repo server sends
 // (ARGOCD_APP_*, KUBE_VERSION, KUBE_API_VERSIONS, the plugin env as
 // ARGOCD_ENV_*, the parameters as ARGOCD_APP_PARAMETERS and PARAM_*;
-// entries with empty values are dropped). The sidecar has
-// helm and aws-ccm-renderer on PATH.
+// entries with empty values are dropped). The sidecar's PATH holds
+// aws-ccm-renderer and aws-ccm-renderer-helm and nothing else, as the
+// image (no helm, no shell); the command is looked up in it, as the CMP
+// server looks it up in its own.
 func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	t.Helper()
 	bin := t.TempDir()
-	helm := c.helm
-	if helm == "" {
-		helm = testtools.Helm3(t)
-	}
-	for name, target := range map[string]string{"helm": helm, "aws-ccm-renderer": testtools.Renderer(t)} {
-		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
+	programs := filepath.Dir(testtools.Renderer(t))
+	for _, name := range []string{"aws-ccm-renderer", "aws-ccm-renderer-helm"} {
+		if err := os.Symlink(filepath.Join(programs, name), filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,6 +202,9 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		t.Fatal(err)
 	}
 	testtools.WriteFile(t, filepath.Join(app, filepath.FromSlash(localChart)), pkg)
+	for name, pkg := range c.dirs {
+		untar(t, pkg, filepath.Join(app, filepath.FromSlash(name)))
+	}
 	for name, target := range c.links {
 		if err := os.Symlink(target, filepath.Join(app, filepath.FromSlash(name))); err != nil {
 			t.Fatal(err)
@@ -198,7 +212,7 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	}
 	home := t.TempDir()
 	sidecar := []string{
-		"PATH=" + bin + ":" + os.Getenv("PATH"),
+		"PATH=" + bin,
 		"HOME=" + home,
 		"HELM_CACHE_HOME=" + filepath.Join(home, "helm", "cache"),
 		"HELM_CONFIG_HOME=" + filepath.Join(home, "helm", "config"),
@@ -215,21 +229,25 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		{"ARGOCD_APP_SOURCE_PATH", sourcePath},
 		{"ARGOCD_APP_SOURCE_TARGET_REVISION", "main"},
 		{"KUBE_VERSION", cmp.Or(c.kube, defaultKube(t))},
-		{"KUBE_API_VERSIONS", "v1,apps/v1,rbac.authorization.k8s.io/v1,coordination.k8s.io/v1"},
+		{"KUBE_API_VERSIONS", cmp.Or(c.apis, "v1,apps/v1,rbac.authorization.k8s.io/v1,coordination.k8s.io/v1")},
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.env)) {
 		sent = append(sent, [2]string{"ARGOCD_ENV_" + k, c.env[k]})
 	}
-	sent = append(sent, paramEnv(t, c.params)...)
+	sent = append(sent, paramEnv(t, c.params, c.noJSON)...)
 	env := sidecar
 	for _, kv := range sent {
-		if kv[1] != "" {
+		if kv[1] != "" && !slices.Contains(c.unset, kv[0]) {
 			env = append(env, kv[0]+"="+kv[1])
 		}
 	}
 	p := readPlugin(t)
 	argv := append(slices.Clone(p.Spec.Generate.Command[1:]), p.Spec.Generate.Args...)
-	cmd := exec.Command(p.Spec.Generate.Command[0], argv...)
+	name := p.Spec.Generate.Command[0]
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(bin, name)
+	}
+	cmd := exec.Command(name, argv...)
 	testtools.OwnSession(cmd) // no controlling terminal, as where it runs
 	cmd.Dir = app
 	cmd.Env = env
@@ -356,21 +374,16 @@ func TestArgoCDPlugin(t *testing.T) {
 		})
 	}
 
-	// A helm that prints the manifests and then fails: the renderer succeeds
-	// on them, and only pipefail makes the command fail, so that Argo CD
-	// drops what it printed.
-	t.Run("fails: helm fails after printing", func(t *testing.T) {
-		fake := filepath.Join(t.TempDir(), "helm")
-		testtools.WriteFile(t, fake, []byte("#!/bin/sh\n\""+testtools.Helm3(t)+"\" \"$@\"\necho 'Error: something broke late' >&2\nexit 1\n"))
-		if err := os.Chmod(fake, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		out, errOut, err := cmpRun{env: map[string]string{"CHART": localChart}, helm: fake}.run(t)
-		if err == nil || !strings.Contains(string(errOut), "something broke late") {
-			t.Errorf("the generate command did not fail: %v, stderr %q", err, errOut)
-		}
-		if len(out) == 0 {
-			t.Error("the renderer printed nothing: this case no longer shows what pipefail does")
+	// A chart whose template fails: the renderer never runs, and nothing
+	// reaches stdout.
+	t.Run("fails: the chart's template fails", func(t *testing.T) {
+		out, errOut, err := cmpRun{
+			params: []argoParam{{Name: "chart", String: str("charts/" + testtools.ChartName)}},
+			dirs:   map[string]string{"charts": chart},
+			files:  map[string]string{"charts/" + testtools.ChartName + "/templates/broken.yaml": "{{ fail \"this chart is broken\" }}\n"},
+		}.run(t)
+		if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "this chart is broken") {
+			t.Errorf("exit %v, %d bytes out, stderr %q", err, len(out), errOut)
 		}
 	})
 }
@@ -461,26 +474,36 @@ func TestArgoCDPluginParameters(t *testing.T) {
 	}
 
 	// Announcements: a title and tooltip each, arrays announced as arrays,
-	// and the parameters the command reads are the announced ones.
-	script := strings.Join(p.Spec.Generate.Args, "\n")
+	// and the parameters generate reads are the announced ones, in order,
+	// with the announced defaults.
 	announced := map[string]bool{}
+	var names, read []string
 	for _, a := range p.Spec.Parameters.Static {
-		env := notEnvChar.ReplaceAllString(strings.ToUpper(a.Name), "_")
-		announced[env] = true
+		announced[a.Name] = true
+		names = append(names, a.Name)
 		if a.Title == "" || a.Tooltip == "" || (a.CollectionType == "array") != (a.String == nil) {
 			t.Errorf("announcement %+v: a title, a tooltip, and collectionType array exactly for arrays", a)
 		}
-		if a.CollectionType == "array" && !strings.Contains(script, "items "+env+" ") {
-			t.Errorf("array parameter %s: the command never reads PARAM_%s_<i>", a.Name, env)
+	}
+	for _, g := range helmcmd.ArgoCDParameters {
+		read = append(read, g.Name)
+		i := slices.IndexFunc(p.Spec.Parameters.Static, func(a announcement) bool { return a.Name == g.Name })
+		if i < 0 {
+			continue
 		}
-		if a.CollectionType != "array" && !regexp.MustCompile(`param `+env+` `).MatchString(script) {
-			t.Errorf("string parameter %s: the command never reads PARAM_%s", a.Name, env)
+		a := p.Spec.Parameters.Static[i]
+		if (a.CollectionType == "array") != g.Array {
+			t.Errorf("parameter %s: announced as %q, generate reads an array: %v", g.Name, a.CollectionType, g.Array)
+		}
+		if !g.Array && (a.String == nil || *a.String != g.Default) {
+			t.Errorf("parameter %s: announced default %v, generate's %q", g.Name, a.String, g.Default)
+		}
+		if g.Array && len(a.Array) != 0 {
+			t.Errorf("parameter %s: announced default %q, generate's none", g.Name, a.Array)
 		}
 	}
-	for _, m := range regexp.MustCompile(`(?:param|items) ([A-Z_]+) `).FindAllStringSubmatch(script, -1) {
-		if !announced[m[1]] {
-			t.Errorf("the command reads parameter %s, which is not announced", m[1])
-		}
+	if !slices.Equal(names, read) {
+		t.Errorf("plugin.yaml announces %q, generate reads %q", names, read)
 	}
 
 	// The example Application's parameters are announced ones, and work.
@@ -507,7 +530,7 @@ func TestArgoCDPluginParameters(t *testing.T) {
 	}
 	var appParams []argoParam
 	for _, ap := range app.Spec.Source.Plugin.Parameters {
-		if !announced[notEnvChar.ReplaceAllString(strings.ToUpper(ap.Name), "_")] {
+		if !announced[ap.Name] {
 			t.Errorf("application.yaml sets %s, which the plugin does not announce", ap.Name)
 		}
 		if ap.Name != "chart-version" { // the upstream package instead: no network here
@@ -542,6 +565,12 @@ func TestArgoCDPluginParameters(t *testing.T) {
 		"values file as stdin": {[]argoParam{{Name: "values-files", Array: []string{"-"}}}, `values-files: "-" is not a file`},
 		"unknown mode":         {[]argoParam{{Name: "mode", String: str("upgrade")}}, `--mode "upgrade" is unknown`},
 		"bad CCM flag":         {[]argoParam{{Name: "set-arg", Array: []string{"cloud-provider=gce"}}}, "cloud-provider"},
+		// What the script let through: a parameter it did not know was
+		// ignored, a string given for an array read as nothing.
+		"unknown parameter":   {[]argoParam{{Name: "distor", String: str("rke2")}}, `parameter "distor" is not one of this plugin's (did you mean distro?)`},
+		"array for a string":  {[]argoParam{{Name: "distro", Array: []string{"rke2"}}}, "parameter distro is an array; it is a string"},
+		"string for an array": {[]argoParam{{Name: "set-arg", String: str("v=4")}}, "parameter set-arg is a string; it is an array"},
+		"a map":               {[]argoParam{{Name: "helm-set", Map: map[string]string{"image.tag": "v1.34.1"}}}, "parameter helm-set is a map"},
 	} {
 		t.Run("fails: "+name, func(t *testing.T) {
 			params := c.params
@@ -556,7 +585,98 @@ func TestArgoCDPluginParameters(t *testing.T) {
 	}
 }
 
+// TestArgoCDGenerateEnvironment: what else generate reads from the repo
+// server's environment: the parameters as PARAM_* alone (no
+// ARGOCD_APP_PARAMETERS), KUBE_API_VERSIONS shown to the chart, a chart
+// directory in the source directory and a chart package's https:// URL;
+// and it refuses to run without the Application's name and namespace.
+func TestArgoCDGenerateEnvironment(t *testing.T) {
+	params := []argoParam{
+		{Name: "chart", String: str(localChart)},
+		{Name: "distro", String: str("rke")},
+		{Name: "set-arg", Array: []string{"cluster-name=prod two", "allocate-node-cidrs=false"}},
+		{Name: "helm-set", Array: []string{"image.tag=v1.34.1"}},
+	}
+	withJSON, errOut, err := cmpRun{params: params, kube: "v1.34.2"}.run(t)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	perParam, errOut, err := cmpRun{params: params, kube: "v1.34.2", noJSON: true}.run(t)
+	if err != nil {
+		t.Fatalf("PARAM_* only: %v\n%s", err, errOut)
+	}
+	if !bytes.Equal(withJSON, perParam) || !bytes.Contains(perParam, []byte("--cluster-name=prod two")) {
+		t.Error("the output from PARAM_* alone differs from the output from ARGOCD_APP_PARAMETERS, or lacks the parameters")
+	}
+
+	// A chart directory whose template shows what the chart was told.
+	upstreamPkg := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	shown := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: capabilities\ndata:\n" +
+		"  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n" +
+		"  example: {{ .Capabilities.APIVersions.Has \"example.com/v1\" | quote }}\n"
+	out, errOut, err := cmpRun{
+		params: []argoParam{{Name: "chart", String: str("charts/" + testtools.ChartName)}},
+		dirs:   map[string]string{"charts": upstreamPkg},
+		files:  map[string]string{"charts/" + testtools.ChartName + "/templates/capabilities.yaml": shown},
+	}.run(t)
+	if err != nil {
+		t.Fatalf("chart directory: %v\n%s", err, errOut)
+	}
+	kube := defaultKube(t)
+	if !bytes.Contains(out, []byte(`example: "false"`)) || !bytes.Contains(out, []byte(`kube: "`+kube)) {
+		t.Errorf("the chart was not shown KUBE_VERSION %s, or was shown an API it was not sent:\n%s", kube, out)
+	}
+	out, errOut, err = cmpRun{
+		params: []argoParam{{Name: "chart", String: str("charts/" + testtools.ChartName)}},
+		dirs:   map[string]string{"charts": upstreamPkg},
+		files:  map[string]string{"charts/" + testtools.ChartName + "/templates/capabilities.yaml": shown},
+		apis:   "v1,apps/v1,example.com/v1",
+	}.run(t)
+	if err != nil || !bytes.Contains(out, []byte(`example: "true"`)) {
+		t.Errorf("KUBE_API_VERSIONS did not reach the chart: %v\n%s", err, errOut)
+	}
+
+	// A chart package's URL, served on loopback.
+	pkg, err := os.ReadFile(upstreamPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/charts/ccm-1.0.0.tgz" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(pkg)
+	}))
+	defer srv.Close()
+	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/ccm-1.0.0.tgz")}, {Name: "distro", String: str("k3s")}}}.run(t)
+	if err != nil {
+		t.Fatalf("chart URL: %v\n%s", err, errOut)
+	}
+	objs, err := manifest.Split(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroK3s, renderer.ModeInstall)
+	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/missing.tgz")}}}.run(t)
+	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "missing.tgz") {
+		t.Errorf("a chart URL that is not found: %v, %d bytes out, stderr %q", err, len(out), errOut)
+	}
+
+	for _, v := range []string{"ARGOCD_APP_NAME", "ARGOCD_APP_NAMESPACE"} {
+		out, errOut, err := cmpRun{params: []argoParam{{Name: "chart", String: str(localChart)}}, unset: []string{v}}.run(t)
+		if err == nil || len(out) != 0 || string(errOut) != "aws-ccm-renderer: "+v+" is not set: generate runs as the generate command of Argo CD's config management plugin, which sets it (see --help)\n" {
+			t.Errorf("without %s: %v, %d bytes out, stderr %q", v, err, len(out), errOut)
+		}
+	}
+	out, errOut, err = cmpRun{params: params, kube: "one-thirty-four"}.run(t)
+	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), `KUBE_VERSION "one-thirty-four", the destination cluster's version as Argo CD sends it, is not a Kubernetes version`) {
+		t.Errorf("a KUBE_VERSION that is no version: %v, %d bytes out, stderr %q", err, len(out), errOut)
+	}
+}
+
 // TestArgoCDPluginSidecar installs the plugin the way docs/argocd.md says:
+// the sidecar's image by digest, its plugin.yaml in the image;
 // the example directory as a component of the kustomization that installs
 // Argo CD, here over a stand-in for the argocd-repo-server Deployment of
 // Argo CD's install manifests (the parts the sidecar uses).
@@ -597,22 +717,6 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plugin, err := os.ReadFile(exampleDir("argocd", "plugin.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm string
-	for _, o := range objs {
-		if o.Kind == "ConfigMap" && strings.HasPrefix(o.Name, "aws-ccm-renderer-cmp-") && o.Namespace == "argocd" {
-			cm = o.Name
-			if got, _ := manifest.Get(o.Doc, "data", "plugin.yaml").(string); got != string(plugin) {
-				t.Errorf("ConfigMap %s does not hold plugin.yaml:\n%s", o.Name, got)
-			}
-		}
-	}
-	if cm == "" {
-		t.Fatal("no plugin ConfigMap (aws-ccm-renderer-cmp-<hash>) in namespace argocd")
-	}
 	var deploy manifest.Object
 	for _, o := range objs {
 		if o.Kind == "Deployment" && o.Name == "argocd-repo-server" {
@@ -630,8 +734,24 @@ spec:
 	if slices.Sort(names); !slices.Equal(names, []string{"argocd-repo-server", "aws-ccm-renderer"}) {
 		t.Fatalf("containers %q: want the repo server's and the sidecar", names)
 	}
-	if cmd := manifest.Strings(sidecar["command"]); !slices.Equal(cmd, []string{"/var/run/argocd/argocd-cmp-server"}) {
+	if cmd := manifest.Strings(sidecar["command"]); !slices.Equal(cmd, []string{images.CMPServer}) {
 		t.Errorf("sidecar command %q", cmd)
+	}
+	// The image pinned by digest (integration/images checks it is the one
+	// make images builds, and runs it), as the user Argo CD's docs ask
+	// for, with a read-only root file system.
+	image, _ := sidecar["image"].(string)
+	if pinned := images.Pinned(image)[images.ArgoCDCMP(nil).Name]; len(pinned) != 1 || pinned[0] != image {
+		t.Errorf("sidecar image %q: want the plugin's image pinned by digest", image)
+	}
+	sc, _ := sidecar["securityContext"].(map[string]any)
+	if fmt.Sprint(sc["runAsUser"]) != fmt.Sprint(images.ArgoCDUID) || sc["readOnlyRootFilesystem"] != true || sc["runAsNonRoot"] != true {
+		t.Errorf("sidecar securityContext %v: want user %d, a read-only root file system", sc, images.ArgoCDUID)
+	}
+	for _, o := range objs {
+		if o.Kind == "ConfigMap" {
+			t.Errorf("ConfigMap %s: the plugin's configuration is in the image", o.Name)
+		}
 	}
 	volumes := map[string]map[string]any{}
 	for _, v := range manifest.Get(deploy.Doc, "spec", "template", "spec", "volumes").([]any) {
@@ -644,19 +764,14 @@ spec:
 			t.Errorf("mount %v: no such volume", mm)
 		}
 		mounts[mm["mountPath"].(string)] = mm["name"].(string)
-		if mm["mountPath"] == "/home/argocd/cmp-server/config/plugin.yaml" {
-			if mm["subPath"] != "plugin.yaml" || manifest.Get(volumes[mm["name"].(string)], "configMap", "name") != cm {
-				t.Errorf("the plugin config mount %v does not take plugin.yaml from ConfigMap %s", mm, cm)
-			}
-		}
 	}
 	for path, volume := range map[string]string{"/var/run/argocd": "var-files", "/home/argocd/cmp-server/plugins": "plugins"} {
 		if mounts[path] != volume {
 			t.Errorf("sidecar mounts %q at %s, want volume %s", mounts[path], path, volume)
 		}
 	}
-	if _, ok := mounts["/home/argocd/cmp-server/config/plugin.yaml"]; !ok {
-		t.Error("the plugin config is not mounted")
+	if _, ok := mounts[images.PluginConfigPath]; ok {
+		t.Error("something is mounted over the plugin's configuration in the image")
 	}
 	if _, ok := mounts["/tmp"]; !ok {
 		t.Error("no writable /tmp for helm and the CMP server")

@@ -38,6 +38,11 @@ func (v *Values) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&v.LiteralValues, "set-literal", nil, "set a chart value to a literal string, key=value (repeatable)")
 }
 
+// NewValues are values files and --set values.
+func NewValues(files, sets []string) Values {
+	return Values{values.Options{ValueFiles: files, Values: sets}}
+}
+
 // Values merges the values: a mistake there is a usage error, before any
 // chart is downloaded.
 func (c *Client) Values(v Values) (map[string]any, error) {
@@ -57,21 +62,30 @@ type KubeVersion = chartutil.KubeVersion
 // ParseKubeVersion is the Kubernetes version charts see without a
 // cluster: --kube-version's, else DefaultKubeVersion.
 func ParseKubeVersion(v string) (*chartutil.KubeVersion, error) {
-	if v == "" {
-		return DefaultKubeVersion(), nil
-	}
-	kv, err := chartutil.ParseKubeVersion(v)
+	kv, err := KubeVersionOf(v)
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("%s: %w", renderer.FlagSpelling(renderer.OptKubeVersion), err)}
 	}
 	return kv, nil
 }
 
+// KubeVersionOf is a Kubernetes version as charts see it, "" none; the
+// error is the parser's, for the caller to say where the version came from.
+func KubeVersionOf(v string) (*chartutil.KubeVersion, error) {
+	if v == "" {
+		return DefaultKubeVersion(), nil
+	}
+	return chartutil.ParseKubeVersion(v)
+}
+
 // Template is `helm template` in-process: a client-only dry-run install.
 type Template struct {
 	Release, Namespace string
 	KubeVersion        *chartutil.KubeVersion
-	ShowOnly           []string // template paths or globs, as --show-only
+	// APIVersions are more API versions charts see in
+	// .Capabilities.APIVersions, as --api-versions.
+	APIVersions []string
+	ShowOnly    []string // template paths or globs, as --show-only
 }
 
 // Template renders the chart, post-rendered by pr (nil: the chart's own
@@ -89,6 +103,7 @@ func (c *Client) render(ctx context.Context, ch *chart.Chart, vals map[string]an
 	inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, "client", true, true, true
 	inst.ReleaseName, inst.Namespace = t.Release, t.Namespace
 	inst.KubeVersion = t.KubeVersion
+	inst.APIVersions = chartutil.VersionSet(t.APIVersions)
 	inst.PostRenderer = pr
 	rel, err := inst.RunWithContext(ctx, ch, vals)
 	return rel, Classify(err)

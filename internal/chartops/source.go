@@ -225,6 +225,13 @@ func ExplicitPath(ref string, repos *repo.File) bool {
 	return err == nil
 }
 
+// IsChartURL tells whether CHART is the http:// or https:// URL of a chart
+// package.
+func IsChartURL(ref string) bool {
+	u, err := url.Parse(ref)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
 // Chart finds, downloads when needed, and loads the chart.
 func (c *Client) Chart(ctx context.Context, ref string) (*chart.Chart, error) {
 	path, err := c.locate(ctx, ref)
@@ -255,7 +262,7 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 			ref = filepath.Join(home, strings.TrimPrefix(ref, "~"))
 		}
 	}
-	if !registry.IsOCI(ref) && ExplicitPath(ref, repos) {
+	if !registry.IsOCI(ref) && !IsChartURL(ref) && ExplicitPath(ref, repos) {
 		abs, err := filepath.Abs(ref)
 		if err == nil {
 			_, err = os.Stat(abs)
@@ -282,7 +289,7 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		return "", err
 	}
 	repoName, _, isRepoName := strings.Cut(ref, "/")
-	isRepoName = isRepoName && !registry.IsOCI(ref) && !src.repoGiven
+	isRepoName = isRepoName && !registry.IsOCI(ref) && !IsChartURL(ref) && !src.repoGiven
 	if e := repoEntry(repos, repoName); isRepoName && e != nil && (e.CAFile != "" || e.CertFile != "" || e.KeyFile != "") {
 		if tc, err = tlsConfig(e.CAFile, e.CertFile, e.KeyFile, src.InsecureSkipTLSverify, "repository "+repoName+"'s "); err != nil {
 			return "", err
@@ -318,6 +325,12 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 	switch {
 	case registry.IsOCI(ref):
 		dl.Options = append(dl.Options, getter.WithRegistryClient(c.Config.RegistryClient), getter.WithBasicAuth(src.Username, src.Password))
+		from = ref
+	case IsChartURL(ref):
+		// A chart package's URL, downloaded as it is (Helm's downloader
+		// takes a URL with a scheme without looking it up), with the
+		// credentials given.
+		dl.Options = append(dl.Options, getter.WithBasicAuth(src.Username, src.Password))
 		from = ref
 	case isRepoName:
 		// REPO/NAME from the repositories file, with its credentials.

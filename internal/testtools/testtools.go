@@ -70,6 +70,22 @@ func Renderer(t testing.TB) string {
 	return p
 }
 
+// Images returns the directory of the images' OCI layouts: $AWS_CCM_IMAGES
+// when set, else dist/images, built (or brought up to date) with make
+// images.
+func Images(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv("AWS_CCM_IMAGES"); dir != "" {
+		return dir
+	}
+	makeMu.Lock()
+	defer makeMu.Unlock()
+	if out, err := exec.Command("make", "-s", "-C", Root(), "images").CombinedOutput(); err != nil {
+		t.Fatalf("make images (set AWS_CCM_IMAGES to use built ones): %v\n%s", err, out)
+	}
+	return filepath.Join(Root(), "dist", "images")
+}
+
 // Helm3 returns the Helm 3 CLI.
 func Helm3(t testing.TB) string { return tool(t, "HELM3", "bin/helm") }
 
@@ -205,21 +221,31 @@ func ChartPackage(t testing.TB, tgz string) map[string][]byte {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}
-	tr := tar.NewReader(gz)
+	ReadTar(t, gz, func(h *tar.Header, content []byte) {
+		if h.Typeflag == tar.TypeReg {
+			files[h.Name] = content
+		}
+	})
+	return files
+}
+
+// ReadTar calls entry with each entry of a tar stream and its content.
+func ReadTar(t testing.TB, r io.Reader, entry func(h *tar.Header, content []byte)) {
+	t.Helper()
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return files
+			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		if files[h.Name], err = io.ReadAll(tr); err != nil {
+		content, err := io.ReadAll(tr)
+		if err != nil {
 			t.Fatal(err)
 		}
+		entry(h, content)
 	}
 }
 

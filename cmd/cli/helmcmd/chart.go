@@ -257,7 +257,8 @@ const chartLong = `CHART is the upstream aws-cloud-controller-manager chart from
 name is always a name: looked up in --repo, or REPO/NAME in the repositories that helm repo add
 added (--repository-config); a directory or file of that name here is not used. A path is a
 path when it says so: ./dir, ../dir, /abs/dir, a .tgz, or DIR/NAME when DIR is no repository's
-name. oci:// references work too, with the logins of helm registry login (--registry-config).
+name. oci:// references work too, with the logins of helm registry login (--registry-config),
+and the https:// URL of a chart package.
 RELEASE defaults to aws-cloud-controller-manager; the namespace to $HELM_NAMESPACE, else
 kube-system. The cluster is the one Helm would use: --kubeconfig, $KUBECONFIG, --kube-context,
 $HELM_KUBECONTEXT. The Helm SDK runs in this process with the renderer as its post-renderer: no

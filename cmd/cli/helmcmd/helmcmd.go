@@ -1,6 +1,7 @@
 // Package helmcmd holds the commands of aws-ccm-renderer-helm, the program
 // with the Helm SDK and the Kubernetes client: template, install, upgrade
-// and diff (the chart commands) and check. Each binds its flags into the
+// and diff (the chart commands), check, and argocd generate (the Argo CD
+// plugin's command). Each binds its flags into the
 // structs of the action layer (internal/chartops) or of check
 // (internal/check), runs them, and prints what they return; none imports
 // Helm itself.
@@ -25,7 +26,7 @@ import (
 
 // Commands are the commands aws-ccm-renderer-helm adds to the root command.
 func Commands(s cli.IOStreams) []*cobra.Command {
-	return []*cobra.Command{NewTemplateCommand(s), NewInstallCommand(s), NewUpgradeCommand(s), NewDiffCommand(s), NewCheckCommand(s)}
+	return []*cobra.Command{NewTemplateCommand(s), NewInstallCommand(s), NewUpgradeCommand(s), NewDiffCommand(s), NewCheckCommand(s), NewArgoCDCommand(s)}
 }
 
 // DistroDetect is the --distro value that asks the cluster.

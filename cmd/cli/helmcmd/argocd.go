@@ -1,0 +1,438 @@
+package helmcmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// ArgoCDParameter is a parameter of the Argo CD config management plugin
+// (examples/argocd/plugin.yaml announces each in spec.parameters.static;
+// integration/gitops holds the two to each other).
+type ArgoCDParameter struct {
+	Name string // as the Application names it
+	// Env is the plugin env of the plugin's first version that means the
+	// same (ARGOCD_ENV_<Env>), "" when there is none.
+	Env     string
+	Array   bool
+	Default string // a string parameter's, when the Application does not set it
+}
+
+// ArgoCDParameters are the plugin's parameters, in the order plugin.yaml
+// announces them.
+var ArgoCDParameters = []ArgoCDParameter{
+	{Name: "distro", Env: "DISTRO", Default: string(renderer.DistroAuto)},
+	{Name: "mode", Env: "MODE", Default: string(renderer.ModeInstall)},
+	{Name: "chart-version", Env: "CHART_VERSION", Default: upstream.LatestChartVersion},
+	{Name: "set-arg", Array: true},
+	{Name: "remove-arg", Array: true},
+	{Name: "helm-set", Array: true},
+	{Name: "values-files", Array: true},
+	{Name: "chart", Env: "CHART", Default: upstream.ChartName},
+	{Name: "repo", Env: "REPO", Default: upstream.ChartRepo},
+	{Name: "strict", Env: "STRICT", Default: "true"},
+}
+
+// ArgoCDEnvName is the variable Argo CD passes a parameter in:
+// PARAM_<NAME>, the name upper-cased and every character other than A-Z,
+// 0-9 and _ made _ (ApplicationSourcePluginParameters.Environ).
+func ArgoCDEnvName(name string) string {
+	return "PARAM_" + notEnvChar.ReplaceAllString(strings.ToUpper(name), "_")
+}
+
+var notEnvChar = regexp.MustCompile("[^A-Z0-9_]")
+
+const argocdLong = `The Argo CD config management plugin's commands. The plugin (examples/argocd/plugin.yaml)
+runs "aws-ccm-renderer argocd generate" in the sidecar of argocd-repo-server; see
+docs/argocd.md.`
+
+const generateLong = `generate renders the upstream aws-cloud-controller-manager chart with the renderer's patches,
+in-process with the Helm SDK (no helm binary), for Argo CD: it is the generate command of the
+config management plugin aws-ccm-renderer-v1 (examples/argocd/plugin.yaml), run by
+argocd-cmp-server in the Application's source directory. It takes no flags: it reads what the
+repo server sends.
+
+  ARGOCD_APP_NAME, ARGOCD_APP_NAMESPACE   the release's name and namespace
+  ARGOCD_APP_PARAMETERS                   the Application's plugin parameters, as JSON; without
+                                          it, PARAM_<NAME> and PARAM_<NAME>_<i> (array items)
+  ARGOCD_ENV_<NAME>                       the plugin env of the plugin's first version: DISTRO,
+                                          MODE, CHART, REPO, CHART_VERSION, STRICT, and
+                                          RENDERER_ARGS (more renderer flags, split on spaces)
+  KUBE_VERSION, KUBE_API_VERSIONS         the destination cluster's version and API versions,
+                                          shown to the chart; KUBE_VERSION also to the renderer
+
+Parameters (a parameter wins over the plugin env of the same meaning; an empty one is not set):
+
+  distro         auto, rke, rke2, k3s or kubeadm (default auto)
+  mode           install or migrate (default install)
+  chart-version  the chart's version or a constraint (default ` + upstream.LatestChartVersion + `, the one tested)
+  set-arg        array: CCM flags, FLAG=VALUE each (--set-arg)
+  remove-arg     array: CCM flags to remove, by name (--remove-arg)
+  helm-set       array: chart values, KEY=VALUE each (helm --set)
+  values-files   array: values files in the source directory (default values.yaml when it is there)
+  chart          a chart name in repo, an https:// URL, an oci:// reference, or a path in the
+                 source directory (anything else with a /, a .tgz, or starting with .)
+  repo           where a chart name is looked up (default the upstream chart's repository)
+  strict         true (default): a renderer warning fails the generation, as Argo CD shows a
+                 plugin's stderr only when it fails; false: the warning goes to stderr only
+
+A path (chart, values-files) must stay in the source directory once resolved, symbolic links
+included: an absolute path, .., or a link that leads out is refused, as are a values file that
+is a URL (helm would fetch it) or -, and a chart of another URL scheme or starting with -. An
+unknown parameter, or an array given for a string parameter or the other way round, is refused.
+
+On any failure it prints one line on stderr and nothing on stdout, and exits non-zero: Argo CD
+then reports the error and neither applies nor prunes anything.`
+
+const generateExamples = `  # The plugin's generate command (examples/argocd/plugin.yaml)
+  generate:
+    command: [aws-ccm-renderer, argocd, generate]
+
+  # By hand, in a source directory, as the repo server would run it
+  ARGOCD_APP_NAME=aws-ccm ARGOCD_APP_NAMESPACE=kube-system KUBE_VERSION=v1.34.2 \
+  ARGOCD_APP_PARAMETERS='[{"name":"distro","string":"rke2"},{"name":"helm-set","array":["image.tag=v1.34.3"]}]' \
+    aws-ccm-renderer argocd generate`
+
+// NewArgoCDCommand builds argocd, with generate.
+func NewArgoCDCommand(s cli.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "argocd",
+		Short: "The Argo CD config management plugin's commands (generate)",
+		Long:  argocdLong,
+		Args:  cobra.NoArgs,
+	}
+	gen := &cobra.Command{
+		Use:     "generate",
+		Short:   "Render the chart for Argo CD's config management plugin, from the environment Argo CD sets",
+		Long:    generateLong,
+		Example: generateExamples,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			text, err := argoGenerate(cmd, os.LookupEnv, dir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), text)
+			return cli.WriteError(err)
+		},
+	}
+	cli.SetCommon(gen, s)
+	cli.SetCommon(cmd, s)
+	cmd.AddCommand(gen)
+	return cmd
+}
+
+// argoRequest is what the repo server asks of generate.
+type argoRequest struct {
+	release, namespace string
+	chart, repo        string
+	version            string
+	values, sets       []string
+	kubeVersion        string
+	apiVersions        []string
+	rendererArgs       []string
+}
+
+// argoError is a refusal of what the Application asks: exit 1, as the
+// other errors of the chart and its values.
+func argoError(format string, args ...any) error {
+	return &renderer.InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// argoParams reads the Application's parameters: ARGOCD_APP_PARAMETERS
+// when the repo server sent it, else the per-parameter variables. Strings
+// and arrays by name; an empty string is as unset.
+func argoParams(lookup func(string) (string, bool)) (map[string]string, map[string][]string, error) {
+	strs, arrays := map[string]string{}, map[string][]string{}
+	names := make([]string, len(ArgoCDParameters))
+	for i, p := range ArgoCDParameters {
+		names[i] = p.Name
+	}
+	if raw, ok := lookup("ARGOCD_APP_PARAMETERS"); ok && strings.TrimSpace(raw) != "" {
+		var params []struct {
+			Name   string            `json:"name"`
+			String *string           `json:"string"`
+			Array  []string          `json:"array"`
+			Map    map[string]string `json:"map"`
+		}
+		if err := json.Unmarshal([]byte(raw), &params); err != nil {
+			return nil, nil, argoError("ARGOCD_APP_PARAMETERS is not the JSON list of parameters Argo CD sends: %v", err)
+		}
+		seen := map[string]bool{}
+		for _, p := range params {
+			i := slices.IndexFunc(ArgoCDParameters, func(a ArgoCDParameter) bool { return a.Name == p.Name })
+			if i < 0 {
+				return nil, nil, argoError("parameter %q is not one of this plugin's%s; its parameters: %s",
+					p.Name, renderer.DidYouMean(p.Name, names, func(s string) string { return s }), strings.Join(names, ", "))
+			}
+			if seen[p.Name] {
+				return nil, nil, argoError("parameter %s is set twice", p.Name)
+			}
+			seen[p.Name] = true
+			a := ArgoCDParameters[i]
+			switch {
+			case p.Map != nil:
+				return nil, nil, argoError("parameter %s is a map; it is %s", p.Name, kindOf(a))
+			case a.Array && p.String != nil:
+				return nil, nil, argoError("parameter %s is a string; it is an array (array: [...])", p.Name)
+			case !a.Array && p.Array != nil:
+				return nil, nil, argoError("parameter %s is an array; it is a string (string: ...)", p.Name)
+			case a.Array:
+				arrays[p.Name] = p.Array
+			case p.String != nil && *p.String != "":
+				strs[p.Name] = *p.String
+			}
+		}
+		return strs, arrays, nil
+	}
+	for _, a := range ArgoCDParameters {
+		env := ArgoCDEnvName(a.Name)
+		if !a.Array {
+			if v, _ := lookup(env); v != "" {
+				strs[a.Name] = v
+			}
+			continue
+		}
+		for i := 0; ; i++ {
+			v, ok := lookup(fmt.Sprintf("%s_%d", env, i))
+			if !ok {
+				break
+			}
+			arrays[a.Name] = append(arrays[a.Name], v)
+		}
+	}
+	return strs, arrays, nil
+}
+
+func kindOf(a ArgoCDParameter) string {
+	if a.Array {
+		return "an array (array: [...])"
+	}
+	return "a string (string: ...)"
+}
+
+// readArgoRequest reads the request from the environment, in the source
+// directory dir (the working directory: the paths it returns are relative
+// to it), with the checks of the plugin's first version (a bash
+// script): the same parameters, defaults and refusals, with the same
+// messages.
+func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoRequest, error) {
+	strs, arrays, err := argoParams(lookup)
+	if err != nil {
+		return nil, err
+	}
+	// A string parameter, else the plugin env, else the default.
+	param := func(name string) string {
+		if v := strs[name]; v != "" {
+			return v
+		}
+		for _, a := range ArgoCDParameters {
+			if a.Name != name {
+				continue
+			}
+			if a.Env != "" {
+				if v, _ := lookup("ARGOCD_ENV_" + a.Env); v != "" {
+					return v
+				}
+			}
+			return a.Default
+		}
+		panic("no parameter " + name)
+	}
+	r := &argoRequest{}
+	for _, v := range []struct {
+		name string
+		to   *string
+	}{{"ARGOCD_APP_NAME", &r.release}, {"ARGOCD_APP_NAMESPACE", &r.namespace}} {
+		val, _ := lookup(v.name)
+		if val == "" {
+			return nil, &renderer.UsageError{Err: fmt.Errorf("%s is not set: generate runs as the generate command of Argo CD's config management plugin, which sets it (see --help)", v.name)}
+		}
+		*v.to = val
+	}
+	r.chart = param("chart")
+	switch c := r.chart; {
+	case strings.HasPrefix(c, "oci://") || strings.HasPrefix(c, "https://") || strings.HasPrefix(c, "http://"):
+		// a chart from a registry or a URL
+	case strings.Contains(c, "://") || strings.HasPrefix(c, "-") || c == "":
+		return nil, argoError("chart: %s is neither a chart name, a path in the source directory, an https:// URL nor an oci:// reference", c)
+	case strings.Contains(c, "/") || strings.HasSuffix(c, ".tgz") || strings.HasPrefix(c, "."):
+		if err := inside(dir, "chart", c); err != nil {
+			return nil, err
+		}
+		// A path says so to the chart loader, whatever its first part.
+		r.chart = "./" + filepath.ToSlash(filepath.Clean(c))
+	default:
+		r.repo = param("repo")
+	}
+	r.version = param("chart-version")
+	values := arrays["values-files"]
+	if len(values) == 0 {
+		if st, err := os.Stat(filepath.Join(dir, "values.yaml")); err == nil && st.Mode().IsRegular() {
+			values = []string{"values.yaml"}
+		}
+	}
+	for _, f := range values {
+		switch {
+		case strings.Contains(f, "://"):
+			return nil, argoError("values-files: %s is a URL, which helm would fetch; name a file in the Application's source directory", f)
+		case f == "-" || f == "":
+			return nil, argoError("values-files: %q is not a file", f)
+		}
+		if err := inside(dir, "values-files", f); err != nil {
+			return nil, err
+		}
+		r.values = append(r.values, f)
+	}
+	r.sets = arrays["helm-set"]
+	r.kubeVersion, _ = lookup("KUBE_VERSION")
+	if v, _ := lookup("KUBE_API_VERSIONS"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				r.apiVersions = append(r.apiVersions, s)
+			}
+		}
+	}
+	r.rendererArgs = []string{"--distro", param("distro"), "--mode", param("mode")}
+	// The renderer checks the CCM against the destination cluster's
+	// version: in migrate mode a CCM of another minor is refused.
+	if r.kubeVersion != "" {
+		r.rendererArgs = append(r.rendererArgs, "--kube-version", r.kubeVersion)
+	}
+	for _, a := range arrays["set-arg"] {
+		r.rendererArgs = append(r.rendererArgs, "--set-arg="+a)
+	}
+	for _, a := range arrays["remove-arg"] {
+		r.rendererArgs = append(r.rendererArgs, "--remove-arg="+a)
+	}
+	// Argo CD keeps a plugin's stderr for when it fails: a warning nobody
+	// would read fails the generation instead, unless strict is false.
+	r.rendererArgs = append(r.rendererArgs, "--strict="+param("strict"))
+	if more, _ := lookup("ARGOCD_ENV_RENDERER_ARGS"); more != "" {
+		r.rendererArgs = append(r.rendererArgs, strings.Fields(more)...)
+	}
+	return r, nil
+}
+
+// inside refuses a path the Application names (for what) unless it stays
+// in the source directory dir once resolved, symbolic links included: the
+// repo server holds other Applications' files too. Like realpath without
+// -e, the last part of the path need not exist (loading it then says it
+// does not).
+func inside(dir, what, p string) error {
+	notIn := func(more string) error {
+		return argoError("%s: %s is not a path in the Application's source directory%s", what, p, more)
+	}
+	slashed := "/" + filepath.ToSlash(p) + "/"
+	if strings.HasPrefix(slashed, "//") || strings.Contains(slashed, "/../") {
+		return notIn("")
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	real, err := resolve(filepath.Join(root, p))
+	if err != nil {
+		return notIn("")
+	}
+	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+		return notIn(" (it leads to " + real + ")")
+	}
+	return nil
+}
+
+// resolve is realpath's canonical form of p: its symbolic links resolved,
+// all but the last part required to exist.
+func resolve(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if _, lerr := os.Lstat(p); lerr == nil {
+		return "", err // a link that leads nowhere
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, filepath.Base(p)), nil
+}
+
+// argoGenerate renders the chart as the request asks: the renderer's
+// options checked first, then the chart located and rendered with the
+// renderer as its post-renderer.
+func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir string, errOut io.Writer) (string, error) {
+	r, err := readArgoRequest(lookup, dir)
+	if err != nil {
+		return "", err
+	}
+	// The destination cluster's version, as Argo CD sends it, said as such
+	// when it is none (the renderer would call it --kube-version).
+	kv, err := chartops.KubeVersionOf(r.kubeVersion)
+	if err != nil {
+		return "", &renderer.UsageError{Err: fmt.Errorf("KUBE_VERSION %q, the destination cluster's version as Argo CD sends it, is not a Kubernetes version such as v1.34.2: %w",
+			r.kubeVersion, err)}
+	}
+	var flags cli.OptionFlags
+	fs := pflag.NewFlagSet("renderer", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	flags.Register(fs)
+	if err := fs.Parse(r.rendererArgs); err != nil {
+		return "", &renderer.UsageError{Err: fmt.Errorf("the renderer's flags (parameters, RENDERER_ARGS): %w", err)}
+	}
+	if fs.NArg() > 0 {
+		return "", &renderer.UsageError{Err: fmt.Errorf("RENDERER_ARGS: %q is not a flag", fs.Arg(0))}
+	}
+	opts, err := flags.Options(fs)
+	if err != nil {
+		return "", err
+	}
+	pr, err := renderer.NewPostRenderer(opts)
+	if err != nil {
+		return "", err
+	}
+	pr.Warn = func(msg string) { fmt.Fprintln(errOut, "aws-ccm-renderer: warning: "+msg) }
+	src := &chartops.Source{}
+	src.RepoURL, src.Version = r.repo, r.version
+	env := chartops.NewEnv()
+	env.Settings.SetNamespace(r.namespace)
+	client := &chartops.Client{Env: env, Source: src, Progress: terminal.NewProgressMode(errOut, terminal.Off, 0), ErrOut: errOut,
+		Verb: "argocd generate", Release: r.release}
+	if err := client.Connect(false); err != nil {
+		return "", err
+	}
+	vals, err := client.Values(chartops.NewValues(r.values, r.sets))
+	if err != nil {
+		return "", err
+	}
+	ctx, stop := interruptible(cmd.Context())
+	defer stop()
+	ch, err := client.Chart(ctx, r.chart)
+	if err != nil {
+		return "", err
+	}
+	return client.Template(ctx, ch, vals, pr, chartops.Template{Release: r.release, Namespace: r.namespace, KubeVersion: kv, APIVersions: r.apiVersions})
+}
