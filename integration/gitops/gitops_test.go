@@ -240,84 +240,22 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	return []byte(o.String()), []byte(e.String()), err
 }
 
-// TestArgoCDPlugin runs the example plugin's generate command for each
-// distro, in migrate mode, with the defaults, with values and renderer
-// flags, and when it must fail.
+// TestArgoCDPlugin runs the example plugin's generate command outside Argo
+// CD, for what the test in Argo CD's engine (e2e/argocd_test.go, which
+// covers every distribution, migrate mode, the parameter sets of
+// docs/argocd.md, the first version's env, a strict warning and the refused
+// parameters) does not: failures the sidecar's tools report (an unknown
+// distro or mode, a flag the renderer refuses, a missing chart, migrate mode
+// on K3s or with a CCM newer than a 1.25 cluster), and a helm that fails
+// after printing, which needs another helm on the sidecar's PATH.
 func TestArgoCDPlugin(t *testing.T) {
 	p := readPlugin(t)
 	if p.Metadata.Name+"-"+p.Spec.Version != "aws-ccm-renderer-v1" || p.Spec.Discover != nil {
 		t.Fatalf("plugin %s-%s with discover %v: the docs and application.yaml name it aws-ccm-renderer-v1, without discovery",
 			p.Metadata.Name, p.Spec.Version, p.Spec.Discover)
 	}
-	nodes := testtools.Fixtures(t)
-	version := testtools.LatestChartVersion
-	chart := testtools.UpstreamChart(t, version)
-	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace)
 	// A migration pins the CCM of the cluster's minor (docs/argocd.md).
 	pin := "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
-	pinned := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace, "--set", pin)
-
-	type run struct {
-		distro renderer.Distro
-		mode   renderer.Mode
-		params []argoParam
-		env    map[string]string
-		kube   string // the destination cluster's version
-	}
-	runs := map[string]run{
-		"defaults": {renderer.DistroAuto, renderer.ModeInstall, nil, nil, ""},
-		"migrate": {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")},
-			{Name: "helm-set", Array: []string{pin}}}, nil, "1.26.15"},
-		// Applications of the plugin's first version set the plugin env;
-		// Argo CD before 3.1 sends the version as the cluster says it,
-		// without a "+".
-		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, []argoParam{{Name: "helm-set", Array: []string{pin}}},
-			map[string]string{"DISTRO": "rke", "MODE": "migrate"}, "v1.26.15rke2r1"},
-		// A parameter wins over the plugin env.
-		"parameters over env": {renderer.DistroK3s, renderer.ModeInstall, []argoParam{{Name: "distro", String: str("k3s")}},
-			map[string]string{"DISTRO": "rke", "MODE": "install"}, ""},
-	}
-	for _, d := range renderer.Distros {
-		runs[string(d)] = run{d, renderer.ModeInstall, []argoParam{{Name: "distro", String: str(string(d))}, {Name: "mode", String: str("install")},
-			{Name: "chart-version", String: str(version)}}, nil, ""}
-	}
-	for name, r := range runs {
-		t.Run(name, func(t *testing.T) {
-			r.params = append(r.params, argoParam{Name: "chart", String: str(localChart)})
-			out, errOut, err := cmpRun{env: r.env, params: r.params, kube: r.kube}.run(t)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, errOut)
-			}
-			objs, err := manifest.Split(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := plain
-			if r.mode == renderer.ModeMigrate {
-				want = pinned
-			}
-			testtools.CheckMeaning(t, objs, nodes, r.distro, r.mode)
-			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, want, r.distro, r.mode), nodes)
-		})
-	}
-
-	t.Run("values and renderer flags", func(t *testing.T) {
-		out, errOut, err := cmpRun{
-			env:    map[string]string{"DISTRO": "rke", "CHART": localChart, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
-			values: "image:\n  tag: v1.34.0\n",
-			kube:   "v1.34.2",
-		}.run(t)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, errOut)
-		}
-		ccm, args := testtools.CCMOf(t, out)
-		cn, _ := manifest.Flag(args, "cluster-name")
-		v, _ := manifest.Flag(args, "v")
-		image, _ := manifest.Containers(ccm)[0]["image"].(string)
-		if cn != "prod" || v != "4" || !strings.HasSuffix(image, ":v1.34.0") {
-			t.Errorf("renderer flags or values not applied: args %q, image %s", args, image)
-		}
-	})
 
 	for name, c := range map[string]struct {
 		env    map[string]string
@@ -325,19 +263,10 @@ func TestArgoCDPlugin(t *testing.T) {
 		kube   string
 		want   string
 	}{
-		"unknown distro":          {map[string]string{"DISTRO": "bogus", "CHART": localChart}, nil, "", `--distro "bogus" is unknown`},
-		"unknown mode":            {map[string]string{"MODE": "upgrade", "CHART": localChart}, nil, "", `--mode "upgrade" is unknown`},
-		"bad flag":                {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, nil, "", "--cloud-provider=aws"},
-		"missing chart":           {map[string]string{"CHART": "missing.tgz"}, nil, "", "missing.tgz"},
-		"chart outside":           {map[string]string{"CHART": chart}, nil, "", "chart: " + chart + " is not a path in the Application's source directory"},
-		"chart a level up":        {map[string]string{"CHART": "../other-team/chart"}, nil, "", "chart: ../other-team/chart is not a path in the Application's source directory"},
-		"chart of another scheme": {map[string]string{"CHART": "file:///etc/charts/x.tgz"}, nil, "", "chart: file:///etc/charts/x.tgz is neither a chart name"},
-		"chart as a helm flag":    {map[string]string{"CHART": "--kubeconfig=x"}, nil, "", "chart: --kubeconfig=x is neither a chart name"},
-		// The destination cluster's version reaches the renderer.
-		"migrate: the chart's CCM (1.35) on a 1.26 cluster": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("rke2")},
-			{Name: "mode", String: str("migrate")}}, "1.26.15",
-			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version 1.26.15) 1.26: " +
-				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14)"},
+		"unknown distro": {map[string]string{"DISTRO": "bogus", "CHART": localChart}, nil, "", `--distro "bogus" is unknown`},
+		"unknown mode":   {map[string]string{"MODE": "upgrade", "CHART": localChart}, nil, "", `--mode "upgrade" is unknown`},
+		"bad flag":       {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--remove-arg=cloud-provider"}, nil, "", "--cloud-provider=aws"},
+		"missing chart":  {map[string]string{"CHART": "missing.tgz"}, nil, "", "missing.tgz"},
 		"migrate: a 1.26 CCM on a 1.25 cluster": {map[string]string{"CHART": localChart, "MODE": "migrate"}, []argoParam{{Name: "helm-set", Array: []string{pin}}}, "1.25.16",
 			"is 1.26 and the cluster (--kube-version 1.25.16) 1.25"},
 		"migrate: K3s": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("k3s")}, {Name: "mode", String: str("migrate")},
@@ -376,36 +305,15 @@ func TestArgoCDPlugin(t *testing.T) {
 	})
 }
 
-// TestArgoCDPluginWarnings: Argo CD shows a plugin's stderr only when its
-// command fails (cmpserver/plugin/plugin.go, runCommand: a CmdError with
-// the stderr; on success the stderr goes to the sidecar's log), so a
-// renderer warning fails the generate command, with the warning on stderr
-// and nothing on stdout, unless the strict parameter is false.
-func TestArgoCDPluginWarnings(t *testing.T) {
-	params := []argoParam{{Name: "chart", String: str(localChart)}, {Name: "distro", String: str("rke2")},
-		{Name: "set-arg", Array: []string{"configure-cloud-routes=true"}}}
-	const warning = "--configure-cloud-routes=true: the CCM's route controller then writes pod CIDR routes into the VPC's route tables; " +
-		"only clusters whose pod network relies on cloud routes want that"
-	out, errOut, err := cmpRun{params: params}.run(t)
-	if err == nil || len(out) != 0 || string(errOut) != "aws-ccm-renderer: "+warning+" (--strict: warnings are errors)\n" {
-		t.Errorf("a warning: %v, %d bytes on stdout, stderr %q", err, len(out), errOut)
-	}
-	out, errOut, err = cmpRun{params: append(slices.Clone(params), argoParam{Name: "strict", String: str("false")})}.run(t)
-	if err != nil || !bytes.Contains(out, []byte("- --configure-cloud-routes=true")) || string(errOut) != "aws-ccm-renderer: warning: "+warning+"\n" {
-		t.Errorf("strict false: %v, stderr %q", err, errOut)
-	}
-	out, errOut, err = cmpRun{params: append(slices.Clone(params), argoParam{Name: "strict", String: str("maybe")})}.run(t)
-	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "--strict") {
-		t.Errorf("strict maybe: %v, stderr %q", err, errOut)
-	}
-}
-
-// TestArgoCDPluginParameters: the Application's parameters reach helm and
-// the renderer (array items one by one, whatever they hold); the static
-// announcements say what the plugin does when a parameter is not set (the
-// output with each set to its announced default is the output without
-// them), and every parameter the command reads is announced; values files
-// stay in the source directory.
+// TestArgoCDPluginParameters: what the test in Argo CD's engine
+// (e2e/argocd_test.go) does not cover of the parameters: a helm-set item
+// with a glob character and a values file in a subdirectory reach helm as
+// they are; the static announcements say what the plugin does when a
+// parameter is not set (the output with each set to its announced default is
+// the output without them), and every parameter the command reads is
+// announced; a values file or chart through a symbolic link that leads out
+// of the source directory, a missing values file, a bad mode and a refused
+// flag fail.
 func TestArgoCDPluginParameters(t *testing.T) {
 	p := readPlugin(t)
 	chart := localChart
@@ -484,43 +392,6 @@ func TestArgoCDPluginParameters(t *testing.T) {
 		}
 	}
 
-	// The example Application's parameters are announced ones, and work.
-	var app struct {
-		Spec struct {
-			Source struct {
-				Plugin struct {
-					Name       string `yaml:"name"`
-					Parameters []struct {
-						Name   string   `yaml:"name"`
-						String *string  `yaml:"string"`
-						Array  []string `yaml:"array"`
-					} `yaml:"parameters"`
-				} `yaml:"plugin"`
-			} `yaml:"source"`
-		} `yaml:"spec"`
-	}
-	b, err := os.ReadFile(exampleDir("argocd", "application.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, &app); err != nil {
-		t.Fatal(err)
-	}
-	var appParams []argoParam
-	for _, ap := range app.Spec.Source.Plugin.Parameters {
-		if !announced[notEnvChar.ReplaceAllString(strings.ToUpper(ap.Name), "_")] {
-			t.Errorf("application.yaml sets %s, which the plugin does not announce", ap.Name)
-		}
-		if ap.Name != "chart-version" { // the upstream package instead: no network here
-			appParams = append(appParams, argoParam{Name: ap.Name, String: ap.String, Array: ap.Array})
-		}
-	}
-	// The destination cluster is of the minor of the CCM the example pins.
-	out, errOut, err = cmpRun{params: append(appParams, argoParam{Name: "chart", String: str(chart)}), kube: "v1.31.4"}.run(t)
-	if err != nil || len(appParams) < 3 || !bytes.Contains(out, []byte("--cluster-name=prod")) {
-		t.Errorf("application.yaml's parameters: %v, %d parameters\n%s", err, len(appParams), errOut)
-	}
-
 	outside := filepath.Join(t.TempDir(), "secrets.yaml") // another Application's file, say
 	testtools.WriteFile(t, outside, []byte("password: hunter2\n"))
 	links := map[string]map[string]string{ // the source directory's links out, by case
@@ -535,14 +406,9 @@ func TestArgoCDPluginParameters(t *testing.T) {
 			"values-files: env/secrets.yaml is not a path in the Application's source directory (it leads to " + outside + ")"},
 		"chart through a link out": {[]argoParam{{Name: "chart", String: str("vendored/secrets.yaml")}},
 			"chart: vendored/secrets.yaml is not a path in the Application's source directory (it leads to " + outside + ")"},
-		"values file outside":  {[]argoParam{{Name: "values-files", Array: []string{"../secrets.yaml"}}}, "values-files: ../secrets.yaml is not a path in the Application's source directory"},
-		"absolute values file": {[]argoParam{{Name: "values-files", Array: []string{"/etc/passwd"}}}, "is not a path in the Application's source directory"},
-		"missing values file":  {[]argoParam{{Name: "values-files", Array: []string{"nope.yaml"}}}, "nope.yaml"},
-		"values file as a URL": {[]argoParam{{Name: "values-files", Array: []string{"https://attacker.example/values.yaml"}}},
-			"values-files: https://attacker.example/values.yaml is a URL, which helm would fetch"},
-		"values file as stdin": {[]argoParam{{Name: "values-files", Array: []string{"-"}}}, `values-files: "-" is not a file`},
-		"unknown mode":         {[]argoParam{{Name: "mode", String: str("upgrade")}}, `--mode "upgrade" is unknown`},
-		"bad CCM flag":         {[]argoParam{{Name: "set-arg", Array: []string{"cloud-provider=gce"}}}, "cloud-provider"},
+		"missing values file": {[]argoParam{{Name: "values-files", Array: []string{"nope.yaml"}}}, "nope.yaml"},
+		"unknown mode":        {[]argoParam{{Name: "mode", String: str("upgrade")}}, `--mode "upgrade" is unknown`},
+		"bad CCM flag":        {[]argoParam{{Name: "set-arg", Array: []string{"cloud-provider=gce"}}}, "cloud-provider"},
 	} {
 		t.Run("fails: "+name, func(t *testing.T) {
 			params := c.params
