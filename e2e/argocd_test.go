@@ -114,7 +114,7 @@ func startCMPServer(t *testing.T) *cmpServer {
 	}
 	s := &cmpServer{sockets: sockets, client: argoTool(t, "ARGOCD_CMP_CLIENT", "argocd-cmp-client")}
 	s.proc, err = cp.RunEnv("argocd-cmp-server", argoTool(t, "ARGOCD_CMP_SERVER", "argocd-cmp-server"), env,
-		"--config-dir-path", config, "--loglevel", "info")
+		"--config-dir-path", config, "--loglevel", "info", "--logformat", "text") // text: the test reads its log (Argo CD 3 writes JSON by default)
 	if err != nil {
 		t.Fatal(err)
 	}
