@@ -16,7 +16,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -187,17 +186,18 @@ type announcement struct {
 	Array          []string `json:"array"`
 }
 
-// clusterVersion is the test cluster's version and its API group
+// clusterVersion returns the test cluster's version and its API group
 // versions, as Argo CD's application controller sends them to the repo
 // server (KUBE_VERSION, KUBE_API_VERSIONS).
-var clusterVersion = sync.OnceValues(func() (string, []string) {
+func clusterVersion(t *testing.T) (string, []string) {
+	t.Helper()
 	v, err := cp.Client.Discovery().ServerVersion()
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	groups, err := cp.Client.Discovery().ServerGroups()
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	var apis []string
 	for _, g := range groups.Groups {
@@ -207,7 +207,7 @@ var clusterVersion = sync.OnceValues(func() (string, []string) {
 	}
 	sort.Strings(apis)
 	return v.GitVersion, apis
-})
+}
 
 // run asks the repo server's code (op: generate, detect, app-type,
 // parameters, see e2e/tools/argocd/cmd/argocd-cmp-client) about the
@@ -225,7 +225,7 @@ func (s *cmpServer) run(t *testing.T, op string, a argoApp) argoResult {
 	for name, b := range a.files {
 		testtools.WriteFile(t, filepath.Join(app, filepath.FromSlash(name)), b)
 	}
-	kube, apis := clusterVersion()
+	kube, apis := clusterVersion(t)
 	if a.kubeVersion != "" {
 		kube = a.kubeVersion
 	}
@@ -318,12 +318,11 @@ func TestArgoCD(t *testing.T) {
 		t.Fatal(err)
 	}
 	withChart := map[string][]byte{argoChartPath: chartPkg}
-	kube, _ := clusterVersion()
-	minor := harness.Current.Minor
+	minor := harness.Current.Minor // the test cluster's, whose CCM release the Applications pin
 
 	t.Run("discovery", func(t *testing.T) { testArgoDiscovery(t, s, withChart) })
 	t.Run("parameters announced", func(t *testing.T) { testArgoAnnouncements(t, s) })
-	t.Run("generate", func(t *testing.T) { testArgoGenerate(t, s, chartPkg, kube, minor) })
+	t.Run("generate", func(t *testing.T) { testArgoGenerate(t, s, chartPkg, minor) })
 	t.Run("refused", func(t *testing.T) { testArgoRefused(t, s, withChart, minor) })
 	if t.Failed() {
 		t.Logf("argocd-cmp-server log tail:\n%s", tail(s.proc.Log(), 4000))
@@ -422,7 +421,9 @@ type argoCase struct {
 	kube     string   // the destination cluster's version; the test cluster's if empty
 	chart    []string // helm template's chart and the flags that find it
 	helm     []string // helm template's other flags, before --kube-version and --api-versions
-	renderer []string // aws-ccm-renderer's flags, between --kube-version and --strict=true
+	distro   string   // aws-ccm-renderer's --distro
+	mode     string   // aws-ccm-renderer's --mode
+	renderer []string // aws-ccm-renderer's flags between --kube-version and --strict
 	strict   string   // the value of --strict; true if empty
 	extra    []string // aws-ccm-renderer's flags after --strict (RENDERER_ARGS)
 }
@@ -431,21 +432,29 @@ type argoCase struct {
 // renderer makes of the chart, with Argo CD's tracking label; applied to
 // the test cluster, the DaemonSet controller puts the CCM on exactly the
 // control-plane nodes.
-func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, kube string, minor int) {
+func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 	repo := chartRepo(t)
 	latest := testtools.LatestChartVersion
 	ownNames := func(app string) []string { return names(app, app, minor) }
-	valuesOf := func(items []string) []byte {
-		var b strings.Builder
+	valuesOf := func(items []string) []byte { // helm-set items as a values file
+		values := map[string]any{}
 		for _, kv := range items {
 			k, v, _ := strings.Cut(kv, "=")
 			path := strings.Split(k, ".")
-			for i, p := range path[:len(path)-1] {
-				fmt.Fprintf(&b, "%s%s:\n", strings.Repeat("  ", i), p)
+			m := values
+			for _, p := range path[:len(path)-1] {
+				if _, ok := m[p].(map[string]any); !ok {
+					m[p] = map[string]any{}
+				}
+				m = m[p].(map[string]any)
 			}
-			fmt.Fprintf(&b, "%s%s: %q\n", strings.Repeat("  ", len(path)-1), path[len(path)-1], v)
+			m[path[len(path)-1]] = v
 		}
-		return []byte(b.String())
+		b, err := yaml.Marshal(values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
 	setFlags := func(items []string) []string {
 		var out []string
@@ -467,19 +476,19 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, kube string, 
 		// Nothing but the chart repository (loopback) and the names and
 		// CCM release of this cluster.
 		name: "argo-defaults", distros: fixtureDistros,
-		params:   []argoParam{{Name: "repo", String: str(repo)}, {Name: "helm-set", Array: ownNames("argo-defaults")}},
-		chart:    []string{testtools.ChartName, "--repo", repo, "--version", latest},
-		helm:     setFlags(ownNames("argo-defaults")),
-		renderer: []string{"--distro", "auto", "--mode", "install"},
+		params: []argoParam{{Name: "repo", String: str(repo)}, {Name: "helm-set", Array: ownNames("argo-defaults")}},
+		chart:  []string{testtools.ChartName, "--repo", repo, "--version", latest},
+		helm:   setFlags(ownNames("argo-defaults")),
+		distro: "auto", mode: "install",
 	}, {
 		name: "argo-set-arg", distros: []string{"rke2"},
 		params: []argoParam{{Name: "chart", String: str(argoChartPath)}, {Name: "distro", String: str("rke2")},
 			{Name: "set-arg", Array: []string{"cluster-name=prod two", "allocate-node-cidrs=false"}},
 			{Name: "remove-arg", Array: []string{"v"}}, {Name: "helm-set", Array: ownNames("argo-set-arg")}},
-		files:    map[string][]byte{argoChartPath: chartPkg},
-		chart:    []string{argoChartPath, "--version", latest},
-		helm:     setFlags(ownNames("argo-set-arg")),
-		renderer: []string{"--distro", "rke2", "--mode", "install", "--set-arg=cluster-name=prod two", "--set-arg=allocate-node-cidrs=false", "--remove-arg=v"},
+		files:  map[string][]byte{argoChartPath: chartPkg},
+		chart:  []string{argoChartPath, "--version", latest},
+		helm:   setFlags(ownNames("argo-set-arg")),
+		distro: "rke2", mode: "install", renderer: []string{"--set-arg=cluster-name=prod two", "--set-arg=allocate-node-cidrs=false", "--remove-arg=v"},
 	}, {
 		// values-files names another file than values.yaml, which is then
 		// not read; helm-set items override the files.
@@ -488,58 +497,58 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, kube string, 
 			{Name: "values-files", Array: []string{"env/prod.yaml"}}, {Name: "helm-set", Array: []string{"resources.requests.cpu=300m"}}},
 		files: map[string][]byte{argoChartPath: chartPkg, "values.yaml": []byte("image:\n  tag: v1.30.0\n"),
 			"env/prod.yaml": valuesOf(append(ownNames("argo-values-files"), "resources.requests.cpu=500m"))},
-		chart:    []string{argoChartPath, "--version", latest},
-		helm:     []string{"--values", "env/prod.yaml", "--set", "resources.requests.cpu=300m"},
-		renderer: []string{"--distro", "kubeadm", "--mode", "install"},
+		chart:  []string{argoChartPath, "--version", latest},
+		helm:   []string{"--values", "env/prod.yaml", "--set", "resources.requests.cpu=300m"},
+		distro: "kubeadm", mode: "install",
 	}, {
 		// An Application of the plugin's first version: the plugin env,
 		// and values.yaml.
 		name: "argo-first-version", distros: []string{"rke"},
-		env:      map[string]string{"DISTRO": "rke", "MODE": "install", "CHART": argoChartPath, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
-		files:    map[string][]byte{argoChartPath: chartPkg, "values.yaml": valuesOf(ownNames("argo-first-version"))},
-		chart:    []string{argoChartPath, "--version", latest},
-		helm:     []string{"--values", "values.yaml"},
-		renderer: []string{"--distro", "rke", "--mode", "install"},
-		extra:    []string{"--set-arg=cluster-name=prod", "--set-arg=v=4"},
+		env:    map[string]string{"DISTRO": "rke", "MODE": "install", "CHART": argoChartPath, "RENDERER_ARGS": "--set-arg=cluster-name=prod --set-arg=v=4"},
+		files:  map[string][]byte{argoChartPath: chartPkg, "values.yaml": valuesOf(ownNames("argo-first-version"))},
+		chart:  []string{argoChartPath, "--version", latest},
+		helm:   []string{"--values", "values.yaml"},
+		distro: "rke", mode: "install",
+		extra: []string{"--set-arg=cluster-name=prod", "--set-arg=v=4"},
 	}, {
 		// A migration: the CCM of the destination cluster's minor pinned.
 		name: "argo-migrate", distros: []string{"rke2"}, kube: "v1.26.15",
 		params: []argoParam{{Name: "chart", String: str(argoChartPath)}, {Name: "distro", String: str("rke2")},
 			{Name: "mode", String: str("migrate")}, {Name: "helm-set", Array: names("argo-migrate", "argo-migrate", renderer.LastInTreeMinor)}},
-		files:    map[string][]byte{argoChartPath: chartPkg},
-		chart:    []string{argoChartPath, "--version", latest},
-		helm:     setFlags(names("argo-migrate", "argo-migrate", renderer.LastInTreeMinor)),
-		renderer: []string{"--distro", "rke2", "--mode", "migrate"},
+		files:  map[string][]byte{argoChartPath: chartPkg},
+		chart:  []string{argoChartPath, "--version", latest},
+		helm:   setFlags(names("argo-migrate", "argo-migrate", renderer.LastInTreeMinor)),
+		distro: "rke2", mode: "migrate",
 	}, {
 		// strict false: a warning does not stop the render.
 		name: "argo-not-strict", distros: []string{"rke2"},
 		params: []argoParam{{Name: "chart", String: str(argoChartPath)}, {Name: "distro", String: str("rke2")},
 			{Name: "set-arg", Array: []string{"configure-cloud-routes=true"}}, {Name: "strict", String: str("false")},
 			{Name: "helm-set", Array: ownNames("argo-not-strict")}},
-		files:    map[string][]byte{argoChartPath: chartPkg},
-		chart:    []string{argoChartPath, "--version", latest},
-		helm:     setFlags(ownNames("argo-not-strict")),
-		renderer: []string{"--distro", "rke2", "--mode", "install", "--set-arg=configure-cloud-routes=true"},
-		strict:   "false",
+		files:  map[string][]byte{argoChartPath: chartPkg},
+		chart:  []string{argoChartPath, "--version", latest},
+		helm:   setFlags(ownNames("argo-not-strict")),
+		distro: "rke2", mode: "install", renderer: []string{"--set-arg=configure-cloud-routes=true"},
+		strict: "false",
 	}, {
 		// A parameter wins over the plugin env.
 		name: "argo-k3s", distros: []string{"k3s"},
 		params: []argoParam{{Name: "chart", String: str(argoChartPath)}, {Name: "distro", String: str("k3s")},
 			{Name: "helm-set", Array: ownNames("argo-k3s")}},
-		env:      map[string]string{"DISTRO": "rke"},
-		files:    map[string][]byte{argoChartPath: chartPkg},
-		chart:    []string{argoChartPath, "--version", latest},
-		helm:     setFlags(ownNames("argo-k3s")),
-		renderer: []string{"--distro", "k3s", "--mode", "install"},
+		env:    map[string]string{"DISTRO": "rke"},
+		files:  map[string][]byte{argoChartPath: chartPkg},
+		chart:  []string{argoChartPath, "--version", latest},
+		helm:   setFlags(ownNames("argo-k3s")),
+		distro: "k3s", mode: "install",
 	}, {
 		// examples/argocd/application.yaml's parameters, the chart from the
 		// loopback repository and names of its own added, for a destination
 		// cluster of the minor of the CCM it pins.
 		name: "argo-example", distros: []string{example.distro},
 		params: exampleParams, kube: example.kube,
-		chart:    []string{testtools.ChartName, "--repo", repo, "--version", example.chartVersion},
-		helm:     setFlags(exampleParams[slices.IndexFunc(exampleParams, func(p argoParam) bool { return p.Name == "helm-set" })].Array),
-		renderer: append([]string{"--distro", example.distro, "--mode", example.mode}, example.setArgs...),
+		chart:  []string{testtools.ChartName, "--repo", repo, "--version", example.chartVersion},
+		helm:   setFlags(exampleParams[slices.IndexFunc(exampleParams, func(p argoParam) bool { return p.Name == "helm-set" })].Array),
+		distro: example.distro, mode: example.mode, renderer: example.setArgs,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -606,7 +615,7 @@ func argoExpected(t *testing.T, c argoCase, ns string) []*unstructured.Unstructu
 	for name, b := range c.files {
 		testtools.WriteFile(t, filepath.Join(dir, filepath.FromSlash(name)), b)
 	}
-	kube, apis := clusterVersion()
+	kube, apis := clusterVersion(t)
 	if c.kube != "" {
 		kube = c.kube
 	}
@@ -618,7 +627,7 @@ func argoExpected(t *testing.T, c argoCase, ns string) []*unstructured.Unstructu
 	if err != nil {
 		t.Fatalf("helm %v: %v", args, err)
 	}
-	flags := append(append(append(slices.Clone(c.renderer[:4]), "--kube-version", kube), c.renderer[4:]...), "--strict="+cmp.Or(c.strict, "true"))
+	flags := append(append([]string{"--distro", c.distro, "--mode", c.mode, "--kube-version", kube}, c.renderer...), "--strict="+cmp.Or(c.strict, "true"))
 	cmd := exec.Command(testtools.Renderer(t), append(flags, c.extra...)...)
 	cmd.Stdin = bytes.NewReader(rendered)
 	var errOut bytes.Buffer
