@@ -170,20 +170,7 @@ type argoResult struct {
 	// app-type
 	Type string `json:"type"`
 	// parameters
-	ParametersAnnouncement []announcement `json:"parametersAnnouncement"`
-}
-
-// announcement is a parameter announcement: plugin.yaml's
-// spec.parameters.static, and what the repo server returns for the UI.
-type announcement struct {
-	Name           string   `json:"name"`
-	Title          string   `json:"title"`
-	Tooltip        string   `json:"tooltip"`
-	Required       bool     `json:"required"`
-	ItemType       string   `json:"itemType"`
-	CollectionType string   `json:"collectionType"`
-	String         *string  `json:"string"`
-	Array          []string `json:"array"`
+	ParametersAnnouncement []testtools.ArgoCDAnnouncement `json:"parametersAnnouncement"`
 }
 
 // clusterVersion returns the test cluster's version and its API group
@@ -378,7 +365,7 @@ func testArgoAnnouncements(t *testing.T, s *cmpServer) {
 	var plugin struct {
 		Spec struct {
 			Parameters struct {
-				Static []announcement `json:"static"`
+				Static []testtools.ArgoCDAnnouncement `json:"static"`
 			} `json:"parameters"`
 		} `json:"spec"`
 	}

@@ -49,19 +49,9 @@ type cmpPlugin struct {
 		} `yaml:"generate"`
 		Discover   map[string]any `yaml:"discover"`
 		Parameters struct {
-			Static []announcement `yaml:"static"`
+			Static []testtools.ArgoCDAnnouncement `yaml:"static"`
 		} `yaml:"parameters"`
 	} `yaml:"spec"`
-}
-
-// announcement is a static parameter announcement of the plugin.
-type announcement struct {
-	Name           string   `yaml:"name"`
-	Title          string   `yaml:"title"`
-	Tooltip        string   `yaml:"tooltip"`
-	CollectionType string   `yaml:"collectionType"`
-	String         *string  `yaml:"string"`
-	Array          []string `yaml:"array"`
 }
 
 // argoParam is one of an Application's spec.source.plugin.parameters, as
