@@ -69,18 +69,21 @@ type cmpServer struct {
 	proc    *harness.Process
 }
 
-// startCMPServer runs argocd-cmp-server as the sidecar does: its
-// configuration, plugin.yaml, in the directory --config-dir-path names (the
-// sidecar mounts it at /home/argocd/cmp-server/config), its socket in
-// $ARGOCD_PLUGINSOCKFILEPATH, its work directory in $ARGOCD_CMP_WORKDIR, and
-// on PATH the tools plugin.yaml runs: the renderer and Helm the tests run,
-// then the repository's bin/.
+// startCMPServer runs argocd-cmp-server as the sidecar of
+// examples/argocd/repo-server-patch.yaml does: its configuration,
+// plugin.yaml, in the directory --config-dir-path names (the sidecar mounts
+// it at /home/argocd/cmp-server/config, the default), its socket in
+// $ARGOCD_PLUGINSOCKFILEPATH (the sidecar: the default, the plugins volume),
+// the sidecar's env with the emptyDir it mounts at /tmp made a directory of
+// the test's (so also $TMPDIR, where the server keeps its work directory),
+// and on PATH the tools plugin.yaml runs: the renderer and Helm the tests
+// run, then the repository's bin/.
 func startCMPServer(t *testing.T) *cmpServer {
 	t.Helper()
 	dir := t.TempDir()
-	config, sockets, work, tools, home := filepath.Join(dir, "config"), filepath.Join(dir, "plugins"), filepath.Join(dir, "work"),
+	config, sockets, tmp, tools, home := filepath.Join(dir, "config"), filepath.Join(dir, "plugins"), filepath.Join(dir, "tmp"),
 		filepath.Join(dir, "tools"), filepath.Join(dir, "home")
-	for _, d := range []string{config, sockets, work, tools, home} {
+	for _, d := range []string{config, sockets, tmp, tools, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -95,21 +98,26 @@ func startCMPServer(t *testing.T) *cmpServer {
 			t.Fatal(err)
 		}
 	}
-	env := []string{
-		"PATH=" + tools + ":" + filepath.Join(testtools.Root(), "bin") + ":" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"HELM_CACHE_HOME=" + filepath.Join(home, "helm", "cache"),
-		"HELM_CONFIG_HOME=" + filepath.Join(home, "helm", "config"),
-		"HELM_DATA_HOME=" + filepath.Join(home, "helm", "data"),
-		"ARGOCD_PLUGINSOCKFILEPATH=" + sockets,
-		"ARGOCD_CMP_WORKDIR=" + work,
-	}
 	// The sidecar's environment is its image's: none of the test's
 	// variables that would change what helm does.
+	var env []string
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); testtools.HostileToTests(name) {
 			env = append(env, name+"=")
 		}
+	}
+	env = append(env,
+		"PATH="+tools+":"+filepath.Join(testtools.Root(), "bin")+":"+os.Getenv("PATH"),
+		"HOME="+home,
+		"TMPDIR="+tmp,
+		"ARGOCD_PLUGINSOCKFILEPATH="+sockets,
+	)
+	for _, e := range sidecarEnv(t) {
+		rest, ok := strings.CutPrefix(e.Value, "/tmp/")
+		if !ok {
+			t.Fatalf("repo-server-patch.yaml: the sidecar's %s=%s is not in its /tmp emptyDir, which this test maps", e.Name, e.Value)
+		}
+		env = append(env, e.Name+"="+filepath.Join(tmp, rest))
 	}
 	s := &cmpServer{sockets: sockets, client: argoTool(t, "ARGOCD_CMP_CLIENT", "argocd-cmp-client")}
 	s.proc, err = cp.RunEnv("argocd-cmp-server", argoTool(t, "ARGOCD_CMP_SERVER", "argocd-cmp-server"), env,
@@ -814,4 +822,35 @@ func readExample(t *testing.T, name string, v any) {
 	if err := yaml.Unmarshal(b, v); err != nil {
 		t.Fatalf("examples/argocd/%s: %v", name, err)
 	}
+}
+
+// sidecarEnv returns the env of the sidecar container of
+// examples/argocd/repo-server-patch.yaml, after checking that it runs
+// argocd-cmp-server from the repo server's var-files volume.
+func sidecarEnv(t *testing.T) []struct{ Name, Value string } {
+	t.Helper()
+	var patch struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Name    string                         `json:"name"`
+						Command []string                       `json:"command"`
+						Env     []struct{ Name, Value string } `json:"env"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	readExample(t, "repo-server-patch.yaml", &patch)
+	for _, c := range patch.Spec.Template.Spec.Containers {
+		if c.Name == "aws-ccm-renderer" {
+			if !slices.Equal(c.Command, []string{"/var/run/argocd/argocd-cmp-server"}) {
+				t.Fatalf("repo-server-patch.yaml: the sidecar runs %q, not argocd-cmp-server", c.Command)
+			}
+			return c.Env
+		}
+	}
+	t.Fatal("repo-server-patch.yaml: no sidecar container aws-ccm-renderer")
+	return nil
 }
