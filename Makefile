@@ -92,7 +92,7 @@ test: moto-check ## all tests: unit, real Helm/kustomize, and the real-cluster e
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory e2e
 
-e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-argocd ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM and moto
+e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-argocd ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM, moto and Argo CD's CMP server
 	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
 
 moto-check: ## check that moto with its server is installed at the release e2e/moto/server.py supports, else say how to install it

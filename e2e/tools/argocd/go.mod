@@ -2,6 +2,13 @@ module github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/tools/argocd
 
 go 1.26.0
 
+// Argo CD's config management plugin server and the repo server's code the
+// e2e Argo CD test drives it with. v2.14.21 resolves and builds with Go
+// 1.26; of Argo CD 3, v3.4 and v3.5 do not resolve (their in-repo
+// gitops-engine is not served) and v3.6.1 needs Go 1.27. The replace
+// lines are Argo CD's own, copied from its go.mod: they pin the k8s.io
+// staging modules that k8s.io/kubernetes requires at v0.0.0.
+
 require (
 	github.com/argoproj/argo-cd/v2 v2.14.21
 	github.com/golang/protobuf v1.5.4
