@@ -24,12 +24,14 @@ TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE
 	LMREADERS=$(BIN)
 # The real-cluster tests (e2e/) also run the control plane (1.34, and 1.26
 # for the leader migration), the fake-cloud CCM, the real AWS CCM, moto and
-# the Fleet CLI;
-# e2e/harness, e2e/awsccm, e2e/moto and e2e/fleet read where they are from these.
+# the Fleet CLI, Argo CD's CMP server with the repo server's client of it;
+# e2e/harness, e2e/awsccm, e2e/moto, e2e/fleet and e2e's Argo CD test read
+# where they are from these.
 E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM) \
 	KUBE_APISERVER_126=$(KUBE_APISERVER_126) KUBE_CONTROLLER_MANAGER_126=$(KUBE_CONTROLLER_MANAGER_126) \
-	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET)
+	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) \
+	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT)
 
 .PHONY: all build test unit vet e2e moto-check stress bench bench-scale demo clean help helm-plugin overlays
 
@@ -91,13 +93,13 @@ test: moto-check ## all tests: unit, real Helm/kustomize, and the real-cluster e
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory e2e
 
-e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM and moto
+e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet tools-argocd ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM, moto, Fleet and Argo CD's CMP server
 	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout 20m ./...
 
 moto-check: ## check that moto with its server is installed at the release e2e/moto/server.py supports, else say how to install it
 	@$(PYTHON) e2e/moto/server.py --check >/dev/null || { echo "the e2e tests need moto's server (Python): pip install 'moto[server]'"; exit 1; }
 
-stress: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet ## run each e2e package STRESS_RUNS times (default 5) beside a busy loop on every core; the runs and failures per package (hack/stress.sh)
+stress: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet tools-argocd ## run each e2e package STRESS_RUNS times (default 5) beside a busy loop on every core; the runs and failures per package (hack/stress.sh)
 	$(E2E_ENV) BIN=$(BIN) ./hack/stress.sh
 
 FUZZTIME ?= 10m

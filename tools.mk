@@ -23,6 +23,10 @@
 #                                                     deploy: the agent's Helm
 #                                                     deployer), its pkg/apis at
 #                                                     the same release
+#   e2e/tools/argocd     bin/argocd-cmp-server        Argo CD's config management
+#                        bin/argocd-cmp-client        plugin server, and the repo
+#                                                     server's side of it (its
+#                                                     replace lines copied)
 #   e2e/tools/lmreader   bin/lmreader-1.21 ...        a LeaderMigrationConfiguration
 #                        bin/lmreader-1.27            reader per Kubernetes minor:
 #                                                     one source, one module file
@@ -76,6 +80,8 @@ KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
 AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
 AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 FLEET                   := $(BIN)/fleet
+ARGOCD_CMP_SERVER       := $(BIN)/argocd-cmp-server
+ARGOCD_CMP_CLIENT       := $(BIN)/argocd-cmp-client
 
 # One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
 # a minor is adding its module file (and go.sum).
@@ -87,10 +93,10 @@ LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl tools-fleet
+.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl tools-fleet tools-argocd
 
 # The longest builds first, so that make -j starts them first.
-tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-fleet tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
+tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-argocd tools-fleet tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
@@ -107,6 +113,8 @@ tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## b
 tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release and 1.26 (bin/)
 
 tools-fleet: $(FLEET) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run
+
+tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) ## build Argo CD's config management plugin server and the repo server's client of it (bin/)
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
@@ -224,3 +232,19 @@ $(FLEET): $(TOOLS)/fleet/go.mod $(TOOLS)/fleet/go.sum $(TOOLS_MK)
 	$(TOOL_BUILD) -ldflags "-s -w -X github.com/rancher/fleet/pkg/version.Version=$$v -X github.com/rancher/fleet/pkg/version.GitCommit=$${c:-unknown}" \
 		-o $@ github.com/rancher/fleet/cmd/fleetcli
 	@touch $@
+# Argo CD stamps its version as its release build does (its Makefile's
+# LDFLAGS on github.com/argoproj/argo-cd/v2/common): the VERSION file's
+# number, which is the module's version without the v, and the date of the
+# release. The module carries no commit, so the server calls itself
+# v2.14.21+unknown in its startup line, as an untagged build does. Both
+# programs are one module: one go build links both, sharing the compile.
+ARGOCD_MODULE := $(TOOLS)/argocd/go.mod $(TOOLS)/argocd/go.sum $(TOOLS_MK) \
+	$(wildcard $(TOOLS)/argocd/cmd/*/*.go)
+
+$(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) &: $(ARGOCD_MODULE)
+	cd $(TOOLS)/argocd && v=$(call tool-version,github.com/argoproj/argo-cd/v2) && \
+	date=$$($(GO) list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' github.com/argoproj/argo-cd/v2) && \
+	kubectl=$(call tool-version,k8s.io/kubectl) && p=github.com/argoproj/argo-cd/v2/common && \
+	$(TOOL_BUILD) -ldflags "-s -w -X $$p.version=$${v#v} -X $$p.buildDate=$$date -X $$p.kubectlVersion=$$kubectl" \
+		-o $(BIN)/ ./cmd/argocd-cmp-server ./cmd/argocd-cmp-client
+	@touch $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT)

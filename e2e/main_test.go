@@ -1,7 +1,8 @@
 // Package e2e runs the renderer's output on a real control plane (etcd,
 // kube-apiserver, the DaemonSet controller): placement on every distribution's
 // fixture nodes, RBAC by SubjectAccessReview, the release lifecycle with real
-// Helm, the wrapper commands and chart, and cordoned control-plane nodes.
+// Helm, the wrapper commands and chart, cordoned control-plane nodes, and
+// the Argo CD plugin in Argo CD's own CMP server and repo server code.
 package e2e
 
 import (

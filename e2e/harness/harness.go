@@ -325,8 +325,13 @@ func (cp *ControlPlane) RunEnv(name, path string, env []string, args ...string) 
 // Stop sends SIGTERM to the process's group and waits for it to exit,
 // killing it after 10 s, and kills what is left in the group then.
 // Stopping a stopped process does nothing.
-func (p *Process) Stop() {
-	p.stop.Do(func() { spawn.Stop(p.cmd.Process.Pid, p.done, 10*time.Second) })
+func (p *Process) Stop() { p.StopAfter(10 * time.Second) }
+
+// StopAfter is Stop with another grace period before SIGKILL, for a
+// program known not to exit on SIGTERM (argocd-cmp-server v2.14 removes its
+// socket and serves on until the kubelet kills it).
+func (p *Process) StopAfter(grace time.Duration) {
+	p.stop.Do(func() { spawn.Stop(p.cmd.Process.Pid, p.done, grace) })
 }
 
 // Done is closed when the process has exited.
