@@ -760,7 +760,7 @@ func testArgoRefused(t *testing.T, s *cmpServer, withChart map[string][]byte, mi
 	}
 	chart := argoParam{Name: "chart", String: str(argoChartPath)}
 	pinned := argoParam{Name: "helm-set", Array: []string{"image.tag=" + renderer.CCMTag(minor)}}
-	const plugin = "aws-ccm-renderer plugin: "
+	const plugin = "aws-ccm-renderer: "
 	for _, c := range []struct {
 		name   string
 		params []argoParam
@@ -777,7 +777,7 @@ func testArgoRefused(t *testing.T, s *cmpServer, withChart map[string][]byte, mi
 				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14), " +
 				"or pass --allow-version-skew to render it anyway"},
 		{"strict: maybe", []argoParam{chart, pinned, {Name: "strict", String: str("maybe")}}, "", 2,
-			`aws-ccm-renderer: invalid argument "maybe" for "--strict" flag: strconv.ParseBool: parsing "maybe": invalid syntax (see --help)`},
+			`aws-ccm-renderer: the renderer's flags (parameters, RENDERER_ARGS): invalid argument "maybe" for "--strict" flag: strconv.ParseBool: parsing "maybe": invalid syntax`},
 		{"values-files: absolute", []argoParam{chart, pinned, {Name: "values-files", Array: []string{"/etc/passwd"}}}, "", 1,
 			plugin + "values-files: /etc/passwd is not a path in the Application's source directory"},
 		{"values-files: ..", []argoParam{chart, pinned, {Name: "values-files", Array: []string{"../secrets.yaml"}}}, "", 1,
