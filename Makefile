@@ -130,3 +130,5 @@ demo: build tools-helm ## render the sample chart for RKE2 and show what changed
 
 clean: ## remove bin/ and dist/
 	rm -rf $(BIN) dist
+
+include dist.mk

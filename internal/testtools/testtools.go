@@ -192,7 +192,25 @@ func fileExists(p string) bool {
 // slash-separated paths in it (aws-cloud-controller-manager/values.yaml).
 func ChartPackage(t testing.TB, tgz string) map[string][]byte {
 	t.Helper()
-	f, err := os.Open(tgz)
+	files := map[string][]byte{}
+	for _, m := range TarGz(t, tgz) {
+		if m.Header.Typeflag == tar.TypeReg {
+			files[m.Header.Name] = m.Data
+		}
+	}
+	return files
+}
+
+// TarMember is an entry of a .tar.gz: its header, and its contents.
+type TarMember struct {
+	Header *tar.Header
+	Data   []byte
+}
+
+// TarGz reads every entry of a .tar.gz, in order.
+func TarGz(t testing.TB, path string) []TarMember {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,22 +219,21 @@ func ChartPackage(t testing.TB, tgz string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
+	var members []TarMember
 	tr := tar.NewReader(gz)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return files
+			return members
 		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, err := io.ReadAll(tr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		if files[h.Name], err = io.ReadAll(tr); err != nil {
-			t.Fatal(err)
-		}
+		members = append(members, TarMember{h, b})
 	}
 }
 

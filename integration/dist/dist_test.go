@@ -1,0 +1,527 @@
+// Package dist tests the release make dist writes (internal/dist,
+// dist.mk) with the tools that consume it: the archives unpacked and their
+// programs run, checksums.txt checked by sha256sum, the SBOMs held to the
+// modules Go recorded in the programs, two builds compared byte for byte,
+// the Helm 4 plugin installed (and refused when changed) by the real Helm
+// 4, the Helm 3 plugin installed by the real Helm 3, and the wrapper chart's
+// repository used by both.
+//
+// The tests build the host's platform and linux/arm64 (one
+// cross-compiled), as make test must stay quick; make dist builds every
+// platform.
+package dist
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"debug/buildinfo"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+)
+
+// version is the release version the tests build.
+const version = "v0.9.0"
+
+// platforms are the ones the tests build: the host's, and linux/arm64
+// cross-compiled (linux/amd64 when the host is linux/arm64).
+func platforms() []string {
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	if host == "linux/arm64" {
+		return []string{host, "linux/amd64"}
+	}
+	return []string{host, "linux/arm64"}
+}
+
+// release is one make dist run: its directory, and what it printed.
+type release struct {
+	dir    string
+	stdout string
+	epoch  time.Time
+}
+
+var (
+	builds   [2]*release
+	buildErr [2]error
+	buildMu  sync.Mutex
+	tmpRoot  string
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if tmpRoot, err = os.MkdirTemp("", "dist-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(tmpRoot)
+	os.Exit(code)
+}
+
+// makeDist runs make dist into a directory of its own, the tools the tests
+// are given (TEST_ENV) passed to make, with more make variables in extra.
+func makeDist(t testing.TB, dir string, extra ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	args := []string{"-s", "-C", testtools.Root(), "dist", "VERSION=" + version, "DIST=" + dir,
+		"PLATFORMS=" + strings.Join(platforms(), ","),
+		"HELM3=" + testtools.Helm3(t), "HELM4=" + testtools.Helm4(t), "CYCLONEDX=" + CycloneDX(t)}
+	cmd := exec.Command("make", append(args, extra...)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
+}
+
+// CycloneDX returns the SBOM generator make dist runs.
+func CycloneDX(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CYCLONEDX"); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	p := filepath.Join(testtools.Root(), "bin", "cyclonedx-gomod")
+	if out, err := exec.Command("make", "-s", "-C", testtools.Root(), p).CombinedOutput(); err != nil {
+		t.Fatalf("building bin/cyclonedx-gomod (set CYCLONEDX to use another): %v\n%s", err, out)
+	}
+	return p
+}
+
+// build returns the n-th (0 or 1) unsigned build of the test binary's run,
+// made once.
+func build(t *testing.T, n int) *release {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if builds[n] == nil && buildErr[n] == nil {
+		dir := filepath.Join(tmpRoot, "build"+strconv.Itoa(n))
+		start := time.Now()
+		stdout, stderr, err := makeDist(t, dir)
+		t.Logf("make dist (build %d, %s): %s", n, strings.Join(platforms(), ", "), time.Since(start).Round(time.Second))
+		if err != nil {
+			buildErr[n] = fmt.Errorf("make dist: %v\n%s%s", err, stdout, stderr)
+		} else {
+			epoch, err := gitEpoch()
+			builds[n], buildErr[n] = &release{dir: dir, stdout: string(stdout), epoch: epoch}, err
+			if !strings.Contains(string(stderr), "unsigned build") {
+				buildErr[n] = fmt.Errorf("an unsigned make dist does not say so on stderr: %q", stderr)
+			}
+		}
+	}
+	if buildErr[n] != nil {
+		t.Fatal(buildErr[n])
+	}
+	return builds[n]
+}
+
+func gitEpoch() (time.Time, error) {
+	out, err := exec.Command("git", "-C", testtools.Root(), "log", "-1", "--format=%ct").Output()
+	if err != nil {
+		return time.Time{}, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	return time.Unix(n, 0), err
+}
+
+// archiveName is a platform's archive.
+func archiveName(p string) string {
+	goos, goarch, _ := strings.Cut(p, "/")
+	name := fmt.Sprintf("aws-ccm-renderer_%s_%s_%s", version, goos, goarch)
+	if goos == "windows" {
+		return name + ".zip"
+	}
+	return name + ".tar.gz"
+}
+
+// member is a file in an archive.
+type member struct {
+	mode    fs.FileMode
+	modTime time.Time
+	data    []byte
+}
+
+// unpack reads an archive's members by name.
+func unpack(t *testing.T, path string) map[string]member {
+	t.Helper()
+	files := map[string]member{}
+	if strings.HasSuffix(path, ".zip") {
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[f.Name] = member{f.Mode(), f.Modified, b}
+		}
+		return files
+	}
+	for _, m := range testtools.TarGz(t, path) {
+		h := m.Header
+		if h.Typeflag != tar.TypeReg || h.Uid != 0 || h.Gid != 0 {
+			t.Errorf("%s: %s is of type %c, owner %d:%d, want a regular file of 0:0", filepath.Base(path), h.Name, h.Typeflag, h.Uid, h.Gid)
+		}
+		files[h.Name] = member{h.FileInfo().Mode(), h.ModTime, m.Data}
+	}
+	return files
+}
+
+// TestArchives: each platform's archive holds both programs and nothing
+// else, executable, dated at the commit; they are static, built with
+// -trimpath for their platform, stamped with the version; the host's run.
+func TestArchives(t *testing.T) {
+	r := build(t, 0)
+	for _, p := range platforms() {
+		goos, goarch, _ := strings.Cut(p, "/")
+		files := unpack(t, filepath.Join(r.dir, archiveName(p)))
+		exe := func(n string) string {
+			if goos == "windows" {
+				return n + ".exe"
+			}
+			return n
+		}
+		names := slices.Sorted(func(yield func(string) bool) {
+			for n := range files {
+				if !yield(n) {
+					return
+				}
+			}
+		})
+		if want := []string{exe("aws-ccm-renderer"), exe("aws-ccm-renderer-helm")}; !slices.Equal(names, want) {
+			t.Fatalf("%s holds %q, want %q", archiveName(p), names, want)
+		}
+		dir := t.TempDir()
+		for name, m := range files {
+			if m.mode.Perm() != 0o755 {
+				t.Errorf("%s: %s has mode %v, want 0755", p, name, m.mode)
+			}
+			if !m.modTime.Equal(r.epoch) {
+				t.Errorf("%s: %s is dated %v, want the commit's time %v", p, name, m.modTime, r.epoch)
+			}
+			path := filepath.Join(dir, name)
+			testtools.WriteFile(t, path, m.data)
+			if err := os.Chmod(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			bi, err := buildinfo.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", p, name, err)
+			}
+			settings := map[string]string{}
+			for _, s := range bi.Settings {
+				settings[s.Key] = s.Value
+			}
+			for k, want := range map[string]string{"GOOS": goos, "GOARCH": goarch, "CGO_ENABLED": "0", "-trimpath": "true"} {
+				if settings[k] != want {
+					t.Errorf("%s: %s was built with %s=%q, want %q", p, name, k, settings[k], want)
+				}
+			}
+			// Go records no -ldflags with -trimpath; the version is in the
+			// data (and the host's programs print it, below).
+			if !bytes.Contains(m.data, []byte(version)) {
+				t.Errorf("%s: %s holds no %s", p, name, version)
+			}
+			if goos == "linux" {
+				f, err := elf.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[goarch]
+				if f.Machine != machine {
+					t.Errorf("%s: %s is for %v", p, name, f.Machine)
+				}
+				for _, prog := range f.Progs {
+					if prog.Type == elf.PT_INTERP || prog.Type == elf.PT_DYNAMIC {
+						t.Errorf("%s: %s is dynamically linked (%v)", p, name, prog.Type)
+					}
+				}
+				f.Close()
+			}
+		}
+		if p != runtime.GOOS+"/"+runtime.GOARCH {
+			continue
+		}
+		for _, prog := range []string{"aws-ccm-renderer", "aws-ccm-renderer-helm"} {
+			out := testtools.MustRun(t, nil, filepath.Join(dir, exe(prog)), "version")
+			if want := "aws-ccm-renderer " + version + " ("; !strings.HasPrefix(string(out), want) {
+				t.Errorf("%s version: %q, want %q...", prog, out, want)
+			}
+		}
+		// The archive's programs work together: the lean one hands the
+		// chart commands to the other, found beside it.
+		out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), filepath.Join(dir, exe("aws-ccm-renderer")), "template", "ccm",
+			testtools.UpstreamChart(t, testtools.LatestChartVersion), "--namespace", "kube-system", "--distro=rke2")
+		if err != nil || !bytes.Contains(out, []byte("kind: DaemonSet")) {
+			t.Errorf("aws-ccm-renderer template from the archive: %v\n%s\n%s", err, errOut, out)
+		}
+	}
+}
+
+// TestChecksums: checksums.txt lists every file of the release but the
+// signatures and the chart repository, and sha256sum -c agrees with it.
+func TestChecksums(t *testing.T) {
+	r := build(t, 0)
+	b, err := os.ReadFile(filepath.Join(r.dir, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for line := range strings.Lines(string(b)) {
+		sum, name, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "  ")
+		if !ok || len(sum) != 64 {
+			t.Fatalf("checksums.txt line %q is not sha256sum's", line)
+		}
+		listed = append(listed, name)
+	}
+	var want []string
+	for _, name := range releaseFiles(t, r.dir) {
+		if name != "checksums.txt" && !strings.HasSuffix(name, ".prov") && !strings.HasPrefix(name, "charts/") {
+			want = append(want, name)
+		}
+	}
+	if !slices.Equal(listed, want) {
+		t.Errorf("checksums.txt lists %q, want %q", listed, want)
+	}
+	cmd := exec.Command("sha256sum", "--strict", "-c", "checksums.txt")
+	cmd.Dir = r.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("sha256sum -c: %v\n%s", err, out)
+	}
+	// And it fails when one byte of an archive changes.
+	changed := filepath.Join(t.TempDir(), "release")
+	if err := os.CopyFS(changed, os.DirFS(r.dir)); err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, filepath.Join(changed, archiveName(platforms()[1])))
+	cmd = exec.Command("sha256sum", "--strict", "-c", "checksums.txt")
+	cmd.Dir = changed
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), archiveName(platforms()[1])+": FAILED") {
+		t.Errorf("sha256sum -c on a changed archive: %v\n%s", err, out)
+	}
+}
+
+// flipByte changes one byte in the middle of a file.
+func flipByte(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// releaseFiles lists a release's files, slash-separated and sorted.
+func releaseFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		names = append(names, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestReproducible: a second build of the same commit writes the same
+// bytes, but for the signatures and the chart repository, which hold the
+// time they were made.
+func TestReproducible(t *testing.T) {
+	a, b := build(t, 0), build(t, 1)
+	fa, fb := releaseFiles(t, a.dir), releaseFiles(t, b.dir)
+	if !slices.Equal(fa, fb) {
+		t.Fatalf("the builds wrote %q and %q", fa, fb)
+	}
+	compared := 0
+	for _, name := range fa {
+		if strings.HasSuffix(name, ".prov") || strings.HasPrefix(name, "charts/") {
+			continue
+		}
+		x, err := os.ReadFile(filepath.Join(a.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two builds of the same commit", name)
+		}
+		compared++
+	}
+	// The archives and SBOMs of both platforms, the Helm 4 plugin
+	// tarballs, and checksums.txt at least.
+	if want := 3*len(platforms()) + 1; compared < want {
+		t.Errorf("compared %d files, want %d or more: %q", compared, want, fa)
+	}
+	if a.stdout != b.stdout {
+		t.Errorf("the builds printed\n%s\nand\n%s", a.stdout, b.stdout)
+	}
+}
+
+// cdxBOM is what the tests read of a CycloneDX SBOM.
+type cdxBOM struct {
+	BOMFormat    string `json:"bomFormat"`
+	SpecVersion  string `json:"specVersion"`
+	SerialNumber string `json:"serialNumber"`
+	Metadata     struct {
+		Timestamp string       `json:"timestamp"`
+		Component cdxComponent `json:"component"`
+	} `json:"metadata"`
+	Components []cdxComponent `json:"components"`
+}
+
+type cdxComponent struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	PURL    string `json:"purl"`
+	Hashes  []struct {
+		Alg, Content string
+	} `json:"hashes"`
+}
+
+// TestSBOM: each archive's SBOM is CycloneDX, names the release as its
+// subject, and lists every module either program was built from (as Go
+// recorded them in the binaries) at its version, with its hash.
+func TestSBOM(t *testing.T) {
+	r := build(t, 0)
+	for _, p := range platforms() {
+		name := strings.TrimSuffix(strings.TrimSuffix(archiveName(p), ".zip"), ".tar.gz") + ".sbom.cdx.json"
+		b, err := os.ReadFile(filepath.Join(r.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bom cdxBOM
+		if err := json.Unmarshal(b, &bom); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if bom.BOMFormat != "CycloneDX" || bom.SpecVersion == "" || bom.SerialNumber != "" || bom.Metadata.Timestamp != "" {
+			t.Errorf("%s: format %q %q, serial number %q, timestamp %q", name, bom.BOMFormat, bom.SpecVersion, bom.SerialNumber, bom.Metadata.Timestamp)
+		}
+		if c := bom.Metadata.Component; c.Name != "github.com/aws-ccm-renderer/aws-ccm-renderer" || c.Version != version {
+			t.Errorf("%s describes %s %s", name, c.Name, c.Version)
+		}
+		listed := map[string]cdxComponent{}
+		for _, c := range bom.Components {
+			listed[c.Name+"@"+c.Version] = c
+		}
+		files := unpack(t, filepath.Join(r.dir, archiveName(p)))
+		for prog, m := range files {
+			bi, err := buildinfo.Read(bytes.NewReader(m.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bi.Deps) < 10 {
+				t.Fatalf("%s: %s records %d modules", p, prog, len(bi.Deps))
+			}
+			for _, d := range bi.Deps {
+				if d.Replace != nil {
+					d = d.Replace
+				}
+				c, ok := listed[d.Path+"@"+d.Version]
+				if !ok {
+					t.Errorf("%s: %s is built from %s %s, which the SBOM does not list", name, prog, d.Path, d.Version)
+					continue
+				}
+				if !slices.ContainsFunc(c.Hashes, func(h struct{ Alg, Content string }) bool { return h.Alg == "SHA-256" && h.Content != "" }) {
+					t.Errorf("%s: %s %s has no SHA-256", name, d.Path, d.Version)
+				}
+			}
+		}
+	}
+}
+
+// distProgram builds internal/dist, which make dist runs, for the tests of
+// its refusals.
+func distProgram(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "dist")
+	cmd := exec.Command("go", "build", "-o", p, "./internal/dist")
+	cmd.Dir = testtools.Root()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./internal/dist: %v\n%s", err, out)
+	}
+	return p
+}
+
+// TestRefusals: bad input is one line on stderr, exit status 1 and nothing
+// on stdout, and no file written.
+func TestRefusals(t *testing.T) {
+	prog := distProgram(t)
+	tools := []string{"-helm3", testtools.Helm3(t), "-helm4", testtools.Helm4(t), "-cyclonedx", CycloneDX(t)}
+	key := testtools.NewPGPKey(t, "releaser")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"a git describe version", append([]string{"-version", "37d0cf9-dirty"}, tools...), nil, `VERSION="37d0cf9-dirty" is not a release version: give vX.Y.Z`},
+		{"no v", append([]string{"-version", "1.2.3"}, tools...), nil, "is not a release version"},
+		{"build metadata", append([]string{"-version", "v1.2.3+meta"}, tools...), nil, "is not a release version"},
+		{"an unknown platform", append([]string{"-version", version, "-platforms", "linux/386"}, tools...), nil, `platform "linux/386" is not one of the release's`},
+		{"no Helm 4", []string{"-version", version, "-helm3", testtools.Helm3(t), "-cyclonedx", CycloneDX(t)}, nil, "-helm4 is required"},
+		{"a tool that is not there", append([]string{"-version", version, "-helm3", filepath.Join(t.TempDir(), "helm")}, tools[2:]...), nil, "not there (make tools-dist builds it)"},
+		{"a key without a keyring", append([]string{"-version", version, "-sign-key", key.Name}, tools...), nil, "SIGN_KEY and KEYRING go together"},
+		{"a keyring that is not there", append([]string{"-version", version, "-sign-key", key.Name, "-keyring", filepath.Join(t.TempDir(), "none.gpg")}, tools...), nil, "KEYRING="},
+		{"a key not in the keyring", append([]string{"-version", version, "-platforms", "host", "-sign-key", "nobody", "-keyring", key.SecretRing}, tools...), nil, `SIGN_KEY="nobody" in KEYRING=`},
+		{"a SOURCE_DATE_EPOCH that is no number", append([]string{"-version", version}, tools...), []string{"SOURCE_DATE_EPOCH=yesterday"}, `SOURCE_DATE_EPOCH="yesterday" is not a number of seconds`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			cmd := exec.Command(prog, append(tc.args, "-out", out)...)
+			cmd.Dir = testtools.Root()
+			cmd.Env = append(os.Environ(), tc.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if testtools.ExitCode(err) != 1 || stdout.Len() > 0 {
+				t.Errorf("exit %v, stdout %q", err, stdout.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, "dist: ") || !strings.Contains(last, tc.want) {
+				t.Errorf("stderr %q, want one line with %q", stderr.String(), tc.want)
+			}
+			if len(lines) > 1 && !strings.Contains(lines[0], "unsigned build") {
+				t.Errorf("stderr has more than the error: %q", stderr.String())
+			}
+			for _, f := range releaseFiles(t, out) {
+				t.Errorf("wrote %s", f)
+			}
+		})
+	}
+}
