@@ -525,3 +525,134 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+var (
+	signedOnce sync.Once
+	signed     *release
+	signedKey  testtools.PGPKey
+	signedErr  error
+)
+
+// signedBuild is a make dist run signed with a key made for the test.
+func signedBuild(t *testing.T) (*release, testtools.PGPKey) {
+	t.Helper()
+	signedOnce.Do(func() {
+		// The key outlives the test that makes it: its keyrings are
+		// copied to the run's directory.
+		signedKey = testtools.NewPGPKey(t, "aws-ccm releaser")
+		for _, ring := range []*string{&signedKey.PublicRing, &signedKey.SecretRing} {
+			b, err := os.ReadFile(*ring)
+			if err != nil {
+				signedErr = err
+				return
+			}
+			*ring = filepath.Join(tmpRoot, filepath.Base(*ring))
+			if signedErr = os.WriteFile(*ring, b, 0o600); signedErr != nil {
+				return
+			}
+		}
+		dir := filepath.Join(tmpRoot, "signed")
+		stdout, stderr, err := makeDist(t, dir, "SIGN_KEY="+signedKey.Name, "KEYRING="+signedKey.SecretRing)
+		if err != nil {
+			signedErr = fmt.Errorf("make dist SIGN_KEY=...: %v\n%s%s", err, stdout, stderr)
+		} else if bytes.Contains(stderr, []byte("unsigned")) {
+			signedErr = fmt.Errorf("a signed make dist says it is unsigned: %s", stderr)
+		}
+		signed = &release{dir: dir, stdout: string(stdout)}
+	})
+	if signedErr != nil {
+		t.Fatal(signedErr)
+	}
+	return signed, signedKey
+}
+
+// pluginTarball is a platform's Helm 4 plugin tarball.
+func pluginTarball(p string) string {
+	goos, goarch, _ := strings.Cut(p, "/")
+	return "aws-ccm-" + strings.TrimPrefix(version, "v") + "+" + goos + "." + goarch + ".tgz"
+}
+
+// TestHelm4Plugin: Helm 4 installs the host's signed plugin tarball with the
+// signer's public key and renders with it; it refuses the tarball when one
+// byte changed, when the key is another's, and an unsigned build's tarball
+// without --verify=false. Each platform's tarball verifies.
+func TestHelm4Plugin(t *testing.T) {
+	r, key := signedBuild(t)
+	helm := testtools.Helm4(t)
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	for _, p := range platforms() {
+		tgz := filepath.Join(r.dir, pluginTarball(p))
+		files := testtools.ChartPackage(t, tgz)
+		yaml := string(files["aws-ccm/plugin.yaml"])
+		if want := strings.TrimSuffix(strings.TrimPrefix(pluginTarball(p), "aws-ccm-"), ".tgz"); !strings.Contains(yaml, "\nversion: "+want+"\n") {
+			t.Errorf("%s: plugin.yaml:\n%s", p, yaml)
+		}
+		if len(files) != 2 || len(files["aws-ccm/aws-ccm-renderer"]) == 0 && len(files["aws-ccm/aws-ccm-renderer.exe"]) == 0 {
+			t.Errorf("%s holds %d files", pluginTarball(p), len(files))
+		}
+		out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), helm, "plugin", "verify", tgz, "--keyring", key.PublicRing)
+		if err != nil || !strings.Contains(string(out), "aws-ccm releaser") {
+			t.Errorf("helm plugin verify %s: %v\n%s%s", pluginTarball(p), err, out, errOut)
+		}
+	}
+
+	t.Run("installs and renders", func(t *testing.T) {
+		env := testtools.HelmEnv(t)
+		out := testtools.MustRun(t, env, helm, "plugin", "install", filepath.Join(r.dir, pluginTarball(host)), "--keyring", key.PublicRing)
+		if !strings.Contains(string(out), "Installed plugin: aws-ccm") {
+			t.Fatalf("helm plugin install: %s", out)
+		}
+		list := string(testtools.MustRun(t, env, helm, "plugin", "list"))
+		if want := strings.TrimSuffix(strings.TrimPrefix(pluginTarball(host), "aws-ccm-"), ".tgz"); !strings.Contains(list, want) {
+			t.Errorf("helm plugin list shows no %s:\n%s", want, list)
+		}
+		rendered := testtools.MustRun(t, env, helm, "template", "ccm", testtools.UpstreamChart(t, testtools.LatestChartVersion),
+			"--namespace", "kube-system", "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=rke2")
+		if !bytes.Contains(rendered, []byte("node-role.kubernetes.io/control-plane")) || !bytes.Contains(rendered, []byte("kind: DaemonSet")) {
+			t.Errorf("helm template with the installed plugin:\n%s", rendered)
+		}
+	})
+
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, dir string) (tgz string, args []string)
+		want    string
+	}{
+		{"one byte changed", func(t *testing.T, dir string) (string, []string) {
+			tgz := copyWithProv(t, filepath.Join(r.dir, pluginTarball(host)), dir)
+			flipByte(t, tgz)
+			return tgz, []string{"--keyring", key.PublicRing}
+		}, "sha256 sum does not match"},
+		{"another key", func(t *testing.T, dir string) (string, []string) {
+			return filepath.Join(r.dir, pluginTarball(host)), []string{"--keyring", testtools.NewPGPKey(t, "someone else").PublicRing}
+		}, "signature"},
+		{"unsigned", func(t *testing.T, dir string) (string, []string) {
+			return filepath.Join(build(t, 0).dir, pluginTarball(host)), nil
+		}, "no provenance file"},
+	} {
+		t.Run("refuses "+tc.name, func(t *testing.T) {
+			env := testtools.HelmEnv(t)
+			tgz, args := tc.prepare(t, t.TempDir())
+			out, errOut, err := testtools.Run(t, env, helm, append([]string{"plugin", "install", tgz}, args...)...)
+			if err == nil || !strings.Contains(string(errOut), tc.want) {
+				t.Errorf("helm plugin install: %v, want an error with %q\n%s%s", err, tc.want, out, errOut)
+			}
+			if list := testtools.MustRun(t, env, helm, "plugin", "list"); bytes.Contains(list, []byte("aws-ccm")) {
+				t.Errorf("installed anyway:\n%s", list)
+			}
+		})
+	}
+}
+
+// copyWithProv copies a tarball and its .prov into dir.
+func copyWithProv(t *testing.T, tgz, dir string) string {
+	t.Helper()
+	for _, suffix := range []string{"", ".prov"} {
+		b, err := os.ReadFile(tgz + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testtools.WriteFile(t, filepath.Join(dir, filepath.Base(tgz)+suffix), b)
+	}
+	return filepath.Join(dir, filepath.Base(tgz))
+}
