@@ -18,9 +18,12 @@ import (
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -655,4 +658,202 @@ func copyWithProv(t *testing.T, tgz, dir string) string {
 		testtools.WriteFile(t, filepath.Join(dir, filepath.Base(tgz)+suffix), b)
 	}
 	return filepath.Join(dir, filepath.Base(tgz))
+}
+
+// server serves a directory on loopback, as a release's download URL, and
+// counts the requests.
+type server struct {
+	URL  string
+	mu   sync.Mutex
+	hits []string
+}
+
+func serve(t *testing.T, dir string) *server {
+	t.Helper()
+	s := &server{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits = append(s.hits, r.URL.Path)
+		s.mu.Unlock()
+		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func (s *server) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.hits)
+}
+
+// copyDir copies a directory into a new temporary one.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// unpackedHelm3Plugin unpacks the release's Helm 3 plugin archive and
+// returns its aws-ccm directory.
+func unpackedHelm3Plugin(t *testing.T, r *release) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, m := range unpack(t, filepath.Join(r.dir, "aws-ccm-helm3-plugin_"+version+".tar.gz")) {
+		testtools.WriteFile(t, filepath.Join(dir, name), m.data)
+		if err := os.Chmod(filepath.Join(dir, name), m.mode.Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "aws-ccm")
+}
+
+// TestHelm3Plugin: Helm 3 installs the plugin from the repository's
+// directory and from the unpacked release; the install hook downloads the
+// host's archive from the release URL (here a loopback server), or takes a
+// local one, checks it against checksums.txt, and helm aws-ccm runs the
+// chart commands; bin/aws-ccm-renderer is Helm 3's post-renderer.
+func TestHelm3Plugin(t *testing.T) {
+	r := build(t, 0)
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	helm := testtools.Helm3(t)
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	for _, tc := range []struct {
+		name     string
+		plugin   func(t *testing.T) string // the directory helm plugin install takes
+		env      func(t *testing.T, srv string) []string
+		download bool // the archive comes from the server
+	}{
+		{"from the repository, downloaded", func(t *testing.T) string {
+			return copyDir(t, filepath.Join(testtools.Root(), "plugin", "helm3", "aws-ccm"))
+		}, func(t *testing.T, srv string) []string {
+			return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_VERSION=" + version}
+		}, true},
+		{"from the unpacked release, downloaded", func(t *testing.T) string { return unpackedHelm3Plugin(t, r) },
+			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true},
+		{"air-gapped, AWS_CCM_ARCHIVE", func(t *testing.T) string { return unpackedHelm3Plugin(t, r) },
+			func(t *testing.T, srv string) []string {
+				dir := t.TempDir()
+				copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
+				return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_ARCHIVE=" + copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)}
+			}, false},
+		{"air-gapped, the archive beside the plugin", func(t *testing.T) string {
+			dir := unpackedHelm3Plugin(t, r)
+			copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)
+			copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
+			return dir
+		}, func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, r.dir)
+			env := append(testtools.HelmEnv(t), tc.env(t, srv.URL)...)
+			out := testtools.MustRun(t, env, helm, "plugin", "install", tc.plugin(t))
+			if want := "aws-ccm: installed aws-ccm-renderer " + version + " (" + host + ")"; !strings.Contains(string(out), want) || !strings.Contains(string(out), "SHA-256 checked") {
+				t.Errorf("helm plugin install: %q, want %q", out, want)
+			}
+			wantHits := []string(nil)
+			if tc.download {
+				wantHits = []string{"/checksums.txt", "/" + archiveName(host)}
+			}
+			if got := srv.requests(); !slices.Equal(got, wantHits) {
+				t.Errorf("the release URL served %q, want %q", got, wantHits)
+			}
+			if out := testtools.MustRun(t, env, helm, "aws-ccm", "version"); !strings.HasPrefix(string(out), "aws-ccm-renderer "+version+" (") {
+				t.Errorf("helm aws-ccm version: %q", out)
+			}
+			rendered := testtools.MustRun(t, env, helm, "aws-ccm", "template", "ccm", chart, "--namespace", "kube-system", "--distro=rke2")
+			if !bytes.Contains(rendered, []byte("kind: DaemonSet")) || !bytes.Contains(rendered, []byte("node-role.kubernetes.io/control-plane")) {
+				t.Errorf("helm aws-ccm template:\n%s", rendered)
+			}
+			if plan := testtools.MustRun(t, env, helm, "aws-ccm", "plan", "--distro", "rke2", "--brief"); len(plan) == 0 {
+				t.Error("helm aws-ccm plan printed nothing")
+			}
+			plugins := strings.TrimSpace(string(testtools.MustRun(t, env, helm, "env", "HELM_PLUGINS")))
+			post := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
+				"--post-renderer", filepath.Join(plugins, "aws-ccm", "bin", "aws-ccm-renderer"), "--post-renderer-args=--distro=rke2")
+			if !bytes.Equal(post, rendered) {
+				t.Errorf("helm template --post-renderer bin/aws-ccm-renderer differs from helm aws-ccm template:\n%s", post)
+			}
+		})
+	}
+}
+
+// copyFile copies a file into dir and returns the copy's path.
+func copyFile(t *testing.T, src, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, filepath.Base(src))
+	testtools.WriteFile(t, p, b)
+	return p
+}
+
+// TestHelm3PluginRefusals: the install hook refuses an archive whose
+// SHA-256 is not checksums.txt's, a local archive without checksums.txt,
+// a checksums.txt without the archive, and a release that is not there,
+// each with one line of its own, and installs no program.
+func TestHelm3PluginRefusals(t *testing.T) {
+	r := build(t, 0)
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	helm := testtools.Helm3(t)
+	for _, tc := range []struct {
+		name string
+		env  func(t *testing.T, plugin string) []string
+		want string
+	}{
+		{"a changed download", func(t *testing.T, _ string) []string {
+			dir := copyDir(t, r.dir)
+			flipByte(t, filepath.Join(dir, archiveName(host)))
+			return []string{"AWS_CCM_RELEASE_URL=" + serve(t, dir).URL}
+		}, "aws-ccm: " + archiveName(host) + " has SHA-256 "},
+		{"a changed local archive", func(t *testing.T, _ string) []string {
+			dir := t.TempDir()
+			copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
+			a := copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)
+			flipByte(t, a)
+			return []string{"AWS_CCM_ARCHIVE=" + a}
+		}, "but checksums.txt gives"},
+		{"a local archive without checksums.txt", func(t *testing.T, _ string) []string {
+			return []string{"AWS_CCM_ARCHIVE=" + copyFile(t, filepath.Join(r.dir, archiveName(host)), t.TempDir())}
+		}, "checksums.txt to check " + archiveName(host) + " against"},
+		{"an archive beside the plugin without checksums.txt", func(t *testing.T, plugin string) []string {
+			copyFile(t, filepath.Join(r.dir, archiveName(host)), plugin)
+			return nil
+		}, "no checksums.txt beside"},
+		{"a checksums.txt without the archive", func(t *testing.T, _ string) []string {
+			dir := t.TempDir()
+			testtools.WriteFile(t, filepath.Join(dir, "checksums.txt"), []byte(strings.Repeat("0", 64)+"  other.tar.gz\n"))
+			return []string{"AWS_CCM_ARCHIVE=" + copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)}
+		}, "lists no " + archiveName(host)},
+		{"a release that is not there", func(t *testing.T, _ string) []string {
+			return []string{"AWS_CCM_RELEASE_URL=" + serve(t, r.dir).URL, "AWS_CCM_VERSION=v9.9.9"}
+		}, "cannot download"},
+		{"AWS_CCM_ARCHIVE not a file", func(t *testing.T, _ string) []string {
+			return []string{"AWS_CCM_ARCHIVE=" + t.TempDir()}
+		}, "is not a file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plugin := unpackedHelm3Plugin(t, r)
+			env := append(testtools.HelmEnv(t), tc.env(t, plugin)...)
+			out, errOut, err := testtools.Run(t, env, helm, "plugin", "install", plugin)
+			var ours []string
+			for line := range strings.Lines(string(errOut)) {
+				if strings.HasPrefix(line, "aws-ccm: ") {
+					ours = append(ours, line)
+				}
+			}
+			if err == nil || len(ours) != 1 || !strings.Contains(ours[0], tc.want) {
+				t.Errorf("helm plugin install: %v, want one line with %q on stderr:\n%s%s", err, tc.want, out, errOut)
+			}
+			if _, err := os.Stat(filepath.Join(plugin, "bin")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("bin/ is there after a refusal (%v)", err)
+			}
+		})
+	}
 }

@@ -97,6 +97,46 @@ func helmEnv(work string) []string {
 		"HELM_DATA_HOME="+filepath.Join(home, "data"))
 }
 
-func (c *config) helm3Plugin() ([]string, error) { return nil, nil }
+// Helm3PluginArchive is the name of the Helm 3 plugin's archive.
+func Helm3PluginArchive(version string) string { return "aws-ccm-helm3-plugin_" + version + ".tar.gz" }
+
+// helm3Plugin packs the Helm 3 plugin, plugin/helm3/aws-ccm with the
+// release's version, into an archive whose top directory is aws-ccm: what
+// helm plugin install takes once unpacked.
+func (c *config) helm3Plugin() ([]string, error) {
+	src := filepath.Join("plugin", "helm3", "aws-ccm")
+	yaml, err := os.ReadFile(filepath.Join(src, "plugin.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	set := false
+	for line := range strings.Lines(string(yaml)) {
+		if strings.HasPrefix(line, "version:") {
+			line, set = "version: "+strings.TrimPrefix(c.version, "v")+"\n", true
+		}
+		out.WriteString(line)
+	}
+	if !set {
+		return nil, fmt.Errorf("%s: no version line to set", filepath.Join(src, "plugin.yaml"))
+	}
+	script, err := os.ReadFile(filepath.Join(src, "install-binary.sh"))
+	if err != nil {
+		return nil, err
+	}
+	stage := filepath.Join(c.work, "helm3", "aws-ccm")
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(stage, "plugin.yaml"), out.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(stage, "install-binary.sh"), script, 0o755); err != nil {
+		return nil, err
+	}
+	name := Helm3PluginArchive(c.version)
+	return []string{name}, writeArchive(filepath.Join(c.out, name), filepath.Dir(stage),
+		[]string{"aws-ccm/plugin.yaml", "aws-ccm/install-binary.sh"}, false, c.epoch)
+}
 
 func (c *config) chartRepo() ([]string, error) { return nil, nil }
