@@ -33,8 +33,9 @@ KEYRING   ?=
 DIST_CHARTS ?= $(AWS_CCM_CHARTS):$(CURDIR)/../shared/charts:$(CURDIR)/.cache/charts
 
 TEST_ENV += CYCLONEDX=$(CYCLONEDX)
+E2E_ENV  += CYCLONEDX=$(CYCLONEDX)
 
-.PHONY: dist tools-dist
+.PHONY: dist tools-dist push-chart
 
 tools: tools-dist
 
@@ -49,3 +50,12 @@ dist: tools-dist ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=.
 $(CYCLONEDX): $(TOOLS)/cyclonedx/go.mod $(TOOLS)/cyclonedx/go.sum $(TOOLS_MK)
 	cd $(TOOLS)/cyclonedx && $(TOOL_BUILD) -ldflags "-s -w" -o $@ github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 	@touch $@
+
+# The wrapper chart as an OCI artifact: make push-chart REGISTRY=host/path
+# pushes dist/charts' package (and its .prov, which helm install --verify
+# checks) to oci://$(REGISTRY)/charts with Helm 3, logged in as helm
+# registry login leaves it.
+push-chart: ## push the wrapper chart of dist/charts to oci://$(REGISTRY)/charts (make dist first)
+	@test -n '$(REGISTRY)' || { echo "push-chart: give REGISTRY=host[/path], e.g. make push-chart REGISTRY=ghcr.io/you"; exit 1; }
+	@set -- '$(DIST)'/charts/aws-ccm-rancher-*.tgz; test -f "$$1" || { echo "push-chart: no chart package in $(DIST)/charts: run make dist VERSION=vX.Y.Z first"; exit 1; }; \
+	for p; do $(HELM3) push "$$p" oci://$(REGISTRY)/charts; done

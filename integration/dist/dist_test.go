@@ -82,27 +82,12 @@ func makeDist(t testing.TB, dir string, extra ...string) (stdout, stderr []byte,
 	t.Helper()
 	args := []string{"-s", "-C", testtools.Root(), "dist", "VERSION=" + version, "DIST=" + dir,
 		"PLATFORMS=" + strings.Join(platforms(), ","),
-		"HELM3=" + testtools.Helm3(t), "HELM4=" + testtools.Helm4(t), "CYCLONEDX=" + CycloneDX(t)}
+		"HELM3=" + testtools.Helm3(t), "HELM4=" + testtools.Helm4(t), "CYCLONEDX=" + testtools.CycloneDX(t)}
 	cmd := exec.Command("make", append(args, extra...)...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
 	return o.Bytes(), e.Bytes(), err
-}
-
-// CycloneDX returns the SBOM generator make dist runs.
-func CycloneDX(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("CYCLONEDX"); p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	p := filepath.Join(testtools.Root(), "bin", "cyclonedx-gomod")
-	if out, err := exec.Command("make", "-s", "-C", testtools.Root(), p).CombinedOutput(); err != nil {
-		t.Fatalf("building bin/cyclonedx-gomod (set CYCLONEDX to use another): %v\n%s", err, out)
-	}
-	return p
 }
 
 // build returns the n-th (0 or 1) unsigned build of the test binary's run,
@@ -484,7 +469,7 @@ func distProgram(t *testing.T) string {
 // on stdout, and no file written.
 func TestRefusals(t *testing.T) {
 	prog := distProgram(t)
-	tools := []string{"-helm3", testtools.Helm3(t), "-helm4", testtools.Helm4(t), "-cyclonedx", CycloneDX(t)}
+	tools := []string{"-helm3", testtools.Helm3(t), "-helm4", testtools.Helm4(t), "-cyclonedx", testtools.CycloneDX(t)}
 	key := testtools.NewPGPKey(t, "releaser")
 	for _, tc := range []struct {
 		name string
@@ -496,7 +481,7 @@ func TestRefusals(t *testing.T) {
 		{"no v", append([]string{"-version", "1.2.3"}, tools...), nil, "is not a release version"},
 		{"build metadata", append([]string{"-version", "v1.2.3+meta"}, tools...), nil, "is not a release version"},
 		{"an unknown platform", append([]string{"-version", version, "-platforms", "linux/386"}, tools...), nil, `platform "linux/386" is not one of the release's`},
-		{"no Helm 4", []string{"-version", version, "-helm3", testtools.Helm3(t), "-cyclonedx", CycloneDX(t)}, nil, "-helm4 is required"},
+		{"no Helm 4", []string{"-version", version, "-helm3", testtools.Helm3(t), "-cyclonedx", testtools.CycloneDX(t)}, nil, "-helm4 is required"},
 		{"a tool that is not there", append([]string{"-version", version, "-helm3", filepath.Join(t.TempDir(), "helm")}, tools[2:]...), nil, "not there (make tools-dist builds it)"},
 		{"a key without a keyring", append([]string{"-version", version, "-sign-key", key.Name}, tools...), nil, "SIGN_KEY and KEYRING go together"},
 		{"a keyring that is not there", append([]string{"-version", version, "-sign-key", key.Name, "-keyring", filepath.Join(t.TempDir(), "none.gpg")}, tools...), nil, "KEYRING="},

@@ -138,5 +138,3 @@ func (c *config) helm3Plugin() ([]string, error) {
 	return []string{name}, writeArchive(filepath.Join(c.out, name), filepath.Dir(stage),
 		[]string{"aws-ccm/plugin.yaml", "aws-ccm/install-binary.sh"}, false, c.epoch)
 }
-
-func (c *config) chartRepo() ([]string, error) { return nil, nil }

@@ -79,6 +79,9 @@ func Helm4(t testing.TB) string { return tool(t, "HELM4", "bin/helm4") }
 // Kustomize returns the kustomize CLI.
 func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize") }
 
+// CycloneDX returns cyclonedx-gomod, the SBOM generator make dist runs.
+func CycloneDX(t testing.TB) string { return tool(t, "CYCLONEDX", "bin/cyclonedx-gomod") }
+
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
 
