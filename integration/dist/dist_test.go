@@ -842,3 +842,32 @@ func TestHelm3PluginRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestGoInstallable: go install github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/...@vX.Y.Z
+// builds the module as a dependency, which go refuses when its go.mod has
+// replace or exclude directives: it has none (as go mod edit reads it).
+func TestGoInstallable(t *testing.T) {
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = testtools.Root()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var mod struct {
+		Module  struct{ Path string }
+		Replace []struct{ Old, New struct{ Path, Version string } }
+		Exclude []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	if mod.Module.Path != "github.com/aws-ccm-renderer/aws-ccm-renderer" {
+		t.Fatalf("go mod edit -json read module %q", mod.Module.Path)
+	}
+	for _, r := range mod.Replace {
+		t.Errorf("go.mod replaces %s with %s %s: go install ...@version refuses a module with replace directives", r.Old.Path, r.New.Path, r.New.Version)
+	}
+	for _, e := range mod.Exclude {
+		t.Errorf("go.mod excludes %s %s: go install ...@version refuses a module with exclude directives", e.Path, e.Version)
+	}
+}
