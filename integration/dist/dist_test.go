@@ -477,6 +477,7 @@ func TestRefusals(t *testing.T) {
 		env  []string
 		want string
 	}{
+		{"an unknown flag", []string{"-bogus"}, nil, "flag provided but not defined: -bogus"},
 		{"a git describe version", append([]string{"-version", "37d0cf9-dirty"}, tools...), nil, `VERSION="37d0cf9-dirty" is not a release version: give vX.Y.Z`},
 		{"no v", append([]string{"-version", "1.2.3"}, tools...), nil, "is not a release version"},
 		{"build metadata", append([]string{"-version", "v1.2.3+meta"}, tools...), nil, "is not a release version"},
@@ -869,5 +870,13 @@ func TestGoInstallable(t *testing.T) {
 	}
 	for _, e := range mod.Exclude {
 		t.Errorf("go.mod excludes %s %s: go install ...@version refuses a module with exclude directives", e.Path, e.Version)
+	}
+}
+
+// TestUsage: -h prints the usage with examples on stdout, exit status 0.
+func TestUsage(t *testing.T) {
+	out, errOut, err := testtools.Run(t, os.Environ(), distProgram(t), "-h")
+	if err != nil || len(errOut) > 0 || !strings.Contains(string(out), "Examples:\n  make dist VERSION=v1.2.3\n") || !strings.Contains(string(out), "-sign-key") {
+		t.Errorf("-h: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
 }

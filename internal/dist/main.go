@@ -22,6 +22,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -37,7 +38,11 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dist:", err)
 		os.Exit(1)
 	}
@@ -86,6 +91,22 @@ var semverRE = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][
 func parse(args []string) (*config, error) {
 	fs := flag.NewFlagSet("dist", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder)) // errors are returned, in one line
+	fs.Usage = func() {}               // a bad flag is one line on stderr; -h prints the usage
+	usage := func() {
+		fmt.Print(`Usage: go run ./internal/dist -version vX.Y.Z -helm3 HELM3 -helm4 HELM4 -cyclonedx CYCLONEDX [flags]
+
+Writes the release (docs/release.md); make dist runs it from the repository's top directory.
+
+Examples:
+  make dist VERSION=v1.2.3
+  make dist VERSION=v1.2.3 SIGN_KEY='Release Key' KEYRING=secring.gpg
+  make dist VERSION=v1.2.3 PLATFORMS=host,linux/arm64 DIST=/tmp/release
+
+Flags:
+`)
+		fs.SetOutput(os.Stdout)
+		fs.PrintDefaults()
+	}
 	c := &config{}
 	platforms := fs.String("platforms", strings.Join(AllPlatforms, ","), "OS/ARCH,... to build for; \"host\" is this machine's")
 	fs.StringVar(&c.version, "version", "", "the release's version, vX.Y.Z (required)")
@@ -97,6 +118,9 @@ func parse(args []string) (*config, error) {
 	fs.StringVar(&c.keyring, "keyring", "", "the secret keyring holding -sign-key")
 	charts := fs.String("charts", "", "directories, separated by "+string(os.PathListSeparator)+", searched for the wrapper chart's dependency before Helm downloads it")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage()
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -226,9 +250,10 @@ func run(args []string) error {
 // which a new build replaces: others (the images' layouts, make
 // helm-plugin's directory) stay.
 func owned(name string) bool {
-	return strings.HasPrefix(name, "aws-ccm-renderer_") || strings.HasPrefix(name, "aws-ccm-") && strings.Contains(name, ".tgz") ||
-		strings.HasPrefix(name, "aws-ccm-helm3-plugin_") || name == "checksums.txt" || name == "charts"
+	return ownedRE.MatchString(name)
 }
+
+var ownedRE = regexp.MustCompile(`^(aws-ccm-renderer_v.*|aws-ccm-[0-9][^/]*\.tgz(\.prov)?|aws-ccm-helm3-plugin_v.*|checksums\.txt|charts)$`)
 
 func clean(out string) error {
 	entries, err := os.ReadDir(out)
