@@ -3,10 +3,11 @@
 //
 // For every platform it builds both programs (static, -trimpath, the
 // version stamped), packs them into one archive (.tar.gz, .zip for
-// Windows), has cyclonedx-gomod write the archive's SBOM from the Go module
-// graph, and has Helm 4 package (and sign, when given a key) the
+// Windows), has cyclonedx-gomod write the archive's SBOM from the modules
+// Go recorded in the programs, and has Helm 4 package (and sign, when given a key) the
 // postrenderer/v1 plugin with that platform's binary. Then the Helm 3
-// plugin's archive, checksums.txt (SHA-256 of everything above) and the
+// plugin's archive, checksums.txt (SHA-256 of everything above but the
+// signatures) and the
 // wrapper chart's repository (Helm 3's package, signed when given a key, and
 // index.yaml).
 //
@@ -227,7 +228,9 @@ func run(args []string) error {
 		return err
 	}
 	written = append(written, files...)
-	sums, err := writeChecksums(c.out, written)
+	// Not the signatures: they differ from build to build, and are
+	// checked on their own.
+	sums, err := writeChecksums(c.out, slices.DeleteFunc(slices.Clone(written), func(f string) bool { return strings.HasSuffix(f, ".prov") }))
 	if err != nil {
 		return err
 	}
