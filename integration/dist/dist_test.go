@@ -491,7 +491,9 @@ func TestRefusals(t *testing.T) {
 		{"a tool that is not there", append([]string{"-version", version, "-helm3", filepath.Join(t.TempDir(), "helm")}, tools[2:]...), nil, "not there (make tools-dist builds it)"},
 		{"a key without a keyring", append([]string{"-version", version, "-sign-key", key.Name}, tools...), nil, "SIGN_KEY and KEYRING go together"},
 		{"a keyring that is not there", append([]string{"-version", version, "-sign-key", key.Name, "-keyring", filepath.Join(t.TempDir(), "none.gpg")}, tools...), nil, "KEYRING="},
-		{"a key not in the keyring", append([]string{"-version", version, "-platforms", "host", "-sign-key", "nobody", "-keyring", key.SecretRing}, tools...), nil, `SIGN_KEY="nobody" in KEYRING=`},
+		{"a key not in the keyring", append([]string{"-version", version, "-platforms", "host", "-sign-key", "nobody", "-keyring", key.SecretRing}, tools...), nil, `SIGN_KEY="nobody" in KEYRING=` + key.SecretRing + `: no key with that user ID`},
+		{"a public keyring", append([]string{"-version", version, "-sign-key", key.Name, "-keyring", key.PublicRing}, tools...), nil, "holds only the public key: give the secret keyring"},
+		{"not a keyring", append([]string{"-version", version, "-sign-key", key.Name, "-keyring", filepath.Join(testtools.Root(), "go.mod")}, tools...), nil, "not a keyring Helm reads"},
 		{"a SOURCE_DATE_EPOCH that is no number", append([]string{"-version", version}, tools...), []string{"SOURCE_DATE_EPOCH=yesterday"}, `SOURCE_DATE_EPOCH="yesterday" is not a number of seconds`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

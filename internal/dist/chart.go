@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"sigs.k8s.io/yaml"
 )
 
 // ChartDir is the wrapper chart.
@@ -25,15 +25,18 @@ func (c *config) chartRepo() ([]string, error) {
 	if err := os.CopyFS(stage, src); err != nil {
 		return nil, err
 	}
-	ch, err := loader.LoadDir(ChartDir)
+	b, err := os.ReadFile(filepath.Join(ChartDir, "Chart.lock"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the wrapper chart's Chart.lock, which pins its dependency: %v", err)
 	}
-	if ch.Lock == nil {
-		return nil, fmt.Errorf("%s has no Chart.lock to take its dependency's version from", ChartDir)
+	var lock struct {
+		Dependencies []struct{ Name, Version string } `json:"dependencies"`
+	}
+	if err := yaml.Unmarshal(b, &lock); err != nil || len(lock.Dependencies) == 0 {
+		return nil, fmt.Errorf("%s: no dependencies read (%v)", filepath.Join(ChartDir, "Chart.lock"), err)
 	}
 	helm := helmEnv(c.work)
-	for _, dep := range ch.Lock.Dependencies {
+	for _, dep := range lock.Dependencies {
 		name := dep.Name + "-" + dep.Version + ".tgz"
 		found := ""
 		for _, d := range c.charts {

@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/provenance"
+	"github.com/ProtonMail/go-crypto/openpgp"
 )
 
 func main() {
@@ -145,12 +145,7 @@ Flags:
 		if _, err := os.Stat(c.keyring); err != nil {
 			return nil, fmt.Errorf("KEYRING=%s: %v", c.keyring, err)
 		}
-		// As helm package --sign and helm plugin package --sign find it.
-		s, err := provenance.NewFromKeyring(c.keyring, c.signKey)
-		if err == nil && (s.Entity == nil || s.Entity.PrivateKey == nil) {
-			err = fmt.Errorf("no secret key with that user ID: give the user ID of a key the keyring holds (gpg --list-secret-keys)")
-		}
-		if err != nil {
+		if err := findSigningKey(c.keyring, c.signKey); err != nil {
 			return nil, fmt.Errorf("SIGN_KEY=%q in KEYRING=%s: %v", c.signKey, c.keyring, err)
 		}
 	}
@@ -177,6 +172,45 @@ Flags:
 		return nil, err
 	}
 	return c, nil
+}
+
+// findSigningKey checks, before anything is built, that the keyring holds
+// a secret key for id as helm package --sign and helm plugin package --sign
+// pick it: the key with a user ID equal to id, else the one user ID that
+// contains it.
+func findSigningKey(keyring, id string) error {
+	f, err := os.Open(keyring)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ring, err := openpgp.ReadKeyRing(f)
+	if err != nil {
+		return fmt.Errorf("not a keyring Helm reads (binary OpenPGP; gpg --export-secret-keys > secring.gpg): %v", err)
+	}
+	var exact, partial []*openpgp.Entity
+	for _, e := range ring {
+		for name := range e.Identities {
+			if name == id {
+				exact = append(exact, e)
+			} else if strings.Contains(name, id) {
+				partial = append(partial, e)
+			}
+		}
+	}
+	found := exact
+	if len(found) == 0 {
+		found = partial
+	}
+	switch {
+	case len(found) == 0:
+		return fmt.Errorf("no key with that user ID: give the user ID of a key the keyring holds (gpg --list-secret-keys)")
+	case len(exact) == 0 && len(partial) > 1:
+		return fmt.Errorf("more than one user ID contains it: give the whole user ID")
+	case found[0].PrivateKey == nil:
+		return fmt.Errorf("the keyring holds only the public key: give the secret keyring")
+	}
+	return nil
 }
 
 // sourceDateEpoch is $SOURCE_DATE_EPOCH, else the time of the commit
