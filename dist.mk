@@ -7,7 +7,7 @@
 #       the archive's CycloneDX SBOM, from the Go module graph
 #   aws-ccm-<X.Y.Z>+<os>.<arch>.tgz (and .prov when signed)
 #       the Helm 4 postrenderer/v1 plugin, packaged by helm plugin package
-#   aws-ccm-helm3-plugin_<version>.tar.gz
+#   aws-ccm-<X.Y.Z>.tar.gz
 #       the Helm 3 plugin, whose install hook fetches and checks an archive
 #   checksums.txt
 #       SHA-256 of the files above

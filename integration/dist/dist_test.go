@@ -41,6 +41,9 @@ import (
 // version is the release version the tests build.
 const version = "v0.9.0"
 
+// helm3PluginArchive is the release's Helm 3 plugin.
+const helm3PluginArchive = "aws-ccm-0.9.0.tar.gz"
+
 // platforms are the ones the tests build: the host's, and linux/arm64
 // cross-compiled (linux/amd64 when the host is linux/arm64).
 func platforms() []string {
@@ -167,10 +170,12 @@ func unpack(t *testing.T, path string) map[string]member {
 	}
 	for _, m := range testtools.TarGz(t, path) {
 		h := m.Header
-		if h.Typeflag != tar.TypeReg || h.Uid != 0 || h.Gid != 0 {
-			t.Errorf("%s: %s is of type %c, owner %d:%d, want a regular file of 0:0", filepath.Base(path), h.Name, h.Typeflag, h.Uid, h.Gid)
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeDir || h.Uid != 0 || h.Gid != 0 {
+			t.Errorf("%s: %s is of type %c, owner %d:%d, want a regular file or directory of 0:0", filepath.Base(path), h.Name, h.Typeflag, h.Uid, h.Gid)
 		}
-		files[h.Name] = member{h.FileInfo().Mode(), h.ModTime, m.Data}
+		if h.Typeflag == tar.TypeReg {
+			files[h.Name] = member{h.FileInfo().Mode(), h.ModTime, m.Data}
+		}
 	}
 	return files
 }
@@ -691,18 +696,18 @@ func copyDir(t *testing.T, src string) string {
 	return dir
 }
 
-// unpackedHelm3Plugin unpacks the release's Helm 3 plugin archive and
-// returns its aws-ccm directory.
+// unpackedHelm3Plugin unpacks the release's Helm 3 plugin archive into a
+// directory aws-ccm and returns it.
 func unpackedHelm3Plugin(t *testing.T, r *release) string {
 	t.Helper()
-	dir := t.TempDir()
-	for name, m := range unpack(t, filepath.Join(r.dir, "aws-ccm-helm3-plugin_"+version+".tar.gz")) {
+	dir := filepath.Join(t.TempDir(), "aws-ccm")
+	for name, m := range unpack(t, filepath.Join(r.dir, helm3PluginArchive)) {
 		testtools.WriteFile(t, filepath.Join(dir, name), m.data)
 		if err := os.Chmod(filepath.Join(dir, name), m.mode.Perm()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return filepath.Join(dir, "aws-ccm")
+	return dir
 }
 
 // TestHelm3Plugin: Helm 3 installs the plugin from the repository's
@@ -717,24 +722,26 @@ func TestHelm3Plugin(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	for _, tc := range []struct {
 		name     string
-		plugin   func(t *testing.T) string // the directory helm plugin install takes
+		plugin   func(t *testing.T, srv string) string // what helm plugin install takes
 		env      func(t *testing.T, srv string) []string
 		download bool // the archive comes from the server
 	}{
-		{"from the repository, downloaded", func(t *testing.T) string {
+		{"from the repository, downloaded", func(t *testing.T, _ string) string {
 			return copyDir(t, filepath.Join(testtools.Root(), "plugin", "helm3", "aws-ccm"))
 		}, func(t *testing.T, srv string) []string {
 			return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_VERSION=" + version}
 		}, true},
-		{"from the unpacked release, downloaded", func(t *testing.T) string { return unpackedHelm3Plugin(t, r) },
+		{"from the unpacked release, downloaded", func(t *testing.T, _ string) string { return unpackedHelm3Plugin(t, r) },
 			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true},
-		{"air-gapped, AWS_CCM_ARCHIVE", func(t *testing.T) string { return unpackedHelm3Plugin(t, r) },
+		{"from the release URL, downloaded", func(t *testing.T, srv string) string { return srv + "/" + helm3PluginArchive },
+			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true},
+		{"air-gapped, AWS_CCM_ARCHIVE", func(t *testing.T, _ string) string { return unpackedHelm3Plugin(t, r) },
 			func(t *testing.T, srv string) []string {
 				dir := t.TempDir()
 				copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
 				return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_ARCHIVE=" + copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)}
 			}, false},
-		{"air-gapped, the archive beside the plugin", func(t *testing.T) string {
+		{"air-gapped, the archive beside the plugin", func(t *testing.T, _ string) string {
 			dir := unpackedHelm3Plugin(t, r)
 			copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)
 			copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
@@ -744,7 +751,7 @@ func TestHelm3Plugin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, r.dir)
 			env := append(testtools.HelmEnv(t), tc.env(t, srv.URL)...)
-			out := testtools.MustRun(t, env, helm, "plugin", "install", tc.plugin(t))
+			out := testtools.MustRun(t, env, helm, "plugin", "install", tc.plugin(t, srv.URL))
 			if want := "aws-ccm: installed aws-ccm-renderer " + version + " (" + host + ")"; !strings.Contains(string(out), want) || !strings.Contains(string(out), "SHA-256 checked") {
 				t.Errorf("helm plugin install: %q, want %q", out, want)
 			}
@@ -752,7 +759,8 @@ func TestHelm3Plugin(t *testing.T) {
 			if tc.download {
 				wantHits = []string{"/checksums.txt", "/" + archiveName(host)}
 			}
-			if got := srv.requests(); !slices.Equal(got, wantHits) {
+			got := slices.DeleteFunc(srv.requests(), func(p string) bool { return p == "/"+helm3PluginArchive })
+			if !slices.Equal(got, wantHits) {
 				t.Errorf("the release URL served %q, want %q", got, wantHits)
 			}
 			if out := testtools.MustRun(t, env, helm, "aws-ccm", "version"); !strings.HasPrefix(string(out), "aws-ccm-renderer "+version+" (") {

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,8 +23,8 @@ import (
 // top) into a .tar.gz or a .zip. Only what is named goes in, in the order
 // given, each with the time epoch, owner root (0) and mode 0755 (the
 // programs) or 0644: the archive depends on the files' contents only.
-func writeArchive(path, dir string, names []string, zipped bool, epoch time.Time) error {
-	f, err := os.Create(path)
+func writeArchive(file, dir string, names []string, zipped bool, epoch time.Time) error {
+	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func writeArchive(path, dir string, names []string, zipped bool, epoch time.Time
 		err = writeTarGz(f, dir, names, epoch)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+		return fmt.Errorf("%s: %w", filepath.Base(file), err)
 	}
 	return f.Close()
 }
@@ -55,7 +56,18 @@ func writeTarGz(w io.Writer, dir string, names []string, epoch time.Time) error 
 		return err
 	}
 	tw := tar.NewWriter(gz)
+	dirs := map[string]bool{}
 	for _, name := range names {
+		// A directory's entry before its first file: some readers (Helm
+		// 3's plugin installer) create no directory a file needs.
+		if dir := path.Dir(name); dir != "." && !dirs[dir] {
+			dirs[dir] = true
+			h := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755, ModTime: epoch,
+				Format: tar.FormatUSTAR, Uname: "root", Gname: "root"}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+		}
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return err

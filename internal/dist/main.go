@@ -290,7 +290,7 @@ func owned(name string) bool {
 	return ownedRE.MatchString(name)
 }
 
-var ownedRE = regexp.MustCompile(`^(aws-ccm-renderer_v.*|aws-ccm-[0-9][^/]*\.tgz(\.prov)?|aws-ccm-helm3-plugin_v.*|checksums\.txt|charts)$`)
+var ownedRE = regexp.MustCompile(`^(aws-ccm-renderer_v.*|aws-ccm-[0-9][^/]*\.(tgz|tgz\.prov|tar\.gz)|checksums\.txt|charts)$`)
 
 func clean(out string) error {
 	entries, err := os.ReadDir(out)

@@ -97,12 +97,17 @@ func helmEnv(work string) []string {
 		"HELM_DATA_HOME="+filepath.Join(home, "data"))
 }
 
-// Helm3PluginArchive is the name of the Helm 3 plugin's archive.
-func Helm3PluginArchive(version string) string { return "aws-ccm-helm3-plugin_" + version + ".tar.gz" }
+// Helm3PluginArchive is the name of the Helm 3 plugin's archive:
+// NAME-X.Y.Z.tar.gz, from which helm plugin install URL takes the
+// directory it installs into (aws-ccm), as it does for every plugin.
+func Helm3PluginArchive(version string) string {
+	return "aws-ccm-" + strings.TrimPrefix(version, "v") + ".tar.gz"
+}
 
 // helm3Plugin packs the Helm 3 plugin, plugin/helm3/aws-ccm with the
-// release's version, into an archive whose top directory is aws-ccm: what
-// helm plugin install takes once unpacked.
+// release's version, into an archive with plugin.yaml at its top: what
+// helm plugin install takes by its URL (Helm 3 looks for plugin.yaml at the
+// top of what it unpacks), or unpacked into a directory.
 func (c *config) helm3Plugin() ([]string, error) {
 	src := filepath.Join("plugin", "helm3", "aws-ccm")
 	yaml, err := os.ReadFile(filepath.Join(src, "plugin.yaml"))
@@ -135,6 +140,6 @@ func (c *config) helm3Plugin() ([]string, error) {
 		return nil, err
 	}
 	name := Helm3PluginArchive(c.version)
-	return []string{name}, writeArchive(filepath.Join(c.out, name), filepath.Dir(stage),
-		[]string{"aws-ccm/plugin.yaml", "aws-ccm/install-binary.sh"}, false, c.epoch)
+	return []string{name}, writeArchive(filepath.Join(c.out, name), stage,
+		[]string{"plugin.yaml", "install-binary.sh"}, false, c.epoch)
 }
