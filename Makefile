@@ -5,6 +5,10 @@ GO      ?= go
 BIN     ?= $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 export GOTOOLCHAIN ?= local
+# Static programs, as the release archives and the images hold them: make
+# build, make images, make dist and the tools then share one build of each
+# package for the host instead of a cgo one and a static one.
+export CGO_ENABLED ?= 0
 
 include tools.mk
 
@@ -137,3 +141,5 @@ clean: ## remove bin/ and dist/
 # The container images: images, push, pin-images (docs/images.md).
 include images.mk
 
+# The release: dist, push-chart (docs/release.md).
+include dist.mk

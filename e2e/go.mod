@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/iam v1.65.0
 	github.com/aws/smithy-go v1.28.9
+	github.com/google/go-containerregistry v0.22.1
 	github.com/k3s-io/helm-controller v0.17.9
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0

@@ -95,6 +95,9 @@ func Helm4(t testing.TB) string { return tool(t, "HELM4", "bin/helm4") }
 // Kustomize returns the kustomize CLI.
 func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize") }
 
+// CycloneDX returns cyclonedx-gomod, the SBOM generator make dist runs.
+func CycloneDX(t testing.TB) string { return tool(t, "CYCLONEDX", "bin/cyclonedx-gomod") }
+
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
 
@@ -211,22 +214,36 @@ func fileExists(p string) bool {
 // slash-separated paths in it (aws-cloud-controller-manager/values.yaml).
 func ChartPackage(t testing.TB, tgz string) map[string][]byte {
 	t.Helper()
-	f, err := os.Open(tgz)
+	files := map[string][]byte{}
+	for _, m := range TarGz(t, tgz) {
+		if m.Header.Typeflag == tar.TypeReg {
+			files[m.Header.Name] = m.Data
+		}
+	}
+	return files
+}
+
+// TarMember is an entry of a .tar.gz: its header, and its contents.
+type TarMember struct {
+	Header *tar.Header
+	Data   []byte
+}
+
+// TarGz reads every entry of a .tar.gz, in order.
+func TarGz(t testing.TB, path string) []TarMember {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	gz, err := gzip.NewReader(f)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	files := map[string][]byte{}
-	ReadTar(t, gz, func(h *tar.Header, content []byte) {
-		if h.Typeflag == tar.TypeReg {
-			files[h.Name] = content
-		}
-	})
-	return files
+	var members []TarMember
+	ReadTar(t, gz, func(h *tar.Header, content []byte) { members = append(members, TarMember{h, content}) })
+	return members
 }
 
 // ReadTar calls entry with each entry of a tar stream and its content.

@@ -1,0 +1,61 @@
+# The release (docs/release.md): make dist VERSION=vX.Y.Z writes into
+# $(DIST) (dist/), by internal/dist:
+#
+#   aws-ccm-renderer_<version>_<os>_<arch>.tar.gz (.zip for Windows)
+#       both programs, static, -trimpath, the version stamped
+#   aws-ccm-renderer_<version>_<os>_<arch>.sbom.cdx.json
+#       the archive's CycloneDX SBOM, from the Go module graph
+#   aws-ccm-<X.Y.Z>+<os>.<arch>.tgz (and .prov when signed)
+#       the Helm 4 postrenderer/v1 plugin, packaged by helm plugin package
+#   aws-ccm-<X.Y.Z>.tar.gz
+#       the Helm 3 plugin, whose install hook fetches and checks an archive
+#   checksums.txt
+#       SHA-256 of the files above
+#   charts/  the wrapper chart's repository: its package (and .prov when
+#       signed) and index.yaml
+#
+# for every platform of PLATFORMS. SIGN_KEY (a user ID) and KEYRING (the
+# secret keyring holding it) sign the plugin tarballs and the chart package;
+# without them the build is unsigned and says so. Two builds of one commit
+# write the same bytes (but .prov files and charts/).
+#
+# The SBOM generator, cyclonedx-gomod, is a tool built from a pinned module
+# (e2e/tools/cyclonedx) into $(BIN), as tools.mk builds the others.
+
+CYCLONEDX := $(BIN)/cyclonedx-gomod
+DIST      ?= $(CURDIR)/dist
+PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
+SIGN_KEY  ?=
+KEYRING   ?=
+# Where the wrapper chart's dependency is taken from before Helm downloads
+# it: $(AWS_CCM_CHARTS), the upstream packages beside the repository, and
+# the tests' download cache.
+DIST_CHARTS ?= $(AWS_CCM_CHARTS):$(CURDIR)/../shared/charts:$(CURDIR)/.cache/charts
+
+TEST_ENV += CYCLONEDX=$(CYCLONEDX)
+E2E_ENV  += CYCLONEDX=$(CYCLONEDX)
+
+.PHONY: dist tools-dist push-chart
+
+tools: tools-dist
+
+tools-dist: $(CYCLONEDX) $(HELM3) $(HELM4) ## build what make dist runs: cyclonedx-gomod, Helm 3 and Helm 4 (bin/)
+
+dist: tools-dist images ## the release in dist/ (with the images of images.mk), (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository (docs/release.md)
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} GO=$(GO) $(GO) run ./internal/dist \
+		-version '$(VERSION)' -out '$(DIST)' -platforms '$(PLATFORMS)' \
+		-helm3 '$(HELM3)' -helm4 '$(HELM4)' -cyclonedx '$(CYCLONEDX)' \
+		-sign-key '$(SIGN_KEY)' -keyring '$(KEYRING)' -charts '$(DIST_CHARTS)'
+
+$(CYCLONEDX): $(TOOLS)/cyclonedx/go.mod $(TOOLS)/cyclonedx/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/cyclonedx && $(TOOL_BUILD) -ldflags "-s -w" -o $@ github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+	@touch $@
+
+# The wrapper chart as an OCI artifact: make push-chart REGISTRY=host/path
+# pushes dist/charts' package (and its .prov, which helm install --verify
+# checks) to oci://$(REGISTRY)/charts with Helm 3, logged in as helm
+# registry login leaves it.
+push-chart: ## push the wrapper chart of dist/charts to oci://$(REGISTRY)/charts (make dist first)
+	@test -n '$(REGISTRY)' || { echo "push-chart: give REGISTRY=host[/path], e.g. make push-chart REGISTRY=ghcr.io/you"; exit 1; }
+	@set -- '$(DIST)'/charts/aws-ccm-rancher-*.tgz; test -f "$$1" || { echo "push-chart: no chart package in $(DIST)/charts: run make dist VERSION=vX.Y.Z first"; exit 1; }; \
+	for p; do $(HELM3) push "$$p" oci://$(REGISTRY)/charts; done

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// PluginVersion is the Helm 4 plugin's version on a platform: the
+// release's, without the v, with the platform as semver build metadata
+// (linux.amd64). Helm names the tarball NAME-VERSION.tgz and signs that
+// name, so each platform's needs a name of its own; build metadata leaves
+// the version's precedence alone.
+func PluginVersion(version, goos, goarch string) string {
+	return strings.TrimPrefix(version, "v") + "+" + goos + "." + goarch
+}
+
+// helm4Plugin has Helm 4 package the postrenderer/v1 plugin with the
+// platform's renderer: plugin/aws-ccm/plugin.yaml with the version set and,
+// on Windows, the command's .exe.
+func (c *config) helm4Plugin(p platform, renderer string) ([]string, error) {
+	src, err := os.ReadFile(filepath.Join("plugin", "aws-ccm", "plugin.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	version := PluginVersion(c.version, p.os, p.arch)
+	var yaml bytes.Buffer
+	seen := 0
+	for line := range strings.Lines(string(src)) {
+		switch {
+		case strings.HasPrefix(line, "version:"):
+			line = "version: " + version + "\n"
+			seen++
+		case strings.TrimSpace(line) == "- command: ${HELM_PLUGIN_DIR}/aws-ccm-renderer":
+			line = strings.TrimSuffix(line, "\n") + p.exe("") + "\n"
+			seen++
+		}
+		yaml.WriteString(line)
+	}
+	if seen != 2 {
+		return nil, fmt.Errorf("plugin/aws-ccm/plugin.yaml: no version line or no command ${HELM_PLUGIN_DIR}/aws-ccm-renderer to set")
+	}
+	dir := filepath.Join(c.work, "helm4-"+p.String(), "aws-ccm")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(dir, "plugin.yaml"), yaml.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	bin, err := os.ReadFile(renderer)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(dir, filepath.Base(renderer)), bin, 0o755); err != nil {
+		return nil, err
+	}
+	if err := stamp(dir, c.epoch); err != nil {
+		return nil, err
+	}
+	args := []string{"plugin", "package", dir, "--destination", c.out}
+	if c.signKey != "" {
+		args = append(args, "--sign", "--key", c.signKey, "--keyring", c.keyring)
+	} else {
+		args = append(args, "--sign=false")
+	}
+	if _, err := command("", helmEnv(c.work), c.helm4, args...); err != nil {
+		return nil, err
+	}
+	tgz := "aws-ccm-" + version + ".tgz"
+	if c.signKey != "" {
+		return []string{tgz, tgz + ".prov"}, nil
+	}
+	return []string{tgz}, nil
+}
+
+// writeFile writes a file with exactly the mode given, whatever the umask.
+func writeFile(path string, b []byte, mode os.FileMode) error {
+	if err := os.WriteFile(path, b, mode); err != nil {
+		return err
+	}
+	return os.Chmod(path, mode)
+}
+
+// helmEnv is this process's environment without the caller's Helm
+// settings, Helm's homes in the work directory.
+func helmEnv(work string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HELM_") {
+			env = append(env, kv)
+		}
+	}
+	home := filepath.Join(work, "helm-home")
+	return append(env, "HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"))
+}
+
+// Helm3PluginArchive is the name of the Helm 3 plugin's archive:
+// NAME-X.Y.Z.tar.gz, from which helm plugin install URL takes the
+// directory it installs into (aws-ccm), as it does for every plugin.
+func Helm3PluginArchive(version string) string {
+	return "aws-ccm-" + strings.TrimPrefix(version, "v") + ".tar.gz"
+}
+
+// helm3Plugin packs the Helm 3 plugin, plugin/helm3/aws-ccm with the
+// release's version, into an archive with plugin.yaml at its top: what
+// helm plugin install takes by its URL (Helm 3 looks for plugin.yaml at the
+// top of what it unpacks), or unpacked into a directory.
+func (c *config) helm3Plugin() ([]string, error) {
+	src := filepath.Join("plugin", "helm3", "aws-ccm")
+	yaml, err := os.ReadFile(filepath.Join(src, "plugin.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	set := false
+	for line := range strings.Lines(string(yaml)) {
+		if strings.HasPrefix(line, "version:") {
+			line, set = "version: "+strings.TrimPrefix(c.version, "v")+"\n", true
+		}
+		out.WriteString(line)
+	}
+	if !set {
+		return nil, fmt.Errorf("%s: no version line to set", filepath.Join(src, "plugin.yaml"))
+	}
+	script, err := os.ReadFile(filepath.Join(src, "install-binary.sh"))
+	if err != nil {
+		return nil, err
+	}
+	stage := filepath.Join(c.work, "helm3", "aws-ccm")
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(stage, "plugin.yaml"), out.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(stage, "install-binary.sh"), script, 0o755); err != nil {
+		return nil, err
+	}
+	name := Helm3PluginArchive(c.version)
+	return []string{name}, writeArchive(filepath.Join(c.out, name), stage,
+		[]string{"plugin.yaml", "install-binary.sh"}, false, c.epoch)
+}
