@@ -41,7 +41,7 @@ tools: tools-dist
 
 tools-dist: $(CYCLONEDX) $(HELM3) $(HELM4) ## build what make dist runs: cyclonedx-gomod, Helm 3 and Helm 4 (bin/)
 
-dist: tools-dist images ## the release in dist/ (with the images of images.mk), (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository (docs/release.md)
+dist: tools-dist images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images (docs/release.md, docs/images.md)
 	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} GO=$(GO) $(GO) run ./internal/dist \
 		-version '$(VERSION)' -out '$(DIST)' -platforms '$(PLATFORMS)' \
 		-helm3 '$(HELM3)' -helm4 '$(HELM4)' -cyclonedx '$(CYCLONEDX)' \
