@@ -138,6 +138,9 @@ demo: build tools-helm ## render the sample chart for RKE2 and show what changed
 clean: ## remove bin/ and dist/
 	rm -rf $(BIN) dist
 
+# Where make dist and make images write.
+DIST ?= $(CURDIR)/dist
+
 # The container images: images, push, pin-images (docs/images.md).
 include images.mk
 

@@ -23,7 +23,6 @@
 # (e2e/tools/cyclonedx) into $(BIN), as tools.mk builds the others.
 
 CYCLONEDX := $(BIN)/cyclonedx-gomod
-DIST      ?= $(CURDIR)/dist
 PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
 SIGN_KEY  ?=
 KEYRING   ?=
@@ -35,13 +34,17 @@ DIST_CHARTS ?= $(AWS_CCM_CHARTS):$(CURDIR)/../shared/charts:$(CURDIR)/.cache/cha
 TEST_ENV += CYCLONEDX=$(CYCLONEDX)
 E2E_ENV  += CYCLONEDX=$(CYCLONEDX)
 
-.PHONY: dist tools-dist push-chart
+.PHONY: dist dist-files tools-dist push-chart
 
 tools: tools-dist
 
 tools-dist: $(CYCLONEDX) $(HELM3) $(HELM4) ## build what make dist runs: cyclonedx-gomod, Helm 3 and Helm 4 (bin/)
 
-dist: tools-dist images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images (docs/release.md, docs/images.md)
+dist: dist-files images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images (docs/release.md, docs/images.md)
+
+# Everything of make dist but the images (images.mk), which integration/dist
+# builds while integration/images builds the images.
+dist-files: tools-dist ## make dist without the images
 	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} GO=$(GO) $(GO) run ./internal/dist \
 		-version '$(VERSION)' -out '$(DIST)' -platforms '$(PLATFORMS)' \
 		-helm3 '$(HELM3)' -helm4 '$(HELM4)' -cyclonedx '$(CYCLONEDX)' \

@@ -10,7 +10,7 @@
 # A build is reproducible: every timestamp is the commit's
 # (SOURCE_DATE_EPOCH), and the same commit gives the same digests.
 
-IMAGES_DIR      := $(CURDIR)/dist/images
+IMAGES_DIR      := $(DIST)/images
 IMAGES_BIN      := $(IMAGES_DIR)/bin
 IMAGES_TOOL     := $(BIN)/aws-ccm-images
 IMAGE_ARCHES    := amd64 arm64

@@ -79,11 +79,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// makeDist runs make dist into a directory of its own, the tools the tests
+// makeDist runs make dist-files (make dist without the images, which
+// integration/images builds) into a directory of its own, the tools the tests
 // are given (TEST_ENV) passed to make, with more make variables in extra.
 func makeDist(t testing.TB, dir string, extra ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
-	args := []string{"-s", "-C", testtools.Root(), "dist", "VERSION=" + version, "DIST=" + dir,
+	args := []string{"-s", "-C", testtools.Root(), "dist-files", "VERSION=" + version, "DIST=" + dir,
 		"PLATFORMS=" + strings.Join(platforms(), ","),
 		"HELM3=" + testtools.Helm3(t), "HELM4=" + testtools.Helm4(t), "CYCLONEDX=" + testtools.CycloneDX(t)}
 	cmd := exec.Command("make", append(args, extra...)...)
