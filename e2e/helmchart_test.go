@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	helmv1 "github.com/k3s-io/helm-controller/pkg/apis/helm.cattle.io/v1"
 	"github.com/k3s-io/helm-controller/pkg/controllers/extjson"
@@ -88,6 +89,9 @@ func docHelmCharts(t *testing.T) []string {
 func TestRKE2HelmChart(t *testing.T) {
 	ctx := context.Background()
 	if err := cp.Apply(ctx, helmControllerCRD(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.WaitServed(ctx, "helm.cattle.io/v1", "helmcharts", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	dyn, err := dynamic.NewForConfig(cp.Config)

@@ -103,15 +103,5 @@ func installFleetCRDs(ctx context.Context) error {
 	if err := cp.Apply(ctx, crds); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := cp.Client.Discovery().ServerResourcesForGroupVersion("fleet.cattle.io/v1alpha1")
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the API server does not serve fleet.cattle.io/v1alpha1 30s after its CRDs were applied: %v", err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return cp.WaitServed(ctx, "fleet.cattle.io/v1alpha1", "clusters", 30*time.Second)
 }

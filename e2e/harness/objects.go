@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,4 +128,32 @@ func FreePort() (int, error) {
 		return 0, err
 	}
 	return p[0], nil
+}
+
+// WaitServed waits until the API server serves resource (a plural name) of
+// groupVersion, as it does a while after the CustomResourceDefinition is
+// applied: the CRD must be Established and its handler listed in discovery
+// before a create of such an object can succeed.
+func (cp *ControlPlane) WaitServed(ctx context.Context, groupVersion, resource string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := cp.Client.Discovery().ServerResourcesForGroupVersion(groupVersion)
+		state := fmt.Sprint(err)
+		if err == nil {
+			for _, r := range list.APIResources {
+				if r.Name == resource {
+					return nil
+				}
+			}
+			state = fmt.Sprintf("%s lists no %s", groupVersion, resource)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the API server does not serve %s %s %s after its CRD was applied: %s", groupVersion, resource, timeout, state)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
