@@ -260,13 +260,27 @@ func (c *ccm) waitInitialised(t *testing.T) time.Duration {
 	harness.WaitFor(t, 3*time.Minute, "the CCM to initialise every node named by its instance", func() bool {
 		c.alive(t)
 		for _, n := range ec2Named() {
-			if got := getNode(t, n.node.Name); !initialised(got) || len(got.Status.Addresses) == 0 {
+			// The taint goes first; the CCM writes the instance's
+			// addresses after that (updateNodeAddress), over those the
+			// node registered with: wait for them too.
+			if got := getNode(t, n.node.Name); !initialised(got) || addressesOf(got)[corev1.NodeInternalDNS] != n.instance.PrivateDNSName {
 				return false
 			}
 		}
 		return true
 	})
 	return time.Since(start)
+}
+
+// addressesOf gives a node's first address of each type.
+func addressesOf(n *corev1.Node) map[corev1.NodeAddressType]string {
+	addrs := map[corev1.NodeAddressType]string{}
+	for _, a := range n.Status.Addresses {
+		if _, ok := addrs[a.Type]; !ok {
+			addrs[a.Type] = a.Address
+		}
+	}
+	return addrs
 }
 
 // checkInitialised asserts what the CCM wrote on a node: the providerID of
@@ -278,12 +292,7 @@ func checkInitialised(t *testing.T, r awsccm.Release, n node) {
 	if got.Spec.ProviderID != n.instance.ProviderID() {
 		t.Errorf("%s %s: providerID %q, want %q", n.distro, got.Name, got.Spec.ProviderID, n.instance.ProviderID())
 	}
-	addrs := map[corev1.NodeAddressType]string{}
-	for _, a := range got.Status.Addresses {
-		if _, ok := addrs[a.Type]; !ok {
-			addrs[a.Type] = a.Address
-		}
-	}
+	addrs := addressesOf(got)
 	for typ, want := range map[corev1.NodeAddressType]string{
 		corev1.NodeInternalIP: n.instance.PrivateIP, corev1.NodeInternalDNS: n.instance.PrivateDNSName, corev1.NodeHostName: n.instance.PrivateDNSName,
 	} {
