@@ -261,8 +261,10 @@ func (c *ccm) waitInitialised(t *testing.T) time.Duration {
 		c.alive(t)
 		for _, n := range ec2Named() {
 			// The taint goes first; the CCM writes the instance's
-			// addresses after that (updateNodeAddress), over those the
-			// node registered with: wait for them too.
+			// addresses after that, over those the node registered with
+			// (k8s.io/cloud-provider v0.26.0, which CCM v1.26.0 links,
+			// controllers/node/node_controller.go: syncNode's Update, then
+			// updateNodeAddress): wait for them too.
 			if got := getNode(t, n.node.Name); !initialised(got) || addressesOf(got)[corev1.NodeInternalDNS] != n.instance.PrivateDNSName {
 				return false
 			}
