@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
 // What the renderer must know about versions, from the Kubernetes sources
@@ -98,45 +100,21 @@ func ccmVersion(o Options, image string) versions {
 
 func minorOf(v *version.Version) string { return fmt.Sprintf("%d.%d", v.Major(), v.Minor()) }
 
-// CCMReleases is the latest cloud-controller-manager image of each
-// Kubernetes minor that has been promoted to registry.k8s.io, from
-// kubernetes/k8s.io registry.k8s.io/images/k8s-staging-provider-aws/images.yaml
-// (entries of "cloud-controller-manager"). Some later patch releases are
-// tagged in kubernetes/cloud-provider-aws without a promoted image
-// (v1.24.20, v1.25.16, v1.26.13): those cannot be pulled.
-var CCMReleases = map[int]string{
-	22: "v1.22.8",
-	23: "v1.23.20",
-	24: "v1.24.19",
-	25: "v1.25.15",
-	26: "v1.26.14",
-	27: "v1.27.10",
-	28: "v1.28.11",
-	29: "v1.29.10",
-	30: "v1.30.10",
-	31: "v1.31.9",
-	32: "v1.32.8",
-	33: "v1.33.4",
-	34: "v1.34.3",
-	35: "v1.35.2",
-}
+// CCMReleases is the CCM image tag each Kubernetes minor pins: the latest
+// promoted release of the minor (internal/releases, their one home).
+var CCMReleases = releases.Tags()
 
 // CCMReleasesSource says where CCMReleases comes from.
-const CCMReleasesSource = "the latest cloud-controller-manager image of the minor promoted to registry.k8s.io (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)"
+const CCMReleasesSource = releases.CCMSource
 
 // LastInTreeMinor is the last Kubernetes minor (1.x) with the in-tree AWS
 // cloud provider: a cluster that migrates runs it or an older one.
-const LastInTreeMinor = 26
+const LastInTreeMinor = releases.LastInTreeMinor
 
 // CCMTag returns the image tag to pin for a cluster of Kubernetes 1.minor:
-// CCMReleases' when it has one, else "v1.<minor>.<patch>" for the user to
-// fill in.
-func CCMTag(minor int) string {
-	if tag, ok := CCMReleases[minor]; ok {
-		return tag
-	}
-	return fmt.Sprintf("v1.%d.<patch>", minor)
-}
+// the latest release of the minor when one is known, else
+// "v1.<minor>.<patch>" for the user to fill in.
+func CCMTag(minor int) string { return releases.Tag(minor) }
 
 // pin says what to pin for a cluster of the given minor.
 func pin(minor uint) string {

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"slices"
 	"sort"
 	"strings"
@@ -229,10 +230,11 @@ func (v *View) routeFindings(kcms []controlPlaneProcess) []Finding {
 }
 
 // apiServerNoCloudProvider is the first kube-apiserver minor without
-// --cloud-provider and --cloud-config: it exits on the unknown flag
-// (pkg/kubeapiserver/options/cloudprovider.go is gone at v1.33.0,
-// kubernetes/kubernetes#130162).
-const apiServerNoCloudProvider = 33
+// --cloud-provider and --cloud-config: it exits on the unknown flag.
+var apiServerNoCloudProvider = func() int {
+	c, _ := releases.Change("kube-apiserver", "--cloud-provider")
+	return c.Minor
+}()
 
 // apiServerFindings reports kube-apiservers still given --cloud-provider.
 func (v *View) apiServerFindings() []Finding {

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
@@ -42,41 +43,40 @@ func policyJSON(actions []string) string {
 func iamMissingBy(tag string) string {
 	v := version.MustParseGeneric(tag)
 	switch {
-	case v.AtLeast(version.MustParseGeneric("v1.30.0")):
+	case releases.LabelsZoneID(tag):
 		return fmt.Sprintf("the %s CCM initialises no node without %s (it labels each node with its zone ID) and ensures no load balancer; it asks for %s too", tag, upstream.ActionDescribeAZs, upstream.ActionInstanceTopology)
-	case v.AtLeast(version.MustParseGeneric("v1.26.1")):
+	case v.AtLeast(version.MustParseGeneric(releases.IAMAdded[0].Since[0])):
 		return fmt.Sprintf("the %s CCM ensures no load balancer without %s (it looks up the zones of the ELB's subnets)", tag, upstream.ActionDescribeAZs)
 	}
 	return fmt.Sprintf("the %s CCM needs exactly the actions below", tag)
 }
 
-// RKE1: cloud_provider external-aws exists from rke v1.4.15 and v1.5.0
-// (rancher/rke cluster/plan.go, getCloudProviderName, at those tags; not
-// at v1.4.14). The Kubernetes minors each rke line runs, from the "RKE
-// Kubernetes versions" of rancher/rke's release notes (v1.5.12: 1.25–1.28;
-// v1.6.9: 1.27–1.30; v1.7.3: 1.28–1.31; v1.8.14: 1.30–1.32, "the final
-// release in the RKE 1.x series").
-var rkeLineFor = map[int]string{26: "v1.4.15 or v1.5", 27: "v1.5", 28: "v1.5", 29: "v1.6", 30: "v1.6", 31: "v1.7", 32: "v1.8"}
+// The facts of internal/releases the steps name.
+var (
+	rkeLineFor           = releases.RKELines
+	rke2NoOpAWS          = mustChange("rke2", "cloud-provider-name: aws")
+	apiServerCP          = mustChange("kube-apiserver", "--cloud-provider")
+	rke2MetadataNameFrom = rke2NoOpAWS.Releases
+)
 
-const rkeLastMinor = 32
+const rkeLastMinor = releases.RKELastMinor
 
-// RKE2: from these releases cloud-provider-name: aws passes no
-// --cloud-provider at all and only names the node from instance metadata,
-// as node-name-from-cloud-provider-metadata does (rancher/rke2
-// pkg/rke2/rke2_linux.go and pkg/cli/cmds/root.go at the tags; not at
-// v1.29.10, v1.30.6, v1.31.2).
-var rke2MetadataNameFrom = []string{"v1.29.11+rke2r1", "v1.30.7+rke2r1", "v1.31.3+rke2r1", "v1.32.0+rke2r1"}
+// apiServerNoCloudProvider is the first kube-apiserver minor without
+// --cloud-provider.
+var apiServerNoCloudProvider = apiServerCP.Minor
 
-// apiServerNoCloudProvider: kube-apiserver has no --cloud-provider or
-// --cloud-config from 1.33 (pkg/kubeapiserver/options/cloudprovider.go is
-// at v1.32.0, gone at v1.33.0; kubernetes/kubernetes#130162) and exits on
-// an unknown flag.
-const apiServerNoCloudProvider = 33
+func mustChange(component, option string) releases.OptionChange {
+	c, ok := releases.Change(component, option)
+	if !ok {
+		panic("internal/releases has no change of " + component + " " + option)
+	}
+	return c
+}
 
 // CSIMigrationAWS (pkg/features/kube_features.go): beta and off in 1.22,
 // beta and on in 1.23 and 1.24, GA and locked on from 1.25.
-func csiMigrationDefaultOn(minor int) bool { return minor >= 23 }
-func csiMigrationLocked(minor int) bool    { return minor >= 25 }
+func csiMigrationDefaultOn(minor int) bool { return minor >= releases.CSIMigrationDefaultOnMinor }
+func csiMigrationLocked(minor int) bool    { return minor >= releases.CSIMigrationLockedMinor }
 
 // rancherPlanner: Rancher writes a machine's RKE2 or K3s configuration from
 // machineGlobalConfig, then from every machineSelectorConfig entry that

@@ -1,11 +1,6 @@
 package upstream
 
-import (
-	"fmt"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/util/version"
-)
+import "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 
 // Which AWS SDK a CCM release calls AWS with, and what that changes: the
 // one home of these facts (the plans' cloud config steps and check's
@@ -41,42 +36,13 @@ var AWSServices = []AWSService{
 	{EndpointID: "kms", ServiceID: "KMS", IAMPrefix: "kms"},
 }
 
-// sdkV2First is the first release of each minor whose clients are
-// aws-sdk-go-v2, read off pkg/providers/v1/aws_sdk.go at every tag of
-// kubernetes/cloud-provider-aws (ec2.NewFromConfig, elb.NewFromConfig, ...
-// against ec2.New(sess), elb.New(sess), ...): none up to v1.28.11; v1.29.9,
-// v1.30.10, v1.31.9, v1.32.4 and v1.33.1 within their minors (v1.30.0–v1.30.9,
-// v1.31.0–v1.31.8, v1.32.0–v1.32.3 and v1.33.0 are aws-sdk-go); every
-// release from v1.34.0.
-var sdkV2First = map[int]int{29: 9, 30: 10, 31: 9, 32: 4, 33: 1}
-
-// sdkV2EveryMinorFrom is the first minor whose every release is on
-// aws-sdk-go-v2.
-const sdkV2EveryMinorFrom = 34
-
 // UsesSDKv2 reports whether a CCM release (its image tag, v1.30.10) calls
-// AWS with aws-sdk-go-v2; ok is false when the tag is no version.
-func UsesSDKv2(tag string) (v2, ok bool) {
-	v, err := version.ParseGeneric(tag)
-	if err != nil || v.Major() != 1 {
-		return false, false
-	}
-	minor := int(v.Minor())
-	if minor >= sdkV2EveryMinorFrom {
-		return true, true
-	}
-	first, has := sdkV2First[minor]
-	return has && int(v.Patch()) >= first, true
-}
+// AWS with aws-sdk-go-v2; ok is false when the tag is no version. Which
+// releases are is a fact of internal/releases.
+func UsesSDKv2(tag string) (v2, ok bool) { return releases.UsesSDKv2(tag) }
 
 // SDKv2Releases says which releases are on aws-sdk-go-v2, for people.
-func SDKv2Releases() string {
-	var firsts []string
-	for m := 29; m < sdkV2EveryMinorFrom; m++ {
-		firsts = append(firsts, fmt.Sprintf("v1.%d.%d", m, sdkV2First[m]))
-	}
-	return fmt.Sprintf("%s and every later patch of their minors, and every release from v1.%d.0", strings.Join(firsts, ", "), sdkV2EveryMinorFrom)
-}
+func SDKv2Releases() string { return releases.SDKv2Releases() }
 
 // ServiceOfID returns the service an aws-sdk-go-v2 service ID names.
 func ServiceOfID(id string) (AWSService, bool) {

@@ -171,6 +171,8 @@ rke2-migrate:
 "33": v1.33.4
 "34": v1.34.3
 "35": v1.35.2
+"36": v1.36.2
+"37": v1.37.1
 {{- end -}}
 {{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}
 {{- define "aws-ccm-rancher.lastInTreeMinor" -}}26{{- end -}}

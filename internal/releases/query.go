@@ -1,0 +1,229 @@
+package releases
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+)
+
+// Latest returns the CCM tag to pin for a cluster of Kubernetes 1.minor,
+// and whether one is known.
+func Latest(minor int) (string, bool) {
+	for _, c := range CCM {
+		if c.Minor == minor {
+			return c.Latest, true
+		}
+	}
+	return "", false
+}
+
+// Tag returns Latest, or "v1.<minor>.<patch>" for the user to fill in.
+func Tag(minor int) string {
+	if tag, ok := Latest(minor); ok {
+		return tag
+	}
+	return fmt.Sprintf("v1.%d.<patch>", minor)
+}
+
+// Tags returns every minor's Latest, by minor.
+func Tags() map[int]string {
+	m := make(map[int]string, len(CCM))
+	for _, c := range CCM {
+		m[c.Minor] = c.Latest
+	}
+	return m
+}
+
+// FirstMinor and LastMinor are the oldest and newest minors with a known
+// release.
+func FirstMinor() int { return CCM[0].Minor }
+func LastMinor() int  { return CCM[len(CCM)-1].Minor }
+
+// parse reads a release tag (v1.30.10, 1.30.10, v1.35.0-alpha.0).
+func parse(tag string) (*version.Version, bool) {
+	v, err := version.ParseGeneric(tag)
+	if err != nil || v.Major() != 1 {
+		return nil, false
+	}
+	return v, true
+}
+
+// UsesSDKv2 reports whether a CCM release (its image tag, v1.30.10) calls
+// AWS with aws-sdk-go-v2; ok is false when the tag is no version.
+func UsesSDKv2(tag string) (v2, ok bool) {
+	v, ok := parse(tag)
+	if !ok {
+		return false, false
+	}
+	minor := int(v.Minor())
+	if minor > LastMinor() {
+		return true, true
+	}
+	for _, c := range CCM {
+		if c.Minor == minor {
+			return c.SDKv2From >= 0 && int(v.Patch()) >= c.SDKv2From, true
+		}
+	}
+	return false, true // older than any release with v2
+}
+
+// SDKv2Releases says which releases are on aws-sdk-go-v2, for people.
+func SDKv2Releases() string {
+	var firsts []string
+	all := 0
+	for _, c := range CCM {
+		switch {
+		case c.SDKv2From > 0:
+			firsts = append(firsts, fmt.Sprintf("v1.%d.%d", c.Minor, c.SDKv2From))
+		case c.SDKv2From == 0 && all == 0:
+			all = c.Minor
+		}
+	}
+	return fmt.Sprintf("%s and every later patch of their minors, and every release from v1.%d.0", strings.Join(firsts, ", "), all)
+}
+
+// IAMControlPlane returns the control-plane policy's actions of
+// docs/prerequisites.md at a CCM tag, sorted.
+func IAMControlPlane(tag string) []string {
+	v := version.MustParseGeneric(tag)
+	a := slices.Clone(IAMControlPlaneBase)
+	for _, x := range IAMAdded {
+		if sinceLines(x.Since, v) {
+			a = append(a, x.Action)
+		}
+	}
+	slices.Sort(a)
+	return a
+}
+
+// IAMNode returns the node policy's actions, sorted.
+func IAMNode() []string { return slices.Sorted(slices.Values(IAMNodePolicy)) }
+
+// LabelsZoneID reports whether a CCM release labels nodes with their zone
+// ID, and so needs ec2:DescribeAvailabilityZones to initialise any node.
+func LabelsZoneID(tag string) bool {
+	v, ok := parse(tag)
+	return ok && v.AtLeast(version.MustParseGeneric(NodeZoneIDFrom))
+}
+
+// DefectsOf returns the known defects of a CCM release.
+func DefectsOf(tag string) []Defect {
+	v, ok := parse(tag)
+	if !ok {
+		return nil
+	}
+	var out []Defect
+	for _, d := range Defects {
+		if inRanges(d.Affected, v) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// inRanges reports whether v is in one of the inclusive ranges
+// "v1.34.0-v1.34.3".
+func inRanges(ranges []string, v *version.Version) bool {
+	for _, r := range ranges {
+		lo, hi, _ := strings.Cut(r, "-v")
+		if v.AtLeast(version.MustParseGeneric(lo)) && !v.GreaterThan(version.MustParseGeneric("v"+hi)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sinceLines reports whether release v has what came with the first
+// releases since, one per release line: v is at least the entry of its own
+// minor, or, when its minor has no entry, at least one entry of an older
+// minor. An empty list: every release.
+func sinceLines(since []string, v *version.Version) bool {
+	if len(since) == 0 {
+		return true
+	}
+	older := false
+	for _, s := range since {
+		e := version.MustParseGeneric(s)
+		if e.Minor() == v.Minor() {
+			return v.AtLeast(e)
+		}
+		older = older || e.Minor() < v.Minor()
+	}
+	return older
+}
+
+// UnknownKeyFatal reports whether a CCM release refuses a cloud config with
+// a key it does not read.
+func UnknownKeyFatal(tag string) bool {
+	v, ok := parse(tag)
+	return ok && inRanges(UnknownKeysFatal, v)
+}
+
+// ReadsKey reports whether a CCM release reads a cloud config [Global]
+// key, and the key's record when it is one of CloudConfigKeys; a key not
+// among them is read by every release.
+func ReadsKey(tag, key string) (bool, *CloudConfigKey) {
+	v, ok := parse(tag)
+	for i, k := range CloudConfigKeys {
+		if !strings.EqualFold(k.Key, key) {
+			continue
+		}
+		if !ok {
+			return true, &CloudConfigKeys[i]
+		}
+		if k.RemovedIn != "" && v.AtLeast(version.MustParseGeneric(k.RemovedIn)) {
+			return false, &CloudConfigKeys[i]
+		}
+		return sinceLines(k.Since, v), &CloudConfigKeys[i]
+	}
+	return true, nil
+}
+
+// Changes returns the option changes of a component in force at Kubernetes
+// 1.minor (for a distribution: at the first release of the minor's line,
+// when the change came with a patch release).
+func Changes(component string, minor int) []OptionChange {
+	var out []OptionChange
+	for _, c := range OptionChanges {
+		if c.Component != component {
+			continue
+		}
+		if c.Minor != 0 && minor >= c.Minor || c.Minor == 0 && changedBy(c.Releases, minor) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Change returns the change of a component's option, by Option.
+func Change(component, option string) (OptionChange, bool) {
+	i := slices.IndexFunc(OptionChanges, func(c OptionChange) bool { return c.Component == component && c.Option == option })
+	if i < 0 {
+		return OptionChange{}, false
+	}
+	return OptionChanges[i], true
+}
+
+// changedBy reports whether every release of the minor's line has the
+// change: the first release of its line (v1.<minor>.0) has it.
+func changedBy(releases []string, minor int) bool {
+	lines := make([]string, 0, len(releases))
+	for _, r := range releases {
+		lines = append(lines, strings.SplitN(r, "+", 2)[0])
+	}
+	return sinceLines(lines, version.MajorMinor(1, uint(minor)))
+}
+
+// ReleasesOf returns the first distribution releases of a change as a list
+// for people: "v1.29.11+rke2r1, v1.30.7+rke2r1 and v1.31.3+rke2r1".
+func (c OptionChange) ReleasesOf() string {
+	switch len(c.Releases) {
+	case 0:
+		return fmt.Sprintf("1.%d", c.Minor)
+	case 1:
+		return c.Releases[0]
+	}
+	return strings.Join(c.Releases[:len(c.Releases)-1], ", ") + " and " + c.Releases[len(c.Releases)-1]
+}
