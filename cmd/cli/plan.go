@@ -11,21 +11,29 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-const planLong = `plan prints the ordered steps that move a cluster off the in-tree AWS cloud
-provider onto the AWS cloud controller manager (CCM): for each step why it is
-needed, the configuration to write (cluster.yml, spec.rkeConfig, K3s's
-config.yaml, kubeadm's ClusterConfiguration), the commands to run (the
-renderer's through Helm among them), what to check before the next step, and
-how to roll it back.
+const planLong = `plan prints the ordered steps that put a cluster on the AWS cloud controller
+manager (CCM): for each step why it is needed, the configuration to write
+(cluster.yml, spec.rkeConfig, RKE2's and K3s's config.yaml, kubeadm's
+configuration), the commands to run (the renderer's through Helm among them),
+what to check before the next step, and how to roll it back.
 
-RKE1, RKE2 and kubeadm clusters (Kubernetes 1.22 to 1.26) migrate with leader
-migration: the in-tree controller manager and the CCM share a lease, so exactly
-one of them runs the cloud controllers at any time. K3s has no in-tree provider
-to migrate from: its plan is a switch from K3s's own cloud controller.
+--from says what runs the cluster's cloud controllers now:
+  new       a cluster not yet created (Kubernetes 1.27 and later): its
+            configuration for the external provider, the IAM policy and tags,
+            the CCM pinned to the cluster's minor
+  in-tree   the in-tree AWS provider (RKE1, RKE2, kubeadm at 1.22 to 1.26):
+            leader migration, the in-tree controller manager and the CCM
+            sharing a lease (the default up to 1.26)
+  builtin   RKE2's or K3s's own cloud controller (nodes on rke2:// or k3s://
+            provider IDs): a switch, every node registered again (the default
+            on K3s)
+  none      no cloud provider (nodes without provider IDs, kubeadm): a switch,
+            every node initialised by the CCM in place
+aws-ccm-renderer check prints the plan command that fits a running cluster.
 
-Phases: before (the cluster still runs the in-tree provider, up to the CCM
-waiting beside it), during (the switch to the external provider), after (leader
-migration off, clean-up, upgrade past 1.26). Without --phase all three.
+Phases: before (nothing changes yet: what the CCM needs), during (the switch to
+the external provider, or a new cluster and its CCM), after (clean-up, the
+upgrades). Without --phase all three.
 --brief prints a checklist (each step's ID, title and main command); --step ID
 prints one step in full. At every point where the operator must verify, the
 plan runs aws-ccm-renderer check and says what a pass looks like.
@@ -57,7 +65,13 @@ const planExamples = `  # The whole runbook for an RKE2 cluster at Kubernetes 1.
   aws-ccm-renderer plan --distro kubeadm -o json --release ccm | jq '.phases[].steps[].id'
 
   # K3s: a switch from K3s's own cloud controller, for a 1.30 cluster
-  aws-ccm-renderer plan --distro k3s --kube-version v1.30.14`
+  aws-ccm-renderer plan --distro k3s --kube-version v1.30.14
+
+  # A new RKE2 cluster at 1.35: its config.yaml or spec.rkeConfig, IAM, tags, the CCM
+  aws-ccm-renderer plan --distro rke2 --kube-version 1.35 --from new
+
+  # A running kubeadm cluster at 1.34 without a cloud provider
+  aws-ccm-renderer plan --distro kubeadm --kube-version v1.34.2 --from none`
 
 // NewPlanCommand builds "aws-ccm-renderer plan".
 func NewPlanCommand(s IOStreams) *cobra.Command {
@@ -65,8 +79,8 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	var distro, phase, output string
 	var brief bool
 	cmd := &cobra.Command{
-		Use:     "plan --distro DISTRO [--phase before|during|after | --step ID] [--brief] [-o text|json|markdown]",
-		Short:   "Print the migration runbook for a distribution: steps, snippets, commands, checks, rollbacks",
+		Use:     "plan --distro DISTRO [--kube-version V] [--from new|in-tree|builtin|none] [--phase before|during|after | --step ID] [--brief] [-o text|json|markdown]",
+		Short:   "Print the runbook that puts a cluster on the AWS CCM: steps, snippets, commands, checks, rollbacks",
 		Long:    planLong,
 		Example: planExamples,
 		Args:    cobra.NoArgs,
@@ -96,6 +110,7 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	SetCommon(cmd, s)
 	f := cmd.Flags()
 	f.StringVar(&distro, "distro", "", "the cluster's distribution: rke (RKE1), rke2, k3s or kubeadm (required)")
+	f.StringVar(&o.From, "from", "", "what runs the cluster's cloud controllers now: new, in-tree, builtin or none (default: in-tree up to 1.26, builtin on K3s; required otherwise)")
 	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
 	f.StringVar(&o.Step, "step", "", "print one step only, by its ID (e.g. during.switch; --brief lists them)")
 	f.BoolVar(&brief, "brief", false, "print a checklist: each step's ID, title and main command (text or markdown)")
@@ -114,6 +129,7 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	f.StringVar(&o.LeaderName, "leader-name", o.LeaderName, "the lease the in-tree controller manager and the CCM share")
 	Complete(cmd, "distro", plan.Distros)
 	Complete(cmd, "phase", plan.Phases)
+	Complete(cmd, "from", plan.Froms)
 	Complete(cmd, "output", plan.Formats)
 	Complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
 	_ = cmd.RegisterFlagCompletionFunc("step", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {

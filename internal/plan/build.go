@@ -17,14 +17,23 @@ func Build(o Options) (*Plan, error) {
 	}
 	b := &builder{r: r}
 	var d distroPlan
-	switch o.Distro {
-	case renderer.DistroRKE:
+	switch {
+	case r.From == FromNew:
+		d = newClusterPlan(b)
+	case r.From == FromNone:
+		d = noProviderPlan(b)
+	case r.From == FromBuiltin && o.Distro == renderer.DistroRKE2:
+		d = rke2BuiltinPlan(b)
+	}
+	switch {
+	case d.strategy != "":
+	case o.Distro == renderer.DistroRKE:
 		d = rkePlan(b)
-	case renderer.DistroRKE2:
+	case o.Distro == renderer.DistroRKE2:
 		d = rke2Plan(b)
-	case renderer.DistroK3s:
+	case o.Distro == renderer.DistroK3s:
 		d = k3sPlan(b)
-	case renderer.DistroKubeadm:
+	case o.Distro == renderer.DistroKubeadm:
 		d = kubeadmPlan(b)
 	}
 	p := &Plan{
@@ -33,6 +42,7 @@ func Build(o Options) (*Plan, error) {
 		Distro:            o.Distro,
 		Title:             d.title,
 		Strategy:          d.strategy,
+		From:              r.From,
 		Summary:           d.summary,
 		KubernetesVersion: r.KubeVersion,
 		CCM: CCM{
@@ -53,10 +63,14 @@ func Build(o Options) (*Plan, error) {
 	if d.strategy == LeaderMigration {
 		p.LeaderMigration = &Lease{Name: r.LeaderName, Namespace: leaseNS, KCMUser: r.KCMUser}
 	}
+	titles := d.phaseTitles
+	if titles == [3]string{} {
+		titles = [3]string{"Before the switch", "The switch", "After the switch"}
+	}
 	phases := []PhasePlan{
-		{Name: Before, Title: "Before the switch", Summary: d.beforeSummary, Steps: d.before},
-		{Name: During, Title: "The switch", Summary: d.duringSummary, Steps: d.during},
-		{Name: After, Title: "After the switch", Summary: d.afterSummary, Steps: d.after},
+		{Name: Before, Title: titles[0], Summary: d.beforeSummary, Steps: d.before},
+		{Name: During, Title: titles[1], Summary: d.duringSummary, Steps: d.during},
+		{Name: After, Title: titles[2], Summary: d.afterSummary, Steps: d.after},
 	}
 	var ids []string
 	for _, ph := range phases {
@@ -88,6 +102,9 @@ type distroPlan struct {
 	strategy                                   Strategy
 	beforeSummary, duringSummary, afterSummary string
 	before, during, after                      []Step
+	// phaseTitles, when set, name the phases (a new cluster has no
+	// switch).
+	phaseTitles [3]string
 }
 
 // builder makes the commands every distribution shares.

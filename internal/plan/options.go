@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -51,9 +52,33 @@ const (
 	SourceLocal = "local"
 )
 
+// Where a cluster comes from: what runs its cloud controllers before the
+// AWS CCM (plan --from).
+const (
+	// FromNew: a cluster not yet created.
+	FromNew = "new"
+	// FromInTree: the in-tree AWS provider (Kubernetes 1.26 or older);
+	// leader migration.
+	FromInTree = "in-tree"
+	// FromBuiltin: the distribution's own cloud controller (RKE2's
+	// rke2-cloud-provider, K3s's embedded one), whose nodes carry rke2:// or
+	// k3s:// provider IDs; a switch.
+	FromBuiltin = "builtin"
+	// FromNone: no cloud provider at all (kubeadm without one): nodes with
+	// no provider ID; a switch.
+	FromNone = "none"
+)
+
+// Froms lists the --from values.
+var Froms = []string{FromNew, FromInTree, FromBuiltin, FromNone}
+
 // Options select the plan.
 type Options struct {
 	Distro renderer.Distro
+	// From is what runs the cluster's cloud controllers now (FromNew,
+	// ...); empty: the in-tree provider up to 1.26, K3s's own cloud
+	// controller on K3s.
+	From string
 	// Phase limits the plan to one phase; empty: all.
 	Phase Phase
 	// Step limits the plan to one step, by its ID; empty: all.
@@ -194,14 +219,14 @@ func resolve(o Options) (resolved, error) {
 		return r, usagef("--kube-version %v", err)
 	}
 	r.KubeVersion, r.minor = kv, minor
-	if r.minor < firstMinor {
-		return r, usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
-	}
-	if o.Distro != renderer.DistroK3s && r.minor > lastInTree {
-		return r, usagef("--kube-version %s: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from; such a cluster (--distro=%s) needs the CCM installed with --mode=install, not a migration plan", r.KubeVersion, o.Distro)
+	if err := r.resolveFrom(); err != nil {
+		return r, err
 	}
 	if o.Distro == renderer.DistroK3s && o.ClusterCIDR != "" {
 		return r, usagef("--cluster-cidr: K3s's embedded cloud controller never managed VPC routes (it runs with --configure-cloud-routes=false), so there are none to take over")
+	}
+	if o.ClusterCIDR != "" && (r.From == FromBuiltin || r.From == FromNone) {
+		return r, usagef("--cluster-cidr: the cluster's routes were never managed by a cloud provider (--from=%s), so there are none to take over", r.From)
 	}
 	switch {
 	case o.CCMVersion != "":
@@ -218,7 +243,7 @@ func resolve(o Options) (resolved, error) {
 		if !ok {
 			return r, usagef("no CCM release of Kubernetes 1.%d is known to this version of aws-ccm-renderer: pass --ccm-version with a v1.%d.x tag from registry.k8s.io/provider-aws/cloud-controller-manager", r.minor, r.minor)
 		}
-		r.tag, r.tagSource = tag, CCMReleasesSource
+		r.tag, r.tagSource = tag, releases.SourceOf(r.minor)
 	}
 	return r, nil
 }
@@ -253,6 +278,64 @@ func (r *resolved) checkChartVersion() error {
 		return usagef("--chart-version %q is not a chart version such as %s", r.ChartVersion, DefaultChartVersion)
 	}
 	return nil
+}
+
+// resolveFrom picks and checks --from: what each distribution and
+// version can come from.
+func (r *resolved) resolveFrom() error {
+	o := r.Options
+	if r.From == "" {
+		switch {
+		case o.Distro == renderer.DistroK3s:
+			r.From = FromBuiltin
+		case r.minor <= lastInTree:
+			r.From = FromInTree
+		default:
+			return usagef("--kube-version %s: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from: give --from: new (a cluster not yet created), builtin (%s) or none (no cloud provider, nodes without provider IDs); aws-ccm-renderer check tells which", r.KubeVersion, builtinOf(o.Distro))
+		}
+	}
+	if !slices.Contains(Froms, r.From) {
+		return usagef("unknown --from %q: use one of %s", r.From, strings.Join(Froms, ", "))
+	}
+	if o.Distro == renderer.DistroRKE && r.minor > rkeLastMinor {
+		return usagef("--kube-version %s: RKE1 runs Kubernetes up to 1.%d (rke v1.8, its last release line); move to RKE2 (--distro=rke2)", r.KubeVersion, rkeLastMinor)
+	}
+	switch r.From {
+	case FromInTree:
+		if o.Distro == renderer.DistroK3s {
+			return usagef("--from=in-tree: K3s is built without the in-tree cloud providers; its cluster comes from K3s's own cloud controller (--from=builtin) or none")
+		}
+		if r.minor > lastInTree {
+			return usagef("--kube-version %s --from=in-tree: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from (--distro=%s): give --from=new, builtin or none", r.KubeVersion, o.Distro)
+		}
+		if r.minor < firstMinor {
+			return usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
+		}
+	case FromBuiltin:
+		if o.Distro != renderer.DistroRKE2 && o.Distro != renderer.DistroK3s {
+			return usagef("--from=builtin: %s has no cloud controller of its own; its cluster comes from the in-tree provider (1.26 or older), none, or is new", o.Distro)
+		}
+		fallthrough
+	default:
+		if r.minor <= lastInTree && o.Distro != renderer.DistroK3s {
+			return usagef("--kube-version %s --from=%s: this plan is for Kubernetes 1.27 and later; upgrade the cluster first, or migrate it with --from=in-tree", r.KubeVersion, r.From)
+		}
+		if r.minor < firstMinor {
+			return usagef("--kube-version %s: the CCM releases this program knows start with 1.%d; upgrade the cluster first", r.KubeVersion, firstMinor)
+		}
+	}
+	return nil
+}
+
+// builtinOf names a distribution's own cloud controller, for --from.
+func builtinOf(d renderer.Distro) string {
+	switch d {
+	case renderer.DistroRKE2:
+		return "RKE2's own cloud controller, nodes on rke2:// provider IDs"
+	case renderer.DistroK3s:
+		return "K3s's own cloud controller, nodes on k3s:// provider IDs"
+	}
+	return "RKE2 and K3s only"
 }
 
 func joinDistros() string {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -112,6 +114,15 @@ func TestGolden(t *testing.T) {
 		"rke2-step-during.switch.txt":   {"--distro", "rke2", "--step", "during.switch"},
 		"rke-step-before.node-names.md": {"--distro", "rke", "--step", "before.node-names", "-o", "markdown"},
 		"k3s-step.json":                 {"--distro", "k3s", "--step", "during.load-balancers", "-o", "json"},
+		// Today's clusters: a new one, one without a cloud provider, RKE2
+		// on its own cloud controller.
+		"rke2-new-1.35.txt":          {"--distro", "rke2", "--kube-version", "1.35", "--from", "new"},
+		"kubeadm-new-1.37.txt":       {"--distro", "kubeadm", "--kube-version", "v1.37.2", "--from", "new"},
+		"k3s-new-1.33-brief.txt":     {"--distro", "k3s", "--kube-version", "v1.33.6+k3s1", "--from", "new", "--brief"},
+		"rke-new-1.32-brief.txt":     {"--distro", "rke", "--kube-version", "1.32", "--from", "new", "--brief"},
+		"kubeadm-none-1.34.txt":      {"--distro", "kubeadm", "--kube-version", "v1.34.2", "--from", "none"},
+		"rke2-builtin-1.36.json":     {"--distro", "rke2", "--kube-version", "v1.36.3+rke2r1", "--from", "builtin", "-o", "json"},
+		"rke2-builtin-1.30-brief.md": {"--distro", "rke2", "--kube-version", "1.30", "--from", "builtin", "--brief", "-o", "markdown"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, nil, append([]string{"plan"}, args...)...)
@@ -151,8 +162,27 @@ func plans(t *testing.T) map[string]*plan.Plan {
 			o.Distro, o.KubeVersion = d, fmt.Sprintf("v1.%d.3", minor)
 			ps[fmt.Sprintf("%s-1.%d", d, minor)] = mustBuild(t, o)
 		}
+		for _, from := range todayFroms(d) {
+			for minor := 27; minor <= releases.LastMinor(); minor++ {
+				if d == renderer.DistroRKE && minor > releases.RKELastMinor {
+					break
+				}
+				o := plan.DefaultOptions()
+				o.Distro, o.From, o.KubeVersion = d, from, fmt.Sprintf("v1.%d.3", minor)
+				ps[fmt.Sprintf("%s-%s-1.%d", d, from, minor)] = mustBuild(t, o)
+			}
+		}
 	}
 	return ps
+}
+
+// todayFroms are the --from values of a distribution at 1.27 and later.
+func todayFroms(d renderer.Distro) []string {
+	switch d {
+	case renderer.DistroRKE2, renderer.DistroK3s:
+		return []string{plan.FromNew, plan.FromBuiltin, plan.FromNone}
+	}
+	return []string{plan.FromNew, plan.FromNone}
 }
 
 func mustBuild(t *testing.T, o plan.Options) *plan.Plan {
@@ -270,6 +300,24 @@ func TestOrder(t *testing.T) {
 				if p.Distro == renderer.DistroRKE {
 					before("before.node-names", "during.switch")
 				}
+			} else if p.Strategy == plan.Install {
+				before("before.iam", "before.cluster-config")
+				before("before.cluster-tags", "before.cluster-config")
+				before("before.cluster-config", "during.create")
+				before("during.create", "during.install-ccm")
+				before("during.install-ccm", "during.verify")
+			} else if p.From == plan.FromNone {
+				before("before.preflight", "before.iam")
+				before("before.load-balancers", "during.install-ccm")
+				before("during.external-provider", "during.install-ccm")
+				before("during.install-ccm", "during.initialise-nodes")
+				before("during.initialise-nodes", "during.verify")
+			} else if p.Distro == renderer.DistroRKE2 {
+				before("before.preflight", "before.iam")
+				before("before.load-balancers", "during.install-ccm")
+				before("during.external-provider", "during.install-ccm")
+				before("during.install-ccm", "during.reregister-nodes")
+				before("during.reregister-nodes", "during.verify")
 			} else {
 				before("before.hostname-label", "before.node-identity")
 				before("before.node-identity", "during.disable-k3s-ccm")
@@ -352,8 +400,11 @@ func TestFacts(t *testing.T) {
 					}
 				}
 			case plan.Switch:
-				if p.Distro != renderer.DistroK3s {
-					t.Errorf("switch plan for %s", p.Distro)
+				if p.Distro != renderer.DistroK3s && p.From == plan.FromInTree {
+					t.Errorf("switch plan for %s from the in-tree provider", p.Distro)
+				}
+				if p.Distro != renderer.DistroK3s || p.From != plan.FromBuiltin {
+					break
 				}
 				for _, not := range []string{"--mode=migrate", "enable-leader-migration", "kcm-leader-migration", "kube-controller-manager"} {
 					if strings.Contains(text, not) {
@@ -365,6 +416,9 @@ func TestFacts(t *testing.T) {
 						t.Errorf("the K3s plan never says %q", want)
 					}
 				}
+			}
+			if p.From != plan.FromInTree {
+				return
 			}
 			if p.Distro == renderer.DistroRKE2 {
 				sw := step(t, p, "during.switch")
@@ -385,6 +439,111 @@ func TestFacts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToday: the plans of clusters at 1.27 and later configure each
+// distribution as its release at the plan's minor takes it, and pin the
+// CCM of that minor.
+func TestToday(t *testing.T) {
+	for name, p := range plans(t) {
+		if p.From == plan.FromInTree || p.Distro == renderer.DistroK3s && p.From == plan.FromBuiltin && !strings.Contains(name, "-builtin-") {
+			continue // the migrations, and K3s at 1.26
+		}
+		t.Run(name, func(t *testing.T) {
+			minor, _ := strconv.Atoi(strings.Split(p.KubernetesVersion, ".")[1])
+			if tag, _ := releases.Latest(minor); p.CCM.ImageTag != tag {
+				t.Errorf("image tag %s, want %s", p.CCM.ImageTag, tag)
+			}
+			text, _ := json.Marshal(p)
+			for _, c := range allCommands(p) {
+				if ccmCommand(c) && !slices.Contains(c.Argv, "--mode=install") {
+					t.Errorf("a CCM command not in install mode: %s", c.Shell)
+				}
+			}
+			if p.Distro == renderer.DistroK3s && p.From == plan.FromBuiltin {
+				return // k3sPlan, TestFacts
+			}
+			// What the configuration and the commands must not say (the
+			// notes say why).
+			var snippets strings.Builder
+			for _, st := range allSteps(p) {
+				for _, sn := range st.Snippets {
+					snippets.WriteString(sn.File + "\n" + sn.Content)
+				}
+				for _, c := range stepCommands(st) {
+					if c.Kind != plan.KindCluster && c.Kind != plan.KindNode {
+						snippets.WriteString(c.Shell + "\n")
+					}
+				}
+			}
+			sn := snippets.String()
+			for _, not := range []string{"--mode=migrate", "enable-leader-migration", "kube-apiserver-arg", "cloud-provider-name: aws\n", "cloud-provider=aws", "node-external-ip"} {
+				if strings.Contains(sn, not) {
+					t.Errorf("the plan's snippets or commands say %q", not)
+				}
+			}
+			want := func(s string, yes bool) {
+				t.Helper()
+				if strings.Contains(sn, s) != yes {
+					t.Errorf("the snippets say %q: %v, want %v", s, !yes, yes)
+				}
+			}
+			switch p.Distro {
+			case renderer.DistroRKE2:
+				want("cloud-provider-name: external\ndisable-cloud-controller: true", true)
+				want("node-name-from-cloud-provider-metadata: true", minor >= 29)
+			case renderer.DistroK3s:
+				want("disable-cloud-controller: true\ndisable:\n- servicelb\nkubelet-arg:\n- cloud-provider=external", true)
+			case renderer.DistroKubeadm:
+				want("kubeadm.k8s.io/v1beta4", minor >= 31)
+				want("kubeadm.k8s.io/v1beta3", minor < 31)
+				want("- name: cloud-provider\n    value: external", minor >= 31)
+				want("apiServer", false)
+			case renderer.DistroRKE:
+				if p.From == plan.FromNew {
+					want("name: external-aws", true)
+				}
+			}
+			if minor >= 33 && (p.Distro == renderer.DistroRKE2 || p.Distro == renderer.DistroKubeadm) && !strings.Contains(string(text), "kubernetes/kubernetes#130162") {
+				t.Error("no word that kube-apiserver has no --cloud-provider from 1.33 (kubernetes/kubernetes#130162)")
+			}
+			if d := releases.DefectsOf(p.CCM.ImageTag); len(d) > 0 && !strings.Contains(string(text), d[0].FixedIn) {
+				t.Errorf("no word of the defect of %s", p.CCM.ImageTag)
+			}
+		})
+	}
+}
+
+// TestFrom: the refusals of --from, each one line that says what to pass,
+// nothing on stdout.
+func TestFrom(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--distro", "rke2", "--kube-version", "1.34"}, "give --from: new (a cluster not yet created), builtin (RKE2's own cloud controller"},
+		{[]string{"--distro", "kubeadm", "--kube-version", "1.34", "--from", "builtin"}, "--from=builtin: kubeadm has no cloud controller of its own"},
+		{[]string{"--distro", "rke2", "--kube-version", "1.30", "--from", "in-tree"}, "Kubernetes 1.27 and later have no in-tree AWS provider"},
+		{[]string{"--distro", "k3s", "--kube-version", "1.26", "--from", "in-tree"}, "K3s is built without the in-tree cloud providers"},
+		{[]string{"--distro", "rke", "--kube-version", "1.33", "--from", "new"}, "RKE1 runs Kubernetes up to 1.32"},
+		{[]string{"--distro", "rke2", "--kube-version", "1.26", "--from", "new"}, "this plan is for Kubernetes 1.27 and later"},
+		{[]string{"--distro", "rke2", "--kube-version", "1.34", "--from", "old"}, `unknown --from "old": use one of new, in-tree, builtin, none`},
+		{[]string{"--distro", "kubeadm", "--kube-version", "1.34", "--from", "none", "--cluster-cidr", "10.42.0.0/16"}, "--cluster-cidr: the cluster's routes were never managed"},
+		{[]string{"--distro", "kubeadm", "--kube-version", "1.38", "--from", "new"}, "no CCM release of Kubernetes 1.38 is known"},
+	} {
+		out, errOut, code := runCLI(t, nil, append([]string{"plan"}, c.args...)...)
+		if code == 0 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	// Without --from: in-tree up to 1.26, builtin on K3s.
+	for _, c := range []struct{ distro, version, from string }{{"rke2", "1.26", "in-tree"}, {"k3s", "1.34", "builtin"}, {"kubeadm", "1.22", "in-tree"}} {
+		o := plan.DefaultOptions()
+		o.Distro, o.KubeVersion = renderer.Distro(c.distro), c.version
+		if p := mustBuild(t, o); p.From != c.from {
+			t.Errorf("%s %s: from %s, want %s", c.distro, c.version, p.From, c.from)
+		}
 	}
 }
 
@@ -411,7 +570,9 @@ func TestSnippets(t *testing.T) {
 		// The commands differ between minors only in versions, except
 		// where an API version changes (1.22, 1.24, 1.27): those and the
 		// default and custom plans.
-		if m := regexp.MustCompile(`-1\.(\d+)$`).FindStringSubmatch(name); m != nil && !slices.Contains([]string{"22", "23", "24", "26", "27", "30"}, m[1]) {
+		// 1.31: kubeadm's v1beta4; 1.33: no kube-apiserver
+		// --cloud-provider; 1.36 and 1.37: RKE2's and kubeadm's changes.
+		if m := regexp.MustCompile(`-1\.(\d+)$`).FindStringSubmatch(name); m != nil && !slices.Contains([]string{"22", "23", "24", "26", "27", "30", "31", "33", "36", "37"}, m[1]) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -631,6 +792,10 @@ func TestRendererCommands(t *testing.T) {
 // docsPath is the guide whose runbooks the plan generates.
 var docsPath = filepath.Join("docs", "migration.md")
 
+// installPath is the runbook of new clusters, each distribution's section
+// generated by plan --from new.
+var installPath = filepath.Join("docs", "new-cluster.md")
+
 var generated = regexp.MustCompile("(?s)<!-- BEGIN GENERATED: ([^>]*?) -->\n(.*?)<!-- END GENERATED -->")
 
 // guidePlans builds the plans of a plan.WriteGuide marker, at the defaults.
@@ -650,6 +815,12 @@ func guidePlans(t *testing.T, distros []string) []*plan.Plan {
 // "plan.WriteGuide DISTRO..." writes the runbooks of those
 // distributions); -update rewrites them.
 func TestDocs(t *testing.T) {
+	for _, doc := range []string{docsPath, installPath} {
+		t.Run(filepath.Base(doc), func(t *testing.T) { testDoc(t, doc) })
+	}
+}
+
+func testDoc(t *testing.T, docsPath string) {
 	path := filepath.Join(testtools.Root(), docsPath)
 	doc, err := os.ReadFile(path)
 	if err != nil {

@@ -102,14 +102,25 @@ func indent(s, prefix string) string {
 }
 
 func strategyName(s Strategy) string {
-	if s == LeaderMigration {
+	switch s {
+	case LeaderMigration:
 		return "leader migration"
+	case Install:
+		return "a new cluster on the external provider"
 	}
 	return "switch (no in-tree provider to migrate from)"
 }
 
+// planWord is what a plan is called in its heading.
+func planWord(p *Plan) string {
+	if p.Strategy == Install {
+		return "Install plan"
+	}
+	return "Migration plan"
+}
+
 func writeText(b *bytes.Buffer, p *Plan) {
-	fmt.Fprintf(b, "Migration plan: %s, Kubernetes %s, %s\n\n", p.Title, p.KubernetesVersion, strategyName(p.Strategy))
+	fmt.Fprintf(b, "%s: %s, Kubernetes %s, %s\n\n", planWord(p), p.Title, p.KubernetesVersion, strategyName(p.Strategy))
 	b.WriteString(wrap(p.Summary, "", "", textWidth))
 	b.WriteString("\n")
 	fmt.Fprintf(b, "CCM:   %s (chart %s %s, release %s in %s)\n", p.CCM.Image, p.CCM.Chart, p.CCM.ChartVersion, p.CCM.Release, p.CCM.Namespace)

@@ -32,7 +32,7 @@ const (
 // firstMode is the mode of the plan's first install: migrate, but
 // install on K3s (no leader migration there).
 func (b *builder) firstMode() renderer.Mode {
-	if b.r.Distro == renderer.DistroK3s {
+	if b.r.From != FromInTree {
 		return renderer.ModeInstall
 	}
 	return renderer.ModeMigrate
@@ -123,7 +123,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{
 		"INSTANCE_ID is a control-plane instance's ID (the PROVIDER-ID's last part in nodes-before.txt). Give the role only the control-plane policy; the instances of other nodes need only the node policy.",
-		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (SPEC §7).", upstream.ActionDescribeAZs, upstream.ActionInstanceTopology),
+		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (measured on moto by e2e/awsccm, TestCheckAWSCalibration).", upstream.ActionDescribeAZs, upstream.ActionInstanceTopology),
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
 		Note: "The actions of the control-plane policy of docs/prerequisites.md at " + r.tag}}
@@ -134,7 +134,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		"kubernetes/cloud-provider-aws docs/prerequisites.md at %s lists what its control-plane policy allows; %s. A "+
 		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
 	if k3s {
-		why += "K3s never called AWS, so its instances may have no instance profile at all: the servers need the control-plane policy, every node the node policy (the ecr-credential-provider pulls with it)."
+		why += b.neverCalledAWS() + " never called AWS, so its instances may have no instance profile at all: the servers need the control-plane policy, every node the node policy (the ecr-credential-provider pulls with it)."
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
 			Note: "The node policy of docs/prerequisites.md, for every node's role"})
 		notes = append(notes, "An instance without an instance profile: create a role with the policy, an instance profile for it, and aws ec2 associate-iam-instance-profile.")
@@ -234,7 +234,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		"); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") +
 		") and silently ignore an old name, sending the calls to the public endpoint (pkg/providers/v1 " +
 		"config/config.go GetResolver, and GetCustomEC2Resolver where aws_sdk.go builds the clients with NewFromConfig, " +
-		"at each tag; SPEC §7, measured with v1.26.0 and v1.35.3). A file with both names works for both, so write each " +
+		"at each tag; measured with v1.26.0 and v1.35.3 by e2e/awsccm). A file with both names works for both, so write each " +
 		"override twice now and no upgrade can lose it; aws-ccm-renderer check reads the file the CCM mounts and names " +
 		"an override its release ignores."
 	step := Step{
@@ -538,7 +538,7 @@ func (b *builder) installMigrate() Step {
 			"The renderer writes the CCM's LeaderMigrationConfiguration (the CCM's controllers by their current and "+
 			"pre-1.28 names), the Role that lets the in-tree controller manager at the lease, and this distribution's "+
 			"placement and tolerations. Cordoning holds nothing back: the DaemonSet controller gives a cordoned node its "+
-			"pod all the same (SPEC §6); the lease does. The chart wrapper records these options on the release and "+
+			"pod all the same (measured by e2e/cordon_test.go); the lease does. The chart wrapper records these options on the release and "+
 			"keeps them on every later upgrade, so an upgrade that forgets --mode=migrate stays in migrate mode "+
 			"(docs/chart-wrapper.md); a plain helm upgrade without it would drop leader migration.",
 			ccmLease, r.LeaderName),

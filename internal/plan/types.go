@@ -49,6 +49,8 @@ const (
 	// Switch: there is no in-tree provider to hand over from (K3s); the
 	// distribution's own cloud controller is switched off and the CCM on.
 	Switch Strategy = "switch"
+	// Install: a new cluster, configured for the CCM from the start.
+	Install Strategy = "install"
 )
 
 // Plan is the runbook for one distribution.
@@ -59,6 +61,9 @@ type Plan struct {
 	// Title names the distribution and where its configuration lives.
 	Title    string   `json:"title"`
 	Strategy Strategy `json:"strategy"`
+	// From is what ran the cluster's cloud controllers before (plan
+	// --from): new, in-tree, builtin or none.
+	From string `json:"from"`
 	// Summary says in a few sentences what the plan does and why.
 	Summary           string `json:"summary"`
 	KubernetesVersion string `json:"kubernetesVersion"`

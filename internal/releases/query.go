@@ -27,6 +27,16 @@ func Tag(minor int) string {
 	return fmt.Sprintf("v1.%d.<patch>", minor)
 }
 
+// SourceOf says where the tag of a minor comes from, for people.
+func SourceOf(minor int) string {
+	for _, c := range CCM {
+		if c.Minor == minor && c.Unpromoted {
+			return fmt.Sprintf("the newest 1.%d release the Go module proxy serves (k8s.io/cloud-provider-aws); its image is not yet seen in registry.k8s.io's promotion list (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)", minor)
+		}
+	}
+	return CCMSource
+}
+
 // Tags returns every minor's Latest, by minor.
 func Tags() map[int]string {
 	m := make(map[int]string, len(CCM))
@@ -219,10 +229,12 @@ func changedBy(releases []string, minor int) bool {
 // ReleasesOf returns the first distribution releases of a change as a list
 // for people: "v1.29.11+rke2r1, v1.30.7+rke2r1 and v1.31.3+rke2r1".
 func (c OptionChange) ReleasesOf() string {
-	switch len(c.Releases) {
-	case 0:
+	switch {
+	case len(c.Releases) == 0 && c.Minor == 0:
+		return "every release"
+	case len(c.Releases) == 0:
 		return fmt.Sprintf("1.%d", c.Minor)
-	case 1:
+	case len(c.Releases) == 1:
 		return c.Releases[0]
 	}
 	return strings.Join(c.Releases[:len(c.Releases)-1], ", ") + " and " + c.Releases[len(c.Releases)-1]

@@ -1,0 +1,224 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// The cluster's own configuration for the external cloud provider, per
+// distribution and Kubernetes minor, as structs marshalled to YAML: the
+// options follow internal/releases' record of what each release removed or
+// changed.
+
+// rke2Config is the part of RKE2's config.yaml the plans set.
+type rke2Config struct {
+	CloudProviderName      string   `yaml:"cloud-provider-name,omitempty"`
+	DisableCloudController bool     `yaml:"disable-cloud-controller,omitempty"`
+	NodeNameFromMetadata   bool     `yaml:"node-name-from-cloud-provider-metadata,omitempty"`
+	Disable                []string `yaml:"disable,omitempty"`
+	KubeletArg             []string `yaml:"kubelet-arg,omitempty"`
+}
+
+// rancherCluster is the part of a provisioning cluster the plans set.
+type rancherCluster struct {
+	Spec struct {
+		KubernetesVersion string `yaml:"kubernetesVersion,omitempty"`
+		RKEConfig         struct {
+			MachineGlobalConfig rke2Config `yaml:"machineGlobalConfig"`
+		} `yaml:"rkeConfig"`
+	} `yaml:"spec"`
+}
+
+// kubeadmArg is an extraArgs item of kubeadm.k8s.io/v1beta4.
+type kubeadmArg struct {
+	Name  string `yaml:"name"`
+	Value string `yaml:"value"`
+}
+
+// mustYAML marshals v; the plans' structs always marshal.
+func mustYAML(v any) string {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// kubeadmAPI is the kubeadm configuration API of a minor: v1beta4 is the
+// default from 1.31 (experimental before), v1beta3 is refused from 1.37.
+func kubeadmAPI(minor int) string {
+	if minor >= 31 {
+		return "kubeadm.k8s.io/v1beta4"
+	}
+	return "kubeadm.k8s.io/v1beta3"
+}
+
+// kubeadmArgs writes extraArgs in the shape of the API: a list of name and
+// value from v1beta4, a map before.
+func kubeadmArgs(minor int, kv ...string) any {
+	if minor >= 31 {
+		var l []kubeadmArg
+		for i := 0; i+1 < len(kv); i += 2 {
+			l = append(l, kubeadmArg{kv[i], kv[i+1]})
+		}
+		return l
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// kubeadmConfig is the kubeadm configuration file of a new cluster: the
+// kubelets and the controller manager on the external provider, nothing
+// for the API server (it has no --cloud-provider from 1.33).
+func kubeadmConfig(minor int, kubeVersion string) string {
+	api := kubeadmAPI(minor)
+	kubelet := kubeadmArgs(minor, "cloud-provider", "external")
+	type nodeReg struct {
+		Name             string `yaml:"name"`
+		KubeletExtraArgs any    `yaml:"kubeletExtraArgs"`
+	}
+	init := map[string]any{"apiVersion": api, "kind": "InitConfiguration",
+		"nodeRegistration": nodeReg{Name: "ip-10-0-1-10.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
+	cluster := map[string]any{"apiVersion": api, "kind": "ClusterConfiguration", "kubernetesVersion": kubeVersion,
+		"controllerManager": map[string]any{"extraArgs": kubeadmArgs(minor, "cloud-provider", "external")}}
+	join := map[string]any{"apiVersion": api, "kind": "JoinConfiguration",
+		"nodeRegistration": nodeReg{Name: "ip-10-0-1-11.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
+	return mustYAML(init) + "---\n" + mustYAML(cluster) + "---\n" + mustYAML(join)
+}
+
+// rke2Metadata says whether every RKE2 release of the minor's line has
+// node-name-from-cloud-provider-metadata, and from which release of the
+// line it has it otherwise ("" when none does).
+func rke2Metadata(minor int) (all bool, first string) {
+	c := rke2NoOpAWS
+	all = len(releases.Changes("rke2", minor)) > 0 && changedAt(c, minor)
+	for _, r := range c.Releases {
+		if strings.HasPrefix(r, fmt.Sprintf("v1.%d.", minor)) {
+			first = r
+		}
+	}
+	return all, first
+}
+
+// changedAt reports whether the change is in force at every release of the
+// minor.
+func changedAt(c releases.OptionChange, minor int) bool {
+	for _, x := range releases.Changes(c.Component, minor) {
+		if x.Option == c.Option {
+			return true
+		}
+	}
+	return false
+}
+
+// rke2ServerConfig is config.yaml of an RKE2 server (agent: without
+// disable-cloud-controller) on the external provider at a minor.
+func rke2ServerConfig(minor int, server bool) rke2Config {
+	all, first := rke2Metadata(minor)
+	return rke2Config{
+		CloudProviderName:      "external",
+		DisableCloudController: server,
+		NodeNameFromMetadata:   all || first != "",
+	}
+}
+
+// rke2ConfigNotes are the facts of RKE2 releases the configuration rests
+// on, at a minor.
+func rke2ConfigNotes(minor int) []string {
+	all, first := rke2Metadata(minor)
+	var notes []string
+	switch {
+	case all:
+		notes = append(notes, "node-name-from-cloud-provider-metadata: true names each node after its instance's private DNS name (instance metadata local-hostname), which the CCM looks its instance up by (rancher/rke2 pkg/rke2/rke2.go).")
+	case first != "":
+		notes = append(notes, fmt.Sprintf("node-name-from-cloud-provider-metadata exists from %s in this line (%s): on an older patch leave it out and make each node's name its instance's private DNS name (node-name, or the instance's hostname as EC2 sets it).", first, rke2NoOpAWS.Source))
+	default:
+		notes = append(notes, "RKE2 of this minor has no node-name-from-cloud-provider-metadata: make each node's name its instance's private DNS name (node-name: ip-10-0-1-10.us-west-2.compute.internal, or the hostname EC2 gives the instance), or its instance ID (resource-based names, i-0123456789abcdef0.us-west-2.compute.internal), which the CCM both look up.")
+	}
+	notes = append(notes,
+		"disable-cloud-controller: true on every server: "+disableCCMNote(minor),
+		"No kube-apiserver-arg cloud-provider: RKE2 gives the API server the flag itself up to 1.32 and none from v1.33.0+rke2r1, and kube-apiserver exits on it from 1.33 ("+apiServerCP.Source+"). The Rancher documentation's recipe still sets it (rancher/rancher-docs#2281).",
+		"No node-external-ip on any node: with a cloud provider RKE2 refuses to start ("+mustChange("rke2", "node-external-ip").Source+"); the CCM writes the instance's addresses.",
+		"cloud-provider-name: aws is not the in-tree provider any more: from "+rke2NoOpAWS.ReleasesOf()+" it only names nodes, and before those releases it gives the kubelet and the controller manager --cloud-provider=aws, which 1.27 and later refuse.",
+	)
+	return notes
+}
+
+// disableCCMNote says why RKE2 needs disable-cloud-controller at a minor.
+func disableCCMNote(minor int) string {
+	c := mustChange("rke2", "disable-cloud-controller")
+	if minor >= c.Minor {
+		return c.Says + " (" + c.Source + ")."
+	}
+	return "RKE2 of this minor turns its own cloud controller off by itself when cloud-provider-name is set, and " + c.ReleasesOf() + " no longer does (" + c.Source + "): set it now, so that the upgrade keeps it off."
+}
+
+// k3sConfig is config.yaml of a K3s server or agent on the external
+// provider.
+func k3sConfig(server bool) rke2Config {
+	c := rke2Config{KubeletArg: []string{"cloud-provider=external"}}
+	if server {
+		c.DisableCloudController = true
+		c.Disable = []string{"servicelb"}
+	}
+	return c
+}
+
+// k3sConfigNotes are what K3s's configuration rests on.
+func k3sConfigNotes() []string {
+	return []string{
+		"disable-cloud-controller turns off the node controllers of K3s's embedded cloud controller, which would give new nodes k3s:// provider IDs the CCM cannot use; with it K3s no longer gives the kubelet --cloud-provider=external, so kubelet-arg sets it (k3s pkg/daemons/agent/agent_linux.go). It must be the same on every server.",
+		"disable: servicelb turns off the embedded cloud controller's service controller, ServiceLB, which would answer LoadBalancer Services beside the CCM's (k3s docs/adrs/servicelb-ccm.md). Keep it only if you want ServiceLB and no AWS load balancers: then render the CCM with --set-arg=controllers=*,-service.",
+		"K3s names each node after its hostname: make it its instance's private DNS name (the hostname EC2 gives an instance with IP-based names) or its instance ID (resource-based names), which the CCM looks up, or set node-name.",
+	}
+}
+
+// rkeConfig is the part of RKE1's cluster.yml the plans set.
+func rkeConfig() string {
+	return mustYAML(map[string]any{"cloud_provider": map[string]any{"name": "external-aws", "useInstanceMetadataHostname": true}})
+}
+
+// clusterConfig is the configuration of a cluster on the external
+// provider, for the plan's distribution and minor: snippets and notes.
+func (b *builder) clusterConfig() ([]Snippet, []string) {
+	r := b.r
+	switch r.Distro {
+	case renderer.DistroRKE2:
+		var rc rancherCluster
+		rc.Spec.KubernetesVersion = fmt.Sprintf("v1.%d.<patch>+rke2r1", r.minor)
+		rc.Spec.RKEConfig.MachineGlobalConfig = rke2ServerConfig(r.minor, true)
+		return []Snippet{
+			{File: "/etc/rancher/rke2/config.yaml (servers)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, true))},
+			{File: "/etc/rancher/rke2/config.yaml (agents)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, false))},
+			{File: "spec of the provisioning cluster (RKE2 provisioned by Rancher)", Language: "yaml", Content: mustYAML(rc),
+				Note: "Instead of the files: Rancher writes machineGlobalConfig to every machine, leaving out what a role does not take (disable-cloud-controller on workers); a machineSelectorConfig entry that sets one of these keys replaces it on its machines (" + rancherPlanner + "). In Rancher's UI, the cloud provider is External, not Amazon"},
+		}, rke2ConfigNotes(r.minor)
+	case renderer.DistroK3s:
+		return []Snippet{
+			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: mustYAML(k3sConfig(true))},
+			{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: mustYAML(k3sConfig(false))},
+		}, k3sConfigNotes()
+	case renderer.DistroKubeadm:
+		api := kubeadmAPI(r.minor)
+		notes := []string{
+			fmt.Sprintf("kubeadm 1.%d takes %s: v1beta4 is the default from 1.31, where extraArgs became a list of name and value, and 1.37 refuses v1beta3 (%s).", r.minor, api, mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source),
+			"nodeRegistration.name is each node's name: its instance's private DNS name (or its instance ID, resource-based names), which the CCM looks up; kubeadm's default, the hostname, is that name when EC2 set the hostname. One JoinConfiguration per node, with its own name.",
+			"The kubelet's cloud-provider=external makes each node register with the uninitialized taint, which the CCM removes once it has set the node's provider ID, addresses and zone. The controller manager's is harmless from 1.31, where it runs no cloud controllers whatever the flag says.",
+			"Nothing for the API server: it has no --cloud-provider from 1.33 and exits on it (" + apiServerCP.Source + ").",
+		}
+		return []Snippet{{File: "kubeadm-config.yaml (kubeadm init --config; kubeadm join --config with the JoinConfiguration)", Language: "yaml",
+			Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor))}}, notes
+	}
+	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
+			Note: fmt.Sprintf("rke %s runs Kubernetes 1.%d; external-aws exists from rke v1.4.15 and v1.5.0", releases.RKELines[r.minor], r.minor)}},
+		[]string{"external-aws gives kube-apiserver, kube-controller-manager and the kubelets --cloud-provider=external, and useInstanceMetadataHostname names each node after its instance's private DNS name (rancher/rke cluster/plan.go, v1.4.15 to v1.6.3).",
+			fmt.Sprintf("RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1.%d and is its last release line: plan the move to RKE2.", rkeLastMinor)}
+}
