@@ -37,7 +37,7 @@ E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) \
 	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT)
 
-.PHONY: all build test unit vet e2e moto-check stress bench bench-scale demo clean help helm-plugin overlays
+.PHONY: releases-check all build test unit vet e2e moto-check stress bench bench-scale demo clean help helm-plugin overlays
 
 all: build
 
@@ -76,9 +76,10 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer and the plans: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, docs/migration.md and the plan's golden files
+generate: ## rewrite every shipped file generated from the renderer and the plans: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
 	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
+	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
@@ -146,3 +147,6 @@ include images.mk
 
 # The release: dist, push-chart (docs/release.md).
 include dist.mk
+
+releases-check: ## compare internal/releases with the k8s.io/cloud-provider-aws releases the Go module proxy serves: prints the new ones (exit 3), or that the data is current
+	$(GO) run ./internal/releases/newer

@@ -239,3 +239,65 @@ func (c OptionChange) ReleasesOf() string {
 	}
 	return strings.Join(c.Releases[:len(c.Releases)-1], ", ") + " and " + c.Releases[len(c.Releases)-1]
 }
+
+// Newer returns the tags among served (versions of k8s.io/cloud-provider-aws,
+// as the Go module proxy lists them) that are newer than the release the
+// data pins for their minor, or of a minor past the table, sorted; a
+// pre-release or a tag that is no version is left out.
+func Newer(served []string) []string {
+	var out []*version.Version
+	for _, s := range served {
+		v, err := version.ParseSemantic(s)
+		if err != nil || v.Major() != 1 || v.PreRelease() != "" {
+			continue
+		}
+		latest, ok := Latest(int(v.Minor()))
+		if ok && !v.GreaterThan(version.MustParseSemantic(latest)) || !ok && int(v.Minor()) < FirstMinor() || unpulled("v"+v.String()) {
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b *version.Version) int {
+		switch {
+		case a.LessThan(b):
+			return -1
+		case b.LessThan(a):
+			return 1
+		}
+		return 0
+	})
+	tags := make([]string, 0, len(out))
+	for _, v := range out {
+		tag := "v" + v.String()
+		if !slices.Contains(tags, tag) {
+			tags = append(tags, tag)
+		}
+	}
+	return tags
+}
+
+// unpulled reports whether a tag is one of CCM's Unpulled.
+func unpulled(tag string) bool {
+	for _, c := range CCM {
+		if slices.Contains(c.Unpulled, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// Candidates are the tags worth asking the module proxy for, beyond the
+// ones it lists (it lists only some): the next patch of every minor of the
+// table and the first release of the next two minors.
+func Candidates() []string {
+	var c []string
+	for _, m := range CCM {
+		last := m.Latest
+		if len(m.Unpulled) > 0 {
+			last = m.Unpulled[len(m.Unpulled)-1]
+		}
+		v := version.MustParseSemantic(last)
+		c = append(c, fmt.Sprintf("v1.%d.%d", m.Minor, v.Patch()+1))
+	}
+	return append(c, fmt.Sprintf("v1.%d.0", LastMinor()+1), fmt.Sprintf("v1.%d.0", LastMinor()+2))
+}

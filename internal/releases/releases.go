@@ -20,6 +20,9 @@ type CCMMinor struct {
 	// and its image is not yet seen in registry.k8s.io's promotion list:
 	// check that the image exists before pinning it.
 	Unpromoted bool
+	// Unpulled are newer tags of the minor the module proxy serves whose
+	// images are not yet seen promoted: known, and not pinned.
+	Unpulled []string
 }
 
 // CCMSource says where CCM's Latest tags come from.
@@ -44,8 +47,8 @@ var CCM = []CCMMinor{
 	{Minor: 31, Latest: "v1.31.9", SDKv2From: 9},
 	{Minor: 32, Latest: "v1.32.8", SDKv2From: 4},
 	{Minor: 33, Latest: "v1.33.4", SDKv2From: 1},
-	{Minor: 34, Latest: "v1.34.3", SDKv2From: 0},
-	{Minor: 35, Latest: "v1.35.2", SDKv2From: 0},
+	{Minor: 34, Latest: "v1.34.3", SDKv2From: 0, Unpulled: []string{"v1.34.4"}},
+	{Minor: 35, Latest: "v1.35.2", SDKv2From: 0, Unpulled: []string{"v1.35.3"}},
 	{Minor: 36, Latest: "v1.36.2", SDKv2From: 0, Unpromoted: true},
 	{Minor: 37, Latest: "v1.37.1", SDKv2From: 0, Unpromoted: true},
 }

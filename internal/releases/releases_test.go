@@ -148,3 +148,18 @@ func TestChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestNewer(t *testing.T) {
+	got := Newer([]string{"v1.25.0", "v1.31.0", "v1.34.3", "v1.34.4", "v1.34.5", "v1.35.3", "v1.37.1", "v1.38.0-beta.0", "v1.38.0", "v1.38.0", "latest", "v2.0.0"})
+	want := []string{"v1.34.5", "v1.38.0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+	if len(Newer(nil)) != 0 {
+		t.Error("nothing served, something new")
+	}
+	c := Candidates()
+	if !slices.Contains(c, "v1.37.2") || !slices.Contains(c, "v1.38.0") || !slices.Contains(c, "v1.39.0") || !slices.Contains(c, "v1.22.9") || !slices.Contains(c, "v1.34.5") {
+		t.Error(c)
+	}
+}
