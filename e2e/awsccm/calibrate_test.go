@@ -656,6 +656,14 @@ func extraInstance(t *testing.T, name string) moto.Instance {
 // a providerID when one is given.
 func extraNode(t *testing.T, in moto.Instance, providerID string) *corev1.Node {
 	t.Helper()
+	n := nodeOn(t, in, providerID)
+	register(t, *n)
+	return n
+}
+
+// nodeOn is extraNode's node, not yet registered.
+func nodeOn(t *testing.T, in moto.Instance, providerID string) *corev1.Node {
+	t.Helper()
 	var n *corev1.Node
 	for _, x := range nodes {
 		if x.distro == "rke2" && !x.override && x.instance.Name == "rke2-worker" {
@@ -669,7 +677,6 @@ func extraNode(t *testing.T, in moto.Instance, providerID string) *corev1.Node {
 	n.Labels["kubernetes.io/hostname"] = n.Name
 	n.Spec.ProviderID = providerID
 	registered("rke2", n, in)
-	register(t, *n)
 	return n
 }
 

@@ -1,0 +1,195 @@
+package awsccm_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	rel "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// TestTodayPlans replays the node steps of the plans of clusters at 1.27
+// and later with the real AWS CCM on moto, nodes registered as each path
+// leaves them:
+//   - new (plan --from new): nodes registered by kubelets on the external
+//     provider, tainted uninitialized: the CCM initialises them;
+//   - none (--from none, kubeadm without a cloud provider): a node without
+//     providerID or taint is left alone until the plan's
+//     during.initialise-nodes taints it, then initialised in place;
+//   - builtin (--from builtin, RKE2's own cloud controller): a node on an
+//     rke2:// providerID keeps it; tainting it does not make the CCM take
+//     it (from 1.30 the CCM reads the providerID only), so the plan's
+//     during.reregister-nodes deletes the Node and the kubelet registers
+//     it anew, which the CCM initialises.
+//
+// The CCM releases of 1.27 and later run it (the plans are for those
+// minors; v1.26.0 exits on a providerID it cannot map, calBadProviderID).
+func TestTodayPlans(t *testing.T) {
+	ran := 0
+	for _, r := range releases {
+		if r.Minor() <= rel.LastInTreeMinor {
+			continue
+		}
+		ran++
+		t.Run(r.Version, func(t *testing.T) { replayToday(t, r) })
+	}
+	if ran == 0 {
+		t.Fatal("no AWS CCM release of 1.27 or later to replay the plans with")
+	}
+}
+
+// planStep builds a plan of the options and returns one step of it.
+func planStep(t *testing.T, distro renderer.Distro, from, kubeVersion, id string) plan.Step {
+	t.Helper()
+	o := plan.DefaultOptions()
+	o.Distro, o.From, o.KubeVersion = distro, from, kubeVersion
+	p, err := plan.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range p.Phases {
+		for _, s := range ph.Steps {
+			if s.ID == id {
+				return s
+			}
+		}
+	}
+	t.Fatalf("the %s --from=%s plan has no step %s", distro, from, id)
+	return plan.Step{}
+}
+
+// mainShell is the shell of a step's main command.
+func mainShell(t *testing.T, s plan.Step) string {
+	t.Helper()
+	for _, c := range s.Commands {
+		if c.Main {
+			return c.Shell
+		}
+	}
+	t.Fatalf("step %s has no main command", s.ID)
+	return ""
+}
+
+// plainNode registers a node on an instance as a kubelet without a cloud
+// provider does (no taint, no providerID), or with the providerID another
+// cloud controller gave it and without the taint it removed.
+func plainNode(t *testing.T, name string, providerID string) *corev1.Node {
+	t.Helper()
+	n := nodeOn(t, extraInstance(t, name), providerID)
+	n.Spec.Taints = nil
+	register(t, *n)
+	return n
+}
+
+func replayToday(t *testing.T, r awsccm.Release) {
+	ctx := context.Background()
+	kube := fmt.Sprintf("v1.%d.0", r.Minor())
+
+	// new: the nodes of a cluster created on the external provider.
+	ns := registerHealthy(t)
+	// none: a kubeadm node registered without a cloud provider.
+	none := plainNode(t, "today-none", "")
+	// builtin: a node RKE2's own cloud controller initialised.
+	builtin := plainNode(t, "today-builtin", "")
+	builtin.Spec.ProviderID = "rke2://" + builtin.Name
+	if _, err := cp.Client.CoreV1().Nodes().Update(ctx, builtin, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	c := startCal(t, r, policy(t, prerequisites(r)))
+	c.waitNodes(t, ns)
+	t.Logf("new: the CCM %s initialised the %d nodes registered tainted", r.Version, len(ns))
+
+	// The CCM has synced its nodes: the untainted ones are as they were.
+	if got := getNode(t, none.Name); got.Spec.ProviderID != "" {
+		t.Fatalf("none: the CCM gave the untainted node %s the providerID %q", none.Name, got.Spec.ProviderID)
+	}
+	if got := getNode(t, builtin.Name); got.Spec.ProviderID != builtin.Spec.ProviderID {
+		t.Fatalf("builtin: node %s has providerID %q", builtin.Name, got.Spec.ProviderID)
+	}
+
+	// none: the plan's during.initialise-nodes, as it says.
+	step := planStep(t, renderer.DistroKubeadm, plan.FromNone, kube, "during.initialise-nodes")
+	taintNode(t, none.Name, mainShell(t, step))
+	waitInitialisedNode(t, c, none.Name)
+	t.Logf("none: %s initialised in place after %q", none.Name, mainShell(t, step))
+
+	// builtin: tainting keeps the rke2:// providerID and, from 1.30, the
+	// taint.
+	taintNode(t, builtin.Name, mainShell(t, step))
+	if r.Minor() > rel.ProviderIDFallbackUntil {
+		reason := c.syncError(t, builtin.Name, "Invalid format for AWS instance")
+		stillTainted(t, builtin.Name)
+		t.Logf("builtin: tainted by hand, %s stays uninitialised: %s", builtin.Name, reason)
+	}
+	if got := getNode(t, builtin.Name); got.Spec.ProviderID != builtin.Spec.ProviderID {
+		t.Errorf("builtin: node %s's providerID changed to %q", builtin.Name, got.Spec.ProviderID)
+	}
+	// The plan's during.reregister-nodes: the Node deleted, then
+	// registered anew by its kubelet on the external provider.
+	re := planStep(t, renderer.DistroRKE2, plan.FromBuiltin, kube, "during.reregister-nodes")
+	if sh := mainShell(t, re); !strings.Contains(sh, `kubectl delete node "$NODE"`) {
+		t.Fatalf("during.reregister-nodes does not delete the Node: %s", sh)
+	}
+	if err := cp.Client.CoreV1().Nodes().Delete(ctx, builtin.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitFor(t, time.Minute, "node "+builtin.Name+" to be gone", func() bool {
+		_, err := cp.Client.CoreV1().Nodes().Get(ctx, builtin.Name, metav1.GetOptions{})
+		return err != nil
+	})
+	again := builtin.DeepCopy()
+	again.ResourceVersion, again.UID, again.Spec.ProviderID = "", "", ""
+	again.Spec.Taints = []corev1.Taint{{Key: uninitializedTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+	if err := cp.CreateNodes(ctx, []corev1.Node{*again}); err != nil {
+		t.Fatal(err)
+	}
+	waitInitialisedNode(t, c, builtin.Name)
+	t.Logf("builtin: %s registered again, initialised with %s", builtin.Name, getNode(t, builtin.Name).Spec.ProviderID)
+}
+
+// taintNode applies the taint of a plan's kubectl taint command.
+func taintNode(t *testing.T, name, shell string) {
+	t.Helper()
+	m := regexp.MustCompile(`^kubectl taint node "\$NODE" ([^=\s]+)=([^:\s]+):(\S+)$`).FindStringSubmatch(shell)
+	if m == nil {
+		t.Fatalf("not a kubectl taint of one node: %s", shell)
+	}
+	n := getNode(t, name)
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: m[1], Value: m[2], Effect: corev1.TaintEffect(m[3])})
+	if _, err := cp.Client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitInitialisedNode waits until the CCM has initialised a node: an
+// aws:/// providerID, no uninitialized taint, an InternalDNS address.
+func waitInitialisedNode(t *testing.T, c *ccm, name string) {
+	t.Helper()
+	harness.WaitForState(t, 2*time.Minute, "the CCM to initialise node "+name, func() (bool, string) {
+		c.alive(t)
+		n := getNode(t, name)
+		ok := strings.HasPrefix(n.Spec.ProviderID, "aws:///") && initialised(n) &&
+			slicesContainsType(n.Status.Addresses, corev1.NodeInternalDNS)
+		return ok, fmt.Sprintf("providerID %q, taints %v", n.Spec.ProviderID, n.Spec.Taints)
+	})
+}
+
+func slicesContainsType(as []corev1.NodeAddress, ty corev1.NodeAddressType) bool {
+	for _, a := range as {
+		if a.Type == ty {
+			return true
+		}
+	}
+	return false
+}
