@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -23,7 +24,7 @@ const (
 	DefaultChartVersion = upstream.LatestChartVersion
 	// DefaultKubeVersion is the last release of the last minor with the
 	// in-tree AWS provider.
-	DefaultKubeVersion = "v1.26.15"
+	DefaultKubeVersion = releases.LastInTreeKubernetes
 )
 
 // The upstream chart.
