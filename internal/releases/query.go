@@ -279,3 +279,19 @@ func ProviderIDFallback(tag string) (fallback, ok bool) {
 	}
 	return int(v.Minor()) <= ProviderIDFallbackUntil, true
 }
+
+// KnownKey returns a [Global] key as the CCM's releases spell it, and
+// whether any release reads it (gcfg matches names without regard to case).
+func KnownKey(key string) (string, bool) {
+	for _, k := range CloudConfigBaseKeys {
+		if strings.EqualFold(k, key) {
+			return k, true
+		}
+	}
+	for _, k := range CloudConfigKeys {
+		if strings.EqualFold(k.Key, key) {
+			return k.Key, true
+		}
+	}
+	return key, false
+}

@@ -206,6 +206,13 @@ type CloudConfigKey struct {
 // pkg/providers/v1/aws.go readAWSCloudConfig at the tags.
 var UnknownKeysFatal = []string{"v1.26.0-v1.26.6", "v1.27.0-v1.27.2", "v1.28.0-v1.28.1"}
 
+// CloudConfigBaseKeys are the [Global] keys of v1.26.0's cloud config
+// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go CloudConfig,
+// v1.26.0); CloudConfigKeys has the ones that came or went since. A key
+// among neither is one no release reads.
+var CloudConfigBaseKeys = []string{"Zone", "VPC", "SubnetID", "RouteTableID", "RoleARN", "KubernetesClusterTag",
+	"KubernetesClusterID", "DisableSecurityGroupIngress", "ElbSecurityGroup", "DisableStrictZoneCheck", "NodeIPFamilies"}
+
 // CloudConfigKeys are the keys whose reading changed after v1.26.0.
 var CloudConfigKeys = []CloudConfigKey{
 	{Key: "SourceARN", Since: []string{"v1.26.7", "v1.27.3", "v1.28.2"}, Source: "kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go"},
