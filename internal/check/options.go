@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -45,6 +46,9 @@ func (s *Snapshot) collectKubeadmConfig(ctx context.Context, client kubernetes.I
 	return nil
 }
 
+// upgradeForm is a Kubernetes version as --upgrade-to takes it.
+var upgradeForm = regexp.MustCompile(`^v?1\.[1-9]\d*(\.\d+)?$`)
+
 // UpgradeMinor is the minor of Input.UpgradeTo; 0 without it.
 func (in Input) UpgradeMinor() int {
 	m, _ := minorOf(in.UpgradeTo)
@@ -55,7 +59,7 @@ func (in Input) UpgradeMinor() int {
 // v1.37.2.
 func ParseUpgradeTo(v string) (int, error) {
 	m, ok := minorOf(v)
-	if !ok || m == 0 || !strings.Contains(v, ".") {
+	if !ok || !upgradeForm.MatchString(v) {
 		return 0, fmt.Errorf("--upgrade-to %q: give a Kubernetes version, such as 1.%d or v1.%d.0", v, releases.LastMinor(), releases.LastMinor())
 	}
 	return m, nil
