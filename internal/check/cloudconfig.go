@@ -345,7 +345,7 @@ func cloudConfigKeysRule(v *View) []Finding {
 				}
 			case rec != nil && len(rec.Values) > 0 && !slices.Contains(rec.Values, val):
 				f.Severity = Error
-				f.Message = fmt.Sprintf("[Global] %s = %s: CCM %s accepts %s; with another value it %s", key, val, tag, acceptedValues(rec.Values), rec.Bad)
+				f.Message = fmt.Sprintf("[Global] %s = %s: CCM %s accepts %s; another value: %s", key, val, tag, acceptedValues(rec.Values), rec.Bad)
 				f.Fix = "set it to one of " + acceptedValues(rec.Values) + " (the names are matched with their case)"
 			case rec != nil && rec.Bad != "" && key == "SupportedTopologyInstanceTypePattern":
 				if _, err := regexp.Compile(val); err != nil {

@@ -263,7 +263,7 @@ func TestCloudConfigKeys(t *testing.T) {
 		{"DisableStrictZoneCheck after its removal", "v1.30.10", "[Global]\nDisableStrictZoneCheck = true\n",
 			[]want{{subject, Warning, "does not read (removed in v1.27.1)", ""}}},
 		{"NLBSecurityGroupMode with another case", "v1.35.2", "[Global]\nNLBSecurityGroupMode = managed\n",
-			[]want{{subject, Error, "[Global] NLBSecurityGroupMode = managed: CCM v1.35.2 accepts empty and Managed; with another value it every NLB Service's reconcile fails", "set it to one of empty and Managed"}}},
+			[]want{{subject, Error, "[Global] NLBSecurityGroupMode = managed: CCM v1.35.2 accepts empty and Managed; another value: every NLB Service's reconcile fails", "set it to one of empty and Managed"}}},
 		{"a health probe mode it accepts: silent", "v1.33.4", "[Global]\nClusterServiceLoadBalancerHealthProbeMode = Shared\n", nil},
 		{"a pattern that is no regular expression", "v1.33.4", "[Global]\nSupportedTopologyInstanceTypePattern = ^(p5|trn[12\n",
 			[]want{{subject, Error, "[Global] SupportedTopologyInstanceTypePattern = ^(p5|trn[12 is no regular expression", "Go regular expression"}}},
