@@ -2,6 +2,8 @@ package renderer
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
 // The plan: the ordered filters that patch the targets, built from the
@@ -44,7 +46,7 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 		if v.ccm == nil {
 			if rendered {
 				return nil, t.workload.errorf("cannot tell the CCM's version from its image %q, and the leader migration configuration's "+
-					"API version depends on it: pass the CCM's version with %s", t.image, OptValue{OptCCMVersion, "v1.26.1"})
+					"API version depends on it: pass the CCM's version with %s", t.image, OptValue{OptCCMVersion, releases.Tag(releases.LastInTreeMinor)})
 			}
 		} else if api, err = migrationAPI(v.ccm); err != nil {
 			return nil, t.workload.errorf("the CCM (%s) %w", v.ccmSource, err)

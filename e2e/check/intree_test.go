@@ -67,7 +67,9 @@ func TestInTree(t *testing.T) {
 		"✓ in-tree       kube-controller-manager on "+cpNode+": --cloud-provider=aws, --enable-leader-migration: it runs the cloud controllers only while it holds the migration lease",
 		"! in-tree       route controller: kube-controller-manager on "+cpNode+" runs the in-tree route controller (--allocate-node-cidrs=true, --configure-cloud-routes not false, --cluster-cidr=10.244.0.0/16)",
 		"--set-arg=configure-cloud-routes=true --set-arg=cluster-cidr=10.244.0.0/16",
-		"· in-tree       kube-apiserver on "+cpNode+": --cloud-provider=aws: kube-apiserver has no such flag from 1.33",
+		"· options       kube-apiserver on "+cpNode+": --cloud-provider=aws at 1.26: kube-apiserver has no --cloud-provider or --cloud-config from 1.33",
+		"· plan          kube-controller-manager on "+cpNode+" runs the in-tree AWS provider (--cloud-provider=aws): the plan to move it to the AWS CCM starts from in-tree",
+		"→ aws-ccm-renderer plan --from=in-tree --distro=kubeadm --kube-version=v1.34.10",
 	)
 	golden(t, "in-tree", "check.txt", r.out)
 

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
@@ -685,11 +686,8 @@ func (s *Snapshot) ccmRelease() string {
 			return tag
 		}
 	}
-	return latestIAMRelease
+	return releases.Newest()
 }
-
-// latestIAMRelease stands for a CCM of unknown release.
-const latestIAMRelease = "v1.35.3"
 
 // instanceIndex finds the instances read by ID and, the non-terminated
 // ones (the CCM's filter), by private DNS name.

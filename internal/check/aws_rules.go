@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
@@ -24,15 +25,6 @@ func awsArea(area string) bool {
 		return true
 	}
 	return false
-}
-
-// releaseAtLeast tells whether the CCM release is at least min.
-func (v *View) releaseAtLeast(min string) bool {
-	r, err := version.ParseGeneric(v.ccmRelease())
-	if err != nil {
-		return true
-	}
-	return r.AtLeast(version.MustParseGeneric(min))
 }
 
 // cutsInstanceIDNames: the release reads a node name
@@ -465,7 +457,7 @@ func (v *View) elbSubnets(vpc, clusterID string, internal bool) (map[string]subn
 	if internal {
 		roleTag = tagRoleInternal
 	}
-	zoneTypes := v.releaseAtLeast("v1.26.1")
+	zoneTypes := releases.HasAction(v.ccmRelease(), releases.ActionDescribeAZs)
 	choice := map[string]subnetChoice{}
 	var problems []string
 	for _, s := range cands {
@@ -668,9 +660,9 @@ func iamSimulationRule(v *View) []Finding {
 		msg := fmt.Sprintf("may not %s (simulated against CCM %s's policy)", joinAnd(denied), tag)
 		if slices.Contains(denied, upstream.ActionDescribeAZs) {
 			switch {
-			case v.releaseAtLeast("v1.30.0"):
+			case releases.LabelsZoneID(v.ccmRelease()):
 				msg += ": without " + upstream.ActionDescribeAZs + " it initialises no node and ensures no load balancer"
-			case v.releaseAtLeast("v1.26.1"):
+			case releases.HasAction(v.ccmRelease(), releases.ActionDescribeAZs):
 				msg += ": without " + upstream.ActionDescribeAZs + " it ensures no load balancer"
 			}
 		}
@@ -743,7 +735,8 @@ func (v *View) configAvoidsIMDS() bool {
 		return false
 	}
 	g := func(k string) bool { return globalSetting(v.CloudConfig.Text, k) != "" }
-	zone := g("Zone") || v.releaseAtLeast("v1.27.0") && g("Region")
+	readsRegion, _ := releases.ReadsKey(v.ccmRelease(), "Region")
+	zone := g("Zone") || readsRegion && g("Region")
 	return zone && g("VPC") && (g("SubnetID") || g("RoleARN")) && (g("KubernetesClusterID") || g("KubernetesClusterTag"))
 }
 

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -279,7 +280,7 @@ func TestAWSOutput(t *testing.T) {
 // TestCCMRelease: the release the AWS rules judge for, from the image tag;
 // a tag that is no release (latest, a digest) is judged as the newest.
 func TestCCMRelease(t *testing.T) {
-	for tag, want := range map[string]string{"v1.30.4": "v1.30.4", "v1.26.0": "v1.26.0", "v1.30.4-eks-1": "v1.30.4-eks-1", "latest": latestIAMRelease, "main": latestIAMRelease, "v2.0.0": latestIAMRelease} {
+	for tag, want := range map[string]string{"v1.30.4": "v1.30.4", "v1.26.0": "v1.26.0", "v1.30.4-eks-1": "v1.30.4-eks-1", "latest": releases.Newest(), "main": releases.Newest(), "v2.0.0": releases.Newest()} {
 		s := healthyAWS(t)
 		s.Workload.spec.Spec.Containers[s.Workload.container].Image = "registry.example/provider-aws/cloud-controller-manager:" + tag
 		if got := s.ccmRelease(); got != want {

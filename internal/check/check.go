@@ -57,6 +57,10 @@ type Input struct {
 	// migrate mode a lease missing, lapsed or held by anyone else is then
 	// an error (the gates of plan ask it).
 	MigrationHolder string
+	// UpgradeTo is the Kubernetes version the cluster is about to move to
+	// (check --upgrade-to, 1.37): the options rule judges each component's
+	// options at it too. Empty: the cluster's own version only.
+	UpgradeTo string
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
 	// AWSOptions, when set, has check read the AWS account too (check

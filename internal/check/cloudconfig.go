@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
@@ -163,6 +165,8 @@ type iniSection struct {
 	// head is the section's header as written, between the brackets.
 	head string
 	vars map[string]string
+	// names are the variables' names as written, in order.
+	names []string
 }
 
 // iniSections reads a cloud config as gcfg does: section and variable
@@ -186,7 +190,12 @@ func iniSections(text string) []iniSection {
 		if !ok || len(out) == 0 {
 			continue
 		}
-		out[len(out)-1].vars[strings.ToLower(strings.TrimSpace(k))] = strings.Trim(strings.TrimSpace(v), `"`)
+		sec := &out[len(out)-1]
+		name := strings.TrimSpace(k)
+		if _, seen := sec.vars[strings.ToLower(name)]; !seen {
+			sec.names = append(sec.names, name)
+		}
+		sec.vars[strings.ToLower(name)] = strings.Trim(strings.TrimSpace(v), `"`)
 	}
 	return out
 }
@@ -287,4 +296,91 @@ func cloudConfigRule(v *View) []Finding {
 			Fix: fmt.Sprintf("add a section like it with Service = %s (the same Region, URL and signing settings); keep this one, which releases on the other SDK read", strings.Join(want, " and another with Service = "))})
 	}
 	return out
+}
+
+// cloudConfigKeysRule reports the [Global] keys of the cloud config the
+// CCM's release refuses or does not read, and values it rejects
+// (releases.CloudConfigKeys): a key no release reads, or one of another
+// release, stops the releases that refuse unknown keys
+// (releases.UnknownKeysFatal) and is ignored by the others; a value
+// outside a key's accepted ones, or a pattern that is no regular
+// expression, does what the key's record says.
+func cloudConfigKeysRule(v *View) []Finding {
+	w, cc := v.Workload, v.CloudConfig
+	if w == nil || cc == nil || cc.Text == "" {
+		return nil
+	}
+	tag := imageTag(w.Image)
+	if _, ok := minorOf(tag); !ok {
+		return nil
+	}
+	subject := "cloud config " + cc.From
+	fatal := releases.UnknownKeyFatal(tag)
+	var out []Finding
+	for _, sec := range iniSections(cc.Text) {
+		if sec.name != "global" {
+			continue
+		}
+		for _, name := range sec.names {
+			key, known := releases.KnownKey(name)
+			reads, rec := releases.ReadsKey(tag, key)
+			val := sec.vars[strings.ToLower(name)]
+			f := Finding{Area: AreaWorkload, Subject: subject}
+			if rec != nil {
+				f.Source = rec.Source
+			}
+			switch {
+			case !known || !reads:
+				what := "a key no CCM release reads"
+				if known {
+					what = "a key CCM " + tag + " does not read (" + readsWhen(rec) + ")"
+				}
+				f.Severity, f.Message = Warning, fmt.Sprintf("[Global] %s is %s: CCM %s ignores it", name, what, tag)
+				f.Fix = "remove it, or run a release that reads it"
+				if fatal {
+					f.Severity = Error
+					f.Message = fmt.Sprintf("[Global] %s is %s: CCM %s refuses a cloud config with a key it does not know and exits (unable to read AWS cloud provider config file)", name, what, tag)
+					f.Fix = "remove it, or run a later patch of the minor, which ignores unknown keys (" + strings.Join(releases.UnknownKeysFatal, ", ") + " refuse them)"
+					f.Source = "kubernetes/cloud-provider-aws pkg/providers/v1/aws.go readAWSCloudConfig (gcfg.ReadInto against gcfg.FatalOnly)"
+				}
+			case rec != nil && len(rec.Values) > 0 && !slices.Contains(rec.Values, val):
+				f.Severity = Error
+				f.Message = fmt.Sprintf("[Global] %s = %s: CCM %s accepts %s; another value: %s", key, val, tag, acceptedValues(rec.Values), rec.Bad)
+				f.Fix = "set it to one of " + acceptedValues(rec.Values) + " (the names are matched with their case)"
+			case rec != nil && rec.Bad != "" && key == "SupportedTopologyInstanceTypePattern":
+				if _, err := regexp.Compile(val); err != nil {
+					f.Severity = Error
+					f.Message = fmt.Sprintf("[Global] %s = %s is no regular expression (%v): %s", key, val, err, rec.Bad)
+					f.Fix = "write it as a Go regular expression (regexp syntax), or remove it for the release's default"
+				}
+			}
+			if f.Severity != "" {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// readsWhen says which releases read a key.
+func readsWhen(rec *releases.CloudConfigKey) string {
+	switch {
+	case rec == nil:
+		return "no release"
+	case rec.RemovedIn != "":
+		return "removed in " + rec.RemovedIn
+	}
+	return "read from " + joinAnd(rec.Since)
+}
+
+// acceptedValues lists a key's values for people: "" is "empty".
+func acceptedValues(vals []string) string {
+	var out []string
+	for _, v := range vals {
+		if v == "" {
+			v = "empty"
+		}
+		out = append(out, v)
+	}
+	return joinAnd(out)
 }

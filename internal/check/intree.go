@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +26,8 @@ import (
 const (
 	programKCM       = "kube-controller-manager"
 	programAPIServer = "kube-apiserver"
+	// programCCM is RKE2's own cloud controller's static pod.
+	programCCM = "cloud-controller-manager"
 	// mirrorAnnotation marks a static pod's mirror pod.
 	mirrorAnnotation = "kubernetes.io/config.mirror"
 )
@@ -34,7 +35,7 @@ const (
 // collectControlPlane lists the pods of kube-system labelled as the
 // control plane's controller manager or API server.
 func (s *Snapshot) collectControlPlane(ctx context.Context, client kubernetes.Interface) error {
-	sel := "component in (" + programKCM + "," + programAPIServer + ")"
+	sel := "component in (" + programKCM + "," + programAPIServer + "," + programCCM + ")"
 	pods, err := client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: "0"})
 	if err != nil {
 		return clusterError("list", "pods", metav1.NamespaceSystem, err)
@@ -126,7 +127,6 @@ func inTreeRule(v *View) []Finding {
 	}
 	out = append(out, v.kcmFindings(kcms)...)
 	out = append(out, v.routeFindings(kcms)...)
-	out = append(out, v.apiServerFindings()...)
 	return append(out, v.kubeletArgFindings(kcms)...)
 }
 
@@ -227,45 +227,6 @@ func (v *View) routeFindings(kcms []controlPlaneProcess) []Finding {
 		f.Fix = "if route tables tagged for the cluster hold routes to instances, render the CCM with --set-arg=configure-cloud-routes=true --set-arg=cluster-cidr=" + orPlaceholder(cidr, "<the cluster CIDR>") + " (aws-ccm-renderer plan --cluster-cidr)"
 	}
 	return []Finding{f}
-}
-
-// apiServerNoCloudProvider is the first kube-apiserver minor without
-// --cloud-provider and --cloud-config: it exits on the unknown flag.
-var apiServerNoCloudProvider = func() int {
-	c, _ := releases.Change("kube-apiserver", "--cloud-provider")
-	return c.Minor
-}()
-
-// apiServerFindings reports kube-apiservers still given --cloud-provider.
-func (v *View) apiServerFindings() []Finding {
-	server, _ := minorOf(v.KubernetesVersion)
-	var out []Finding
-	for _, a := range v.controlPlaneProcesses(programAPIServer) {
-		p, ok := a.flags["cloud-provider"]
-		if !ok {
-			continue
-		}
-		// Its own image tells its version (mid-upgrade, the API servers
-		// differ); else the one that answered /version.
-		minor := a.minor
-		if minor == 0 {
-			minor = server
-		}
-		f := Finding{Area: AreaInTree, Subject: "kube-apiserver on " + a.node,
-			Message: fmt.Sprintf("--cloud-provider=%s: kube-apiserver has no such flag from 1.%d and exits on it", p, apiServerNoCloudProvider),
-			Fix:     "remove --cloud-provider and --cloud-config from kube-apiserver's flags (RKE2: kube-apiserver-arg; kubeadm: apiServer.extraArgs), before 1." + fmt.Sprint(apiServerNoCloudProvider)}
-		switch {
-		case minor >= apiServerNoCloudProvider:
-			f.Severity = Error
-			f.Message = fmt.Sprintf("--cloud-provider=%s at 1.%d: kube-apiserver has no such flag from 1.%d and exits on it", p, minor, apiServerNoCloudProvider)
-		case minor == apiServerNoCloudProvider-1:
-			f.Severity = Warning
-		default:
-			f.Severity = Info
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // kubeletArgFindings reports the RKE2 and K3s nodes whose recorded

@@ -34,8 +34,9 @@ func kubeadmCP(name string) corev1.Node {
 }
 
 // TestInTreeRule: the controller managers' flags against the CCM's mode,
-// their route controller, kube-apiserver's --cloud-provider, the kubelets'
-// recorded arguments; what the API cannot show; and where it is silent.
+// their route controller, the kubelets' recorded arguments; what the API
+// cannot show; and where it is silent. (kube-apiserver's --cloud-provider
+// is the options rule's: TestOptionsRule.)
 func TestInTreeRule(t *testing.T) {
 	const aws, ext, lm = "--cloud-provider=aws", "--cloud-provider=external", "--enable-leader-migration=true"
 	routes := []string{aws, lm, "--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16"}
@@ -93,16 +94,6 @@ func TestInTreeRule(t *testing.T) {
 			[]want{{"kube-controller-manager on cp-1", OK, "", ""}}},
 		{"no node CIDRs allocated: silent", kubeadm2, []corev1.Pod{kcmPod("cp-1", false, aws, lm, "--allocate-node-cidrs=false")}, renderer.ModeMigrate, false, false, nil, "",
 			[]want{{"kube-controller-manager on cp-1", OK, "", ""}}},
-		{"kube-apiserver with --cloud-provider at 1.33", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.33.0", false, ext)}, renderer.ModeInstall, false, false, nil, "v1.32.4",
-			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on cp-1", Error, "--cloud-provider=external at 1.33: kube-apiserver has no such flag from 1.33", "remove --cloud-provider"}}},
-		{"kube-apiserver with --cloud-provider at 1.32 (RKE2's image)", rke2[:1], []corev1.Pod{staticPod(programAPIServer, "s-1", "rancher/hardened-kubernetes:v1.32.5-rke2r1-build20250612", true, ext)}, renderer.ModeInstall, false, false, nil, "v1.32.5+rke2r1",
-			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on s-1", Warning, "exits on it", "kube-apiserver-arg"}}},
-		{"kube-apiserver with --cloud-provider at 1.26: a fact", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.26.5", false, aws)}, renderer.ModeMigrate, false, false, nil, "v1.26.5",
-			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on cp-1", Info, "--cloud-provider=aws", "before 1.33"}}},
-		{"kube-apiserver at 1.32 while 1.33 answers (mid-upgrade): its own image counts", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.32.4", false, ext)}, renderer.ModeInstall, false, false, nil, "v1.33.1",
-			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}, {"kube-apiserver on cp-1", Warning, "--cloud-provider=external: kube-apiserver has no such flag from 1.33", "before 1.33"}}},
-		{"kube-apiserver without --cloud-provider: nothing about it", kubeadm2, []corev1.Pod{staticPod(programAPIServer, "cp-1", "registry.k8s.io/kube-apiserver:v1.33.0", false, "--secure-port=6443")}, renderer.ModeInstall, false, false, nil, "v1.33.0",
-			[]want{{"", Info, "no kube-controller-manager pod in kube-system", ""}}},
 		{"RKE1: not visible", []corev1.Node{node("n", label(renderer.LabelRKE1ControlPlane, "true"))}, nil, renderer.ModeMigrate, false, false, nil, "",
 			[]want{{"", Info, "RKE1 runs kube-controller-manager and kube-apiserver as Docker containers", "docker inspect"}}},
 		{"K3s: not visible", []corev1.Node{k3sServer(`["server"]`)}, nil, renderer.ModeInstall, false, false, nil, "",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -51,13 +52,7 @@ func (v *View) nodeIssues(nv *nodeView) (out []nodeIssue, ok bool) {
 		return out, true
 	}
 	if scheme != "" && scheme != "aws" {
-		i := issue(Error, fmt.Sprintf("providerID %s://…: initialised by another cloud controller, not the AWS CCM", scheme), "a providerID never changes: "+externalFix(distro))
-		i.one = fmt.Sprintf("providerID %s: initialised by another cloud controller, not the AWS CCM", n.Spec.ProviderID)
-		if scheme == "k3s" || scheme == "rke2" {
-			i.Message = fmt.Sprintf("providerID %s://…: initialised by %s's embedded cloud controller, not the AWS CCM", scheme, DisplayName(scheme))
-			i.one = fmt.Sprintf("providerID %s: initialised by %s's embedded cloud controller, not the AWS CCM", n.Spec.ProviderID, DisplayName(scheme))
-		}
-		return []nodeIssue{i}, false
+		return []nodeIssue{v.foreignProviderID(nv)}, false
 	}
 	_, _, ec2Named := ec2NameOf(n.Name)
 	misnamed := func(i nodeIssue) nodeIssue {
@@ -94,7 +89,9 @@ func (v *View) nodeIssues(nv *nodeView) (out []nodeIssue, ok bool) {
 		return []nodeIssue{i}, false
 	}
 	// No providerID and no taint: registered without the external provider.
-	i := issue(Error, "no providerID and no "+renderer.TaintUninitialized+" taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint", externalFix(distro))
+	i := issue(Error, "no providerID and no "+renderer.TaintUninitialized+" taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint", "")
+	i.fix = func(names []string) string { return externalFix(distro) + "; or keep the Node: " + taintByHand(names) }
+	i.note = n.Name
 	if len(nv.ExternalProvider) > 0 {
 		i.Message = "no providerID and no " + renderer.TaintUninitialized + " taint, although " + strings.Join(nv.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
 	}
@@ -136,4 +133,72 @@ func (v *View) leaderPod() string {
 		}
 	}
 	return ""
+}
+
+// taintByHand says how to have the CCM initialise nodes registered
+// without a providerID and without the uninitialized taint: the taint
+// added by hand, after which the CCM sets the providerID (which the API
+// server lets change from empty).
+func taintByHand(names []string) string {
+	node := "NODE"
+	if len(names) == 1 {
+		node = names[0]
+	}
+	return "kubectl taint node " + node + " " + releases.UninitializedTaint + "=true:NoSchedule" +
+		" has the CCM initialise it and set its providerID (a providerID may change from empty); give its kubelet --cloud-provider=external too, for the next registration"
+}
+
+// nodeGroup is a node's group in findings about many: the control plane
+// or the workers.
+func nodeGroup(nv *nodeView) string {
+	if nv.ControlPlane {
+		return "control plane"
+	}
+	return "workers"
+}
+
+// foreignProviderID judges a node whose providerID another cloud
+// controller wrote: the AWS CCM reads an instance ID from it only when its
+// last part is one (rke2://i-0abc); otherwise it leaves the node out of
+// every load balancer and never deletes it, and from 1.30
+// (releases.ProviderIDFallbackUntil) does not initialise it even tainted
+// again; the providerID never changes, so the node must register again.
+func (v *View) foreignProviderID(nv *nodeView) nodeIssue {
+	n, distro := nv.node, v.Distribution.Detected
+	scheme := providerScheme(n.Spec.ProviderID)
+	by := "another cloud controller"
+	if dc, ok := releases.ControllerOfScheme(scheme); ok {
+		by = DisplayName(dc.Distro) + "'s embedded cloud controller"
+	}
+	i := nodeIssue{node: n.Name, Finding: Finding{Area: AreaNode, Source: releases.ProviderIDSource}}
+	if id, _, ok := instanceIDOf(n.Spec.ProviderID); ok {
+		i.Severity = Info
+		i.Message = fmt.Sprintf("providerID %s://i-…: initialised by %s (%s); the AWS CCM reads the instance ID from its last part, so it can use the node", scheme, by, nodeGroup(nv))
+		i.one = fmt.Sprintf("providerID %s: initialised by %s; the AWS CCM reads instance %s from it, so it can use the node", n.Spec.ProviderID, by, id)
+		return i
+	}
+	tag, what := v.ccmTag()
+	later := fmt.Sprintf("%s, which looks such a node up by its name if it is tainted %s again (up to 1.%d)", what, releases.UninitializedTaint, releases.ProviderIDFallbackUntil)
+	if fallback, ok := releases.ProviderIDFallback(tag); !ok || !fallback {
+		later = fmt.Sprintf("%s, which leaves it uninitialized if it is tainted %s again (from 1.%d it reads providerIDs only)", what, releases.UninitializedTaint, releases.ProviderIDFallbackUntil+1)
+	}
+	consequence := fmt.Sprintf("the AWS CCM cannot read an instance ID from it (Invalid format for AWS instance): every release leaves the node out of its load balancers and never deletes it; %s", later)
+	i.Severity = Error
+	i.Message = fmt.Sprintf("providerID %s://…: initialised by %s, not the AWS CCM (%s); %s", scheme, by, nodeGroup(nv), consequence)
+	i.one = fmt.Sprintf("providerID %s: initialised by %s, not the AWS CCM; %s", n.Spec.ProviderID, by, consequence)
+	i.Fix = "a providerID changes only from empty, so the node must register again: " + externalFix(distro)
+	return i
+}
+
+// ccmTag is the CCM release the node rules speak of: the workload's image
+// tag, else the release for the cluster's minor; what names it.
+func (v *View) ccmTag() (tag, what string) {
+	if w := v.Workload; w != nil {
+		if tag = imageTag(w.Image); tag != "" {
+			return tag, "CCM " + tag
+		}
+	}
+	server, _ := minorOf(v.KubernetesVersion)
+	tag = releases.Tag(server)
+	return tag, "CCM " + tag + " (the release for 1." + fmt.Sprint(server) + ")"
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,8 +99,21 @@ func TestSchema(t *testing.T) {
 	var b bytes.Buffer
 	withAWS := healthyAWS(t)
 	withAWS.AWS.Unread = []AWSUnread{{Area: AreaSubnet, Action: "ec2:DescribeSubnets", Code: "UnauthorizedOperation", Message: "no", Denied: true}}
-	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused")), Evaluate(withAWS)}); err != nil {
+	// Today's findings: options, other cloud controllers, providerIDs
+	// with their source, the plan.
+	today := snapshotOf(t, []corev1.Node{rke2Server("s-1", providerID("rke2://s-1"))}, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+	today.ControlPlanePods = []corev1.Pod{rke2CCMPod("s-1"), staticPod(programAPIServer, "s-1", "registry.k8s.io/kube-apiserver:v1.33.0", true, "--cloud-provider=external")}
+	todayReport := Evaluate(today)
+	for _, area := range []string{AreaOptions, AreaControllers, AreaPlan} {
+		if !slices.ContainsFunc(todayReport.Findings, func(f Finding) bool { return f.Area == area }) {
+			t.Errorf("no %s finding: %+v", area, todayReport.Findings)
+		}
+	}
+	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused")), Evaluate(withAWS), todayReport}); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"source": "kubernetes/kubernetes pkg/kubeapiserver/options/cloudprovider.go`) {
+		t.Error("no source in the JSON")
 	}
 	docs := map[string][]byte{"sample": b.Bytes()}
 	golden, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "check", "*", "*.json"))

@@ -44,11 +44,19 @@ const (
 	AreaNode         = "node"
 	AreaHostname     = "hostname"
 	AreaInTree       = "in-tree"
-	AreaIAM          = "iam"
-	AreaService      = "service"
-	AreaRBAC         = "rbac"
-	AreaLease        = "lease"
-	AreaVersion      = "version"
+	// AreaOptions: options a component no longer takes at its version or
+	// at the one --upgrade-to names.
+	AreaOptions = "options"
+	// AreaControllers: other cloud controllers beside the AWS CCM (a
+	// distribution's own, a second AWS CCM).
+	AreaControllers = "controllers"
+	AreaIAM         = "iam"
+	AreaService     = "service"
+	AreaRBAC        = "rbac"
+	AreaLease       = "lease"
+	AreaVersion     = "version"
+	// AreaPlan: which plan fits the cluster.
+	AreaPlan = "plan"
 	// The AWS areas (check --aws).
 	AreaAWS           = "aws"
 	AreaInstance      = "instance"
@@ -59,9 +67,9 @@ const (
 	AreaLoadBalancer  = "load-balancer"
 )
 
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree,
+var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaOptions, AreaControllers,
 	AreaAWS, AreaInstance, AreaClusterID, AreaSecurityGroup, AreaSubnet, AreaIAM, AreaMetadata, AreaLoadBalancer,
-	AreaService, AreaRBAC, AreaLease, AreaVersion}
+	AreaService, AreaRBAC, AreaLease, AreaVersion, AreaPlan}
 
 // Finding is one line of the report.
 type Finding struct {
@@ -77,6 +85,9 @@ type Finding struct {
 	Message  string   `json:"message"`
 	// Fix says what to do, in words; empty when nothing needs doing.
 	Fix string `json:"fix,omitempty"`
+	// Source names the public source of the fact a finding rests on
+	// (repository, path, tag), where it is one of internal/releases.
+	Source string `json:"source,omitempty"`
 }
 
 // Report is what check found on one cluster.

@@ -25,11 +25,14 @@ var Rules = []Rule{
 	{"workload", workloadRule},
 	{"leader migration config", migrationConfigRule},
 	{"cloud config", cloudConfigRule},
+	{"cloud config keys", cloudConfigKeysRule},
 	{"distribution", distributionRule},
 	{"placement", placementRule},
 	{"node", nodeRule},
 	{"hostname", hostnameRule},
 	{"in-tree", inTreeRule},
+	{"options", optionsRule},
+	{"controllers", controllersRule},
 	{"iam", iamRule},
 	// check --aws: nothing without it.
 	{"aws account", awsAccountRule},
@@ -41,10 +44,12 @@ var Rules = []Rule{
 	{"metadata", metadataRule},
 	{"load balancer", loadBalancerRule},
 	{"service", serviceRule},
+	{"load balancer takeover", takeoverRule},
 	{"rbac", rbacRule},
 	{"token scope", tokenScopeRule},
 	{"lease", leaseRule},
 	{"version", versionRule},
+	{"plan", planRule},
 }
 
 // workloadRule reports the CCM's workload: none in the cluster, or what it

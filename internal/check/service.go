@@ -36,7 +36,10 @@ const (
 // ServiceLB's DaemonSets.
 func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interface) error {
 	k3s := Detect(s.Nodes).Detected == string(renderer.DistroK3s)
-	if !k3s && s.AWSOptions == nil {
+	// The Services the CCM's service controller will take over: read
+	// while none runs.
+	takeover := !describeWorkload(s).ccmServices()
+	if !k3s && s.AWSOptions == nil && !takeover {
 		return nil
 	}
 	svcs, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
@@ -102,8 +105,8 @@ func (w *workloadView) ccmServices() bool {
 // (no backends there), ServiceLB and the CCM both acting on one; and
 // ServiceLB's DaemonSets left behind.
 func serviceRule(v *View) []Finding {
-	if v.LoadBalancers == nil && v.ServiceLBDaemonSets == nil {
-		return nil // not K3s
+	if v.ServiceLBDaemonSets == nil && v.AWSOptions == nil {
+		return nil // not K3s, and no --aws
 	}
 	w := v.Workload
 	var awsNodes, others []string

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -92,25 +93,46 @@ func TestServiceRule(t *testing.T) {
 }
 
 // TestCollectServices: on K3s the Services of type LoadBalancer and
-// ServiceLB's DaemonSets; elsewhere neither is read.
+// ServiceLB's DaemonSets; elsewhere the Services while no CCM service
+// controller runs (they are the ones it will take over), else neither.
 func TestCollectServices(t *testing.T) {
 	web, plain, ds := lbService("default", "web", ""), corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "plain"}}, svclb("default", "web")
 	other := appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy"}}
 	for _, c := range []struct {
-		name string
-		n    corev1.Node
-		k3s  bool
-	}{{"K3s", k3sNode("s", "k3s://s"), true}, {"RKE2", rke2Server("cp-1"), false}} {
+		name      string
+		n         corev1.Node
+		installed bool
+		lbs, dss  int // -1: not read
+	}{
+		{"K3s", k3sNode("s", "k3s://s"), false, 1, 1},
+		{"RKE2 before the CCM runs", rke2Server("cp-1"), false, 1, -1},
+		{"RKE2 with the CCM's service controller", rke2Server("cp-1"), true, -1, -1},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			cs := fake.NewSimpleClientset(&c.n, &web, &plain, &ds, &other)
+			objs := render(t, renderer.DistroK3s, renderer.ModeInstall)
+			in := []runtime.Object{&c.n, &web, &plain, &ds, &other}
+			if c.installed {
+				for _, o := range objs {
+					if d, ok := o.(*appsv1.DaemonSet); ok {
+						in = append(in, d)
+					}
+				}
+			}
+			cs := fake.NewSimpleClientset(in...)
 			answerReviews(cs)
-			s, err := Collect(context.Background(), cs, Input{Source: SourceManifests, Objects: render(t, renderer.DistroK3s, renderer.ModeInstall), ManifestNamespace: "kube-system"})
+			s, err := Collect(context.Background(), cs, Input{Source: SourceManifests, Objects: objs, ManifestNamespace: "kube-system"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.k3s && (len(s.LoadBalancers) != 1 || len(s.ServiceLBDaemonSets) != 1 || s.ServiceLBDaemonSets[0].Name != ds.Name) ||
-				!c.k3s && (s.LoadBalancers != nil || s.ServiceLBDaemonSets != nil) {
-				t.Errorf("services %v, daemonsets %v", s.LoadBalancers, s.ServiceLBDaemonSets)
+			count := func(n int, read bool) int {
+				if !read {
+					return -1
+				}
+				return n
+			}
+			if count(len(s.LoadBalancers), s.LoadBalancers != nil) != c.lbs || count(len(s.ServiceLBDaemonSets), s.ServiceLBDaemonSets != nil) != c.dss ||
+				c.dss == 1 && s.ServiceLBDaemonSets[0].Name != ds.Name || c.installed != (s.Installed != nil) {
+				t.Errorf("services %v, daemonsets %v, installed %v", s.LoadBalancers, s.ServiceLBDaemonSets, s.Installed != nil)
 			}
 		})
 	}

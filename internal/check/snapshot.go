@@ -35,6 +35,10 @@ type Snapshot struct {
 	// Workload is the CCM's DaemonSet or Deployment, from the manifests or
 	// the cluster; nil when there is none.
 	Workload *candidate
+	// OtherCCMs are the other AWS CCM workloads the cluster runs: the
+	// ones --target left out, or, with manifests, those the manifests do
+	// not describe.
+	OtherCCMs []candidate
 	// Installed is the workload as the cluster runs it; nil when it does
 	// not run it.
 	Installed metav1.Object
@@ -58,15 +62,23 @@ type Snapshot struct {
 	// what the hostname rule reads (pinnedPart).
 	PodsEverywhere []corev1.Pod
 	// ControlPlanePods are the pods of kube-system labelled
-	// component=kube-controller-manager or kube-apiserver: the mirror pods
-	// of the control plane's static pods on RKE2 and kubeadm.
+	// component=kube-controller-manager, kube-apiserver or
+	// cloud-controller-manager: the mirror pods of the control plane's
+	// static pods on RKE2 and kubeadm (RKE2's own cloud controller among
+	// them).
 	ControlPlanePods []corev1.Pod
+	// KubeadmConfig is kube-system/kubeadm-config, read on kubeadm
+	// clusters; nil when it is not there or check may not read it
+	// (KubeadmConfigUnread says so).
+	KubeadmConfig       *corev1.ConfigMap
+	KubeadmConfigUnread string
 	// Events are the Warning events of Services and Nodes: where the
 	// cloud controllers record what AWS refused them.
 	Events []corev1.Event
 	// LoadBalancers are the Services of type LoadBalancer, and
-	// ServiceLBDaemonSets K3s's ServiceLB DaemonSets: read on K3s only
-	// (both nil elsewhere).
+	// ServiceLBDaemonSets K3s's ServiceLB DaemonSets: read on K3s, with
+	// --aws, and (the Services) while no CCM service controller runs
+	// (both nil otherwise).
 	LoadBalancers       []corev1.Service
 	ServiceLBDaemonSets []appsv1.DaemonSet
 	// CloudConfig is the file the CCM's --cloud-config names, where it is
@@ -107,7 +119,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
-		s.collectPinned, s.collectControlPlane, s.collectEvents, s.collectServices,
+		s.collectPinned, s.collectControlPlane, s.collectKubeadmConfig, s.collectEvents, s.collectServices,
 		s.collectCloudConfig, s.collectWebhooks,
 	} {
 		if err := step(ctx, client); err != nil {
@@ -150,6 +162,9 @@ func (s *Snapshot) collectWorkload(ctx context.Context, client kubernetes.Interf
 	if err != nil {
 		return err
 	}
+	if s.Source == SourceCluster {
+		s.OtherCCMs = others(cands, w)
+	}
 	if w == nil {
 		if s.Source != SourceCluster {
 			return &renderer.InputError{Err: fmt.Errorf("no AWS CCM DaemonSet or Deployment in %s (a container whose command is aws-cloud-controller-manager, or whose image is .../provider-aws/cloud-controller-manager)", where)}
@@ -177,7 +192,35 @@ func (s *Snapshot) collectWorkload(ctx context.Context, client kubernetes.Interf
 	if err2 != nil && !apierrors.IsNotFound(err2) {
 		return clusterError("get", strings.ToLower(w.kind)+"s.apps", w.namespace, err2)
 	}
+	// A CCM the cluster runs under another name: a second install.
+	dss, err := client.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "daemonsets.apps", "", err)
+	}
+	deps, err := client.AppsV1().Deployments("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "deployments.apps", "", err)
+	}
+	var objs []runtime.Object
+	for i := range dss.Items {
+		objs = append(objs, &dss.Items[i])
+	}
+	for i := range deps.Items {
+		objs = append(objs, &deps.Items[i])
+	}
+	s.OtherCCMs = others(candidates(objs, ""), w)
 	return nil
+}
+
+// others are the candidates that are not w.
+func others(cands []candidate, w *candidate) []candidate {
+	var out []candidate
+	for _, c := range cands {
+		if w == nil || c.id() != w.id() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // collectMigrationConfig finds the ConfigMap the workload mounts its
@@ -246,12 +289,17 @@ func (s *Snapshot) collectPods(ctx context.Context, client kubernetes.Interface)
 // collectLeases reads the leases the workload's leases are among, with one
 // list per namespace.
 func (s *Snapshot) collectLeases(ctx context.Context, client kubernetes.Interface) error {
-	w := describeWorkload(s)
-	if w == nil {
-		return nil
+	// kube-system's, where the distributions' cloud controllers lead,
+	// and those of every CCM workload's leases.
+	namespaces := []string{metav1.NamespaceSystem}
+	var wants []leaseWant
+	if w := describeWorkload(s); w != nil {
+		wants = w.leaseWants()
 	}
-	var namespaces []string
-	for _, wt := range w.leaseWants() {
+	for _, c := range s.OtherCCMs {
+		wants = append(wants, leaseWant{LeaseCCM, otherLease(&c)})
+	}
+	for _, wt := range wants {
 		ns, _, _ := strings.Cut(wt.ref, "/")
 		if !slices.Contains(namespaces, ns) {
 			namespaces = append(namespaces, ns)

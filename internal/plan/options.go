@@ -24,7 +24,7 @@ const (
 	DefaultChartVersion = upstream.LatestChartVersion
 	// DefaultKubeVersion is the last release of the last minor with the
 	// in-tree AWS provider.
-	DefaultKubeVersion = "v1.26.15"
+	DefaultKubeVersion = releases.LastInTreeKubernetes
 )
 
 // The upstream chart.

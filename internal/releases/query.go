@@ -301,3 +301,71 @@ func Candidates() []string {
 	}
 	return append(c, fmt.Sprintf("v1.%d.0", LastMinor()+1), fmt.Sprintf("v1.%d.0", LastMinor()+2))
 }
+
+// HasAction reports whether a CCM release's control-plane policy has an
+// action (IAMAdded): a tag that is no version counts as the newest.
+func HasAction(tag, action string) bool {
+	if _, ok := parse(tag); !ok {
+		tag = Newest()
+	}
+	return slices.Contains(IAMControlPlane(tag), action)
+}
+
+// Newest is the newest CCM release known: its policy holds every action
+// of the older ones.
+func Newest() string { return CCM[len(CCM)-1].Latest }
+
+// DefaultImageTag returns the CCM image tag a chart version ("0.0.11" or
+// "v0.0.11") deploys by default, and whether the version is known.
+func DefaultImageTag(chartVersion string) (string, bool) {
+	tag, ok := ChartImages[strings.TrimPrefix(chartVersion, "v")]
+	return tag, ok
+}
+
+// ControllerOf returns a distribution's own cloud controller.
+func ControllerOf(distro string) (DistroController, bool) {
+	for _, c := range DistroControllers {
+		if c.Distro == distro {
+			return c, true
+		}
+	}
+	return DistroController{}, false
+}
+
+// ControllerOfScheme returns the distribution's cloud controller that
+// writes providerIDs of a scheme (rke2, k3s).
+func ControllerOfScheme(scheme string) (DistroController, bool) {
+	for _, c := range DistroControllers {
+		if c.Scheme == scheme {
+			return c, true
+		}
+	}
+	return DistroController{}, false
+}
+
+// ProviderIDFallback reports whether a CCM release initialises a node whose
+// providerID it cannot read by looking the node up by its name
+// (ProviderIDFallbackUntil); ok is false when the tag is no version.
+func ProviderIDFallback(tag string) (fallback, ok bool) {
+	v, ok := parse(tag)
+	if !ok {
+		return false, false
+	}
+	return int(v.Minor()) <= ProviderIDFallbackUntil, true
+}
+
+// KnownKey returns a [Global] key as the CCM's releases spell it, and
+// whether any release reads it (gcfg matches names without regard to case).
+func KnownKey(key string) (string, bool) {
+	for _, k := range CloudConfigBaseKeys {
+		if strings.EqualFold(k, key) {
+			return k, true
+		}
+	}
+	for _, k := range CloudConfigKeys {
+		if strings.EqualFold(k.Key, key) {
+			return k.Key, true
+		}
+	}
+	return key, false
+}

@@ -63,6 +63,9 @@ const (
 	// managers have leader migration on by default (beta from 1.22; 1.21
 	// has it only behind a feature gate).
 	FirstLeaderMigrationMinor = 22
+	// LastInTreeKubernetes is the last Kubernetes release of that minor
+	// (kubernetes/kubernetes tag v1.26.15, CHANGELOG/CHANGELOG-1.26.md).
+	LastInTreeKubernetes = "v1.26.15"
 )
 
 // IAMAction is an action of the CCM's control-plane policy that not every
@@ -205,6 +208,13 @@ type CloudConfigKey struct {
 // (gcfg.FatalOnly): kubernetes/cloud-provider-aws
 // pkg/providers/v1/aws.go readAWSCloudConfig at the tags.
 var UnknownKeysFatal = []string{"v1.26.0-v1.26.6", "v1.27.0-v1.27.2", "v1.28.0-v1.28.1"}
+
+// CloudConfigBaseKeys are the [Global] keys of v1.26.0's cloud config
+// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go CloudConfig,
+// v1.26.0); CloudConfigKeys has the ones that came or went since. A key
+// among neither is one no release reads.
+var CloudConfigBaseKeys = []string{"Zone", "VPC", "SubnetID", "RouteTableID", "RoleARN", "KubernetesClusterTag",
+	"KubernetesClusterID", "DisableSecurityGroupIngress", "ElbSecurityGroup", "DisableStrictZoneCheck", "NodeIPFamilies"}
 
 // CloudConfigKeys are the keys whose reading changed after v1.26.0.
 var CloudConfigKeys = []CloudConfigKey{
@@ -353,3 +363,64 @@ const (
 	CSIMigrationDefaultOnMinor = 23
 	CSIMigrationLockedMinor    = 25
 )
+
+// ChartImages are the CCM image tags each version of the upstream chart
+// deploys by default: image.tag in
+// charts/aws-cloud-controller-manager/values.yaml of
+// kubernetes/cloud-provider-aws at each tag
+// helm-chart-aws-cloud-controller-manager-0.0.N.
+var ChartImages = map[string]string{
+	"0.0.2": "v1.20.0-alpha.0", "0.0.3": "v1.21.0-alpha.0",
+	"0.0.4": "v1.22.0-alpha.0", "0.0.5": "v1.22.0-alpha.0",
+	"0.0.6": "v1.23.0-alpha.0", "0.0.7": "v1.23.0-alpha.0",
+	"0.0.8": "v1.27.1", "0.0.9": "v1.33.0", "0.0.10": "v1.34.0", "0.0.11": "v1.35.0",
+}
+
+// ProviderIDSource says where what the CCM and the API server do with a
+// node's providerID was read.
+const ProviderIDSource = "kubernetes/cloud-provider-aws pkg/providers/v1/instances.go MapToAWSInstanceID (v1.26.0 to v1.37.1); " +
+	"kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidateNodeUpdate (a providerID changes only from empty), v1.27.0 to v1.37.2"
+
+// DistroController is a distribution's own cloud controller manager: K3s's
+// embedded one, which RKE2 runs as a static pod. It gives every node it
+// initialises the providerID SCHEME://NODENAME.
+type DistroController struct {
+	Distro string
+	// Scheme is its providerIDs' scheme (version.Program).
+	Scheme string
+	// Lease is its leader-election lease in kube-system.
+	Lease string
+	// Image is a part of its image's repository, when it runs as a pod.
+	Image string
+	// Disable is the server setting that keeps it off.
+	Disable string
+	Source  string
+}
+
+// DistroControllers are RKE2's and K3s's.
+var DistroControllers = []DistroController{
+	{
+		Distro: "rke2", Scheme: "rke2", Lease: "rke2-cloud-controller-manager", Image: "rke2-cloud-provider",
+		Disable: "disable-cloud-controller: true in /etc/rancher/rke2/config.yaml of every server (Rancher: machineGlobalConfig)",
+		Source: "rancher/rke2 pkg/rke2/rke2_linux.go (the cloud-controller-manager static pod, image rke2-cloud-provider); " +
+			"k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, rke2)",
+	},
+	{
+		Distro: "k3s", Scheme: "k3s", Lease: "k3s-cloud-controller-manager",
+		Disable: "disable-cloud-controller: true in /etc/rancher/k3s/config.yaml of every server, with kubelet-arg: [cloud-provider=external] on every node",
+		Source:  "k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, k3s)",
+	},
+}
+
+// UninitializedTaint is the taint a kubelet with --cloud-provider=external
+// registers its node with, and the only sign the cloud node controller
+// initialises a node by: added by hand to a node without a providerID, it
+// has the CCM initialise it and set the providerID, which the API server
+// lets change from empty (kubernetes/kubernetes
+// pkg/kubelet/kubelet_node_status.go initialNode; k8s.io/cloud-provider
+// controllers/node/node_controller.go, v0.27.0 to v0.37.0).
+const UninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
+
+// KubeadmConfig is where kubeadm keeps the cluster's ClusterConfiguration,
+// with the API version of the kubeadm that last wrote it.
+const KubeadmConfig = "kube-system/kubeadm-config"

@@ -1,6 +1,6 @@
 package upstream
 
-import "strings"
+import "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 
 // The upstream chart and where it is published: the one home of these facts
 // (the chart wrapper's defaults, the Flux HelmReleases, the migration plans
@@ -21,18 +21,9 @@ const (
 	Release = "aws-cloud-controller-manager"
 )
 
-// chartImages is the CCM image tag each chart version deploys by default
-// (its values.yaml's image.tag; SPEC §6).
-var chartImages = map[string]string{
-	"0.0.2": "v1.20.0-alpha.0", "0.0.3": "v1.21.0-alpha.0",
-	"0.0.4": "v1.22.0-alpha.0", "0.0.5": "v1.22.0-alpha.0",
-	"0.0.6": "v1.23.0-alpha.0", "0.0.7": "v1.23.0-alpha.0",
-	"0.0.8": "v1.27.1", "0.0.9": "v1.33.0", "0.0.10": "v1.34.0", "0.0.11": "v1.35.0",
-}
-
 // DefaultImageTag returns the CCM image tag a chart version ("0.0.11" or
-// "v0.0.11") deploys by default, and whether the version is known.
+// "v0.0.11") deploys by default, and whether the version is known
+// (releases.ChartImages).
 func DefaultImageTag(chartVersion string) (string, bool) {
-	tag, ok := chartImages[strings.TrimPrefix(chartVersion, "v")]
-	return tag, ok
+	return releases.DefaultImageTag(chartVersion)
 }

@@ -40,15 +40,22 @@ work there, and if not, why. It never writes to the cluster. It reports:
                 PersistentVolumes and workloads pinned to it
   in-tree       the controller manager's and API server's flags where the API shows
                 them (RKE2's and kubeadm's mirror pods), RKE2/K3s kubelet arguments
+  options       options a component no longer takes at its version, or at the one
+                --upgrade-to names (kube-apiserver, kube-controller-manager, kubelet,
+                kubeadm's configuration, RKE2's own cloud controller)
+  controllers   RKE2's or K3s's own cloud controller beside the AWS CCM, a second
+                AWS CCM
   iam           what AWS refused the cloud controllers, from their events; with --aws,
                 the CCM's role simulated against its release's policy
-  service       K3s: LoadBalancer Services, ServiceLB against the CCM's ELBs
+  service       K3s: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
+                the LoadBalancer Services the CCM's service controller will take over
   rbac          the CCM's service account (and how far it may create tokens), and in
                 migrate mode the in-tree controller manager on the migration lease,
                 asked by SubjectAccessReview
   lease         who holds the CCM's lease and the migration lease, against the mode
                 (and against --migration-lease-holder, as the plan's gates ask)
   version       the CCM image against the API server (skew), the chart
+  plan          which aws-ccm-renderer plan --from=... fits the cluster
 
 With --aws it reads the AWS account too, read-only, with the AWS SDK's configuration
 (credentials, region and endpoints as the AWS CLI finds them; the CCM's cloud config's
@@ -94,6 +101,9 @@ const checkExamples = `  # What runs in the cluster of the current context
   aws-ccm-renderer check --aws
   aws-ccm-renderer check --aws --aws-profile prod --aws-region eu-west-1 -o json
 
+  # Before an upgrade: what the components' options do at 1.37
+  aws-ccm-renderer check --upgrade-to 1.37
+
   # Two CCM workloads in the cluster: pick one
   aws-ccm-renderer check --target DaemonSet/kube-system/aws-cloud-controller-manager`
 
@@ -114,6 +124,7 @@ type checkFlags struct {
 	awsProfile  string
 	awsRegion   string
 	awsCCM      string
+	upgradeTo   string
 }
 
 // NewCheckCommand builds check.
@@ -148,6 +159,7 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	fs.StringVar(&f.kcmUser, "kcm-user", check.DefaultKCMUser, "the in-tree kube-controller-manager's user, whose access to the migration lease is checked in migrate mode")
 	fs.StringVar(&f.holder, "migration-lease-holder", "", "in migrate mode, the side that should hold the migration lease at this step of the migration, "+
 		check.LeaseKCM+" or "+check.LeaseCCM+": the lease missing, lapsed or held by anyone else is then an error (plan's gates set it)")
+	fs.StringVar(&f.upgradeTo, "upgrade-to", "", "the Kubernetes version the cluster is about to move to (1.37): also report the options its components are given that this version no longer takes")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each cluster")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	fs.BoolVar(&f.aws, "aws", false, "read the AWS account too (read-only: Describe, Get and List calls and iam:SimulatePrincipalPolicy): instances, cluster tags, security groups, subnets, IAM, instance metadata, load balancers")
@@ -162,6 +174,7 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 		return check.AWSProfiles(), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc("aws-region", cobra.NoFileCompletions)
+	_ = cmd.RegisterFlagCompletionFunc("upgrade-to", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("aws-ccm-principal", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("migration-lease-holder", cobra.FixedCompletions([]string{check.LeaseKCM, check.LeaseCCM}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd, f
@@ -183,6 +196,11 @@ func (f *checkFlags) validate(fs interface{ Changed(string) bool }) error {
 		return &renderer.UsageError{Err: fmt.Errorf("--migration-lease-holder %q: use %s or %s", f.holder, check.LeaseKCM, check.LeaseCCM)}
 	case f.timeout <= 0:
 		return &renderer.UsageError{Err: errors.New("--timeout must be positive")}
+	}
+	if f.upgradeTo != "" {
+		if _, err := check.ParseUpgradeTo(f.upgradeTo); err != nil {
+			return &renderer.UsageError{Err: err}
+		}
 	}
 	return nil
 }
@@ -251,7 +269,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	// -n says where to look in the cluster, the namespace of manifests'
 	// objects that name none (-f), or the release's namespace (--release),
 	// which is its manifests' too.
-	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser, MigrationHolder: f.holder}
+	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser, MigrationHolder: f.holder, UpgradeTo: f.upgradeTo}
 	if f.aws {
 		in.AWSOptions = &check.AWSOptions{Profile: f.awsProfile, Region: f.awsRegion, Principal: f.awsCCM}
 	}

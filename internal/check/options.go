@@ -1,0 +1,226 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// The options a component no longer takes, at the cluster's version or at
+// the one it is about to move to (check --upgrade-to): every change is a
+// record of releases.OptionChanges, judged against what the API shows of
+// each component's options: the control plane's mirror pods, the kubelet
+// arguments RKE2 and K3s record on each node, kubeadm's
+// ClusterConfiguration.
+
+// kubeadmConfigName is the ConfigMap of kube-system kubeadm keeps its
+// ClusterConfiguration in.
+var kubeadmConfigName = strings.TrimPrefix(releases.KubeadmConfig, metav1.NamespaceSystem+"/")
+
+// collectKubeadmConfig reads kubeadm's ConfigMap on a kubeadm cluster. Not
+// there, or not readable, is a fact of the snapshot.
+func (s *Snapshot) collectKubeadmConfig(ctx context.Context, client kubernetes.Interface) error {
+	if Detect(s.Nodes).Detected != string(renderer.DistroKubeadm) {
+		return nil
+	}
+	cm, err := client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, kubeadmConfigName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		s.KubeadmConfig = cm
+	case apierrors.IsNotFound(err):
+	case apierrors.IsForbidden(err):
+		s.KubeadmConfigUnread = "check may not get configmaps " + releases.KubeadmConfig
+	default:
+		return clusterError("get", "configmaps", metav1.NamespaceSystem, err)
+	}
+	return nil
+}
+
+// upgradeForm is a Kubernetes version as --upgrade-to takes it.
+var upgradeForm = regexp.MustCompile(`^v?1\.[1-9]\d*(\.\d+)?$`)
+
+// UpgradeMinor is the minor of Input.UpgradeTo; 0 without it.
+func (in Input) UpgradeMinor() int {
+	m, _ := minorOf(in.UpgradeTo)
+	return m
+}
+
+// ParseUpgradeTo reads --upgrade-to: a Kubernetes version, 1.37 or
+// v1.37.2.
+func ParseUpgradeTo(v string) (int, error) {
+	m, ok := minorOf(v)
+	if !ok || !upgradeForm.MatchString(v) {
+		return 0, fmt.Errorf("--upgrade-to %q: give a Kubernetes version, such as 1.%d or v1.%d.0", v, releases.LastMinor(), releases.LastMinor())
+	}
+	return m, nil
+}
+
+// optionUse is one component given an option a change is about: where,
+// what it was given, at which minor it runs.
+type optionUse struct {
+	where string // the node, or what holds the option (ConfigMap kube-system/kubeadm-config)
+	given string // as given: --cloud-provider=external
+	minor int    // the component's minor; 0 when unknown
+}
+
+// optionsRule reports the options components are given that their
+// release, or the one --upgrade-to names, no longer takes.
+func optionsRule(v *View) []Finding {
+	server, _ := minorOf(v.KubernetesVersion)
+	up := v.UpgradeMinor()
+	var out []Finding
+	for _, c := range releases.OptionChanges {
+		uses := v.optionUses(c)
+		var issues []nodeIssue
+		for _, u := range uses {
+			minor := u.minor
+			if minor == 0 {
+				minor = server
+			}
+			if i, ok := judgeOption(c, u, minor, up); ok {
+				issues = append(issues, i)
+			}
+		}
+		for _, f := range groupNodes(issues) {
+			f.Subject = c.Component + " on " + f.Subject
+			if strings.HasPrefix(issues[0].node, "ConfigMap ") {
+				f.Subject = c.Component + ": " + strings.TrimPrefix(f.Subject, c.Component+" on ")
+			}
+			out = append(out, f)
+		}
+	}
+	if v.KubeadmConfigUnread != "" && up >= kubeadmV1beta3Gone() {
+		out = append(out, Finding{Area: AreaOptions, Severity: Info, Subject: "kubeadm",
+			Message: v.KubeadmConfigUnread + ": the API version of its ClusterConfiguration is not checked",
+			Fix:     "kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' | head -1"})
+	}
+	return out
+}
+
+func kubeadmV1beta3Gone() int {
+	c, _ := releases.Change("kubeadm", "kubeadm.k8s.io/v1beta3")
+	return c.Minor
+}
+
+// judgeOption says what an option does at the component's minor and at the
+// upgrade's: an error once the change is in force at either; ahead of it a
+// warning the minor before and a fact before that, for the options whose
+// fix needs no migration (the in-tree provider's are the migration's).
+func judgeOption(c releases.OptionChange, u optionUse, minor, up int) (nodeIssue, bool) {
+	first := c.Minor
+	if first == 0 {
+		first = releaseMinor(c.Releases)
+	}
+	i := nodeIssue{node: u.where, Finding: Finding{Area: AreaOptions, Fix: c.Fix, Source: c.Source}}
+	at := fmt.Sprintf("%s at 1.%d", u.given, minor)
+	if minor == 0 {
+		at = u.given
+	}
+	switch {
+	case minor >= first:
+		i.Severity, i.Message = Error, at+": "+c.Says
+	case up >= first:
+		i.Severity = Error
+		i.Message = fmt.Sprintf("%s, upgrading to 1.%d: %s", at, up, c.Says)
+		i.Fix = fmt.Sprintf("%s, before the upgrade to 1.%d", c.Fix, up)
+	case strings.HasSuffix(c.Option, "=aws"):
+		return i, false
+	case minor == first-1:
+		i.Severity, i.Message, i.Fix = Warning, at+": "+c.Says, fmt.Sprintf("%s, before 1.%d", c.Fix, first)
+	default:
+		i.Severity, i.Message, i.Fix = Info, at+": "+c.Says, fmt.Sprintf("%s, before 1.%d", c.Fix, first)
+	}
+	return i, true
+}
+
+// releaseMinor is the minor of a distribution's first release with a
+// change that came with a minor's first release (v1.36.0+rke2r1); 0 when
+// it came with patch releases.
+func releaseMinor(rs []string) int {
+	if len(rs) != 1 {
+		return 0
+	}
+	m, _ := minorOf(rs[0])
+	return m
+}
+
+// cloudControllers are the names kube-controller-manager's --controllers
+// took for its cloud controllers up to 1.36.
+var cloudControllers = []string{"service", "route", "cloud-node-lifecycle", "service-lb-controller", "node-route-controller", "cloud-node-lifecycle-controller"}
+
+// optionUses finds the components given the option a change is about.
+func (v *View) optionUses(c releases.OptionChange) []optionUse {
+	var out []optionUse
+	switch c.Component + " " + c.Option {
+	case "kube-apiserver --cloud-provider":
+		for _, a := range v.controlPlaneProcesses(programAPIServer) {
+			if p, ok := a.flags["cloud-provider"]; ok {
+				out = append(out, optionUse{a.node, "--cloud-provider=" + p, a.minor})
+			} else if p, ok := a.flags["cloud-config"]; ok {
+				out = append(out, optionUse{a.node, "--cloud-config=" + p, a.minor})
+			}
+		}
+	case "kube-controller-manager --cloud-provider=aws":
+		for _, k := range v.controlPlaneProcesses(programKCM) {
+			if k.flags["cloud-provider"] == "aws" {
+				out = append(out, optionUse{k.node, "--cloud-provider=aws", k.minor})
+			}
+		}
+	case "kube-controller-manager --controllers=-cloud-node-lifecycle":
+		for _, k := range v.controlPlaneProcesses(programKCM) {
+			var named []string
+			for _, n := range strings.Split(k.flags["controllers"], ",") {
+				if slices.Contains(cloudControllers, strings.TrimPrefix(n, "-")) {
+					named = append(named, n)
+				}
+			}
+			if len(named) > 0 {
+				out = append(out, optionUse{k.node, "--controllers naming " + strings.Join(named, ","), k.minor})
+			}
+		}
+	case "kubelet --cloud-provider=aws", "kubelet --cloud-config":
+		flag, _, _ := strings.Cut(strings.TrimPrefix(c.Option, "--"), "=")
+		for _, n := range v.Snapshot.Nodes {
+			minor, _ := minorOf(n.Status.NodeInfo.KubeletVersion)
+			for _, a := range argValues(nodeArgs(&n), "kubelet-arg") {
+				k, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+				if k == flag && (flag != "cloud-provider" || val == "aws") {
+					out = append(out, optionUse{n.Name, "kubelet-arg " + strings.TrimLeft(a, "-"), minor})
+				}
+			}
+		}
+	case "kubeadm kubeadm.k8s.io/v1beta3":
+		if cm := v.KubeadmConfig; cm != nil {
+			var head struct {
+				APIVersion string `json:"apiVersion"`
+			}
+			if yaml.Unmarshal([]byte(cm.Data["ClusterConfiguration"]), &head) == nil && head.APIVersion == c.Option {
+				out = append(out, optionUse{"ConfigMap " + releases.KubeadmConfig, "ClusterConfiguration " + c.Option, 0})
+			}
+		}
+	case "rke2 disable-cloud-controller":
+		for _, n := range v.Snapshot.Nodes {
+			args := nodeArgs(&n)
+			if d, _ := nodeDistro(&n); d != string(renderer.DistroRKE2) || len(args) == 0 || args[0] != "server" {
+				continue
+			}
+			if len(argValues(args, "cloud-provider-name")) == 0 || slices.Contains(args, "--disable-cloud-controller") ||
+				slices.Contains(argValues(args, "disable-cloud-controller"), "true") {
+				continue
+			}
+			minor, _ := minorOf(n.Status.NodeInfo.KubeletVersion)
+			out = append(out, optionUse{n.Name, "cloud-provider-name without disable-cloud-controller", minor})
+		}
+	}
+	return out
+}
