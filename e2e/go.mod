@@ -11,9 +11,9 @@ require (
 	github.com/aws/smithy-go v1.28.9
 	github.com/google/go-containerregistry v0.22.1
 	github.com/k3s-io/helm-controller v0.17.9
-	k8s.io/api v0.37.0
-	k8s.io/apimachinery v0.37.0
-	k8s.io/client-go v0.37.0
+	k8s.io/api v0.37.2
+	k8s.io/apimachinery v0.37.2
+	k8s.io/client-go v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -54,7 +54,6 @@ require (
 	github.com/go-openapi/swag/stringutils v0.27.1 // indirect
 	github.com/go-openapi/swag/typeutils v0.27.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
-	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -94,7 +93,7 @@ replace github.com/aws-ccm-renderer/aws-ccm-renderer => ../
 // (e2e/tools/kube): without these lines the root module's requirements
 // would lift them to a later Kubernetes release than the API server's.
 replace (
-	k8s.io/api => k8s.io/api v0.34.10
-	k8s.io/apimachinery => k8s.io/apimachinery v0.34.10
-	k8s.io/client-go => k8s.io/client-go v0.34.10
+	k8s.io/api => k8s.io/api v0.37.2
+	k8s.io/apimachinery => k8s.io/apimachinery v0.37.2
+	k8s.io/client-go => k8s.io/client-go v0.37.2
 )

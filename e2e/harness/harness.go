@@ -45,7 +45,7 @@ type Binaries struct {
 // (tools.mk): where its binaries are found and what its controller manager
 // is started with.
 type Release struct {
-	// Minor is the release's minor version (34 for 1.34).
+	// Minor is the release's minor version (37 for 1.37).
 	Minor int
 	// suffix ends the variable and file names of its kube-apiserver and
 	// kube-controller-manager ($KUBE_APISERVER_126, bin/kube-apiserver-1.26);
@@ -59,7 +59,7 @@ type Release struct {
 var (
 	// Current is the release of the e2e module's client libraries and of
 	// the fake-cloud CCM (e2e/tools/kube).
-	Current = Release{Minor: 34, target: "tools-kube",
+	Current = Release{Minor: 37, target: "tools-kube",
 		kcmFlags: []string{"--concurrent-daemonset-syncs=5"}}
 	// Kube126 is the last release with the in-tree AWS provider, the
 	// control plane of the clusters that migrate (e2e/tools/kube126). Its
