@@ -144,9 +144,11 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		return nil, err
 	}
 	cp = &ControlPlane{Dir: dir}
+	// Each error return sets cp to nil: stop what this one started.
+	started := cp
 	defer func() {
 		if err != nil {
-			cp.Stop()
+			started.Stop()
 		}
 	}()
 	ports, err := freePorts(4)
@@ -221,6 +223,12 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string
 	if err := cp.start("kube-apiserver", path, append(audit,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// No endpoints of the kubernetes Service: nothing here reaches the
+		// API server through it, and from 1.37 the API server refuses to
+		// start when it would write a loopback address there ("cannot use
+		// public IP 127.0.0.1 with endpoint reconciler",
+		// pkg/controlplane/instance.go; 1.36.1 has no such check).
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(cp.Dir, "certs"),
 		"--token-auth-file="+tokens, "--client-ca-file="+caFile,
 		"--authorization-mode=Node,RBAC",
