@@ -26,7 +26,7 @@ PYTHON ?= python3
 # lmreader-1.<minor>.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE) HELMFILE=$(HELMFILE) \
 	LMREADERS=$(BIN)
-# The real-cluster tests (e2e/) also run the control plane (1.34, and 1.26
+# The real-cluster tests (e2e/) also run the control plane (1.37, and 1.26
 # for the leader migration), the fake-cloud CCM, the real AWS CCM, moto and
 # the Fleet CLI, Argo CD's CMP server with the repo server's client of it;
 # e2e/harness, e2e/awsccm, e2e/moto, e2e/fleet and e2e's Argo CD test read
@@ -34,7 +34,7 @@ TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE
 E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM) \
 	KUBE_APISERVER_126=$(KUBE_APISERVER_126) KUBE_CONTROLLER_MANAGER_126=$(KUBE_CONTROLLER_MANAGER_126) \
-	AWS_CCM=$(AWS_CCM) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) \
+	AWS_CCM=$(AWS_CCM) AWS_CCM_135=$(AWS_CCM_135) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) \
 	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT)
 
 .PHONY: releases-check all build test unit vet e2e moto-check stress bench bench-scale demo clean help helm-plugin overlays

@@ -17,8 +17,10 @@
 #                                                     provider's last release,
 #                                                     the same way
 #   e2e/tools/aws-ccm       bin/aws-cloud-controller-manager       the AWS CCM:
-#   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  the current
-#                                                     release, and the 1.26 one
+#   e2e/tools/aws-ccm-1.35  bin/aws-cloud-controller-manager-1.35  the current
+#   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  release
+#                                                     (1.37), the one before
+#                                                     it, and the 1.26 one
 #   e2e/tools/fleet      bin/fleet                    the Fleet CLI (apply, target,
 #                                                     deploy: the agent's Helm
 #                                                     deployer), its pkg/apis at
@@ -78,6 +80,7 @@ FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
 KUBE_APISERVER_126      := $(BIN)/kube-apiserver-1.26
 KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
 AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
+AWS_CCM_135             := $(BIN)/aws-cloud-controller-manager-1.35
 AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 FLEET                   := $(BIN)/fleet
 ARGOCD_CMP_SERVER       := $(BIN)/argocd-cmp-server
@@ -110,7 +113,7 @@ tools-kubectl: $(KUBECTL) ## build kubectl (bin/) of the control plane's release
 
 tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## build etcd and the 1.26 kube-apiserver and kube-controller-manager the leader migration runs on (bin/)
 
-tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release and 1.26 (bin/)
+tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_135) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release (1.37), 1.35 and 1.26 (bin/)
 
 tools-fleet: $(FLEET) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run
 
@@ -216,6 +219,10 @@ AWS_CCM_BUILD = v=$(call tool-version,k8s.io/cloud-provider-aws) && \
 
 $(AWS_CCM): $(TOOLS)/aws-ccm/go.mod $(TOOLS)/aws-ccm/go.sum $(TOOLS_MK)
 	cd $(TOOLS)/aws-ccm && $(AWS_CCM_BUILD)
+	@touch $@
+
+$(AWS_CCM_135): $(TOOLS)/aws-ccm-1.35/go.mod $(TOOLS)/aws-ccm-1.35/go.sum $(TOOLS_MK)
+	cd $(TOOLS)/aws-ccm-1.35 && $(AWS_CCM_BUILD)
 	@touch $@
 
 $(AWS_CCM_126): $(TOOLS)/aws-ccm-1.26/go.mod $(TOOLS)/aws-ccm-1.26/go.sum $(TOOLS_MK)

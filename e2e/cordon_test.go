@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -43,8 +44,13 @@ func cordon(t *testing.T, name string) {
 	})
 }
 
+// toleratesUnschedulable asks k8s.io/api's own rule (from v0.35 it takes a
+// logger and whether the comparison operators are enabled: they are not,
+// and the tolerations here use none).
 func toleratesUnschedulable(tols []corev1.Toleration) bool {
-	return slices.ContainsFunc(tols, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(&unschedulable) })
+	return slices.ContainsFunc(tols, func(tol corev1.Toleration) bool {
+		return tol.ToleratesTaint(klog.Background(), &unschedulable, false)
+	})
 }
 
 // TestCordonedControlPlane: cordoning the control-plane nodes does not keep

@@ -11,9 +11,10 @@ require (
 	github.com/aws/smithy-go v1.28.9
 	github.com/google/go-containerregistry v0.22.1
 	github.com/k3s-io/helm-controller v0.17.9
-	k8s.io/api v0.37.0
-	k8s.io/apimachinery v0.37.0
-	k8s.io/client-go v0.37.0
+	k8s.io/api v0.37.2
+	k8s.io/apimachinery v0.37.2
+	k8s.io/client-go v0.37.2
+	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -54,7 +55,6 @@ require (
 	github.com/go-openapi/swag/stringutils v0.27.1 // indirect
 	github.com/go-openapi/swag/typeutils v0.27.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
-	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -79,7 +79,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/apiextensions-apiserver v0.37.0 // indirect
 	k8s.io/component-helpers v0.37.0 // indirect
-	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/kustomize/api v0.21.2 // indirect
@@ -94,7 +93,7 @@ replace github.com/aws-ccm-renderer/aws-ccm-renderer => ../
 // (e2e/tools/kube): without these lines the root module's requirements
 // would lift them to a later Kubernetes release than the API server's.
 replace (
-	k8s.io/api => k8s.io/api v0.34.10
-	k8s.io/apimachinery => k8s.io/apimachinery v0.34.10
-	k8s.io/client-go => k8s.io/client-go v0.34.10
+	k8s.io/api => k8s.io/api v0.37.2
+	k8s.io/apimachinery => k8s.io/apimachinery v0.37.2
+	k8s.io/client-go => k8s.io/client-go v0.37.2
 )

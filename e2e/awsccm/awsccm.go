@@ -23,14 +23,15 @@ import (
 
 // Release is a build of the AWS CCM.
 type Release struct {
-	Name    string // 1.26, current
+	Name    string // 1.26, 1.35, current
 	Binary  string
 	Version string // as the binary reports it: v1.26.0
 }
 
-// Releases returns the AWS CCM builds the tests run, the 1.26 release first:
-// from $AWS_CCM_126 and $AWS_CCM, or from root/bin, building them with
-// `make tools-aws-ccm` when one is missing.
+// Releases returns the AWS CCM builds the tests run, oldest first (1.26,
+// 1.35, the current release): from $AWS_CCM_126, $AWS_CCM_135 and
+// $AWS_CCM, or from root/bin, building them with `make tools-aws-ccm` when
+// one is missing.
 func Releases(root string) ([]Release, error) {
 	env := func(name, file string) string {
 		if v := os.Getenv(name); v != "" {
@@ -40,6 +41,7 @@ func Releases(root string) ([]Release, error) {
 	}
 	rs := []Release{
 		{Name: "1.26", Binary: env("AWS_CCM_126", "aws-cloud-controller-manager-1.26")},
+		{Name: "1.35", Binary: env("AWS_CCM_135", "aws-cloud-controller-manager-1.35")},
 		{Name: "current", Binary: env("AWS_CCM", "aws-cloud-controller-manager")},
 	}
 	for _, r := range rs {
@@ -88,7 +90,7 @@ type CloudConfig struct {
 }
 
 // The [ServiceOverride] names each SDK matches: aws-sdk-go v1 releases
-// (1.26) the endpoint ID, aws-sdk-go v2 releases (1.35) the service ID
+// (1.26) the endpoint ID, aws-sdk-go v2 releases (1.35, 1.37) the service ID
 // (ELB and ELBv2 share the endpoint ID). A release ignores a name it does
 // not know and calls AWS itself, so the default config lists both.
 var (
@@ -176,7 +178,7 @@ func (t *Trap) Close() {
 }
 
 // Env is the CCM's environment for moto: the IAM user's access key, no
-// instance metadata (v1.35 probes it otherwise), no shared AWS config or
+// instance metadata (v1.35 and later probe it otherwise), no shared AWS config or
 // credentials of the machine, and every proxy variable at the trap, with
 // loopback (moto, the API server) reached directly.
 func Env(creds moto.Credentials, trap *Trap) []string {

@@ -151,8 +151,8 @@ func report(t *testing.T, r awsccm.Release, policyName string, initReqs, lbReqs 
 // TestRancherPolicy runs each CCM release as an IAM user with the
 // control-plane policy of the Rancher docs (seed 000), which lacks
 // ec2:DescribeAvailabilityZones: the 1.26 CCM never asks for it and works;
-// the current one asks for it to label a node with its zone ID, is refused,
-// and never initialises a node.
+// the later ones ask for it to label a node with its zone ID, are refused,
+// and never initialise a node.
 func TestRancherPolicy(t *testing.T) {
 	for _, r := range releases {
 		t.Run(r.Version, func(t *testing.T) {

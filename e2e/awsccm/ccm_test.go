@@ -312,7 +312,7 @@ func checkInitialised(t *testing.T, r awsccm.Release, n node) {
 			t.Errorf("%s %s: label %s=%q, want %q", n.distro, got.Name, k, got.Labels[k], v)
 		}
 	}
-	if r.Name == "current" && got.Labels["topology.k8s.aws/zone-id"] == "" {
+	if r.Name != "1.26" && got.Labels["topology.k8s.aws/zone-id"] == "" {
 		t.Errorf("%s %s: no topology.k8s.aws/zone-id label (labels %v)", n.distro, got.Name, got.Labels)
 	}
 	var want []string

@@ -70,13 +70,13 @@ func TestFailures(t *testing.T) {
 }
 
 // TestMigrationRBAC: in migrate mode check asks whether the in-tree
-// controller manager may use the migration lease. Kubernetes 1.34's
+// controller manager may use the migration lease. Kubernetes 1.37's
 // bootstrap Role grants it every lease in kube-system; with the 1.26 rules
 // restored it may not, until a Role and RoleBinding grant it.
 func TestMigrationRBAC(t *testing.T) {
 	ctx := context.Background()
 	state(t, "rke2")
-	// The test cluster (1.34) has no in-tree provider to migrate from: the
+	// The test cluster (1.37) has no in-tree provider to migrate from: the
 	// renderer renders migrate mode for it only when told to.
 	migrate := template(t, "--distro=rke2", "--mode=migrate", "--allow-version-skew")
 	// check asks the authorizer, which serves RBAC from informer caches:
@@ -97,7 +97,7 @@ func TestMigrationRBAC(t *testing.T) {
 	harness.WaitAccess(t, cp.Client, 30*time.Second, kcmLease(true, "get", "update", "create"))
 	r := check(t, migrate, "-f", "-")
 	if strings.Contains(r.out, "User system:kube-controller-manager: may not") {
-		t.Errorf("on 1.34 the controller manager may not use the lease:\n%s", r.out)
+		t.Errorf("on 1.37 the controller manager may not use the lease:\n%s", r.out)
 	}
 	// The 1.26 rules: the kube-system Role grants no leases.
 	roles := cp.Client.RbacV1().Roles("kube-system")

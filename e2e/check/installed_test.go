@@ -39,7 +39,7 @@ func TestInstalled(t *testing.T) {
 	ctx := context.Background()
 	state(t, "rke2")
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	flags := []string{"--distro=rke2", "--set", "image.tag=v1.34.0"}
+	flags := []string{"--distro=rke2", "--set", "image.tag=" + clusterCCMTag}
 	r := renderer(t, nil, nil, append([]string{"install", release, chart, "--namespace", "kube-system", "--kubeconfig", cp.Kubeconfig}, flags...)...)
 	if r.code != 0 {
 		t.Fatalf("install: exit %d\n%s", r.code, r.errOut)
@@ -441,7 +441,7 @@ func TestChartDefaults(t *testing.T) {
 		`ip-10-0-1-11.us-west-2.compute.internal: control plane (label node-role.kubernetes.io/control-plane="true"), but no CCM pod: nodeSelector node-role.kubernetes.io/control-plane="": the node has "true"`,
 		"4 nodes: ip-10-0-1-11.us-west-2.compute.internal, ip-10-0-1-12.us-west-2.compute.internal, ip-10-0-1-13.us-west-2.compute.internal and 1 more: uninitialised: tainted node.cloudprovider.kubernetes.io/uninitialized, no providerID",
 		"Lease kube-system/cloud-controller-manager: no CCM instance has taken its leader-election lease",
-		"CCM v1.35.0 is newer than the API server v1.34.10",
+		"CCM v1.35.0 is 2 minors older than the API server v1.37.2",
 		"not rendered by aws-ccm-renderer",
 	)
 	golden(t, "never-lands", "check.txt", r.out)

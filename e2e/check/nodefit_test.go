@@ -9,8 +9,8 @@ import (
 )
 
 // TestNodefitOnThisModule: this module builds internal/nodefit against the
-// control plane's k8s.io/api (v0.34), whose Toleration.ToleratesTaint has
-// the older signature; the same rules hold.
+// control plane's k8s.io/api (v0.37.2, this module's replace lines, not the
+// root module's v0.37.0); the same rules hold.
 func TestNodefitOnThisModule(t *testing.T) {
 	taints := []corev1.Taint{
 		{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule},

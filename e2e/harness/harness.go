@@ -45,7 +45,7 @@ type Binaries struct {
 // (tools.mk): where its binaries are found and what its controller manager
 // is started with.
 type Release struct {
-	// Minor is the release's minor version (34 for 1.34).
+	// Minor is the release's minor version (37 for 1.37).
 	Minor int
 	// suffix ends the variable and file names of its kube-apiserver and
 	// kube-controller-manager ($KUBE_APISERVER_126, bin/kube-apiserver-1.26);
@@ -59,7 +59,7 @@ type Release struct {
 var (
 	// Current is the release of the e2e module's client libraries and of
 	// the fake-cloud CCM (e2e/tools/kube).
-	Current = Release{Minor: 34, target: "tools-kube",
+	Current = Release{Minor: 37, target: "tools-kube",
 		kcmFlags: []string{"--concurrent-daemonset-syncs=5"}}
 	// Kube126 is the last release with the in-tree AWS provider, the
 	// control plane of the clusters that migrate (e2e/tools/kube126). Its
@@ -144,9 +144,11 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		return nil, err
 	}
 	cp = &ControlPlane{Dir: dir}
+	// Each error return sets cp to nil: stop what this one started.
+	started := cp
 	defer func() {
 		if err != nil {
-			cp.Stop()
+			started.Stop()
 		}
 	}()
 	ports, err := freePorts(4)
@@ -221,6 +223,12 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string
 	if err := cp.start("kube-apiserver", path, append(audit,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// No endpoints of the kubernetes Service: nothing here reaches the
+		// API server through it, and from 1.37 the API server refuses to
+		// start when it would write a loopback address there ("cannot use
+		// public IP 127.0.0.1 with endpoint reconciler",
+		// pkg/controlplane/instance.go; 1.36.1 has no such check).
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(cp.Dir, "certs"),
 		"--token-auth-file="+tokens, "--client-ca-file="+caFile,
 		"--authorization-mode=Node,RBAC",
