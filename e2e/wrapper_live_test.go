@@ -268,7 +268,7 @@ func TestWrapperHelmParity(t *testing.T) {
 	}
 	// A server-side dry run of the upgrade: no new revision. (Migrate
 	// mode takes a CCM of the cluster's minor, and on the test cluster,
-	// 1.34, which has no in-tree provider, --allow-version-skew.)
+	// 1.37, which has no in-tree provider, --allow-version-skew.)
 	cluster := set + ",image.tag=v" + clusterMinor(t) + ".0"
 	before := revisions()
 	if out, errOut, err := rendererCmd(t, "upgrade", release, chart, "--namespace", ns, "--set", cluster, "--distro=rke", "--mode=migrate", "--allow-version-skew", "--dry-run=server"); err != nil || !strings.Contains(out, "--enable-leader-migration=true") {
@@ -344,7 +344,7 @@ func TestWrapperHelmParity(t *testing.T) {
 	out, errOut, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke", "--mode=install", "--deployed", "--detailed-exitcode")
 	if testtools.ExitCode(err) != exitChanges || !strings.Contains(out, "; 1 differs in the cluster from the release (release "+release+" revision ") ||
 		!strings.Contains(out, ", the deployed one; revision ") || !strings.Contains(out, "Summary: 0 changed,") ||
-		!strings.Contains(out, "-           image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\n+           image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.34.0\n") {
+		!strings.Contains(out, "-           image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\n+           image: registry.k8s.io/provider-aws/cloud-controller-manager:v"+clusterMinor(t)+".0\n") {
 		t.Errorf("diff after a failed upgrade: exit %d, %s\n%s", testtools.ExitCode(err), errOut, out)
 	}
 	_ = os.Remove(two)

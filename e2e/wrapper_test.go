@@ -34,7 +34,7 @@ const (
 	exitChanges = 2 // diff --detailed-exitcode (--exit-code)
 )
 
-// clusterMinor is the test cluster's Kubernetes minor, "1.34".
+// clusterMinor is the test cluster's Kubernetes minor, "1.37".
 func clusterMinor(t *testing.T) string {
 	t.Helper()
 	v, err := cp.Client.Discovery().ServerVersion()
@@ -115,7 +115,7 @@ func TestWrapperInstallUpgrade(t *testing.T) {
 		t.Errorf("diff --deployed with the same options: %v, %q, %s", err, out, errOut)
 	}
 	// Migrate mode would change the args and add the ConfigMap. (The test
-	// cluster, 1.34, has no in-tree provider to migrate from: the renderer
+	// cluster, 1.37, has no in-tree provider to migrate from: the renderer
 	// renders migrate mode for it only when told to.)
 	out, _, err = rendererCmd(t, "diff", release, chart, "--namespace", ns, "--set", set, "--distro=rke2", "--mode=migrate", "--allow-version-skew", "--deployed", "--detailed-exitcode")
 	if testtools.ExitCode(err) != exitChanges || !strings.Contains(out, "\n+             - --enable-leader-migration=true\n") ||
@@ -213,7 +213,7 @@ func TestWrapperChartInstall(t *testing.T) {
 		t.Parallel()
 		release := "wrapchart-migrate"
 		ns := namespace(t, release)
-		// The test cluster (1.34) has no in-tree provider to migrate from:
+		// The test cluster (1.37) has no in-tree provider to migrate from:
 		// the chart installs migrate mode on it only when told to.
 		set := values(release, ns) + ",aws-cloud-controller-manager.extraVolumes[0].name=aws-ccm-leader-migration" +
 			",aws-cloud-controller-manager.extraVolumes[0].configMap.name=" + release + "-leader-migration,allowVersionSkew=true"
@@ -346,7 +346,7 @@ func TestWrapperUpgradeKeepsOptions(t *testing.T) {
 	release := "wrap-keep"
 	ns := namespace(t, release)
 	set := releaseSet(t, release, ns)
-	// The test cluster (1.34) has no in-tree provider to migrate from: the
+	// The test cluster (1.37) has no in-tree provider to migrate from: the
 	// renderer renders migrate mode for it only with --allow-version-skew,
 	// which a release does not record, and warns; run leaves the warning out
 	// of what it returns.
@@ -438,7 +438,7 @@ func TestWrapperKubeVersionFromCluster(t *testing.T) {
 		t.Fatalf("the chart's CCM %q must not be of the cluster's minor %s for this test", ccm, minor)
 	}
 	// migrate on the cluster, whose version comes from discovery: it has
-	// no in-tree provider to migrate from (1.34); refused before anything
+	// no in-tree provider to migrate from (1.37); refused before anything
 	// is created.
 	out, errOut, err := rendererCmd(t, "install", release, chart, "--namespace", ns, "--set", base, "--distro=rke", "--mode=migrate")
 	if testtools.ExitCode(err) != exitInput || out != "" || strings.Count(errOut, "\n") != 1 ||
