@@ -94,6 +94,7 @@ func plainNode(t *testing.T, name string, providerID string) *corev1.Node {
 func replayToday(t *testing.T, r awsccm.Release) {
 	ctx := context.Background()
 	kube := fmt.Sprintf("v1.%d.0", r.Minor())
+	renders(t)
 
 	// new: the nodes of a cluster created on the external provider.
 	ns := registerHealthy(t)
