@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	checkpkg "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	rel "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -107,9 +108,26 @@ func replayToday(t *testing.T, r awsccm.Release) {
 		t.Fatal(err)
 	}
 
+	stream := streamOf(t, r)
+	installWorkload(t, stream)
 	c := startCal(t, r, policy(t, prerequisites(r)))
 	c.waitNodes(t, ns)
 	t.Logf("new: the CCM %s initialised the %d nodes registered tainted", r.Version, len(ns))
+
+	// Calibration: what check says of the two nodes the CCM leaves alone,
+	// against what the CCM then does with them (below).
+	out, _ := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
+	bad := findings(out, "✗", checkpkg.AreaNode, builtin.Name, "rke2://")
+	if len(bad) != 1 || !strings.Contains(bad[0], "Invalid format for AWS instance") {
+		t.Errorf("check: want one ✗ node line naming %s's rke2:// providerID and the CCM's refusal:\n%s", builtin.Name, out)
+	}
+	if !strings.Contains(out, "kubectl taint node "+none.Name+" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule") {
+		t.Errorf("check: no fix that taints %s, the node without providerID or taint:\n%s", none.Name, out)
+	}
+	if hint := findings(out, "·", checkpkg.AreaPlan, "builtin"); len(hint) != 1 {
+		t.Errorf("check: want one plan hint toward --from=builtin:\n%s", out)
+	}
+	t.Logf("calibration, CCM %s: check says %q; the CCM: below", r.Version, bad)
 
 	// The CCM has synced its nodes: the untainted ones are as they were.
 	if got := getNode(t, none.Name); got.Spec.ProviderID != "" {
