@@ -78,20 +78,33 @@ func kubeadmArgs(minor int, kv ...string) any {
 // kubeadmConfig is the kubeadm configuration file of a new cluster: the
 // kubelets and the controller manager on the external provider, nothing
 // for the API server (it has no --cloud-provider from 1.33).
-func kubeadmConfig(minor int, kubeVersion string) string {
+func kubeadmConfig(minor int, kubeVersion string, joinOnly bool) string {
 	api := kubeadmAPI(minor)
 	kubelet := kubeadmArgs(minor, "cloud-provider", "external")
 	type nodeReg struct {
 		Name             string `yaml:"name"`
 		KubeletExtraArgs any    `yaml:"kubeletExtraArgs"`
 	}
-	init := map[string]any{"apiVersion": api, "kind": "InitConfiguration",
-		"nodeRegistration": nodeReg{Name: "ip-10-0-1-10.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
-	cluster := map[string]any{"apiVersion": api, "kind": "ClusterConfiguration", "kubernetesVersion": kubeVersion,
-		"controllerManager": map[string]any{"extraArgs": kubeadmArgs(minor, "cloud-provider", "external")}}
-	join := map[string]any{"apiVersion": api, "kind": "JoinConfiguration",
-		"nodeRegistration": nodeReg{Name: "ip-10-0-1-11.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
-	return mustYAML(init) + "---\n" + mustYAML(cluster) + "---\n" + mustYAML(join)
+	type component struct {
+		ExtraArgs any `yaml:"extraArgs"`
+	}
+	type doc struct {
+		APIVersion        string     `yaml:"apiVersion"`
+		Kind              string     `yaml:"kind"`
+		KubernetesVersion string     `yaml:"kubernetesVersion,omitempty"`
+		NodeRegistration  *nodeReg   `yaml:"nodeRegistration,omitempty"`
+		ControllerManager *component `yaml:"controllerManager,omitempty"`
+	}
+	init := doc{APIVersion: api, Kind: "InitConfiguration",
+		NodeRegistration: &nodeReg{Name: "ip-10-0-1-10.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
+	cluster := doc{APIVersion: api, Kind: "ClusterConfiguration", KubernetesVersion: kubeVersion,
+		ControllerManager: &component{ExtraArgs: kubeadmArgs(minor, "cloud-provider", "external")}}
+	join := doc{APIVersion: api, Kind: "JoinConfiguration",
+		NodeRegistration: &nodeReg{Name: "ip-10-0-1-11.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
+	if joinOnly {
+		return mustYAML(join)
+	}
+	return mustYAML(init) + "---\n" + mustYAML(cluster)
 }
 
 // rke2Metadata says whether every RKE2 release of the minor's line has
@@ -214,8 +227,13 @@ func (b *builder) clusterConfig() ([]Snippet, []string) {
 			"The kubelet's cloud-provider=external makes each node register with the uninitialized taint, which the CCM removes once it has set the node's provider ID, addresses and zone. The controller manager's is harmless from 1.31, where it runs no cloud controllers whatever the flag says.",
 			"Nothing for the API server: it has no --cloud-provider from 1.33 and exits on it (" + apiServerCP.Source + ").",
 		}
-		return []Snippet{{File: "kubeadm-config.yaml (kubeadm init --config; kubeadm join --config with the JoinConfiguration)", Language: "yaml",
-			Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor))}}, notes
+		return []Snippet{
+			{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
+				Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor), false)},
+			{File: "kubeadm-join.yaml (kubeadm join --config kubeadm-join.yaml, one per node)", Language: "yaml",
+				Content: kubeadmConfig(r.minor, "", true),
+				Note:    "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"},
+		}, notes
 	}
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
 			Note: fmt.Sprintf("rke %s runs Kubernetes 1.%d; external-aws exists from rke v1.4.15 and v1.5.0", releases.RKELines[r.minor], r.minor)}},

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -196,7 +198,12 @@ func (b *builder) verifyAll() Step {
 func (b *builder) externalKubelets(extraWhy string) Step {
 	r := b.r
 	snippets, notes := b.clusterConfig()
-	notes = append(notes, b.versionNotes()...)
+	for _, n := range b.versionNotes() {
+		// A change the distribution's notes already cite once.
+		if !slices.ContainsFunc(notes, func(x string) bool { return strings.Contains(n, x[strings.LastIndex(x, "(")+1:]) }) {
+			notes = append(notes, n)
+		}
+	}
 	var cmds []Command
 	var rollback []Command
 	switch r.Distro {
@@ -214,7 +221,8 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 		snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
 			Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
 			Note:    "On every node: add the flag to the flags kubeadm wrote (keep the others); the ConfigMap kube-system/kubeadm-config and the JoinConfiguration of new nodes get it as in the configuration of a new cluster below"},
-			Snippet{File: "kubeadm-config.yaml (new clusters and new nodes)", Language: "yaml", Content: kubeadmConfig(r.minor, r.KubeVersion)})
+			Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(r.minor, "", true),
+				Note: "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"})
 		restart := script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
 		cmds = append(cmds, mainCmd(restart))
 		rollback = append(rollback, restart)
@@ -234,7 +242,7 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 		Checks: []Check{{
 			Description: "The kubelets' flags",
 			Command:     b.checkRenderedWith(renderer.ModeInstall, nil),
-			Expect:      "No ✗ in the in-tree area (flags a component of this version no longer takes). " + expectFix,
+			Expect:      "No ✗ in the options area (options a component of this version no longer takes). " + expectFix,
 		}},
 		Rollback: Rollback{Description: "Restore the configuration and restart again.", Commands: rollback},
 	}
