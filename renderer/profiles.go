@@ -62,7 +62,7 @@ type Profile struct {
 	// in-tree cloud providers (K3s: the providerless build tag, k3s-io/k3s
 	// scripts/build), so there is no in-tree controller manager to hand
 	// over from and no migrate mode; its move to the AWS CCM is a switch
-	// (SPEC §6; aws-ccm-renderer plan --distro k3s).
+	// (aws-ccm-renderer plan --distro k3s).
 	NoInTreeProvider bool
 }
 

@@ -8,10 +8,12 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
-// What the renderer must know about versions, from the Kubernetes sources
-// (SPEC §6): the LeaderMigrationConfiguration API a CCM reads depends on the
-// Kubernetes libraries it is built with, and a CCM must not be newer than
-// the cluster it runs in.
+// What the renderer must know about versions, from the Kubernetes sources:
+// the LeaderMigrationConfiguration API a CCM reads depends on the
+// Kubernetes libraries it is built with (k8s.io/controller-manager, see
+// MigrationAPI), and a CCM must not be newer than the cluster it runs in
+// (the version skew policy, kubernetes/website
+// content/en/releases/version-skew-policy.md).
 
 // LeaderMigrationFeatureGate is the feature gate leader migration needs in
 // a 1.21 controller manager, where it is alpha.

@@ -22,7 +22,14 @@ const (
 	DistroMixed   = "mixed"
 )
 
-// Node facts the distributions leave (SPEC §6).
+// Node facts the distributions leave: kubeadm's CRI socket annotation
+// (kubernetes/kubernetes cmd/kubeadm/app/constants/constants.go at
+// v1.26.15), the node-args annotation RKE2 and K3s record (k3s-io/k3s
+// pkg/nodeconfig/nodeconfig.go, version.Program + ".io/node-args"), the
+// kubelet's provided-node-ip annotation (kubernetes/kubernetes
+// staging/src/k8s.io/cloud-provider/api/well_known_annotations.go at
+// v1.26.15) and the region labels (staging/src/k8s.io/api/core/v1/
+// well_known_labels.go at v1.26.15).
 const (
 	annotationKubeadmCRISocket = "kubeadm.alpha.kubernetes.io/cri-socket"
 	annotationRKE2NodeArgs     = "rke2.io/node-args"

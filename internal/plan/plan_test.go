@@ -343,7 +343,7 @@ func TestFacts(t *testing.T) {
 			}
 			text := string(all)
 			for _, c := range allCommands(p) {
-				// Cordoning keeps no daemon pod off a node (SPEC §6).
+				// Cordoning keeps no daemon pod off a node (measured by e2e/cordon_test.go).
 				if strings.Contains(c.Shell, "cordon") && !strings.Contains(c.Shell, "uncordon") {
 					t.Errorf("a command cordons nodes: %s", c.Shell)
 				}
@@ -599,7 +599,8 @@ func TestSnippets(t *testing.T) {
 									t.Errorf("%s: the controller manager's config names lease %v, the plan %s", s.ID, m["leaderName"], p.LeaderMigration.Name)
 								}
 								// v1beta1 needs resourceLock (no default, validation
-								// requires it); v1 has no such field (SPEC §7).
+								// requires it); v1 has no such field (k8s.io/controller-manager
+								// v0.22–v0.24, config/v1beta1 and v1 types).
 								_, lock := m["resourceLock"]
 								switch m["apiVersion"] {
 								case "controllermanager.config.k8s.io/v1":

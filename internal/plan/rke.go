@@ -15,7 +15,7 @@ const kcmConfigPath = "/etc/kubernetes/kcm-leader-migration.yaml"
 // default names them, under the plan's lease. v1beta1 (1.22, 1.23) has a
 // resourceLock field without a default that validation requires; v1 (1.24
 // and later) has none (k8s.io/controller-manager v0.22–v0.24,
-// config/v1beta1 and v1 types; SPEC §7).
+// config/v1beta1 and v1 types).
 func (b *builder) kcmLMConfig() string {
 	api := "controllermanager.config.k8s.io/v1"
 	if b.r.minor < 24 {
