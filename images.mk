@@ -18,8 +18,8 @@ IMAGE_BINARIES  := $(foreach a,$(IMAGE_ARCHES),$(IMAGES_BIN)/linux_$(a)/aws-ccm-
 # The files that name the images by digest, which pin-images rewrites.
 IMAGE_EXAMPLES  := examples/argocd/repo-server-patch.yaml examples/krm/container/aws-ccm.yaml
 IMAGE_SOURCE    ?= https://github.com/aws-ccm-renderer/aws-ccm-renderer
-# The licence label: an SPDX expression (NOASSERTION until the repository has a licence).
-IMAGE_LICENSES  ?= NOASSERTION
+# The licence label: an SPDX expression, the repository's licence (LICENSE).
+IMAGE_LICENSES  ?= Apache-2.0
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 REVISION        ?= $(shell git rev-parse HEAD 2>/dev/null)
 REGISTRY        ?=

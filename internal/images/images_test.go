@@ -47,7 +47,7 @@ func digest(t *testing.T, img Image, bins string, m Meta) v1.Hash {
 // or commit time gives another; written as a layout and read back, the
 // index is the same.
 func TestBuildReproducible(t *testing.T) {
-	m := Meta{Version: "v1.2.3", Revision: strings.Repeat("a", 40), Source: "https://example.com/x", Licenses: "NOASSERTION", Created: time.Unix(1700000000, 0)}
+	m := Meta{Version: "v1.2.3", Revision: strings.Repeat("a", 40), Source: "https://example.com/x", Licenses: "Apache-2.0", Created: time.Unix(1700000000, 0)}
 	img := ArgoCDCMP([]byte("kind: ConfigManagementPlugin\n"))
 	first := digest(t, img, programsDir(t, "one"), m)
 	if again := digest(t, img, programsDir(t, "one"), m); again != first {
