@@ -69,7 +69,7 @@ func TestInTree(t *testing.T) {
 		"--set-arg=configure-cloud-routes=true --set-arg=cluster-cidr=10.244.0.0/16",
 		"· options       kube-apiserver on "+cpNode+": --cloud-provider=aws at 1.26: kube-apiserver has no --cloud-provider or --cloud-config from 1.33",
 		"· plan          kube-controller-manager on "+cpNode+" runs the in-tree AWS provider (--cloud-provider=aws): the plan to move it to the AWS CCM starts from in-tree",
-		"→ aws-ccm-renderer plan --from=in-tree --distro=kubeadm --kube-version=v1.34.10",
+		"→ aws-ccm-renderer plan --from=in-tree --distro=kubeadm --kube-version=v1.26",
 	)
 	golden(t, "in-tree", "check.txt", r.out)
 

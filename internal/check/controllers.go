@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -197,8 +198,16 @@ func (v *View) planFrom() (from, why string) {
 	if len(v.Snapshot.Nodes) == 0 {
 		return "new", "no node has joined"
 	}
+	server, _ := minorOf(v.KubernetesVersion)
 	var intree []string
 	for _, k := range v.controlPlaneProcesses(programKCM) {
+		// From 1.27 the controller manager refuses the flag (the options
+		// rule says so): there is nothing to migrate from. Its own image
+		// tells its version (mid-upgrade they differ), else the API
+		// server's.
+		if m := cmp.Or(k.minor, server); m > releases.LastInTreeMinor {
+			continue
+		}
 		if k.flags["cloud-provider"] == "aws" {
 			intree = append(intree, k.node)
 		}
@@ -219,12 +228,19 @@ func (v *View) planFrom() (from, why string) {
 		return "builtin", DisplayName(rs[0].dc.Distro) + "'s own cloud controller runs"
 	}
 	installed := v.Workload != nil && v.Workload.Installed
-	server, _ := minorOf(v.KubernetesVersion)
+	waiting := 0
+	for _, n := range v.Snapshot.Nodes {
+		if n.Spec.ProviderID == "" && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == releases.UninitializedTaint }) {
+			waiting++
+		}
+	}
 	switch {
 	case installed:
 		return "", ""
 	case schemes["aws"] > 0 && server <= releases.LastInTreeMinor:
 		return "in-tree", fmt.Sprintf("%d of %d nodes have aws:// providerIDs and no AWS CCM runs, at 1.%d: the in-tree provider's", schemes["aws"], len(v.Snapshot.Nodes), server)
+	case waiting == len(v.Snapshot.Nodes) && server > releases.LastInTreeMinor:
+		return "new", fmt.Sprintf("every node (%d) waits for the CCM, tainted uninitialized without providerID: the kubelets are on the external provider (the plan's during.install-ccm is next)", waiting)
 	case schemes[""] == len(v.Snapshot.Nodes):
 		return "none", fmt.Sprintf("no cloud provider: none of the %d nodes has a providerID, and no AWS CCM runs", len(v.Snapshot.Nodes))
 	}
@@ -243,6 +259,16 @@ func planRule(v *View) []Finding {
 		distro = "DISTRO"
 	}
 	kv, _, _ := strings.Cut(v.KubernetesVersion, "+")
+	if server, _ := minorOf(kv); from == "in-tree" && server > releases.LastInTreeMinor {
+		// The in-tree controller managers are older than the API server
+		// that answered: the plan is for their minor.
+		kv = fmt.Sprintf("v1.%d", releases.LastInTreeMinor)
+		for _, k := range v.controlPlaneProcesses(programKCM) {
+			if k.minor > 0 && k.minor <= releases.LastInTreeMinor {
+				kv = fmt.Sprintf("v1.%d", k.minor)
+			}
+		}
+	}
 	return []Finding{{Area: AreaPlan, Severity: Info, Message: why + ": the plan to move it to the AWS CCM starts from " + from,
 		Fix: fmt.Sprintf("aws-ccm-renderer plan --from=%s --distro=%s --kube-version=%s", from, distro, orPlaceholder(kv, "VERSION"))}}
 }
