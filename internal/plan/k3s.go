@@ -150,10 +150,6 @@ kubelet-arg:
 		},
 	}
 
-	drain := script(KindKubectl, atWorkstation, "Agents, one at a time (NODE: its name): move its pods away and delete the Node object", `
-kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
-kubectl delete node "$NODE"`)
-	drain.Main = true
 	reregister := Step{
 		ID:    "reregister-nodes",
 		Title: "Register every node again, so that the CCM gives it an AWS provider ID",
@@ -164,13 +160,9 @@ kubectl delete node "$NODE"`)
 			"Agents: drain, delete the Node, restart k3s-agent on the node (with node-name or the provider-id kubelet-arg of before.node-identity in its config.yaml).",
 			"Servers: do not delete a server's Node: K3s removes a server's etcd member when its Node is deleted (k3s pkg/etcd). Replace servers one at a time by new instances that join with the configuration of during.disable-k3s-ccm and their own identity, and remove the old servers as K3s documents.",
 		},
-		Commands: []Command{drain, script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent")},
+		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent")},
 		Checks: []Check{
-			{
-				Description: "The node's provider ID",
-				Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{"\n"}'`)),
-				Expect:      "aws:///<zone>/<instance-id>, within seconds of the registration.",
-			},
+			providerIDCheck(),
 			{
 				Description: "The CCM against the cluster, after the last node",
 				Command:     b.checkRelease(),

@@ -178,6 +178,34 @@ func (b *builder) installNew() Step {
 	}
 }
 
+// installSwitch installs the CCM on a running cluster: a preview, the
+// install, more ways to do it; its gate expects what the switch leaves.
+func (b *builder) installSwitch(expect string, more ...Command) Step {
+	s := b.installNew()
+	s.Commands = append([]Command{b.diff(render{mode: renderer.ModeInstall}), b.ccmUpgrade("Install the CCM", render{mode: renderer.ModeInstall})}, more...)
+	s.Checks = []Check{{Description: "The CCM against the cluster", Command: b.checkRelease(), Expect: expect}}
+	return s
+}
+
+// drainDelete moves an agent's pods away and deletes its Node, so that its
+// kubelet registers it anew.
+func drainDelete() Command {
+	c := script(KindKubectl, atWorkstation, "Agents, one at a time (NODE: its name): move its pods away and delete the Node object", `
+kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
+kubectl delete node "$NODE"`)
+	c.Main = true
+	return c
+}
+
+// providerIDCheck reads a node's providerID after it registered again.
+func providerIDCheck() Check {
+	return Check{
+		Description: "The node's provider ID",
+		Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{"\n"}'`)),
+		Expect:      "aws:///<zone>/<instance-id>, within seconds of the registration.",
+	}
+}
+
 // verifyAll is the last gate of the plans that end with the CCM alone.
 func (b *builder) verifyAll() Step {
 	return Step{
@@ -294,15 +322,9 @@ func noProviderPlan(b *builder) distroPlan {
 		},
 		Rollback: Rollback{Description: "A provider ID stays once set; nothing in a cluster without a cloud provider reads it. Remove the taint of a node the CCM did not initialise."},
 	}
-	install := b.installNew()
-	install.Commands = []Command{b.diff(render{mode: renderer.ModeInstall}), b.ccmUpgrade("Install the CCM", render{mode: renderer.ModeInstall}),
-		b.ccmUpgrade("Or, while something else answers the LoadBalancer Services: the CCM with its service controller off", holdServices)}
-	install.Commands[2].Main = false
-	install.Checks = []Check{{
-		Description: "The CCM against the cluster",
-		Command:     b.checkRelease(),
-		Expect:      "A CCM pod ready on every control-plane node, its lease held. The nodes without a provider ID are listed until during.initialise-nodes. " + expectFix,
-	}}
+	hold := b.ccmUpgrade("Or, while something else answers the LoadBalancer Services: the CCM with its service controller off", holdServices)
+	hold.Main = false
+	install := b.installSwitch("A CCM pod ready on every control-plane node, its lease held. The nodes without a provider ID are listed until during.initialise-nodes. "+expectFix, hold)
 	return distroPlan{
 		title:    fmt.Sprintf("%s at Kubernetes %s without a cloud provider, onto the AWS CCM", name, r.KubeVersion),
 		strategy: Switch,
@@ -326,10 +348,6 @@ func noProviderPlan(b *builder) distroPlan {
 
 func rke2BuiltinPlan(b *builder) distroPlan {
 	r := b.r
-	drain := script(KindKubectl, atWorkstation, "Agents, one at a time (NODE: its name): move its pods away and delete the Node object", `
-kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
-kubectl delete node "$NODE"`)
-	drain.Main = true
 	reregister := Step{
 		ID:    "reregister-nodes",
 		Title: "Register every node again, so that the CCM gives it an AWS provider ID",
@@ -342,24 +360,11 @@ kubectl delete node "$NODE"`)
 			"Agents: drain, delete the Node, restart rke2-agent on the node.",
 			"Servers: do not delete a server's Node: RKE2 removes a server's etcd member when its Node is deleted. Replace servers one at a time by new machines that join with the configuration of during.external-provider, and remove the old ones as RKE2 documents (on Rancher: scale the control-plane pool up, then down).",
 		},
-		Commands: []Command{drain, script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart rke2-agent")},
-		Checks: []Check{
-			{
-				Description: "The node's provider ID",
-				Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{"\n"}'`)),
-				Expect:      "aws:///<zone>/<instance-id>, within seconds of the registration.",
-			},
-			b.nodesInitialised(),
-		},
+		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart rke2-agent")},
+		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
 		Rollback: Rollback{Description: "Nothing per node: a node registered again keeps its aws:/// provider ID."},
 	}
-	install := b.installNew()
-	install.Commands = []Command{b.diff(render{mode: renderer.ModeInstall}), b.ccmUpgrade("Install the CCM", render{mode: renderer.ModeInstall})}
-	install.Checks = []Check{{
-		Description: "The CCM against the cluster",
-		Command:     b.checkRelease(),
-		Expect:      "A CCM pod ready on every server, its lease held. Exit 1 with one ✗ naming the nodes still on rke2:// provider IDs (and how many) is expected until during.reregister-nodes; any other ✗ is fixed first.",
-	}}
+	install := b.installSwitch("A CCM pod ready on every server, its lease held. Exit 1 with one ✗ naming the nodes still on rke2:// provider IDs (and how many) is expected until during.reregister-nodes; any other ✗ is fixed first.")
 	return distroPlan{
 		title:    fmt.Sprintf("RKE2 at Kubernetes %s on its own cloud controller, onto the AWS CCM", r.KubeVersion),
 		strategy: Switch,
