@@ -50,6 +50,9 @@ type Toleration struct {
 // Profile is what the renderer writes for one distribution.
 type Profile struct {
 	Distro Distro
+	// Name is the distribution as its makers write it (RKE1, RKE2, K3s,
+	// kubeadm), for people.
+	Name string
 	// NodeSelector places the pod on the distribution's control-plane
 	// nodes. Empty for auto, which writes AffinityLabels instead.
 	NodeSelector map[string]string
@@ -88,6 +91,7 @@ var (
 var profiles = map[Distro]Profile{
 	DistroAuto: {
 		Distro:         DistroAuto,
+		Name:           "auto",
 		AffinityLabels: []string{LabelControlPlane, LabelRKE1ControlPlane, LabelMaster},
 		Tolerations: []Toleration{tolUninitialized,
 			exists(LabelControlPlane, "NoSchedule"), exists(LabelRKE1ControlPlane, "NoSchedule"),
@@ -95,26 +99,39 @@ var profiles = map[Distro]Profile{
 	},
 	DistroRKE: {
 		Distro:       DistroRKE,
+		Name:         "RKE1",
 		NodeSelector: map[string]string{LabelRKE1ControlPlane: "true"},
 		Tolerations:  []Toleration{tolUninitialized, exists(LabelRKE1ControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 	},
 	DistroRKE2: {
 		Distro:       DistroRKE2,
+		Name:         "RKE2",
 		NodeSelector: map[string]string{LabelControlPlane: "true"},
 		Tolerations:  []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 	},
 	DistroK3s: {
 		Distro:           DistroK3s,
+		Name:             "K3s",
 		NodeSelector:     map[string]string{LabelControlPlane: "true"},
 		Tolerations:      []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 		NoInTreeProvider: true,
 	},
 	DistroKubeadm: {
 		Distro:       DistroKubeadm,
+		Name:         "kubeadm",
 		NodeSelector: map[string]string{LabelControlPlane: ""},
 		Tolerations: []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"),
 			exists(LabelMaster, "NoSchedule"), tolCritical},
 	},
+}
+
+// DisplayName writes a distribution as its makers do (Profile.Name); a
+// name that is no distribution, as it is.
+func DisplayName(d Distro) string {
+	if p, ok := profiles[d]; ok {
+		return p.Name
+	}
+	return string(d)
 }
 
 // ProfileFor returns the profile of a distribution.

@@ -205,14 +205,4 @@ func externalFix(distro string) string {
 }
 
 // DisplayName writes a distribution as its makers do.
-func DisplayName(distro string) string {
-	switch distro {
-	case string(renderer.DistroRKE):
-		return "RKE1"
-	case string(renderer.DistroRKE2):
-		return "RKE2"
-	case string(renderer.DistroK3s):
-		return "K3s"
-	}
-	return distro
-}
+func DisplayName(distro string) string { return renderer.DisplayName(renderer.Distro(distro)) }

@@ -312,7 +312,7 @@ func (r *resolved) resolveFrom() error {
 			return usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
 		}
 	case FromBuiltin:
-		if o.Distro != renderer.DistroRKE2 && o.Distro != renderer.DistroK3s {
+		if _, ok := releases.ControllerOf(string(o.Distro)); !ok {
 			return usagef("--from=builtin: %s has no cloud controller of its own; its cluster comes from the in-tree provider (1.26 or older), none, or is new", o.Distro)
 		}
 		fallthrough
@@ -329,11 +329,8 @@ func (r *resolved) resolveFrom() error {
 
 // builtinOf names a distribution's own cloud controller, for --from.
 func builtinOf(d renderer.Distro) string {
-	switch d {
-	case renderer.DistroRKE2:
-		return "RKE2's own cloud controller, nodes on rke2:// provider IDs"
-	case renderer.DistroK3s:
-		return "K3s's own cloud controller, nodes on k3s:// provider IDs"
+	if c, ok := releases.ControllerOf(string(d)); ok {
+		return fmt.Sprintf("%s's own cloud controller, nodes on %s:// provider IDs", renderer.DisplayName(d), c.Scheme)
 	}
 	return "RKE2 and K3s only"
 }

@@ -13,25 +13,12 @@ import (
 // (--from=new), one without a cloud provider (--from=none), and RKE2 on its
 // own cloud controller (--from=builtin; K3s's is k3sPlan).
 
-// distroName is the distribution as people name it.
-func distroName(d renderer.Distro) string {
-	switch d {
-	case renderer.DistroRKE:
-		return "RKE1"
-	case renderer.DistroRKE2:
-		return "RKE2"
-	case renderer.DistroK3s:
-		return "K3s"
-	}
-	return "kubeadm"
-}
-
 // neverCalledAWS names the cluster that never called AWS, for the IAM step.
 func (b *builder) neverCalledAWS() string {
 	if b.r.From == FromNew {
 		return "A new cluster"
 	}
-	return distroName(b.r.Distro)
+	return renderer.DisplayName(b.r.Distro)
 }
 
 // byHand drops a step's first check, check against the live cluster, for
@@ -86,7 +73,7 @@ kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.prov
 
 func newClusterPlan(b *builder) distroPlan {
 	r := b.r
-	name := distroName(r.Distro)
+	name := renderer.DisplayName(r.Distro)
 	snippets, notes := b.clusterConfig()
 	notes = append(notes, b.versionNotes()...)
 	configure := Step{
@@ -171,7 +158,7 @@ func (b *builder) installNew() Step {
 		Title: "Install the CCM, pinned to the cluster's minor",
 		Why: fmt.Sprintf("The renderer places the CCM on the control-plane nodes of %s with the tolerations it needs "+
 			"(the uninitialized taint among them), grants what the chart's role lacks and runs it on the host network; "+
-			"image.tag=%s is the CCM release of the cluster's minor (%s).", distroName(b.r.Distro), b.r.tag, b.r.tagSource),
+			"image.tag=%s is the CCM release of the cluster's minor (%s).", renderer.DisplayName(b.r.Distro), b.r.tag, b.r.tagSource),
 		Commands: []Command{b.ccmUpgrade("Install the CCM", rd)},
 		Checks:   []Check{b.nodesInitialised()},
 		Rollback: Rollback{Description: "Uninstall the CCM: the nodes it initialised keep their provider IDs; new nodes wait again.", Commands: []Command{b.uninstall()}},
@@ -298,7 +285,7 @@ func (b *builder) lbStep(why string) Step {
 
 func noProviderPlan(b *builder) distroPlan {
 	r := b.r
-	name := distroName(r.Distro)
+	name := renderer.DisplayName(r.Distro)
 	taint := script(KindKubectl, atWorkstation, "One node at a time (NODE: its name): taint it, so that the CCM initialises it",
 		`kubectl taint node "$NODE" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule`)
 	taint.Main = true
