@@ -112,24 +112,13 @@ func kubeadmConfig(minor int, kubeVersion string, joinOnly bool) string {
 // line it has it otherwise ("" when none does).
 func rke2Metadata(minor int) (all bool, first string) {
 	c := rke2NoOpAWS
-	all = len(releases.Changes("rke2", minor)) > 0 && changedAt(c, minor)
+	all = c.In(minor)
 	for _, r := range c.Releases {
 		if strings.HasPrefix(r, fmt.Sprintf("v1.%d.", minor)) {
 			first = r
 		}
 	}
 	return all, first
-}
-
-// changedAt reports whether the change is in force at every release of the
-// minor.
-func changedAt(c releases.OptionChange, minor int) bool {
-	for _, x := range releases.Changes(c.Component, minor) {
-		if x.Option == c.Option {
-			return true
-		}
-	}
-	return false
 }
 
 // rke2ServerConfig is config.yaml of an RKE2 server (agent: without

@@ -200,11 +200,21 @@ func Changes(component string, minor int) []OptionChange {
 		if c.Component != component {
 			continue
 		}
-		if c.Minor != 0 && minor >= c.Minor || c.Minor == 0 && changedBy(c.Releases, minor) {
+		if c.In(minor) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// In reports whether the change is in force at every release of
+// Kubernetes 1.minor (for a distribution: from the first release of the
+// minor's line).
+func (c OptionChange) In(minor int) bool {
+	if c.Minor != 0 {
+		return minor >= c.Minor
+	}
+	return changedBy(c.Releases, minor)
 }
 
 // Change returns the change of a component's option, by Option.
