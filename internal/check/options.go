@@ -117,10 +117,7 @@ func kubeadmV1beta3Gone() int {
 // warning the minor before and a fact before that, for the options whose
 // fix needs no migration (the in-tree provider's are the migration's).
 func judgeOption(c releases.OptionChange, u optionUse, minor, up int) (nodeIssue, bool) {
-	first := c.Minor
-	if first == 0 {
-		first = releaseMinor(c.Releases)
-	}
+	first := c.FirstMinor()
 	i := nodeIssue{node: u.where, Finding: Finding{Area: AreaOptions, Fix: c.Fix, Source: c.Source}}
 	at := fmt.Sprintf("%s at 1.%d", u.given, minor)
 	if minor == 0 {
@@ -141,17 +138,6 @@ func judgeOption(c releases.OptionChange, u optionUse, minor, up int) (nodeIssue
 		i.Severity, i.Message, i.Fix = Info, at+": "+c.Says, fmt.Sprintf("%s, before 1.%d", c.Fix, first)
 	}
 	return i, true
-}
-
-// releaseMinor is the minor of a distribution's first release with a
-// change that came with a minor's first release (v1.36.0+rke2r1); 0 when
-// it came with patch releases.
-func releaseMinor(rs []string) int {
-	if len(rs) != 1 {
-		return 0
-	}
-	m, _ := minorOf(rs[0])
-	return m
 }
 
 // cloudControllers are the names kube-controller-manager's --controllers

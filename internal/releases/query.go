@@ -207,6 +207,20 @@ func Changes(component string, minor int) []OptionChange {
 	return out
 }
 
+// FirstMinor is the first Kubernetes minor at which the change is in force
+// (In); 0 when it is in force at every release.
+func (c OptionChange) FirstMinor() int {
+	if c.Minor != 0 || c.In(0) {
+		return c.Minor
+	}
+	for m := FirstMinor(); m <= LastMinor(); m++ {
+		if c.In(m) {
+			return m
+		}
+	}
+	return LastMinor() + 1
+}
+
 // In reports whether the change is in force at every release of
 // Kubernetes 1.minor (for a distribution: from the first release of the
 // minor's line).

@@ -137,6 +137,11 @@ func TestChanges(t *testing.T) {
 	if got := names(36); !slices.Contains(got, "disable-cloud-controller") {
 		t.Errorf("1.36: %v", got)
 	}
+	for option, want := range map[string]int{"cloud-provider-name: aws": 32, "disable-cloud-controller": 36, "node-external-ip": 0} {
+		if c, _ := Change("rke2", option); c.FirstMinor() != want {
+			t.Errorf("rke2 %s: first in force at 1.%d, want 1.%d", option, c.FirstMinor(), want)
+		}
+	}
 	for _, c := range OptionChanges {
 		if c.Says == "" || c.Fix == "" || c.Source == "" {
 			t.Errorf("%s %s: a change says what, how to fix it and where it was read", c.Component, c.Option)
