@@ -953,3 +953,35 @@ func TestReadme(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallDocCommands: the plan commands docs/new-cluster.md opens with
+// run, and print what the doc says they do.
+func TestInstallDocCommands(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testtools.Root(), installPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindSubmatch(b)
+	if block == nil {
+		t.Fatalf("%s opens with no sh block", installPath)
+	}
+	n := 0
+	for _, line := range strings.Split(string(block[1]), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		args := strings.Fields(cmd)
+		if len(args) == 0 {
+			continue
+		}
+		if args[0] != "aws-ccm-renderer" || args[1] != "plan" {
+			t.Fatalf("%s: not a plan command: %s", installPath, line)
+		}
+		out, errOut, code := runCLI(t, nil, args[1:]...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "A new ") {
+			t.Errorf("%s: exit %d, stderr %q, output:\n%s", line, code, errOut, out)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Errorf("%d plan commands, want 3", n)
+	}
+}
