@@ -33,7 +33,7 @@ func byHand(s Step) Step {
 
 // versionNotes are the changes of the distribution's and Kubernetes'
 // options in force at the plan's minor, each with its source.
-func (b *builder) versionNotes() []string {
+func (b *builder) versionNotes(cited []string) []string {
 	var notes []string
 	// A new cluster's configuration notes say what its distribution
 	// takes; a running cluster may still carry what its version refuses.
@@ -43,18 +43,18 @@ func (b *builder) versionNotes() []string {
 	}
 	for _, c := range comps {
 		for _, ch := range releases.Changes(c, b.r.minor) {
+			// A change the distribution's notes cite already.
+			if slices.ContainsFunc(cited, func(n string) bool { return strings.Contains(n, ch.Source) }) {
+				continue
+			}
 			notes = append(notes, fmt.Sprintf("%s %s (%s, from %s): %s (%s).", ch.Component, ch.Option, ch.Effect, ch.ReleasesOf(), ch.Says, ch.Source))
 		}
 	}
 	for _, d := range releases.DefectsOf(b.r.tag) {
 		notes = append(notes, fmt.Sprintf("CCM %s: %s with %s; fixed in %s (%s).", b.r.tag, d.Summary, d.Flag, d.FixedIn, d.Source))
 	}
-	if c, ok := releases.Latest(b.r.minor); ok && c == b.r.tag {
-		for _, m := range releases.CCM {
-			if m.Minor == b.r.minor && m.Unpromoted {
-				notes = append(notes, fmt.Sprintf("%s is the newest 1.%d release the Go module proxy serves; its image is not yet seen in registry.k8s.io's promotion list: pull %s:%s once before relying on it, else pin an older patch with --ccm-version.", b.r.tag, b.r.minor, ImageRepo, b.r.tag))
-			}
-		}
+	if m, ok := releases.Of(b.r.minor); ok && m.Unpromoted && m.Latest == b.r.tag {
+		notes = append(notes, fmt.Sprintf("%s is the newest 1.%d release the Go module proxy serves; its image is not yet seen in registry.k8s.io's promotion list: pull %s:%s once before relying on it, else pin an older patch with --ccm-version.", b.r.tag, b.r.minor, ImageRepo, b.r.tag))
 	}
 	return notes
 }
@@ -75,7 +75,7 @@ func newClusterPlan(b *builder) distroPlan {
 	r := b.r
 	name := renderer.DisplayName(r.Distro)
 	snippets, notes := b.clusterConfig()
-	notes = append(notes, b.versionNotes()...)
+	notes = append(notes, b.versionNotes(notes)...)
 	configure := Step{
 		ID:    "cluster-config",
 		Title: fmt.Sprintf("Write %s's configuration for the external cloud provider", name),
@@ -213,12 +213,7 @@ func (b *builder) verifyAll() Step {
 func (b *builder) externalKubelets(extraWhy string) Step {
 	r := b.r
 	snippets, notes := b.clusterConfig()
-	for _, n := range b.versionNotes() {
-		// A change the distribution's notes already cite once.
-		if !slices.ContainsFunc(notes, func(x string) bool { return strings.Contains(n, x[strings.LastIndex(x, "(")+1:]) }) {
-			notes = append(notes, n)
-		}
-	}
+	notes = append(notes, b.versionNotes(notes)...)
 	var cmds []Command
 	var rollback []Command
 	switch r.Distro {

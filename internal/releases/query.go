@@ -8,15 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 )
 
+// Of returns the releases of a Kubernetes minor, and whether any is known.
+func Of(minor int) (CCMMinor, bool) {
+	i := slices.IndexFunc(CCM, func(c CCMMinor) bool { return c.Minor == minor })
+	if i < 0 {
+		return CCMMinor{}, false
+	}
+	return CCM[i], true
+}
+
 // Latest returns the CCM tag to pin for a cluster of Kubernetes 1.minor,
 // and whether one is known.
 func Latest(minor int) (string, bool) {
-	for _, c := range CCM {
-		if c.Minor == minor {
-			return c.Latest, true
-		}
-	}
-	return "", false
+	c, ok := Of(minor)
+	return c.Latest, ok
 }
 
 // Tag returns Latest, or "v1.<minor>.<patch>" for the user to fill in.
@@ -29,10 +34,8 @@ func Tag(minor int) string {
 
 // SourceOf says where the tag of a minor comes from, for people.
 func SourceOf(minor int) string {
-	for _, c := range CCM {
-		if c.Minor == minor && c.Unpromoted {
-			return fmt.Sprintf("the newest 1.%d release the Go module proxy serves (k8s.io/cloud-provider-aws); its image is not yet seen in registry.k8s.io's promotion list (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)", minor)
-		}
+	if c, ok := Of(minor); ok && c.Unpromoted {
+		return fmt.Sprintf("the newest 1.%d release the Go module proxy serves (k8s.io/cloud-provider-aws); its image is not yet seen in registry.k8s.io's promotion list (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)", minor)
 	}
 	return CCMSource
 }
