@@ -9,6 +9,10 @@ export GOTOOLCHAIN ?= local
 # build, make images, make dist and the tools then share one build of each
 # package for the host instead of a cgo one and a static one.
 export CGO_ENABLED ?= 0
+# -trimpath for every go command (build, vet, test, the tools, and what the
+# tests build): the flag is part of the build cache's key, so with it
+# everywhere one compile of each package serves them all.
+export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 
 include tools.mk
 
@@ -76,8 +80,8 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer and the plans: overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
-	$(GO) test ./internal/generated -run '^TestUpToDate$$' -count=1 -update
+generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
+	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples)$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -11,7 +9,9 @@ import (
 // goList runs go list in the module for the packages given.
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// The go command that runs the test: go test puts its GOROOT's bin
+	// first in PATH (runtime.GOROOT is empty in a -trimpath build).
+	goTool := "go"
 	out, err := exec.Command(goTool, append([]string{"list"}, args...)...).Output()
 	if err != nil {
 		var stderr []byte

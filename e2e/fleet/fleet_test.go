@@ -672,6 +672,19 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 		t.Fatalf("check does not say both %q and %q:\n%s", skew, noInTree, res)
 	}
 	t.Logf("what Fleet's user sees from check:\n%s", strings.Join(shown, "\n"))
+	// docs/fleet.md shows these lines as this test sees them.
+	doc, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "fleet.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "in the test below):\n\n```\n")
+	block, _, closed := strings.Cut(after, "```")
+	if !ok || !closed {
+		t.Fatal("docs/fleet.md has no fenced block after \"in the test below):\"")
+	}
+	if got, want := strings.TrimSpace(block), strings.TrimSpace(strings.Join(shown, "\n")); got != want {
+		t.Errorf("docs/fleet.md shows check's lines as\n%s\nthe test sees\n%s", got, want)
+	}
 }
 
 // TestFleetFailsOnOtherNames: with chart values that rename the CCM's

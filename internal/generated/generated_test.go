@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
@@ -75,5 +76,56 @@ func TestStale(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "out", "notes.txt")); err != nil {
 		t.Errorf("Write removed a file it does not own: %v", err)
+	}
+}
+
+// TestExamples: the transcripts in the documents are the golden files the
+// real-cluster tests compare their output with; -update rewrites them.
+func TestExamples(t *testing.T) {
+	root := testtools.Root()
+	for _, doc := range ExampleDocs {
+		problems, err := Examples(root, doc, *update)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Error(p)
+		}
+	}
+}
+
+// TestExamplesMend: a stale block and a stale tail are each reported and
+// rewritten; a missing file and an unclosed block are errors.
+func TestExamplesMend(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		testtools.WriteFile(t, filepath.Join(root, name), []byte(text))
+	}
+	write("g/a.txt", "one\ntwo\nthree\n")
+	doc := "# t\n\n<!-- example: g/a.txt -->\n```\none\n```\n\ntext\n\n<!-- example: g/a.txt tail -->\n\n```text\nold\nolder\n```\n"
+	write("doc.md", doc)
+	p, err := Examples(root, "doc.md", false)
+	if err != nil || len(p) != 2 {
+		t.Fatalf("Examples = %q, %v; want two problems", p, err)
+	}
+	if _, err := Examples(root, "doc.md", true); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(root, "doc.md"))
+	want := "# t\n\n<!-- example: g/a.txt -->\n```\none\ntwo\nthree\n```\n\ntext\n\n<!-- example: g/a.txt tail -->\n\n```text\ntwo\nthree\n```\n"
+	if string(got) != want {
+		t.Fatalf("after the rewrite:\n%s\nwant\n%s", got, want)
+	}
+	if p, err := Examples(root, "doc.md", false); err != nil || len(p) != 0 {
+		t.Fatalf("after the rewrite: %q, %v", p, err)
+	}
+	write("missing.md", "<!-- example: g/none.txt -->\n```\nx\n```\n")
+	if _, err := Examples(root, "missing.md", false); err == nil || !strings.Contains(err.Error(), "none.txt") {
+		t.Errorf("a missing file: %v", err)
+	}
+	write("open.md", "<!-- example: g/a.txt -->\n```\none\n")
+	if _, err := Examples(root, "open.md", false); err == nil || !strings.Contains(err.Error(), "no closing") {
+		t.Errorf("an unclosed block: %v", err)
 	}
 }

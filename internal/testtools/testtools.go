@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,10 +20,41 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
-// Root returns the repository's top directory.
+// Root returns the repository's top directory: the nearest directory up
+// from the test's working directory (its package's directory) whose go.mod
+// declares this module. It reads no source path from the binary, which
+// -trimpath (the Makefile's GOFLAGS) leaves relative.
 func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	rootOnce.Do(func() { rootDir = findRoot() })
+	return rootDir
+}
+
+var (
+	rootOnce sync.Once
+	rootDir  string
+)
+
+const modulePath = "github.com/aws-ccm-renderer/aws-ccm-renderer"
+
+func findRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("testtools: " + err.Error())
+	}
+	for {
+		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			for line := range strings.Lines(string(mod)) {
+				if strings.TrimSpace(line) == "module "+modulePath {
+					return dir
+				}
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("testtools: no go.mod of " + modulePath + " above the working directory")
+		}
+		dir = parent
+	}
 }
 
 var makeMu sync.Mutex
