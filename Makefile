@@ -36,7 +36,7 @@ TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE
 # e2e/harness, e2e/awsccm, e2e/moto, e2e/fleet and e2e's Argo CD test read
 # where they are from these.
 E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
-	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM) \
+	KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) FAKE_CCM=$(FAKE_CCM) KUBEADM=$(KUBEADM) \
 	KUBE_APISERVER_126=$(KUBE_APISERVER_126) KUBE_CONTROLLER_MANAGER_126=$(KUBE_CONTROLLER_MANAGER_126) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_135=$(AWS_CCM_135) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) \
 	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT)
@@ -53,14 +53,15 @@ LDFLAGS := -s -w -X $(PKG)/cmd/cli.version=$(VERSION)
 
 build: $(RENDERER) $(HELM_RENDERER) ## build bin/aws-ccm-renderer and bin/aws-ccm-renderer-helm (the chart wrapper commands and check)
 
-$(RENDERER): $(SOURCES)
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer
-
-# The program with the Helm SDK and the Kubernetes client: aws-ccm-renderer
-# execs it for template, install, upgrade, diff and check, and stays lean for
-# the post-render path (cmd/aws-ccm-renderer's TestLeanDependencies).
-$(HELM_RENDERER): $(SOURCES)
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer-helm
+# Both programs in one go build, which compiles the packages they share
+# once (two builds side by side would each compile them). The second,
+# aws-ccm-renderer-helm, has the Helm SDK and the Kubernetes client:
+# aws-ccm-renderer execs it for template, install, upgrade, diff and check,
+# and stays lean for the post-render path (cmd/aws-ccm-renderer's
+# TestLeanDependencies).
+$(RENDERER) $(HELM_RENDERER) &: $(SOURCES)
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/aws-ccm-renderer ./cmd/aws-ccm-renderer-helm
+	@touch $(RENDERER) $(HELM_RENDERER)
 
 PLUGIN_DIR := $(CURDIR)/dist/helm-plugin/aws-ccm
 
@@ -85,7 +86,9 @@ generate: ## rewrite every shipped file generated from the renderer, the plans a
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
 
-vet: ## go vet and gofmt
+# After the build: vet then finds the packages the programs link compiled,
+# where beside it (make -j) both would compile them.
+vet: build ## go vet and gofmt
 	$(GO) vet ./...
 	cd e2e && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }

@@ -10,6 +10,8 @@
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
 #                        bin/cloud-controller-manager-fake  replace lines
+#                        bin/kubeadm                  (kubeadm: validates the
+#                                                     plans' kubeadm files)
 #                        bin/kubectl                  (kubectl: the peer of
 #                                                     make bench-scale)
 #   e2e/tools/kube126    bin/kube-apiserver-1.26      k8s.io/kubernetes 1.26, the
@@ -77,6 +79,7 @@ KUBE_APISERVER          := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUBECTL                 := $(BIN)/kubectl
 FAKE_CCM                := $(BIN)/cloud-controller-manager-fake
+KUBEADM                 := $(BIN)/kubeadm
 KUBE_APISERVER_126      := $(BIN)/kube-apiserver-1.26
 KUBE_CONTROLLER_MANAGER_126 := $(BIN)/kube-controller-manager-1.26
 AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
@@ -107,7 +110,7 @@ tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the 
 
 tools-lmreaders: $(LMREADERS) ## build the LeaderMigrationConfiguration reader of every Kubernetes minor 1.21-1.27 (bin/lmreader-1.<minor>)
 
-tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM (bin/)
+tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM and kubeadm (bin/)
 
 tools-kubectl: $(KUBECTL) ## build kubectl (bin/) of the control plane's release, which make bench-scale compares check with
 
@@ -180,10 +183,11 @@ KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
 # (most of Kubernetes) compile once; builds side by side would each compile
 # them before the cache held them. A grouped target (&:), so that make runs
 # the recipe once for the three.
-$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) &: $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
+$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) &: $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
 	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $(BIN)/ \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./cmd/cloud-controller-manager-fake
-	@touch $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM)
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./cmd/cloud-controller-manager-fake \
+		k8s.io/kubernetes/cmd/kubeadm
+	@touch $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM)
 
 $(KUBECTL): $(KUBE_MODULE)
 	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kubectl
