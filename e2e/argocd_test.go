@@ -460,10 +460,11 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 	}
 	example := exampleApplication(t)
 	exampleParams := slices.Clone(example.params)
-	for i, p := range exampleParams {
-		if p.Name == "helm-set" {
-			exampleParams[i].Array = append(slices.Clone(p.Array), names("argo-example", "argo-example", minor)[:4]...)
-		}
+	own := names("argo-example", "argo-example", minor)[:4] // its names, not its image.tag
+	if i := slices.IndexFunc(exampleParams, func(p argoParam) bool { return p.Name == "helm-set" }); i >= 0 {
+		exampleParams[i].Array = append(slices.Clone(exampleParams[i].Array), own...)
+	} else {
+		exampleParams = append(exampleParams, argoParam{Name: "helm-set", Array: own})
 	}
 	exampleParams = append(exampleParams, argoParam{Name: "repo", String: str(repo)})
 
@@ -542,9 +543,29 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 		name: "argo-example", distros: []string{example.distro},
 		params: exampleParams, kube: example.kube,
 		chart:  []string{testtools.ChartName, "--repo", repo, "--version", example.chartVersion},
-		helm:   setFlags(exampleParams[slices.IndexFunc(exampleParams, func(p argoParam) bool { return p.Name == "helm-set" })].Array),
+		helm:   setFlags(append(slices.Clone(example.sets), own...)),
 		distro: example.distro, mode: example.mode, renderer: example.setArgs,
 	}}
+	// ccm-version auto: the CCM of the minor of the destination's version,
+	// as the repo server sends it, for clusters of three minors (the
+	// migration's on the last in-tree one).
+	for _, c := range []struct {
+		minor int
+		mode  string
+	}{{renderer.LastInTreeMinor, "migrate"}, {minor - 3, "install"}, {minor, "install"}} {
+		name := fmt.Sprintf("argo-auto-1-%d", c.minor)
+		sets := names(name, name, c.minor)
+		cases = append(cases, argoCase{
+			name: name, distros: []string{"rke2"}, kube: fmt.Sprintf("v1.%d.3+rke2r1", c.minor),
+			params: []argoParam{{Name: "chart", String: str(argoChartPath)}, {Name: "distro", String: str("rke2")},
+				{Name: "mode", String: str(c.mode)}, {Name: "ccm-version", String: str("auto")},
+				{Name: "helm-set", Array: sets[:4]}},
+			files:  map[string][]byte{argoChartPath: chartPkg},
+			chart:  []string{argoChartPath, "--version", latest},
+			helm:   setFlags(sets),
+			distro: "rke2", mode: c.mode,
+		})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -683,6 +704,7 @@ type exampleApp struct {
 	params                           []argoParam
 	distro, mode, chartVersion, kube string
 	setArgs                          []string // the renderer's --set-arg flags
+	sets                             []string // the chart values it gives, image.tag's included
 }
 
 // exampleApplication reads the example Application: its plugin and
@@ -723,12 +745,17 @@ func exampleApplication(t *testing.T) exampleApp {
 					e.kube = tag // a cluster of the CCM's release
 				}
 			}
+			e.sets = append(e.sets, p.Array...)
+		case p.Name == "ccm-version" && p.String != nil && *p.String == "auto":
+			// A destination of the test cluster's minor: auto pins its CCM.
+			e.kube = fmt.Sprintf("v1.%d.0", harness.Current.Minor)
+			e.sets = append(e.sets, "image.tag="+renderer.CCMTag(harness.Current.Minor))
 		default:
 			t.Fatalf("application.yaml sets parameter %s, which this test does not read", p.Name)
 		}
 	}
 	if e.kube == "" || e.chartVersion != testtools.LatestChartVersion || e.distro == "auto" {
-		t.Fatalf("application.yaml: %+v; the test expects a distribution, the chart version the tests run and a pinned image.tag", e)
+		t.Fatalf("application.yaml: %+v; the test expects a distribution, the chart version the tests run and ccm-version auto or a pinned image.tag", e)
 	}
 	return e
 }

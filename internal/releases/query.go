@@ -24,6 +24,22 @@ func Latest(minor int) (string, bool) {
 	return c.Latest, ok
 }
 
+// ForCluster returns the releases of the minor of a cluster's version
+// (v1.34.2, 1.34, v1.34.2+rke2r1): its Latest is the CCM to pin for that
+// cluster. It fails on what is not a version and on a minor without a known
+// release, saying what to do.
+func ForCluster(kubeVersion string) (CCMMinor, error) {
+	v, err := version.ParseGeneric(kubeVersion)
+	if err != nil || v.Major() != 1 {
+		return CCMMinor{}, fmt.Errorf("%q is not a Kubernetes version such as v1.34.2", kubeVersion)
+	}
+	c, ok := Of(int(v.Minor()))
+	if !ok {
+		return CCMMinor{}, fmt.Errorf("no CCM release of Kubernetes 1.%d is known to this program (it knows 1.%d to 1.%d): pin the CCM's image tag, a v1.%d.x release", v.Minor(), FirstMinor(), LastMinor(), v.Minor())
+	}
+	return c, nil
+}
+
 // Tag returns Latest, or "v1.<minor>.<patch>" for the user to fill in.
 func Tag(minor int) string {
 	if tag, ok := Latest(minor); ok {

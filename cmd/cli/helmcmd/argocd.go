@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -40,6 +41,7 @@ var ArgoCDParameters = []ArgoCDParameter{
 	{Name: "distro", Env: "DISTRO", Default: string(renderer.DistroAuto)},
 	{Name: "mode", Env: "MODE", Default: string(renderer.ModeInstall)},
 	{Name: "chart-version", Env: "CHART_VERSION", Default: upstream.LatestChartVersion},
+	{Name: "ccm-version"},
 	{Name: "set-arg", Array: true},
 	{Name: "remove-arg", Array: true},
 	{Name: "helm-set", Array: true},
@@ -57,6 +59,9 @@ func ArgoCDEnvName(name string) string {
 }
 
 var notEnvChar = regexp.MustCompile("[^A-Z0-9_]")
+
+// releaseTag is a CCM release tag: v1.<minor>.<patch>, maybe a pre-release.
+var releaseTag = regexp.MustCompile(`^v1\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
 
 const argocdLong = `The Argo CD config management plugin's commands. The plugin (examples/argocd/plugin.yaml)
 runs "aws-ccm-renderer argocd generate" in the sidecar of argocd-repo-server; see
@@ -82,6 +87,9 @@ Parameters (a parameter wins over the plugin env of the same meaning; an empty o
   distro         auto, rke, rke2, k3s or kubeadm (default auto)
   mode           install or migrate (default install)
   chart-version  the chart's version or a constraint (default ` + upstream.LatestChartVersion + `, the one tested)
+  ccm-version    the CCM's image tag (image.tag): a release such as v1.34.3, or auto, the newest
+                 release of KUBE_VERSION's minor this program knows (it says on stderr which);
+                 unset, the chart's default image
   set-arg        array: CCM flags, FLAG=VALUE each (--set-arg)
   remove-arg     array: CCM flags to remove, by name (--remove-arg)
   helm-set       array: chart values, KEY=VALUE each (helm --set)
@@ -151,6 +159,8 @@ type argoRequest struct {
 	kubeVersion        string
 	apiVersions        []string
 	rendererArgs       []string
+	// picked is what ccm-version auto picked, nil otherwise.
+	picked *releases.CCMMinor
 }
 
 // argoError is a refusal of what the Application asks: exit 1, as the
@@ -306,6 +316,11 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 	}
 	r.sets = arrays["helm-set"]
 	r.kubeVersion, _ = lookup("KUBE_VERSION")
+	if ccm := param("ccm-version"); ccm != "" {
+		if err := r.pinCCM(ccm); err != nil {
+			return nil, err
+		}
+	}
 	if v, _ := lookup("KUBE_API_VERSIONS"); v != "" {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -332,6 +347,32 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 		r.rendererArgs = append(r.rendererArgs, strings.Fields(more)...)
 	}
 	return r, nil
+}
+
+// pinCCM sets image.tag from the ccm-version parameter: a release tag as it
+// is, auto the newest release of the destination's minor. A helm-set of
+// image.tag beside it is refused: the tag is said once.
+func (r *argoRequest) pinCCM(ccm string) error {
+	for _, s := range r.sets {
+		if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == "image.tag" {
+			return argoError("ccm-version %s and helm-set %s both set the CCM's image tag: keep one", ccm, s)
+		}
+	}
+	tag := ccm
+	if ccm == "auto" {
+		if r.kubeVersion == "" {
+			return argoError("ccm-version auto picks the CCM of the destination cluster's minor from KUBE_VERSION, which is not set (Argo CD sets it; by hand, set it or name a release such as %s)", releases.Newest())
+		}
+		c, err := releases.ForCluster(r.kubeVersion)
+		if err != nil {
+			return argoError("ccm-version auto: KUBE_VERSION: %v", err)
+		}
+		r.picked, tag = &c, c.Latest
+	} else if !releaseTag.MatchString(ccm) {
+		return argoError("ccm-version %q is neither auto nor a CCM release tag such as %s", ccm, releases.Newest())
+	}
+	r.sets = append(r.sets, "image.tag="+tag)
+	return nil
 }
 
 // inside refuses a path the Application names (for what) unless it stays
@@ -415,6 +456,9 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 		return "", err
 	}
 	pr.Warn = func(msg string) { fmt.Fprintln(errOut, "aws-ccm-renderer: warning: "+msg) }
+	if c := r.picked; c != nil {
+		fmt.Fprintf(errOut, "aws-ccm-renderer: ccm-version auto: KUBE_VERSION %s, so image.tag %s (%s)\n", r.kubeVersion, c.Latest, releases.SourceOf(c.Minor))
+	}
 	src := &chartops.Source{}
 	src.RepoURL, src.Version = r.repo, r.version
 	env := chartops.NewEnv()

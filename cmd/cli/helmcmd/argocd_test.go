@@ -1,10 +1,14 @@
 package helmcmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
 // TestInside: what generate takes for a path in the source directory, as
@@ -78,6 +82,51 @@ func TestArgoParams(t *testing.T) {
 		env["ARGOCD_APP_PARAMETERS"] = raw
 		if _, _, err := argoParams(lookup); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+}
+
+// TestArgoCCMVersion: ccm-version auto pins the newest release of
+// KUBE_VERSION's minor, from the release data; a tag is taken as it is;
+// without KUBE_VERSION, with a minor no release is known of, with a
+// helm-set of image.tag beside it, or with a value that is no tag, it is
+// refused.
+func TestArgoCCMVersion(t *testing.T) {
+	dir := t.TempDir()
+	request := func(params, kubeVersion string) (*argoRequest, error) {
+		env := map[string]string{"ARGOCD_APP_NAME": "ccm", "ARGOCD_APP_NAMESPACE": "kube-system", "ARGOCD_APP_PARAMETERS": params}
+		if kubeVersion != "" {
+			env["KUBE_VERSION"] = kubeVersion
+		}
+		return readArgoRequest(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, dir)
+	}
+	for minor := releases.FirstMinor(); minor <= releases.LastMinor(); minor++ {
+		r, err := request(`[{"name":"ccm-version","string":"auto"}]`, fmt.Sprintf("v1.%d.7+rke2r1", minor))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "image.tag=" + releases.Tag(minor); !slices.Equal(r.sets, []string{want}) || r.picked == nil || r.picked.Minor != minor {
+			t.Errorf("auto at 1.%d: sets %q, picked %+v; want %s", minor, r.sets, r.picked, want)
+		}
+	}
+	r, err := request(`[{"name":"ccm-version","string":"v1.40.2"},{"name":"helm-set","array":["args[0]=--v=2"]}]`, "v1.34.2")
+	if err != nil || !slices.Equal(r.sets, []string{"args[0]=--v=2", "image.tag=v1.40.2"}) || r.picked != nil {
+		t.Errorf("a tag: %q, %+v, %v", r.sets, r.picked, err)
+	}
+	r, err = request(`[{"name":"ccm-version","string":""}]`, "v1.34.2")
+	if err != nil || len(r.sets) != 0 {
+		t.Errorf("unset: %q, %v", r.sets, err)
+	}
+	for _, c := range []struct{ params, kubeVersion, want string }{
+		{`[{"name":"ccm-version","string":"auto"}]`, "", "KUBE_VERSION, which is not set"},
+		{`[{"name":"ccm-version","string":"auto"}]`, "v1.99.0", "no CCM release of Kubernetes 1.99"},
+		{`[{"name":"ccm-version","string":"auto"},{"name":"helm-set","array":["image.tag=v1.34.3"]}]`, "v1.34.2", "both set the CCM's image tag"},
+		{`[{"name":"ccm-version","string":"latest"}]`, "v1.34.2", `ccm-version "latest" is neither auto nor a CCM release tag`},
+		{`[{"name":"ccm-version","string":"1.34.3"}]`, "v1.34.2", `ccm-version "1.34.3" is neither auto`},
+		{`[{"name":"ccm-version","array":["auto"]}]`, "v1.34.2", "parameter ccm-version is an array"},
+	} {
+		if _, err := request(c.params, c.kubeVersion); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with KUBE_VERSION %q: %v, want %q", c.params, c.kubeVersion, err, c.want)
 		}
 	}
 }
