@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/generated"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -50,20 +54,48 @@ const (
 type fleetCluster struct {
 	name    string
 	distro  string            // the node fixture, testdata/nodes/<distro>.yaml
-	labels  map[string]string // what Rancher labels it with
+	labels  map[string]string // what Rancher (and the operator) labels it with
 	dir     string            // the kustomize.dir Fleet should pick for it
 	overlay renderer.Distro   // the distribution of that directory's component
+}
+
+// tag is the CCM image tag the bundle should give the cluster: the release
+// of the minor its generated.FleetMinorLabel names, else the chart's
+// default; "" for a cluster without labels, for which Fleet's controller
+// renders no template in the values (preprocessHelmValues, at v0.12.0,
+// returns at once when the cluster has no label but Rancher's cattle.io
+// ones): its deploy fails.
+func (c fleetCluster) tag(t *testing.T) string {
+	t.Helper()
+	if len(c.labels) == 0 {
+		return ""
+	}
+	if minor, ok := c.labels[generated.FleetMinorLabel]; ok {
+		r, err := releases.ForCluster(minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Latest
+	}
+	tag, ok := upstream.DefaultImageTag(testtools.LatestChartVersion)
+	if !ok {
+		t.Fatal("no default image tag")
+	}
+	return tag
 }
 
 // clusters: an RKE1, an RKE2 and a K3s cluster as Rancher labels them, and
 // a cluster without the label (an imported kubeadm cluster, say). The
 // customizations of examples/fleet/fleet.yaml pick rke and rke2; the others
-// get the bundle's top-level kustomize.dir.
+// get the bundle's top-level kustomize.dir. Three are labelled with their
+// Kubernetes minor, three different ones; the fourth has another label,
+// the fifth none.
 var clusters = []fleetCluster{
-	{"rke1-cluster", "rke", map[string]string{providerLabel: "rke"}, "kustomize/rke", renderer.DistroRKE},
-	{"rke2-cluster", "rke2", map[string]string{providerLabel: "rke2"}, "kustomize/rke2", renderer.DistroRKE2},
-	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s"}, "kustomize/auto", renderer.DistroAuto},
-	{"kubeadm-cluster", "kubeadm", nil, "kustomize/auto", renderer.DistroAuto},
+	{"rke1-cluster", "rke", map[string]string{providerLabel: "rke", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.RKELastMinor)}, "kustomize/rke", renderer.DistroRKE},
+	{"rke2-cluster", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-3)}, "kustomize/rke2", renderer.DistroRKE2},
+	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor)}, "kustomize/auto", renderer.DistroAuto},
+	{"kubeadm-cluster", "kubeadm", map[string]string{"env": "imported"}, "kustomize/auto", renderer.DistroAuto},
+	{"bare-cluster", "kubeadm", nil, "kustomize/auto", renderer.DistroAuto},
 }
 
 // fleet runs the Fleet CLI in dir with the test's environment.
@@ -512,11 +544,19 @@ func TestFleetDeploy(t *testing.T) {
 	if len(deployments) != len(clusters) {
 		t.Fatalf("fleet target picked %d clusters, want all %d", len(deployments), len(clusters))
 	}
-	plain := chartOutput(t)
 	nodes := testtools.Fixtures(t)
 	ctx := context.Background()
+	tags := map[string]bool{}
+	for _, c := range clusters {
+		tags[c.tag(t)] = true
+	}
+	if len(tags) != len(clusters) || !tags[""] {
+		t.Fatalf("the clusters' labels pin %d image tags (none counted as one) for %d clusters: the test needs one each, and a cluster without labels", len(tags), len(clusters))
+	}
 	for _, c := range clusters {
 		t.Run(c.name, func(t *testing.T) {
+			// The chart's output with the image the cluster's label pins.
+			plain := chartOutput(t, "--set", "image.tag="+c.tag(t))
 			d, ok := deployments[c.name]
 			if !ok {
 				t.Fatalf("no BundleDeployment for %s", c.name)
@@ -524,11 +564,33 @@ func TestFleetDeploy(t *testing.T) {
 			if d.dir != c.dir {
 				t.Fatalf("Fleet picked kustomize.dir %q for %s, want %s", d.dir, c.name, c.dir)
 			}
+			if c.tag(t) == "" {
+				before := helmRevision(t)
+				out, errOut, err := deploy(t, d, false)
+				want := "YAML parse error on aws-cloud-controller-manager/templates/daemonset.yaml"
+				if err == nil || len(out) != 0 || !strings.Contains(string(errOut), want) {
+					t.Fatalf("fleet deploy for a cluster without labels: %v, stdout %q; want it to fail with %q:\n%s", err, out, want, errOut)
+				}
+				if got := helmRevision(t); got != before {
+					t.Errorf("the release went from revision %d to %d on a failed deploy", before, got)
+				}
+				t.Logf("%s, without labels: %s", c.name, lastLine(errOut))
+				return
+			}
 			out, errOut, err := deploy(t, d, false)
 			if err != nil {
-				t.Fatalf("fleet deploy: %v\n%s", err, errOut)
+				bd, _ := os.ReadFile(d.file)
+				_, bdText, _ := strings.Cut(string(bd), "kind: BundleDeployment")
+				t.Fatalf("fleet deploy: %v\n%s\nthe BundleDeployment:%s", err, errOut, bdText)
 			}
 			objs := deployedObjects(t, out)
+			ccm, err := manifest.CCM(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cs := manifest.Containers(ccm); len(cs) != 1 || !strings.HasSuffix(fmt.Sprint(cs[0]["image"]), ":"+c.tag(t)) {
+				t.Errorf("%s (labels %v): the CCM's containers %v, want the image tag %s", c.name, c.labels, cs, c.tag(t))
+			}
 			testtools.CheckMeaning(t, objs, nodes, c.overlay, renderer.ModeInstall)
 			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, c.overlay, renderer.ModeInstall), nodes)
 
@@ -592,10 +654,16 @@ func TestFleetNoWarningAtDeployTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tag = "v1.34.1"
-	values := "  values:\n    image:\n      tag: " + tag + "\n    args:\n    - --v=2\n    - --cloud-provider=aws\n" +
+	// The bundle's values: one tag for every cluster instead of the
+	// generated per-minor line, and the args.
+	text := regexp.MustCompile(`(?m)^      tag: '\$\{.*$`).ReplaceAllString(string(b), "      tag: "+tag)
+	args := "    args:\n    - --v=2\n    - --cloud-provider=aws\n" +
 		"    - --configure-cloud-routes=true\n    - --use-service-account-credentials=false\n"
-	line := "  releaseName: " + releaseName + "\n"
-	testtools.WriteFile(t, path, []byte(strings.Replace(string(b), line, line+values, 1)))
+	line := "  values:\n"
+	if !strings.Contains(text, "      tag: "+tag+"\n") || !strings.Contains(text, line) {
+		t.Fatalf("fleet.yaml has no values.image.tag line to replace:\n%s", b)
+	}
+	testtools.WriteFile(t, path, []byte(strings.Replace(text, line, line+args, 1)))
 	deployments := target(t, apply(t, dir))
 	for _, c := range clusters {
 		out, errOut, err := deploy(t, deployments[c.name], true)
@@ -698,8 +766,11 @@ func TestFleetFailsOnOtherNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := "  releaseName: " + releaseName + "\n"
-	testtools.WriteFile(t, path, []byte(strings.Replace(string(b), line, line+"  values:\n    nameOverride: ccm\n", 1)))
+	line := "\n  values:\n"
+	if !bytes.Contains(b, []byte(line)) {
+		t.Fatalf("fleet.yaml has no helm.values:\n%s", b)
+	}
+	testtools.WriteFile(t, path, []byte(strings.Replace(string(b), line, line+"    nameOverride: ccm\n", 1)))
 	d := target(t, apply(t, dir))["rke2-cluster"]
 	before := helmRevision(t)
 	out, errOut, err := deploy(t, d, false)

@@ -79,6 +79,25 @@ func TestStale(t *testing.T) {
 	}
 }
 
+// TestFleetPins: the Fleet bundle's image.tag line is the release data's;
+// -update rewrites it.
+func TestFleetPins(t *testing.T) {
+	problems, err := FleetPins(testtools.Root(), *update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	tmpl, err := FleetTagTemplate("0.0.11")
+	if err != nil || !strings.Contains(tmpl, `"1.34" "v1.34.3"`) || !strings.HasSuffix(tmpl, `| default "v1.35.0" }`) {
+		t.Errorf("FleetTagTemplate(0.0.11) = %s, %v", tmpl, err)
+	}
+	if _, err := FleetTagTemplate("0.0.1"); err == nil {
+		t.Error("FleetTagTemplate of a chart without a known default image: no error")
+	}
+}
+
 // TestExamples: the transcripts in the documents are the golden files the
 // real-cluster tests compare their output with; -update rewrites them.
 func TestExamples(t *testing.T) {

@@ -1,0 +1,85 @@
+package generated
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+)
+
+// FleetMinorLabel is the label of a Fleet cluster that names its Kubernetes
+// minor ("1.34"): the Fleet example's bundle pins the CCM of that minor on
+// it, and the chart's default image on a cluster without it.
+const FleetMinorLabel = "aws-ccm-renderer.io/kubernetes-minor"
+
+// FleetBundle is the Fleet example's bundle, whose image.tag line is
+// generated.
+const FleetBundle = "examples/fleet/fleet.yaml"
+
+// FleetTagTemplate is the value of the bundle's helm.values.image.tag: a
+// template Fleet's controller renders for each cluster (with ${ } as its
+// delimiters, sprig's functions and the cluster's labels), giving the
+// newest release of the minor the cluster's FleetMinorLabel names, from the
+// release data, else the default image tag of the chart version the
+// bundle installs.
+func FleetTagTemplate(chartVersion string) (string, error) {
+	def, ok := upstream.DefaultImageTag(chartVersion)
+	if !ok {
+		return "", fmt.Errorf("no default image tag is known for chart %s", chartVersion)
+	}
+	var b strings.Builder
+	b.WriteString("${ get (dict")
+	for minor := releases.FirstMinor(); minor <= releases.LastMinor(); minor++ {
+		if tag, ok := releases.Latest(minor); ok {
+			fmt.Fprintf(&b, " %q %q", fmt.Sprintf("1.%d", minor), tag)
+		}
+	}
+	fmt.Fprintf(&b, ") (get .ClusterLabels %q) | default %q }", FleetMinorLabel, def)
+	return b.String(), nil
+}
+
+// fleetTagLine is the bundle's generated line, its indentation kept.
+var fleetTagLine = regexp.MustCompile(`(?m)^(\s+tag: )'\$\{ get \(dict.*\}'$`)
+
+// fleetChartVersion is the bundle's helm.version.
+var fleetChartVersion = regexp.MustCompile(`(?m)^  version: (\S+)$`)
+
+// FleetPins checks the bundle's image.tag line against FleetTagTemplate of
+// the bundle's chart version, or with write rewrites it; it returns the
+// problems.
+func FleetPins(root string, write bool) ([]string, error) {
+	path := filepath.Join(root, FleetBundle)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	v := fleetChartVersion.FindSubmatch(b)
+	if v == nil {
+		return nil, fmt.Errorf("%s: no helm.version", FleetBundle)
+	}
+	want, err := FleetTagTemplate(string(v[1]))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", FleetBundle, err)
+	}
+	m := fleetTagLine.FindSubmatchIndex(b)
+	if m == nil {
+		return nil, fmt.Errorf("%s: no generated image.tag line (tag: '${ get (dict ...) ... }')", FleetBundle)
+	}
+	line := string(b[m[2]:m[3]]) + "'" + want + "'"
+	if string(b[m[0]:m[1]]) == line {
+		return nil, nil
+	}
+	if write {
+		var out bytes.Buffer
+		out.Write(b[:m[0]])
+		out.WriteString(line)
+		out.Write(b[m[1]:])
+		return nil, os.WriteFile(path, out.Bytes(), 0o644)
+	}
+	return []string{FleetBundle + ": the image.tag line is not the release data's (run make generate)"}, nil
+}
