@@ -28,9 +28,11 @@
 #                                                     deployer), its pkg/apis at
 #                                                     the same release
 #   e2e/tools/argocd     bin/argocd-cmp-server        Argo CD's config management
-#                        bin/argocd-cmp-client        plugin server, and the repo
-#                                                     server's side of it (its
-#                                                     replace lines copied)
+#                        bin/argocd-cmp-client        plugin server, the repo
+#                        bin/argocd-appset-generate   server's side of it, and the
+#                                                     ApplicationSet controller's
+#                                                     generation (its replace
+#                                                     lines copied)
 #   e2e/tools/lmreader   bin/lmreader-1.21 ...        a LeaderMigrationConfiguration
 #                        bin/lmreader-1.27            reader per Kubernetes minor:
 #                                                     one source, one module file
@@ -88,6 +90,7 @@ AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 FLEET                   := $(BIN)/fleet
 ARGOCD_CMP_SERVER       := $(BIN)/argocd-cmp-server
 ARGOCD_CMP_CLIENT       := $(BIN)/argocd-cmp-client
+ARGOCD_APPSET           := $(BIN)/argocd-appset-generate
 
 # One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
 # a minor is adding its module file (and go.sum).
@@ -120,7 +123,7 @@ tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_135) $(AWS_CCM_126) ## build the real AWS cl
 
 tools-fleet: $(FLEET) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run
 
-tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) ## build Argo CD's config management plugin server and the repo server's client of it (bin/)
+tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) ## build Argo CD's config management plugin server, the repo server's client of it and the ApplicationSet controller's generation (bin/)
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
@@ -252,10 +255,10 @@ $(FLEET): $(TOOLS)/fleet/go.mod $(TOOLS)/fleet/go.sum $(TOOLS_MK)
 ARGOCD_MODULE := $(TOOLS)/argocd/go.mod $(TOOLS)/argocd/go.sum $(TOOLS_MK) \
 	$(wildcard $(TOOLS)/argocd/cmd/*/*.go)
 
-$(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) &: $(ARGOCD_MODULE)
+$(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) &: $(ARGOCD_MODULE)
 	cd $(TOOLS)/argocd && v=$(call tool-version,github.com/argoproj/argo-cd/v2) && \
 	date=$$($(GO) list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' github.com/argoproj/argo-cd/v2) && \
 	kubectl=$(call tool-version,k8s.io/kubectl) && p=github.com/argoproj/argo-cd/v2/common && \
 	$(TOOL_BUILD) -ldflags "-s -w -X $$p.version=$${v#v} -X $$p.buildDate=$$date -X $$p.kubectlVersion=$$kubectl" \
-		-o $(BIN)/ ./cmd/argocd-cmp-server ./cmd/argocd-cmp-client
-	@touch $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT)
+		-o $(BIN)/ ./cmd/argocd-cmp-server ./cmd/argocd-cmp-client ./cmd/argocd-appset-generate
+	@touch $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET)

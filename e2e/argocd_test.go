@@ -154,6 +154,14 @@ type argoParam struct {
 
 func str(s string) *string { return &s }
 
+// argoSource is an Application's spec.source, the parts the tests read.
+type argoSource struct {
+	Plugin struct {
+		Name       string      `json:"name"`
+		Parameters []argoParam `json:"parameters"`
+	} `json:"plugin"`
+}
+
 // argoApp is an Application whose source uses the plugin, and what its
 // source directory holds.
 type argoApp struct {
@@ -714,12 +722,7 @@ func exampleApplication(t *testing.T) exampleApp {
 	t.Helper()
 	var app struct {
 		Spec struct {
-			Source struct {
-				Plugin struct {
-					Name       string      `json:"name"`
-					Parameters []argoParam `json:"parameters"`
-				} `json:"plugin"`
-			} `json:"source"`
+			Source argoSource `json:"source"`
 		} `json:"spec"`
 	}
 	readExample(t, "application.yaml", &app)
