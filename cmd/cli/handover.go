@@ -39,6 +39,7 @@ var handedOver = []struct{ use, short string }{
 	{"upgrade [RELEASE] [CHART]", "Upgrade a release of the upstream chart with the renderer's patches (Helm SDK)"},
 	{"diff [RELEASE] [CHART]", "Show what the renderer changes, or what an upgrade would change (Helm SDK)"},
 	{"check [flags]", "Check a live cluster for what keeps the AWS CCM from working (read-only)"},
+	{"guard --mode=MODE --ccm-version=TAG", "Hold the AWS CCM back while starting it would do harm (an init container of its pod)"},
 	{"argocd generate", "The Argo CD config management plugin's generate command: the chart rendered from Argo CD's environment (Helm SDK)"},
 }
 
@@ -152,6 +153,8 @@ func helmBinary(kind string) (string, error) {
 	switch kind {
 	case "check":
 		what = "check needs"
+	case "guard":
+		what = "guard needs"
 	case "argocd":
 		what = "argocd generate needs"
 	}

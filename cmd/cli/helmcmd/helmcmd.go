@@ -26,7 +26,7 @@ import (
 
 // Commands are the commands aws-ccm-renderer-helm adds to the root command.
 func Commands(s cli.IOStreams) []*cobra.Command {
-	return []*cobra.Command{NewTemplateCommand(s), NewInstallCommand(s), NewUpgradeCommand(s), NewDiffCommand(s), NewCheckCommand(s), NewArgoCDCommand(s)}
+	return []*cobra.Command{NewTemplateCommand(s), NewInstallCommand(s), NewUpgradeCommand(s), NewDiffCommand(s), NewCheckCommand(s), NewGuardCommand(s), NewArgoCDCommand(s)}
 }
 
 // DistroDetect is the --distro value that asks the cluster.

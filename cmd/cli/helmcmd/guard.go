@@ -1,0 +1,182 @@
+package helmcmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+const guardLong = `guard holds the AWS CCM back while starting it would do harm, and returns once it is safe:
+it is meant as an init container of the CCM's pod. It reads the cluster (the API server's
+version, the nodes, the control plane's pods and the leases of kube-system; nothing else, and
+it writes only Events) every --interval, and holds while
+
+  - a kube-controller-manager runs the in-tree AWS provider (--cloud-provider=aws) without leader
+    migration, or with it while the CCM is in install mode: the CCM would be a second set of
+    cloud controllers acting on the same nodes and load balancers;
+  - the CCM's minor is one the version skew policy forbids beside the API server (newer, or more
+    than one older);
+  - the distribution's own cloud controller (RKE2's or K3s's) runs.
+
+While it holds, it writes one line saying why (again only when the reasons change) and, when
+POD_NAME and POD_NAMESPACE name its pod (the downward API), a Warning Event CCMHeldBack on the
+pod. A read that fails holds too, naming the permission it lacks. With --once it judges once:
+exit 0 when the CCM may start, 1 when it would be held.
+
+In the pod it uses the pod's service account; elsewhere the kubeconfig, as check finds it.`
+
+const guardExample = `  # As the init container of the CCM's pod runs it (the renderer's options give the values)
+  aws-ccm-renderer guard --mode=install --ccm-version=v1.34.3
+
+  # From a workstation, once: would the CCM be held back now?
+  aws-ccm-renderer guard --mode=migrate --ccm-version=v1.26.14 --once --kubeconfig ~/.kube/config`
+
+// guardFlags are guard's flags.
+type guardFlags struct {
+	mode       string
+	ccmVersion string
+	interval   time.Duration
+	once       bool
+	kubeconfig string
+}
+
+// NewGuardCommand builds guard.
+func NewGuardCommand(s cli.IOStreams) *cobra.Command {
+	f := &guardFlags{}
+	cmd := &cobra.Command{
+		Use:     "guard --mode=MODE --ccm-version=TAG",
+		Short:   "Hold the AWS CCM back while starting it would do harm (an init container of its pod)",
+		Long:    guardLong,
+		Example: guardExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := f.input()
+			if err != nil {
+				return err
+			}
+			cfg, err := chartops.KubeconfigEnv(f.kubeconfig).RESTConfig()
+			if err != nil {
+				return &renderer.UsageError{Err: fmt.Errorf("kubeconfig: %w (in a pod, the service account's; else --kubeconfig or $KUBECONFIG)", err)}
+			}
+			client, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return &cli.IOError{Err: err}
+			}
+			g := &guard{client: client, in: in, log: cmd.ErrOrStderr(), pod: os.Getenv("POD_NAME"), namespace: os.Getenv("POD_NAMESPACE")}
+			return g.run(cmd.Context(), f.interval, f.once)
+		},
+	}
+	cli.SetCommon(cmd, s)
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "mode", "", "the CCM's mode: install or migrate")
+	fl.StringVar(&f.ccmVersion, "ccm-version", "", "the CCM's release tag, e.g. v1.34.3")
+	fl.DurationVar(&f.interval, "interval", 10*time.Second, "how often to read the cluster again while holding")
+	fl.BoolVar(&f.once, "once", false, "judge once: exit 0 when the CCM may start, 1 when it would be held")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig, outside a pod (default: as check finds it)")
+	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{string(renderer.ModeInstall), string(renderer.ModeMigrate)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.MarkFlagFilename("kubeconfig")
+	return cmd
+}
+
+// input checks the flags.
+func (f *guardFlags) input() (check.GuardInput, error) {
+	mode := renderer.Mode(f.mode)
+	if mode != renderer.ModeInstall && mode != renderer.ModeMigrate {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--mode %q: give the CCM's mode, install or migrate", f.mode)}
+	}
+	if !releaseTag.MatchString(f.ccmVersion) {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %q: give the CCM's release tag, such as v1.34.3", f.ccmVersion)}
+	}
+	if f.interval <= 0 {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--interval %s: give a positive duration", f.interval)}
+	}
+	return check.GuardInput{Mode: mode, CCMVersion: f.ccmVersion}, nil
+}
+
+// guard is one run of the guard.
+type guard struct {
+	client         kubernetes.Interface
+	in             check.GuardInput
+	log            io.Writer
+	pod, namespace string
+	last           string // the reasons last said
+}
+
+// errHeld is --once's exit when the CCM would be held.
+var errHeld = &cli.ExitError{Code: 1}
+
+// run judges every interval until the CCM may start.
+func (g *guard) run(ctx context.Context, interval time.Duration, once bool) error {
+	for {
+		reasons, err := g.judge(ctx)
+		if err == nil && len(reasons) == 0 {
+			fmt.Fprintf(g.log, "aws-ccm-renderer guard: the CCM (%s, %s mode) may start: no in-tree cloud controllers beside it, its minor fits the API server's, no distribution's cloud controller runs\n", g.in.CCMVersion, g.in.Mode)
+			return nil
+		}
+		line := strings.Join(reasons, "; ")
+		if err != nil {
+			line = "cannot read the cluster: " + err.Error()
+		}
+		if line != g.last {
+			g.last = line
+			fmt.Fprintln(g.log, "aws-ccm-renderer guard: holding the CCM back: "+line)
+			g.event(ctx, line)
+		}
+		if once {
+			return errHeld
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// judge reads the cluster and returns why the CCM must wait.
+func (g *guard) judge(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s, err := check.CollectGuard(ctx, g.client, g.in)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range check.Hold(s, g.in) {
+		out = append(out, f.Subject+": "+f.Message+" (fix: "+f.Fix+")")
+	}
+	return slices.Compact(out), nil
+}
+
+// event records why on the guard's pod, when it knows its pod.
+func (g *guard) event(ctx context.Context, message string) {
+	if g.pod == "" || g.namespace == "" {
+		return
+	}
+	now := metav1.Now()
+	ev := &corev1.Event{
+		// Named as client-go's event recorder names them.
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", g.pod, now.UnixNano()), Namespace: g.namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: g.pod, Namespace: g.namespace},
+		Reason:         "CCMHeldBack", Type: corev1.EventTypeWarning, Message: message,
+		Source:         corev1.EventSource{Component: "aws-ccm-renderer-guard"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if _, err := g.client.CoreV1().Events(g.namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		fmt.Fprintf(g.log, "aws-ccm-renderer guard: no Event on pod %s/%s: %v\n", g.namespace, g.pod, err)
+	}
+}

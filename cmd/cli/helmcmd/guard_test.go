@@ -1,0 +1,116 @@
+package helmcmd
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// TestGuardFlags: what guard refuses, each with one line on stderr,
+// nothing on stdout and exit 2.
+func TestGuardFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"guard", "--ccm-version=v1.34.3"}, `--mode "": give the CCM's mode, install or migrate`},
+		{[]string{"guard", "--mode=upgrade", "--ccm-version=v1.34.3"}, `--mode "upgrade"`},
+		{[]string{"guard", "--mode=install"}, `--ccm-version "": give the CCM's release tag`},
+		{[]string{"guard", "--mode=install", "--ccm-version=latest"}, `--ccm-version "latest"`},
+		{[]string{"guard", "--mode=install", "--ccm-version=v1.34.3", "--interval=0s"}, "--interval 0s: give a positive duration"},
+		{[]string{"guard", "--mode=install", "--ccm-version=v1.34.3", "extra"}, "unknown command"},
+	} {
+		code, out, errOut := run(t, "", c.args...)
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// kcm is the mirror pod of a kube-controller-manager with the flags.
+func kcm(flags ...string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "kube-controller-manager-cp-1", Namespace: "kube-system",
+		Labels: map[string]string{"component": "kube-controller-manager"}, Annotations: map[string]string{"kubernetes.io/config.mirror": "x"}},
+		Spec: corev1.PodSpec{NodeName: "cp-1", Containers: []corev1.Container{{Name: "kube-controller-manager",
+			Command: append([]string{"kube-controller-manager"}, flags...)}}}}
+}
+
+// TestGuardHoldsThenReleases: with the in-tree provider running without
+// leader migration the guard holds (one line, one Event on its pod, not
+// repeated while nothing changes); once the controller manager runs with
+// --cloud-provider=external it returns. --once says held with exit 1.
+func TestGuardHoldsThenReleases(t *testing.T) {
+	client := fake.NewSimpleClientset(kcm("--cloud-provider=aws"))
+	in := check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: "v1.26.14"}
+	var log bytes.Buffer
+	g := &guard{client: client, in: in, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
+	if err := g.run(context.Background(), time.Millisecond, true); err != errHeld {
+		t.Fatalf("--once while the in-tree provider runs: %v, want held", err)
+	}
+	var reads atomic.Int32
+	client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if reads.Add(1) == 4 { // the controller manager switched by the fourth read
+			if _, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "kube-system", "kube-controller-manager-cp-1"); err == nil {
+				_ = client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), kcm("--cloud-provider=external"), "kube-system")
+			}
+		}
+		return false, nil, nil
+	})
+	log.Reset()
+	g.last = ""
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.run(ctx, time.Millisecond, false); err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "aws-ccm-renderer guard: holding the CCM back: kube-controller-manager on cp-1: --cloud-provider=aws, no leader migration") ||
+		!strings.HasPrefix(lines[1], "aws-ccm-renderer guard: the CCM (v1.26.14, install mode) may start") {
+		t.Errorf("the guard's log, over %d reads:\n%s", reads.Load(), log.String())
+	}
+	events, err := client.CoreV1().Events("kube-system").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One from --once, one from the run: each says why, on the pod.
+	if len(events.Items) != 2 {
+		t.Fatalf("%d Events, want 2", len(events.Items))
+	}
+	for _, e := range events.Items {
+		if e.Reason != "CCMHeldBack" || e.Type != corev1.EventTypeWarning || e.InvolvedObject.Name != "ccm-abcde" || !strings.Contains(e.Message, "no leader migration") {
+			t.Errorf("Event %+v", e)
+		}
+	}
+}
+
+// TestGuardCannotRead: a refused read holds, naming the permission.
+func TestGuardCannotRead(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
+	})
+	var log bytes.Buffer
+	g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: "v1.34.3"}, log: &log}
+	if err := g.run(context.Background(), time.Millisecond, true); err != errHeld {
+		t.Fatalf("a refused read: %v, want held", err)
+	}
+	if !strings.Contains(log.String(), `holding the CCM back: cannot read the cluster:`) || !strings.Contains(log.String(), `"list" on leases.coordination.k8s.io in namespace kube-system`) {
+		t.Errorf("log: %s", log.String())
+	}
+}

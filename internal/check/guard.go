@@ -1,0 +1,137 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// The guard: the part of check an init container of the CCM's pod runs
+// (aws-ccm-renderer guard) to hold the CCM back while starting it would do
+// harm. It reads less than check (GuardReads), from inside the cluster,
+// and judges with check's own readings of the control plane: a second
+// set of cloud controllers is the harm it prevents.
+
+// GuardInput is what the guard knows of the CCM it holds back: what it was
+// rendered as.
+type GuardInput struct {
+	// Mode is the CCM's: in migrate mode it shares the migration lease with
+	// a controller manager that runs leader migration.
+	Mode renderer.Mode
+	// CCMVersion is the CCM's release tag.
+	CCMVersion string
+	// Now is the time leases are judged at; zero means time.Now.
+	Now time.Time
+}
+
+// GuardRead is one read of the guard, for its Role.
+type GuardRead struct {
+	Verb, Resource, Group, Namespace string // Namespace "": cluster scope
+}
+
+// GuardReads are every read CollectGuard makes (beside /version, which
+// every authenticated user may read): what the guard's Role grants and no
+// more. The nodes it lists the CCM's own role already grants.
+var GuardReads = []GuardRead{
+	{"list", "nodes", "", ""},
+	{"list", "pods", "", metav1.NamespaceSystem},
+	{"list", "leases", "coordination.k8s.io", metav1.NamespaceSystem},
+}
+
+// CollectGuard reads what the guard judges: the API server's version, the
+// nodes (the distribution and K3s's recorded arguments), the control
+// plane's pods in kube-system and the leases there.
+func CollectGuard(ctx context.Context, client kubernetes.Interface, in GuardInput) (*Snapshot, error) {
+	s := &Snapshot{Now: in.Now, Pods: map[string]*corev1.Pod{}, Leases: map[string]*coordinationv1.Lease{}}
+	if s.Now.IsZero() {
+		s.Now = time.Now()
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, clusterError("get", "/version", "", err)
+	}
+	s.KubernetesVersion = v.GitVersion
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, clusterError("list", "nodes", "", err)
+	}
+	s.Nodes = nodes.Items
+	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
+	if err := s.collectControlPlane(ctx, client); err != nil {
+		return nil, err
+	}
+	if err := s.collectLeases(ctx, client); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Hold says why the CCM must not start now, one finding per reason; none
+// when it is safe to. The reasons: a controller manager that runs the
+// in-tree provider's cloud controllers beside it (without leader migration,
+// or with it while the CCM is in install mode and so ignores the lease); a
+// CCM of a minor the version skew policy forbids beside the API server (newer,
+// or more than one older); a distribution's own cloud controller still
+// running.
+func Hold(s *Snapshot, in GuardInput) []Finding {
+	v := NewView(s)
+	var out []Finding
+	for _, k := range v.controlPlaneProcesses(programKCM) {
+		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: isTrue(k.flags["enable-leader-migration"])}
+		if st.provider != "aws" {
+			continue
+		}
+		f := Finding{Area: AreaInTree, Severity: Error, Subject: "kube-controller-manager on " + k.node}
+		switch {
+		case !st.leaderMigration:
+			f.Message = st.String() + ": it runs the in-tree cloud controllers whatever the CCM does; the CCM would run a second set"
+			f.Fix = "turn on leader migration in the controller manager and render the CCM with --mode=migrate (plan step before.kcm-leader-migration), or switch the controller manager to --cloud-provider=external first"
+		case in.Mode != renderer.ModeMigrate:
+			f.Message = st.String() + ": it runs the cloud controllers under the migration lease, which the CCM in install mode ignores"
+			f.Fix = "render the CCM with --mode=migrate until every controller manager runs with --cloud-provider=external"
+		default:
+			continue
+		}
+		out = append(out, f)
+	}
+	if f, ok := guardSkew(s.KubernetesVersion, in.CCMVersion); ok {
+		out = append(out, f)
+	}
+	for _, d := range v.distroControllers() {
+		out = append(out, Finding{Area: AreaControllers, Severity: Error, Subject: DisplayName(d.dc.Distro) + "'s cloud controller",
+			Message: "it runs (" + strings.Join(d.evidence, "; ") + "): it initialises the nodes with " + d.dc.Scheme + ":// providerIDs the AWS CCM cannot use",
+			Fix:     "turn it off: " + d.dc.Disable})
+	}
+	return out
+}
+
+// guardSkew judges the CCM's minor against the API server's, as the
+// version skew policy does for a cloud-controller-manager: not newer than
+// the API server, at most one minor older.
+func guardSkew(kube, ccm string) (Finding, bool) {
+	km, ok1 := minorOf(kube)
+	cm, ok2 := minorOf(ccm)
+	if !ok1 || !ok2 {
+		return Finding{}, false
+	}
+	f := Finding{Area: AreaVersion, Severity: Error, Subject: "CCM " + ccm}
+	switch {
+	case cm > km:
+		f.Message = fmt.Sprintf("it is newer than the API server %s: the version skew policy allows a cloud-controller-manager at the API server's minor or one older, never newer", kube)
+	case cm < km-1:
+		f.Message = fmt.Sprintf("it is %d minors older than the API server %s: the version skew policy allows one", km-cm, kube)
+	default:
+		return Finding{}, false
+	}
+	f.Fix = "render the CCM of the cluster's minor (--kube-version " + kube + ")"
+	return f, true
+}
