@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -55,22 +54,10 @@ func CollectGuard(ctx context.Context, client kubernetes.Interface, in GuardInpu
 	if s.Now.IsZero() {
 		s.Now = time.Now()
 	}
-	v, err := client.Discovery().ServerVersion()
-	if err != nil {
-		return nil, clusterError("get", "/version", "", err)
-	}
-	s.KubernetesVersion = v.GitVersion
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return nil, clusterError("list", "nodes", "", err)
-	}
-	s.Nodes = nodes.Items
-	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
-	if err := s.collectControlPlane(ctx, client); err != nil {
-		return nil, err
-	}
-	if err := s.collectLeases(ctx, client); err != nil {
-		return nil, err
+	for _, step := range []func(context.Context, kubernetes.Interface) error{s.collectVersionAndNodes, s.collectControlPlane, s.collectLeases} {
+		if err := step(ctx, client); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -106,19 +106,8 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 	if s.KCMUser == "" {
 		s.KCMUser = DefaultKCMUser
 	}
-	v, err := client.Discovery().ServerVersion()
-	if err != nil {
-		return nil, clusterError("get", "/version", "", err)
-	}
-	s.KubernetesVersion = v.GitVersion
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return nil, clusterError("list", "nodes", "", err)
-	}
-	s.Nodes = nodes.Items
-	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
-		s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
+		s.collectVersionAndNodes, s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
 		s.collectPinned, s.collectControlPlane, s.collectKubeadmConfig, s.collectEvents, s.collectServices,
 		s.collectCloudConfig, s.collectWebhooks,
 	} {
@@ -130,6 +119,22 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 		return nil, err
 	}
 	return s, nil
+}
+
+// collectVersionAndNodes reads the API server's version and the nodes.
+func (s *Snapshot) collectVersionAndNodes(ctx context.Context, client kubernetes.Interface) error {
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return clusterError("get", "/version", "", err)
+	}
+	s.KubernetesVersion = v.GitVersion
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return clusterError("list", "nodes", "", err)
+	}
+	s.Nodes = nodes.Items
+	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
+	return nil
 }
 
 // collectWorkload picks the CCM workload from the manifests or the
