@@ -2,6 +2,8 @@ package check
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +121,32 @@ func TestCollectGuard(t *testing.T) {
 	_, err := CollectGuard(context.Background(), client, GuardInput{})
 	if err == nil || !strings.Contains(err.Error(), `"list" on pods in namespace kube-system`) {
 		t.Errorf("a refused list of pods: %v", err)
+	}
+}
+
+// TestGuardDoc: docs/check.md's table of the guard's reads is GuardReads.
+func TestGuardDoc(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "check.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "<!-- guard reads -->\n| verb | resource | namespace |\n|---|---|---|\n")
+	if !ok {
+		t.Fatal("docs/check.md has no table of the guard's reads")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	var want []string
+	for _, r := range GuardReads {
+		res, ns := r.Resource, r.Namespace
+		if r.Group != "" {
+			res += "." + r.Group
+		}
+		if ns == "" {
+			ns = "(cluster)"
+		}
+		want = append(want, "| "+r.Verb+" | "+res+" | "+ns+" |")
+	}
+	if got := strings.TrimSpace(table); got != strings.Join(want, "\n") {
+		t.Errorf("docs/check.md lists the guard's reads as\n%s\nGuardReads are\n%s", got, strings.Join(want, "\n"))
 	}
 }
