@@ -130,6 +130,7 @@ const (
 	OptAllowVersionSkew      Opt = "allowVersionSkew"
 	OptStrict                Opt = "strict"
 	OptTokenScope            Opt = "tokenScope"
+	OptGuardImage            Opt = "guardImage"
 )
 
 // OptValue is an option with a value inside a message: "--mode=migrate"

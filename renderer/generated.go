@@ -19,6 +19,7 @@ const (
 	markMigrationLease  = "leader-migration-rbac"   // MigrationLeaseRBAC
 	markAccountRBAC     = "serviceaccount-rbac"     // AccountRBAC
 	markTokenRBAC       = "serviceaccount-token"    // TokenRBAC
+	markGuardRBAC       = "guard-rbac"              // GuardRBAC
 )
 
 // generatedMark returns the value of an object's GeneratedAnnotation.
@@ -160,6 +161,8 @@ func generatedBy(rn *yaml.RNode) bool {
 		want = regenerateAccountRBAC(rn)
 	case markTokenRBAC:
 		want = regenerateTokenRBAC(rn)
+	case markGuardRBAC:
+		want = regenerateGuardRBAC(rn)
 	}
 	for _, w := range want {
 		if sameGenerated(rn, w) {

@@ -93,6 +93,10 @@ type Options struct {
 	// tokens: TokenScopeCluster (or empty) leaves the chart's grant,
 	// TokenScopeControllers narrows it.
 	TokenScope TokenScope `yaml:"tokenScope,omitempty" json:"tokenScope,omitempty"`
+	// GuardImage, when set, adds the guard (aws-ccm-renderer guard) as an
+	// init container of the CCM's pods, from this image, pinned by digest,
+	// with a Role for what it reads (Guard, GuardRBAC).
+	GuardImage string `yaml:"guardImage,omitempty" json:"guardImage,omitempty"`
 }
 
 // TokenScope is how far the CCM's service account may create tokens.
@@ -184,6 +188,9 @@ var OptionTable = []Option{
 	{Opt: OptTokenScope, Flag: "token-scope",
 		Usage:  "for whom the CCM's account may create tokens: cluster (as the chart grants it: any account in any namespace) or controllers (its controllers' accounts in kube-system, by name)",
 		Values: stringsOf(TokenScopes), Recorded: true, field: func(o *Options) any { return &o.TokenScope }},
+	{Opt: OptGuardImage, Flag: "guard-image",
+		Usage:    "add the guard, an init container that holds the CCM back while starting it would do harm (aws-ccm-renderer guard), from this image pinned by digest (REPO@sha256:...), e.g. the Argo CD sidecar image's",
+		Recorded: true, field: func(o *Options) any { return &o.GuardImage }},
 }
 
 // OptionOf returns an option's entry in OptionTable.
@@ -532,6 +539,9 @@ func (o Options) check() (warnings []string, err error) {
 	}
 	if o.TokenScope != "" && !slices.Contains(TokenScopes, o.TokenScope) {
 		return nil, usageErrorf(OptTokenScope, "%q is unknown: use one of %s", o.TokenScope, joinValues(TokenScopes))
+	}
+	if o.GuardImage != "" && !digestPinned.MatchString(o.GuardImage) {
+		return nil, usageErrorf(OptGuardImage, "%q: pin the image by digest (REPO@sha256:<64 hex digits>): the guard runs in the CCM's pod with its service account", o.GuardImage)
 	}
 	if _, err := parseTarget(o.Target); err != nil {
 		return nil, err

@@ -83,6 +83,14 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 	if ns, ok := flagValue(MergeArgs(t.flags, append(flags, user...)), flagLeaseNamespace); ok && ns != "" {
 		leaseNamespace = ns
 	}
+	guard := Guard{Image: o.GuardImage, Mode: o.Mode}
+	if o.GuardImage != "" {
+		if v.ccm == nil {
+			return nil, t.workload.errorf("cannot tell the CCM's version from its image %q, and the guard judges it against the cluster's: pass the CCM's version with %s",
+				t.image, OptValue{OptCCMVersion, releases.Newest()})
+		}
+		guard.CCMVersion = "v" + v.ccm.String()
+	}
 	workload := *t.workload.ref()
 	account := ObjectRef{Kind: "ServiceAccount", Namespace: t.account.namespace, Name: t.account.name}
 	steps := []step{
@@ -96,6 +104,8 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 		{"migration lease RBAC", onGenerated, MigrationLeaseRBAC{Want: migrate, Workload: workload, Namespace: leaseNamespace, LeaderName: o.LeaderName, User: o.KCMUser}},
 		{"service account RBAC", onGenerated, AccountRBAC{Want: t.access.dedicated, Account: account, Permissions: t.access.missing}},
 		{"token RBAC", onGenerated, TokenRBAC{Want: o.narrow(), Account: account}},
+		{"guard", onWorkload, guard},
+		{"guard RBAC", onGenerated, GuardRBAC{Want: o.GuardImage != "", Account: account}},
 	}
 	if len(t.access.narrow) > 0 {
 		steps = append(steps, step{"narrow token grant", onNarrowed, NarrowTokens{Narrow: o.narrow()}})

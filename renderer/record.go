@@ -50,11 +50,12 @@ type record struct {
 	KCMUser               string     `json:"kcmUser,omitempty"`
 	Target                string     `json:"target,omitempty"`
 	TokenScope            TokenScope `json:"tokenScope,omitempty"`
+	GuardImage            string     `json:"guardImage,omitempty"`
 }
 
 func recordOf(o Options) record {
 	d := DefaultOptions()
-	r := record{Distro: o.Distro, Mode: o.Mode, SetArgs: o.SetArgs, RemoveArgs: o.RemoveArgs, Target: o.Target}
+	r := record{Distro: o.Distro, Mode: o.Mode, SetArgs: o.SetArgs, RemoveArgs: o.RemoveArgs, Target: o.Target, GuardImage: o.GuardImage}
 	if o.TokenScope != d.TokenScope {
 		r.TokenScope = o.TokenScope
 	}
@@ -95,7 +96,7 @@ func ParseRecordedOptions(value string) (Options, error) {
 		return Options{}, fmt.Errorf("annotation %s: %w", OptionsAnnotation, err)
 	}
 	o := DefaultOptions()
-	o.Distro, o.Mode, o.SetArgs, o.RemoveArgs, o.Target, o.TokenScope = r.Distro, r.Mode, r.SetArgs, r.RemoveArgs, r.Target, r.TokenScope
+	o.Distro, o.Mode, o.SetArgs, o.RemoveArgs, o.Target, o.TokenScope, o.GuardImage = r.Distro, r.Mode, r.SetArgs, r.RemoveArgs, r.Target, r.TokenScope, r.GuardImage
 	if r.HostNetwork != nil {
 		o.HostNetwork = r.HostNetwork
 	}

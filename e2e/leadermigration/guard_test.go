@@ -12,12 +12,11 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// guardAccount creates a service account granted check.GuardReads and the
+// guardAccount creates a service account granted renderer.GuardReads and the
 // Events it writes on its pod, nothing else, and returns its kubeconfig
 // once the authorizer allows what it was granted.
 func guardAccount(t *testing.T, name string) string {
@@ -33,7 +32,7 @@ func guardAccount(t *testing.T, name string) string {
 	cluster := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	user, groups := serviceAccountUser(ns, name)
 	var want []harness.AccessExpectation
-	for _, r := range check.GuardReads {
+	for _, r := range renderer.GuardReads {
 		rule := rbacv1.PolicyRule{APIGroups: []string{r.Group}, Resources: []string{r.Resource}, Verbs: []string{r.Verb}}
 		if r.Namespace == "" {
 			cluster.Rules = append(cluster.Rules, rule)
@@ -100,7 +99,7 @@ func mirrorPod(t *testing.T, node string, flags []string) {
 }
 
 // TestGuard runs the guard (aws-ccm-renderer guard, as the CCM pod's init
-// container would, as a service account granted check.GuardReads only)
+// container would, as a service account granted renderer.GuardReads only)
 // beside the real 1.26 kube-controller-manager with the in-tree AWS provider
 // on moto. The kubelet starts a pod's containers once its init containers
 // returned; here the CCM would start once the guard returns.

@@ -8,7 +8,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -16,7 +15,7 @@ import (
 
 // The guard: the part of check an init container of the CCM's pod runs
 // (aws-ccm-renderer guard) to hold the CCM back while starting it would do
-// harm. It reads less than check (GuardReads), from inside the cluster,
+// harm. It reads less than check (renderer.GuardReads), from inside the cluster,
 // and judges with check's own readings of the control plane: a second
 // set of cloud controllers is the harm it prevents.
 
@@ -30,20 +29,6 @@ type GuardInput struct {
 	CCMVersion string
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
-}
-
-// GuardRead is one read of the guard, for its Role.
-type GuardRead struct {
-	Verb, Resource, Group, Namespace string // Namespace "": cluster scope
-}
-
-// GuardReads are every read CollectGuard makes (beside /version, which
-// every authenticated user may read): what the guard's Role grants and no
-// more. The nodes it lists the CCM's own role already grants.
-var GuardReads = []GuardRead{
-	{"list", "nodes", "", ""},
-	{"list", "pods", "", metav1.NamespaceSystem},
-	{"list", "leases", "coordination.k8s.io", metav1.NamespaceSystem},
 }
 
 // CollectGuard reads what the guard judges: the API server's version, the

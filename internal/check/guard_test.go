@@ -99,19 +99,19 @@ func TestCollectGuard(t *testing.T) {
 	if _, err := CollectGuard(context.Background(), client, GuardInput{}); err != nil {
 		t.Fatal(err)
 	}
-	var reads []GuardRead
+	var reads []renderer.GuardRead
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "get" && a.GetResource().Resource == "version" {
 			continue // /version
 		}
-		reads = append(reads, GuardRead{Verb: a.GetVerb(), Resource: a.GetResource().Resource, Group: a.GetResource().Group, Namespace: a.GetNamespace()})
+		reads = append(reads, renderer.GuardRead{Verb: a.GetVerb(), Resource: a.GetResource().Resource, Group: a.GetResource().Group, Namespace: a.GetNamespace()})
 	}
-	if len(reads) != len(GuardReads) {
-		t.Fatalf("reads %+v, GuardReads %+v", reads, GuardReads)
+	if len(reads) != len(renderer.GuardReads) {
+		t.Fatalf("reads %+v, GuardReads %+v", reads, renderer.GuardReads)
 	}
 	for i := range reads {
-		if reads[i] != GuardReads[i] {
-			t.Errorf("read %d: %+v, GuardReads says %+v", i, reads[i], GuardReads[i])
+		if reads[i] != renderer.GuardReads[i] {
+			t.Errorf("read %d: %+v, GuardReads says %+v", i, reads[i], renderer.GuardReads[i])
 		}
 	}
 	client = fake.NewSimpleClientset()
@@ -124,7 +124,7 @@ func TestCollectGuard(t *testing.T) {
 	}
 }
 
-// TestGuardDoc: docs/check.md's table of the guard's reads is GuardReads.
+// TestGuardDoc: docs/check.md's table of the guard's reads is renderer.GuardReads.
 func TestGuardDoc(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "check.md"))
 	if err != nil {
@@ -136,7 +136,7 @@ func TestGuardDoc(t *testing.T) {
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
 	var want []string
-	for _, r := range GuardReads {
+	for _, r := range renderer.GuardReads {
 		res, ns := r.Resource, r.Namespace
 		if r.Group != "" {
 			res += "." + r.Group
