@@ -43,7 +43,9 @@ const FlagImageTag = "image-tag"
 // NotTaken are the renderer's options the generators do not take: the
 // input is the upstream chart's default output, whose workload they know
 // and whose CCM is the image they pin.
-var NotTaken = []renderer.Opt{renderer.OptTarget, renderer.OptAllowMissingWorkload, renderer.OptCCMVersion}
+// The guard (renderer.OptGuardImage) is not among them yet: its init
+// container is not part of the components' DaemonSet patch.
+var NotTaken = []renderer.Opt{renderer.OptTarget, renderer.OptAllowMissingWorkload, renderer.OptCCMVersion, renderer.OptGuardImage}
 
 // Taken returns the renderer's options the generators take, in
 // renderer.OptionTable's order.
