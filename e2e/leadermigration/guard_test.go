@@ -139,8 +139,20 @@ func TestGuard(t *testing.T) {
 	}
 
 	flags := []string{"--cloud-provider=aws", "--cloud-config=/etc/kubernetes/cloud.conf", "--use-service-account-credentials=true"}
+	// Registered before the controller managers start, so run after they
+	// stopped (cleanups run last first): no lease of theirs is left for
+	// the package's other tests.
+	var kcms []*harness.Process
+	t.Cleanup(func() {
+		for _, p := range kcms {
+			p.Stop()
+			<-p.Done()
+		}
+		_ = cp.Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), kcmLease, metav1.DeleteOptions{})
+	})
 	start := time.Now()
 	kcm := r.startInTreeKCM("kube-controller-manager")
+	kcms = append(kcms, kcm)
 	harness.WaitFor(t, 60*time.Second, "the in-tree KCM to hold its lease", func() bool {
 		running(t, kcm, "kube-controller-manager")
 		return leaseHolder(t, kcmLease) != ""
@@ -179,6 +191,7 @@ func TestGuard(t *testing.T) {
 	// Step 1 of the migration: the KCM with leader migration.
 	kcm.Stop()
 	kcm = r.startInTreeKCM("kube-controller-manager-lm", "--enable-leader-migration=true")
+	kcms = append(kcms, kcm)
 	mirrorPod(t, "cp-1", append(flags, "--enable-leader-migration=true"))
 	held(install, "--cloud-provider=aws, --enable-leader-migration: it runs the cloud controllers under the migration lease, which the CCM in install mode ignores")
 	harness.WaitFor(t, 30*time.Second, "the migrate-mode guard to return", func() bool {
