@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -159,7 +158,7 @@ func (g *guard) judge(ctx context.Context) ([]string, error) {
 	for _, f := range check.Hold(s, g.in) {
 		out = append(out, f.Subject+": "+f.Message+" (fix: "+f.Fix+")")
 	}
-	return slices.Compact(out), nil
+	return out, nil
 }
 
 // event records why on the guard's pod, when it knows its pod.
