@@ -91,6 +91,7 @@ generate: ## rewrite every shipped file generated from the renderer, the plans a
 vet: build ## go vet and gofmt
 	$(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	$(GO) run ./hack/toolsalign -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
 
 unit: ## unit tests only (no external tools)
@@ -100,8 +101,11 @@ unit: ## unit tests only (no external tools)
 # every core as well): their module downloads, compiles and links overlap.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
+# The first step also cross-compiles the images' programs (linux/amd64 and
+# arm64): integration/dist and integration/images, which run side by side,
+# then only link them, where each would compile the arm64 packages.
 test: moto-check ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
-	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target vet build tools
+	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target vet build tools image-binaries
 	$(TEST_ENV) $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory e2e
 

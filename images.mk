@@ -24,7 +24,9 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 REVISION        ?= $(shell git rev-parse HEAD 2>/dev/null)
 REGISTRY        ?=
 
-.PHONY: images push pin-images
+.PHONY: images image-binaries push pin-images
+
+image-binaries: $(IMAGE_BINARIES) ## cross-compile the images' programs (dist/images/bin)
 
 images: $(IMAGE_BINARIES) $(IMAGES_TOOL) examples/argocd/plugin.yaml ## the Argo CD sidecar and KRM function images (linux/amd64, linux/arm64) as OCI layouts in dist/images/, without Docker
 	$(IMAGES_TOOL) build -bin $(IMAGES_BIN) -out $(IMAGES_DIR) -plugin examples/argocd/plugin.yaml \

@@ -1,12 +1,11 @@
 # The real tools the tests run, built from pinned Go modules under e2e/tools
-# into $(BIN), one module per tool set (their k8s.io/* versions differ):
+# into $(BIN). The tools of the current Kubernetes minor share one module
+# (e2e/tools/kube), whose versions of the libraries they share are also
+# the root and e2e modules' (go run ./hack/toolsalign -check, in make vet):
+# Go's build cache then compiles each shared package once for the programs,
+# their tests and these tools. The other tools have a module each (their
+# k8s.io/* versions differ):
 #
-#   e2e/tools/helm3      bin/helm                     Helm 3
-#   e2e/tools/helm4      bin/helm4                    Helm 4
-#   e2e/tools/kustomize  bin/kustomize                kustomize
-#   e2e/tools/helmfile   bin/helmfile                 helmfile (its replace
-#                                                     lines copied)
-#   e2e/tools/etcd       bin/etcd                     etcd server
 #   e2e/tools/kube       bin/kube-apiserver           k8s.io/kubernetes, with its
 #                        bin/kube-controller-manager  staging modules pinned by
 #                        bin/cloud-controller-manager-fake  replace lines
@@ -14,15 +13,21 @@
 #                                                     plans' kubeadm files)
 #                        bin/kubectl                  (kubectl: the peer of
 #                                                     make bench-scale)
+#                        bin/aws-cloud-controller-manager  the AWS CCM, current
+#                                                     release (1.37)
+#                        bin/helm, bin/helm4          Helm 3 and Helm 4
+#                        bin/kustomize                kustomize
+#   e2e/tools/helmfile   bin/helmfile                 helmfile (its replace
+#                                                     lines copied)
+#   e2e/tools/etcd       bin/etcd                     etcd server
 #   e2e/tools/kube126    bin/kube-apiserver-1.26      k8s.io/kubernetes 1.26, the
 #                        bin/kube-controller-manager-1.26  in-tree AWS
 #                                                     provider's last release,
 #                                                     the same way
-#   e2e/tools/aws-ccm       bin/aws-cloud-controller-manager       the AWS CCM:
-#   e2e/tools/aws-ccm-1.35  bin/aws-cloud-controller-manager-1.35  the current
-#   e2e/tools/aws-ccm-1.26  bin/aws-cloud-controller-manager-1.26  release
-#                                                     (1.37), the one before
-#                                                     it, and the 1.26 one
+#                        bin/aws-cloud-controller-manager-1.26  the AWS CCM
+#                                                     of 1.26
+#   e2e/tools/aws-ccm-1.35  bin/aws-cloud-controller-manager-1.35  the AWS CCM
+#                                                     of 1.35
 #   e2e/tools/fleet      bin/fleet                    the Fleet CLI (apply, target,
 #                                                     deploy: the agent's Helm
 #                                                     deployer), its pkg/apis at
@@ -98,14 +103,24 @@ LMREADER_DIR    := $(TOOLS)/lmreader
 LMREADER_MINORS := $(patsubst $(LMREADER_DIR)/go.%.mod,%,$(wildcard $(LMREADER_DIR)/go.1.*.mod))
 LMREADERS       := $(LMREADER_MINORS:%=$(BIN)/lmreader-%)
 
+# The 1.37 tool module's files: the control plane, kubeadm, kubectl, the AWS
+# CCM, Helm 3 and 4 and kustomize are built from it.
+KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
+
+# The 1.26 tool module's: the control plane the leader migration runs on and
+# the AWS CCM of 1.26.
+KUBE126_MODULE := $(TOOLS)/kube126/go.mod $(TOOLS)/kube126/go.sum $(TOOLS_MK)
+
 # $(call tool-version,MODULE): the version of MODULE in the current
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
 .PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl tools-fleet tools-argocd
 
-# The longest builds first, so that make -j starts them first.
-tools: tools-kube126 tools-kube tools-helmfile tools-aws-ccm tools-argocd tools-fleet tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
+# The longest builds first, so that make -j starts them first; the AWS CCM
+# and Helm after the control plane of their module, whose packages they
+# then find compiled.
+tools: tools-kube126 tools-kube tools-helmfile tools-argocd tools-fleet tools-aws-ccm tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
 
@@ -129,8 +144,8 @@ tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) ## buil
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
 # Helm's own Makefile; unstamped it would be v1.20.0), through ldflags.
 # Helm 4 reads the latter from its build info.
-$(HELM3): $(TOOLS)/helm3/go.mod $(TOOLS)/helm3/go.sum $(TOOLS_MK)
-	cd $(TOOLS)/helm3 && v=$(call tool-version,helm.sh/helm/v3) && \
+$(HELM3): $(KUBE_MODULE)
+	cd $(TOOLS)/kube && v=$(call tool-version,helm.sh/helm/v3) && \
 	kminor=$$(echo $(call tool-version,k8s.io/client-go) | cut -d. -f2) && \
 	$(TOOL_BUILD) -ldflags "-s -w \
 		-X helm.sh/helm/v3/internal/version.version=$$v \
@@ -142,16 +157,16 @@ $(HELM3): $(TOOLS)/helm3/go.mod $(TOOLS)/helm3/go.sum $(TOOLS_MK)
 		-o $@ helm.sh/helm/v3/cmd/helm
 	@touch $@
 
-$(HELM4): $(TOOLS)/helm4/go.mod $(TOOLS)/helm4/go.sum $(TOOLS_MK)
-	cd $(TOOLS)/helm4 && v=$(call tool-version,helm.sh/helm/v4) && \
+$(HELM4): $(KUBE_MODULE)
+	cd $(TOOLS)/kube && v=$(call tool-version,helm.sh/helm/v4) && \
 	$(TOOL_BUILD) -ldflags "-s -w \
 		-X helm.sh/helm/v4/internal/version.version=$$v \
 		-X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
 		-o $@ helm.sh/helm/v4/cmd/helm
 	@touch $@
 
-$(KUSTOMIZE): $(TOOLS)/kustomize/go.mod $(TOOLS)/kustomize/go.sum $(TOOLS_MK)
-	cd $(TOOLS)/kustomize && v=$(call tool-version,sigs.k8s.io/kustomize/kustomize/v5) && \
+$(KUSTOMIZE): $(KUBE_MODULE)
+	cd $(TOOLS)/kube && v=$(call tool-version,sigs.k8s.io/kustomize/kustomize/v5) && \
 	$(TOOL_BUILD) -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=$$v" \
 		-o $@ sigs.k8s.io/kustomize/kustomize/v5
 	@touch $@
@@ -180,8 +195,6 @@ kube-stamp = cd $(TOOLS)/$(1) && v=$(call tool-version,k8s.io/kubernetes) && \
 		ldflags="$$ldflags -X $$p.gitVersion=$$v -X $$p.gitMajor=1 -X $$p.gitMinor=$$minor -X $$p.gitTreeState=clean"; \
 	done
 
-KUBE_MODULE := $(TOOLS)/kube/go.mod $(TOOLS)/kube/go.sum $(TOOLS_MK)
-
 # One go build for the three binaries of a release: the packages they share
 # (most of Kubernetes) compile once; builds side by side would each compile
 # them before the cache held them. A grouped target (&:), so that make runs
@@ -198,8 +211,6 @@ $(KUBECTL): $(KUBE_MODULE)
 
 # The control plane of the clusters that migrate (the last release with the
 # in-tree AWS provider), from e2e/tools/kube126, stamped the same way.
-KUBE126_MODULE := $(TOOLS)/kube126/go.mod $(TOOLS)/kube126/go.sum $(TOOLS_MK)
-
 # Built into a directory of their own, then given the -1.26 names.
 $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) &: $(KUBE126_MODULE)
 	$(call kube-stamp,kube126) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $(BIN)/.kube126/ \
@@ -224,16 +235,16 @@ AWS_CCM_BUILD = v=$(call tool-version,k8s.io/cloud-provider-aws) && \
 	$(TOOL_BUILD) -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$$v -X main.gitVersion=$$v" \
 		-o $@ k8s.io/cloud-provider-aws/cmd/aws-cloud-controller-manager
 
-$(AWS_CCM): $(TOOLS)/aws-ccm/go.mod $(TOOLS)/aws-ccm/go.sum $(TOOLS_MK)
-	cd $(TOOLS)/aws-ccm && $(AWS_CCM_BUILD)
+$(AWS_CCM): $(KUBE_MODULE)
+	cd $(TOOLS)/kube && $(AWS_CCM_BUILD)
 	@touch $@
 
 $(AWS_CCM_135): $(TOOLS)/aws-ccm-1.35/go.mod $(TOOLS)/aws-ccm-1.35/go.sum $(TOOLS_MK)
 	cd $(TOOLS)/aws-ccm-1.35 && $(AWS_CCM_BUILD)
 	@touch $@
 
-$(AWS_CCM_126): $(TOOLS)/aws-ccm-1.26/go.mod $(TOOLS)/aws-ccm-1.26/go.sum $(TOOLS_MK)
-	cd $(TOOLS)/aws-ccm-1.26 && $(AWS_CCM_BUILD)
+$(AWS_CCM_126): $(KUBE126_MODULE)
+	cd $(TOOLS)/kube126 && $(AWS_CCM_BUILD)
 	@touch $@
 
 # The Fleet CLI stamps its version as Fleet's release build does
