@@ -12,6 +12,15 @@ import (
 // GuardContainer is the name of the guard's init container.
 const GuardContainer = "aws-ccm-renderer-guard"
 
+// GuardCCMVersionFlag is the guard's flag for the CCM's release tag, and
+// GuardAutoVersion its value that reads the tag from the guard's pod (for
+// manifests whose image is set elsewhere: the overlays' unpinned install
+// components).
+const (
+	GuardCCMVersionFlag = "--ccm-version"
+	GuardAutoVersion    = "auto"
+)
+
 // GuardRead is one read of the guard (aws-ccm-renderer guard), for its
 // Role: check.CollectGuard reads these and nothing else (beside /version).
 type GuardRead struct {
@@ -77,7 +86,7 @@ func (f Guard) node() (*yaml.Node, error) {
 		Name:    GuardContainer,
 		Image:   f.Image,
 		Command: []string{"/usr/local/bin/aws-ccm-renderer", "guard"},
-		Args:    []string{"--mode=" + string(f.Mode), "--ccm-version=" + f.CCMVersion},
+		Args:    []string{"--mode=" + string(f.Mode), GuardCCMVersionFlag + "=" + f.CCMVersion},
 		Env:     []guardEnv{{"POD_NAME", fieldRef("metadata.name")}, {"POD_NAMESPACE", fieldRef("metadata.namespace")}},
 		Resources: map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"},
 			"limits": map[string]any{"memory": "64Mi"}},
@@ -148,6 +157,9 @@ func (f GuardRBAC) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	return generate(nodes, markGuardRBAC, want), nil
 }
+
+// IsGuardRBAC says whether an object is one GuardRBAC generated.
+func IsGuardRBAC(rn *yaml.RNode) bool { return generatedMark(rn) == markGuardRBAC }
 
 // regenerateGuardRBAC returns what GuardRBAC makes for the account rn
 // names.

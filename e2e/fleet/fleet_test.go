@@ -96,6 +96,20 @@ var clusters = []fleetCluster{
 	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor)}, "kustomize/auto", renderer.DistroAuto},
 	{"kubeadm-cluster", "kubeadm", map[string]string{"env": "imported"}, "kustomize/auto", renderer.DistroAuto},
 	{"bare-cluster", "kubeadm", nil, "kustomize/auto", renderer.DistroAuto},
+	// Still on the in-tree provider: the install bundle skips them; the
+	// canary is the first a staged migration moves (TestFleetStagedMigration).
+	{"rke2-in-tree", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastInTreeMinor)}, "", renderer.DistroRKE2},
+	{"rke2-canary", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastInTreeMinor), stageLabel: "canary"}, "", renderer.DistroRKE2},
+}
+
+// stageLabel is the label docs/fleet.md's staged migration selects the
+// clusters of a stage by.
+const stageLabel = "aws-ccm-renderer.io/stage"
+
+// deployed are the clusters the install bundle deploys to: all but those
+// whose minor label names a release with the in-tree provider.
+func deployed() []fleetCluster {
+	return slices.DeleteFunc(slices.Clone(clusters), func(c fleetCluster) bool { return c.dir == "" })
 }
 
 // fleet runs the Fleet CLI in dir with the test's environment.
@@ -202,6 +216,7 @@ type bundleTarget struct {
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector"`
 	ClusterGroup    string                `json:"clusterGroup"`
 	Kustomize       *kustomizeOptions     `json:"kustomize"`
+	DoNotDeploy     bool                  `json:"doNotDeploy"`
 }
 
 // files returns the bundle's resources by name, decoded as Fleet's
@@ -260,7 +275,12 @@ func TestFleetApply(t *testing.T) {
 	for _, tg := range s.Targets {
 		got = append(got, describeTarget(tg))
 	}
+	inTree := metav1.LabelSelectorRequirement{Key: generated.FleetMinorLabel, Operator: metav1.LabelSelectorOpIn}
+	for minor := releases.FirstMinor(); minor <= releases.LastInTreeMinor; minor++ {
+		inTree.Values = append(inTree.Values, fmt.Sprintf("1.%d", minor))
+	}
 	want := []string{
+		fmt.Sprintf("in-tree-provider: clusters labelled  and %v, nothing deployed", []metav1.LabelSelectorRequirement{inTree}),
 		"rke: clusters labelled provider.cattle.io=rke, kustomize.dir kustomize/rke",
 		"rke2: clusters labelled provider.cattle.io=rke2, kustomize.dir kustomize/rke2",
 		"default: cluster group default",
@@ -297,6 +317,9 @@ func TestFleetApply(t *testing.T) {
 		}
 		if !strings.Contains(string(k), "- ../../overlays/"+distro+"/install\n") {
 			t.Errorf("kustomize/%s/kustomization.yaml does not use the %s install component:\n%s", distro, distro, k)
+		}
+		if m := files["kustomize/"+distro+"-migrate/kustomization.yaml"]; !strings.Contains(string(m), "- ../../overlays/"+distro+"/migrate\n") {
+			t.Errorf("kustomize/%s-migrate/kustomization.yaml does not use the %s migrate component:\n%s", distro, distro, m)
 		}
 		for _, mode := range []string{"install", "migrate"} {
 			err := fs.WalkDir(overlays, distro+"/"+mode, func(path string, d fs.DirEntry, err error) error {
@@ -340,6 +363,9 @@ func describeTarget(tg bundleTarget) string {
 	}
 	if tg.Kustomize != nil {
 		parts = append(parts, "kustomize.dir "+tg.Kustomize.Dir)
+	}
+	if tg.DoNotDeploy {
+		parts = append(parts, "nothing deployed")
 	}
 	return tg.Name + ": " + strings.Join(parts, ", ")
 }
@@ -541,19 +567,24 @@ func helmRevision(t *testing.T) int {
 // and rolls nothing out.
 func TestFleetDeploy(t *testing.T) {
 	deployments := target(t, apply(t, bundleCopy(t)))
-	if len(deployments) != len(clusters) {
-		t.Fatalf("fleet target picked %d clusters, want all %d", len(deployments), len(clusters))
+	for _, c := range clusters {
+		if _, ok := deployments[c.name]; ok != (c.dir != "") {
+			t.Errorf("fleet target: a BundleDeployment for %s (labels %v): %v, want %v", c.name, c.labels, ok, c.dir != "")
+		}
+	}
+	if len(deployments) != len(deployed()) {
+		t.Fatalf("fleet target picked %d clusters, want the %d not on the in-tree provider", len(deployments), len(deployed()))
 	}
 	nodes := testtools.Fixtures(t)
 	ctx := context.Background()
 	tags := map[string]bool{}
-	for _, c := range clusters {
+	for _, c := range deployed() {
 		tags[c.tag(t)] = true
 	}
-	if len(tags) != len(clusters) || !tags[""] {
-		t.Fatalf("the clusters' labels pin %d image tags (none counted as one) for %d clusters: the test needs one each, and a cluster without labels", len(tags), len(clusters))
+	if len(tags) != len(deployed()) || !tags[""] {
+		t.Fatalf("the clusters' labels pin %d image tags (none counted as one) for %d clusters: the test needs one each, and a cluster without labels", len(tags), len(deployed()))
 	}
-	for _, c := range clusters {
+	for _, c := range deployed() {
 		t.Run(c.name, func(t *testing.T) {
 			// The chart's output with the image the cluster's label pins.
 			plain := chartOutput(t, "--set", "image.tag="+c.tag(t))
@@ -665,7 +696,7 @@ func TestFleetNoWarningAtDeployTime(t *testing.T) {
 	}
 	testtools.WriteFile(t, path, []byte(strings.Replace(text, line, line+args, 1)))
 	deployments := target(t, apply(t, dir))
-	for _, c := range clusters {
+	for _, c := range deployed() {
 		out, errOut, err := deploy(t, deployments[c.name], true)
 		if err != nil {
 			t.Fatalf("fleet deploy --dry-run for %s: %v\n%s", c.name, err, errOut)
@@ -790,4 +821,54 @@ func TestFleetFailsOnOtherNames(t *testing.T) {
 func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return lines[len(lines)-1]
+}
+
+// TestFleetStagedMigration: the staged migration of docs/fleet.md. Its
+// customization, added before in-tree-provider as the doc says, gives the
+// RKE2 canary on 1.26 the migrate component, whose deploy is the
+// renderer's migrate output for the CCM of 1.26; the other 1.26 cluster
+// still gets nothing, and every other cluster what the install bundle
+// gives it.
+func TestFleetStagedMigration(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "fleet.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "<!-- fleet: staged migration -->\n```yaml\n")
+	snippet, _, ok2 := strings.Cut(after, "```\n")
+	if !ok || !ok2 {
+		t.Fatal("docs/fleet.md has no staged migration snippet")
+	}
+	dir := bundleCopy(t)
+	path := filepath.Join(dir, "fleet.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = "  - name: in-tree-provider\n"
+	if !strings.Contains(string(b), first) {
+		t.Fatalf("fleet.yaml has no in-tree-provider customization:\n%s", b)
+	}
+	testtools.WriteFile(t, path, []byte(strings.Replace(string(b), first, snippet+first, 1)))
+	deployments := target(t, apply(t, dir))
+	for _, c := range clusters {
+		d, ok := deployments[c.name]
+		want := c.dir
+		if c.name == "rke2-canary" {
+			want = "kustomize/rke2-migrate"
+		}
+		if ok != (want != "") || d.dir != want {
+			t.Errorf("%s (labels %v): deployed %v with kustomize.dir %q; want %q", c.name, c.labels, ok, d.dir, want)
+		}
+	}
+	tag := renderer.CCMTag(releases.LastInTreeMinor)
+	out, errOut, err := deploy(t, deployments["rke2-canary"], true)
+	if err != nil {
+		t.Fatalf("fleet deploy --dry-run for the canary: %v\n%s", err, errOut)
+	}
+	objs := deployedObjects(t, out)
+	nodes := testtools.Fixtures(t)
+	testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeMigrate)
+	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, chartOutput(t, "--set", "image.tag="+tag), renderer.DistroRKE2, renderer.ModeMigrate), nodes)
+	t.Logf("the canary gets %s with the CCM %s; rke2-in-tree nothing; %d clusters the install component", deployments["rke2-canary"].dir, tag, len(deployed()))
 }

@@ -2,6 +2,7 @@ package leadermigration
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,36 @@ func TestGuard(t *testing.T) {
 	}
 	running(t, kcm, "kube-controller-manager")
 	t.Logf("%s: with leader migration on, the migrate-mode guard returned; the install-mode one holds:\n%s", since(start), strings.TrimSpace(install.Log()))
+
+	// --ccm-version auto (the overlays' unpinned components, Fleet's
+	// per-cluster image): the guard reads the tag from its pod's CCM
+	// container, with the same permissions.
+	for _, c := range []struct {
+		image string
+		code  int
+		want  string
+	}{
+		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + tag, 0, "the CCM (" + tag + ", migrate mode) may start"},
+		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + renderer.CCMTag(bin.Release.Minor+2), 1,
+			"CCM " + renderer.CCMTag(bin.Release.Minor+2) + ": it is newer than the API server " + bin.Release.String()},
+	} {
+		pods := cp.Client.CoreV1().Pods(metav1.NamespaceSystem)
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-auto", Namespace: metav1.NamespaceSystem},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "aws-cloud-controller-manager", Image: c.image}}}}
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err := testtools.Run(t, append(os.Environ(), "POD_NAME=ccm-auto", "POD_NAMESPACE=kube-system"), testtools.Renderer(t),
+			"guard", "--mode=migrate", "--ccm-version=auto", "--kubeconfig="+kubeconfig, "--once")
+		if code := testtools.ExitCode(err); code != c.code || !strings.Contains(string(stderr), c.want) {
+			t.Errorf("guard --ccm-version=auto, its pod running %s: exit %d, stderr %q; want %d and %q", c.image, code, stderr, c.code, c.want)
+		}
+		if err := pods.Delete(ctx, "ccm-auto", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+		harness.WaitFor(t, 30*time.Second, "the pod ccm-auto to go", func() bool {
+			_, err := pods.Get(ctx, "ccm-auto", metav1.GetOptions{})
+			return err != nil
+		})
+	}
 }

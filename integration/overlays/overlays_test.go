@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
@@ -283,6 +284,75 @@ tolerations: [{key: dedicated, value: ccm, effect: NoSchedule}]
 				if _, err := testtools.KrustyRun(filesys.MakeFsOnDisk(), dir); err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("%s: api library: %v", mode, err)
 				}
+			}
+		})
+	}
+}
+
+// TestOverlaysGuard: with --guard-image, a component puts the guard first
+// among the CCM's init containers, judging the CCM the component pins, and
+// adds the Role and RoleBinding it reads with (guard.yaml); built by the
+// kustomize CLI and api on the latest chart, it is what the post-renderer
+// writes with the same options. Flux's format lists guard.yaml beside the
+// HelmRelease.
+func TestOverlaysGuard(t *testing.T) {
+	const image = "registry.example/aws-ccm-renderer@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	nodes := testtools.Fixtures(t)
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	for _, c := range []struct {
+		distro renderer.Distro
+		mode   renderer.Mode
+		kube   string
+	}{
+		{renderer.DistroRKE2, renderer.ModeInstall, "v1.37.2"},
+		{renderer.DistroRKE, renderer.ModeMigrate, "v1.26.15"},
+	} {
+		t.Run(string(c.distro)+"-"+string(c.mode), func(t *testing.T) {
+			gen := filepath.Join(t.TempDir(), "overlays")
+			testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--out", gen,
+				"--distro="+string(c.distro), "--mode="+string(c.mode), "--kube-version="+c.kube, "--guard-image="+image)
+			comp := filepath.Join(gen, filepath.FromSlash(overlays.Component(c.distro, c.mode)))
+			kust, err := os.ReadFile(filepath.Join(comp, overlays.FileKustomization))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(kust), "- "+overlays.FileGuard+"\n") {
+				t.Errorf("%s does not list %s:\n%s", overlays.FileKustomization, overlays.FileGuard, kust)
+			}
+			v, err := version.ParseGeneric(c.kube)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tag := renderer.CCMTag(int(v.Minor()))
+			plain := testtools.HelmTemplate(t, chart, nil)
+			pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(tag)...)
+			o := renderer.DefaultOptions()
+			o.Distro, o.Mode, o.KubeVersion, o.GuardImage = c.distro, c.mode, c.kube, image
+			want := testtools.PostRenderedWith(t, pinned, o)
+			for name, objs := range overlayBuilds(t, overlayDirFrom(t, gen, plain, c.distro, c.mode)) {
+				t.Run(name, func(t *testing.T) {
+					testtools.CheckMeaning(t, objs, nodes, c.distro, c.mode)
+					testtools.SameAsRenderer(t, objs, want, nodes)
+					ccm, err := manifest.CCM(objs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					inits, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "initContainers").([]any)
+					if len(inits) != 1 || manifest.Get(inits[0].(map[string]any), "image") != image ||
+						!slices.Contains(manifest.Get(inits[0].(map[string]any), "args").([]any), any("--ccm-version="+tag)) {
+						t.Errorf("the init containers are %v, want the guard alone, of %s, judging the CCM %s", inits, image, tag)
+					}
+				})
+			}
+			flux := filepath.Join(t.TempDir(), "flux")
+			testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--format=flux", "--out", flux,
+				"--distro="+string(c.distro), "--mode="+string(c.mode), "--kube-version="+c.kube, "--guard-image="+image)
+			fk, err := os.ReadFile(filepath.Join(flux, filepath.FromSlash(overlays.Component(c.distro, c.mode)), overlays.FileKustomization))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(fk), overlays.FileGuard) {
+				t.Errorf("the Flux kustomization does not list %s:\n%s", overlays.FileGuard, fk)
 			}
 		})
 	}

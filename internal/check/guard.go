@@ -3,13 +3,16 @@ package check
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -25,7 +28,8 @@ type GuardInput struct {
 	// Mode is the CCM's: in migrate mode it shares the migration lease with
 	// a controller manager that runs leader migration.
 	Mode renderer.Mode
-	// CCMVersion is the CCM's release tag.
+	// CCMVersion is the CCM's release tag (never GuardAuto: the command
+	// reads it first).
 	CCMVersion string
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
@@ -45,6 +49,38 @@ func CollectGuard(ctx context.Context, client kubernetes.Interface, in GuardInpu
 		}
 	}
 	return s, nil
+}
+
+// GuardAuto is the guard's --ccm-version that reads the CCM's release tag
+// from its own pod (GuardCCMVersion): for a manifest whose image is set
+// elsewhere, per cluster (Fleet's templated values, a chart's values).
+const GuardAuto = renderer.GuardAutoVersion
+
+// GuardCCMVersion reads the CCM's release tag from the guard's own pod,
+// namespace/pod: the tag of its container that runs the AWS CCM's image
+// (renderer.IsCCMImage). It lists the pods of the namespace by name, which
+// the guard's Role allows in kube-system.
+func GuardCCMVersion(ctx context.Context, client kubernetes.Interface, namespace, pod string) (string, error) {
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod})
+	if err != nil {
+		return "", clusterError("list", "pods", namespace, err)
+	}
+	i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return p.Name == pod })
+	if i < 0 {
+		return "", fmt.Errorf("its pod %s/%s is not there", namespace, pod)
+	}
+	var images []string
+	for _, c := range pods.Items[i].Spec.Containers {
+		if !renderer.IsCCMImage(c.Image) {
+			images = append(images, c.Image)
+			continue
+		}
+		if tag := renderer.ImageTag(c.Image); releases.IsTag(tag) {
+			return tag, nil
+		}
+		return "", fmt.Errorf("the CCM's image %s in pod %s/%s names no release tag: give the guard --ccm-version", c.Image, namespace, pod)
+	}
+	return "", fmt.Errorf("no container of pod %s/%s runs the AWS CCM's image (%s): give the guard --ccm-version", namespace, pod, strings.Join(images, ", "))
 }
 
 // Hold says why the CCM must not start now, one finding per reason; none

@@ -1,7 +1,6 @@
 package generated
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,9 +48,25 @@ var fleetTagLine = regexp.MustCompile(`(?m)^(\s+tag: )'\$\{ get \(dict.*\}'$`)
 // fleetChartVersion is the bundle's helm.version.
 var fleetChartVersion = regexp.MustCompile(`(?m)^  version: (\S+)$`)
 
-// FleetPins checks the bundle's image.tag line against FleetTagTemplate of
-// the bundle's chart version, or with write rewrites it; it returns the
-// problems.
+// FleetInTreeMinors is the value list of the bundle's in-tree-provider
+// customization, which deploys nothing on the clusters its minor label
+// says still run the in-tree AWS provider: every minor of the release data
+// up to the last with the provider.
+func FleetInTreeMinors() string {
+	var minors []string
+	for minor := releases.FirstMinor(); minor <= releases.LastInTreeMinor; minor++ {
+		minors = append(minors, fmt.Sprintf("%q", fmt.Sprintf("1.%d", minor)))
+	}
+	return "[" + strings.Join(minors, ", ") + "]"
+}
+
+// fleetInTreeLine is the values line of the in-tree-provider customization.
+var fleetInTreeLine = regexp.MustCompile(`(?s)- name: in-tree-provider\n.*?\n(\s+values: )(\[[^\]\n]*\])\n`)
+
+// FleetPins checks the bundle's generated lines (the image.tag line:
+// FleetTagTemplate of the bundle's chart version; the in-tree-provider
+// customization's minors: FleetInTreeMinors), or with write rewrites
+// them; it returns the problems.
 func FleetPins(root string, write bool) ([]string, error) {
 	path := filepath.Join(root, FleetBundle)
 	b, err := os.ReadFile(path)
@@ -62,24 +77,39 @@ func FleetPins(root string, write bool) ([]string, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%s: no helm.version", FleetBundle)
 	}
-	want, err := FleetTagTemplate(string(v[1]))
+	tmpl, err := FleetTagTemplate(string(v[1]))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", FleetBundle, err)
 	}
-	m := fleetTagLine.FindSubmatchIndex(b)
-	if m == nil {
-		return nil, fmt.Errorf("%s: no generated image.tag line (tag: '${ get (dict ...) ... }')", FleetBundle)
+	var problems []string
+	out := b
+	for _, g := range []struct {
+		what    string
+		re      *regexp.Regexp
+		value   string // group 2's, when the regexp has one
+		missing string
+	}{
+		{"the image.tag line", fleetTagLine, "'" + tmpl + "'", "no generated image.tag line (tag: '${ get (dict ...) ... }')"},
+		{"the in-tree-provider customization's minors", fleetInTreeLine, FleetInTreeMinors(), "no in-tree-provider customization with a values line"},
+	} {
+		m := g.re.FindSubmatchIndex(out)
+		if m == nil {
+			return nil, fmt.Errorf("%s: %s", FleetBundle, g.missing)
+		}
+		// The generated value: group 2, else what follows group 1 on the
+		// line.
+		from, to := m[3], m[1]
+		if len(m) > 4 && m[4] >= 0 {
+			from, to = m[4], m[5]
+		}
+		if string(out[from:to]) == g.value {
+			continue
+		}
+		problems = append(problems, FleetBundle+": "+g.what+" is not the release data's (run make generate)")
+		out = append(append(append([]byte{}, out[:from]...), g.value...), out[to:]...)
 	}
-	line := string(b[m[2]:m[3]]) + "'" + want + "'"
-	if string(b[m[0]:m[1]]) == line {
-		return nil, nil
+	if write && len(problems) > 0 {
+		return nil, os.WriteFile(path, out, 0o644)
 	}
-	if write {
-		var out bytes.Buffer
-		out.Write(b[:m[0]])
-		out.WriteString(line)
-		out.Write(b[m[1]:])
-		return nil, os.WriteFile(path, out.Bytes(), 0o644)
-	}
-	return []string{FleetBundle + ": the image.tag line is not the release data's (run make generate)"}, nil
+	return problems, nil
 }

@@ -96,6 +96,31 @@ func TestFleetPins(t *testing.T) {
 	if _, err := FleetTagTemplate("0.0.1"); err == nil {
 		t.Error("FleetTagTemplate of a chart without a known default image: no error")
 	}
+	if got := FleetInTreeMinors(); got != `["1.22", "1.23", "1.24", "1.25", "1.26"]` {
+		t.Errorf("FleetInTreeMinors() = %s", got)
+	}
+
+	// A copy whose in-tree minors drifted: one problem; -update's write
+	// puts the release data's back, and the image.tag line stays.
+	good, err := os.ReadFile(filepath.Join(testtools.Root(), FleetBundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	drifted := strings.Replace(string(good), FleetInTreeMinors(), `["1.25", "1.26"]`, 1)
+	if drifted == string(good) {
+		t.Fatalf("%s has no line %s", FleetBundle, FleetInTreeMinors())
+	}
+	testtools.WriteFile(t, filepath.Join(root, FleetBundle), []byte(drifted))
+	if p, err := FleetPins(root, false); err != nil || len(p) != 1 || !strings.Contains(p[0], "in-tree-provider") {
+		t.Errorf("drifted minors: %q, %v; want one problem about them", p, err)
+	}
+	if _, err := FleetPins(root, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, FleetBundle)); string(b) != string(good) {
+		t.Errorf("rewritten:\n%s", b)
+	}
 }
 
 // TestExamples: the transcripts in the documents are the golden files the

@@ -120,17 +120,15 @@ func fluxDir(s Spec, r *upstream.Rendered, tag string) (map[string][]byte, error
 		"# service account rules appended by a JSON patch, guarded by a patch that requires it.\n" +
 		pinnedNote(tag, "spec.values.image.tag") + rel)
 	resources := []string{"../../" + FluxSourceDir, FileHelmRelease}
-	if len(r.Generated) > 0 {
-		docs, err := r.GeneratedYAML()
-		if err != nil {
-			return nil, err
-		}
-		files[FileLeaderMigration] = []byte(h + "# The objects the renderer adds in this mode (the leader migration ConfigMap the DaemonSet\n" +
-			"# patch mounts; the Role and RoleBinding that let the in-tree controller manager hold the\n" +
-			"# migration lease). A post-renderer patch cannot create them: the Flux Kustomization\n" +
-			"# applies them beside the HelmRelease, and prunes them when it moves to install mode.\n" + docs)
-		resources = append(resources, FileLeaderMigration)
+	names, err := generatedFiles(files, h, r, "# The objects the renderer adds in this mode (the leader migration ConfigMap the DaemonSet\n"+
+		"# patch mounts; the Role and RoleBinding that let the in-tree controller manager hold the\n"+
+		"# migration lease). A post-renderer patch cannot create them: the Flux Kustomization\n"+
+		"# applies them beside the HelmRelease, and prunes them when it moves to install mode.\n",
+		guardComment+"# The Flux Kustomization applies them beside the HelmRelease.\n")
+	if err != nil {
+		return nil, err
 	}
+	resources = append(resources, names...)
 	k, err := encode(kustomization(resources...))
 	if err != nil {
 		return nil, err

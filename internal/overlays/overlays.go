@@ -39,6 +39,7 @@ const (
 	FileClusterRole        = "clusterrole.yaml"
 	FileClusterRolePresent = "clusterrole-present.yaml"
 	FileLeaderMigration    = "leader-migration.yaml"
+	FileGuard              = "guard.yaml"
 	FileReadme             = "README.md"
 )
 
@@ -121,16 +122,15 @@ func componentFiles(s Spec, r *upstream.Rendered, tag string) (map[string][]byte
 		"# appended. Permissions add up, so a verb the chart grants already changes nothing, and no\n" +
 		"# list index of the chart's rules (which its versions and clusterRoleRules move) is used.\n" + rbac)
 
+	names, err := generatedFiles(files, h, r, "# The objects the renderer adds in this mode (the leader migration ConfigMap the DaemonSet\n"+
+		"# patch mounts; the Role and RoleBinding that let the in-tree controller manager hold the\n"+
+		"# migration lease), as the renderer writes them.\n", guardComment)
+	if err != nil {
+		return nil, err
+	}
 	var resources []*yaml.Node
-	if len(r.Generated) > 0 {
-		resources = append(resources, str(FileLeaderMigration))
-		docs, err := r.GeneratedYAML()
-		if err != nil {
-			return nil, err
-		}
-		files[FileLeaderMigration] = []byte(h + "# The objects the renderer adds in this mode (the leader migration ConfigMap the DaemonSet\n" +
-			"# patch mounts; the Role and RoleBinding that let the in-tree controller manager hold the\n" +
-			"# migration lease), as the renderer writes them.\n" + docs)
+	for _, name := range names {
+		resources = append(resources, str(name))
 	}
 
 	k := mapping("apiVersion", str("kustomize.config.k8s.io/v1alpha1"), "kind", str("Component"))
@@ -149,6 +149,36 @@ func componentFiles(s Spec, r *upstream.Rendered, tag string) (map[string][]byte
 	files[FileKustomization] = []byte(h + kb)
 	return files, nil
 }
+
+// generatedFiles adds to files the objects the renderer generates for a
+// component, headed by h and each file's comment, and returns their names:
+// the leader migration's (FileLeaderMigration, migrate mode) and the
+// guard's Role and RoleBinding (FileGuard, with --guard-image).
+func generatedFiles(files map[string][]byte, h string, r *upstream.Rendered, migrationComment, guardComment string) ([]string, error) {
+	var names []string
+	for _, f := range []struct {
+		name, comment string
+		keep          func(*yaml.RNode) bool
+	}{
+		{FileLeaderMigration, migrationComment, func(rn *yaml.RNode) bool { return !renderer.IsGuardRBAC(rn) }},
+		{FileGuard, guardComment, renderer.IsGuardRBAC},
+	} {
+		docs, err := r.GeneratedYAML(f.keep)
+		if err != nil {
+			return nil, err
+		}
+		if docs == "" {
+			continue
+		}
+		files[f.name] = []byte(h + f.comment + docs)
+		names = append(names, f.name)
+	}
+	return names, nil
+}
+
+// guardComment heads FileGuard.
+const guardComment = "# The Role and RoleBinding that let the CCM's service account, and nobody else, list the pods\n" +
+	"# and leases of kube-system, which the guard (the DaemonSet's first init container) reads.\n"
 
 // daemonSetPatch is the strategic-merge patch of the DaemonSet: the fields
 // the renderer writes, as it writes them for the chart's defaults. Every
@@ -175,6 +205,11 @@ func daemonSetPatch(r *upstream.Rendered, tag string) *yaml.Node {
 	spec = with(spec, "tolerations", r.PodSpec("tolerations").YNode())
 	if hn := r.PodSpec("hostNetwork"); hn != nil {
 		spec = with(spec, "hostNetwork", hn.YNode())
+	}
+	// The guard (--guard-image): the chart has no init containers, so the
+	// list merged by name is the guard alone.
+	if ic := r.PodSpec("initContainers"); ic != nil {
+		spec = with(spec, "initContainers", ic.YNode())
 	}
 	container := mapping("name", str(upstream.Container))
 	if tag != "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -43,9 +44,7 @@ const FlagImageTag = "image-tag"
 // NotTaken are the renderer's options the generators do not take: the
 // input is the upstream chart's default output, whose workload they know
 // and whose CCM is the image they pin.
-// The guard (renderer.OptGuardImage) is not among them yet: its init
-// container is not part of the components' DaemonSet patch.
-var NotTaken = []renderer.Opt{renderer.OptTarget, renderer.OptAllowMissingWorkload, renderer.OptCCMVersion, renderer.OptGuardImage}
+var NotTaken = []renderer.Opt{renderer.OptTarget, renderer.OptAllowMissingWorkload, renderer.OptCCMVersion}
 
 // Taken returns the renderer's options the generators take, in
 // renderer.OptionTable's order.
@@ -146,11 +145,26 @@ func (s Spec) addComponents(files map[string][]byte, all []component,
 
 // render renders the upstream chart's defaults for one component. What the
 // renderer refuses is the spec's options, a usage error.
+// A component that pins no CCM (install mode without --kube-version or
+// --image-tag) deploys whichever image the chart's values say, so its
+// guard reads the CCM's version from its pod (--ccm-version=auto) instead
+// of judging the chart's default.
 func (s Spec) render(c component, tag string) (*upstream.Rendered, error) {
 	r, err := upstream.RenderTag(s.options(c), tag)
 	var in *renderer.InputError
 	if errors.As(err, &in) {
 		return nil, &renderer.UsageError{Err: in.Err}
+	}
+	if err == nil && tag == "" && s.Options.GuardImage != "" {
+		err = r.DaemonSet.PipeE(yaml.Lookup("spec", "template", "spec", "initContainers", "[name="+renderer.GuardContainer+"]", "args"),
+			yaml.FilterFunc(func(args *yaml.RNode) (*yaml.RNode, error) {
+				for _, a := range args.YNode().Content {
+					if strings.HasPrefix(a.Value, renderer.GuardCCMVersionFlag+"=") {
+						a.Value = renderer.GuardCCMVersionFlag + "=" + renderer.GuardAutoVersion
+					}
+				}
+				return args, nil
+			}))
 	}
 	return r, err
 }

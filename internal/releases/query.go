@@ -2,11 +2,19 @@ package releases
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
 )
+
+// tagPattern is a CCM release tag: v1.<minor>.<patch>, maybe a pre-release.
+var tagPattern = regexp.MustCompile(`^v1\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
+
+// IsTag says whether s is spelled as a CCM release tag (v1.<minor>.<patch>,
+// maybe a pre-release), whether or not it is a release this package knows.
+func IsTag(s string) bool { return tagPattern.MatchString(s) }
 
 // Of returns the releases of a Kubernetes minor, and whether any is known.
 func Of(minor int) (CCMMinor, bool) {

@@ -194,6 +194,13 @@ func PostRendered(t *testing.T, chartOutput []byte, distro renderer.Distro, mode
 	t.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = distro, mode
+	return PostRenderedWith(t, chartOutput, o)
+}
+
+// PostRenderedWith is the post-renderer's output for a chart output with
+// the options given.
+func PostRenderedWith(t *testing.T, chartOutput []byte, o renderer.Options) []manifest.Object {
+	t.Helper()
 	r, err := renderer.New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -142,15 +142,19 @@ func DefaultsTagged(tag string) ([]*yaml.RNode, error) {
 		yaml.SetField("image", yaml.NewStringRNode(ImageRepository+":"+tag)))
 }
 
-// GeneratedYAML returns the generated objects as one YAML stream.
-func (r *Rendered) GeneratedYAML() (string, error) {
-	docs := make([]string, len(r.Generated))
-	for i, n := range r.Generated {
+// GeneratedYAML returns the generated objects keep selects (nil: all) as
+// one YAML stream, "" when it selects none.
+func (r *Rendered) GeneratedYAML(keep func(*yaml.RNode) bool) (string, error) {
+	var docs []string
+	for _, n := range r.Generated {
+		if keep != nil && !keep(n) {
+			continue
+		}
 		s, err := n.String()
 		if err != nil {
 			return "", err
 		}
-		docs[i] = s
+		docs = append(docs, s)
 	}
 	return strings.Join(docs, "---\n"), nil
 }

@@ -244,7 +244,7 @@ func migrateTemplate() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := r.GeneratedYAML()
+	text, err := r.GeneratedYAML(nil)
 	if err != nil {
 		return nil, err
 	}

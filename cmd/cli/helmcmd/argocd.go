@@ -60,9 +60,6 @@ func ArgoCDEnvName(name string) string {
 
 var notEnvChar = regexp.MustCompile("[^A-Z0-9_]")
 
-// releaseTag is a CCM release tag: v1.<minor>.<patch>, maybe a pre-release.
-var releaseTag = regexp.MustCompile(`^v1\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
-
 const argocdLong = `The Argo CD config management plugin's commands. The plugin (examples/argocd/plugin.yaml)
 runs "aws-ccm-renderer argocd generate" in the sidecar of argocd-repo-server; see
 docs/argocd.md.`
@@ -368,7 +365,7 @@ func (r *argoRequest) pinCCM(ccm string) error {
 			return argoError("ccm-version auto: KUBE_VERSION: %v", err)
 		}
 		r.picked, tag = &c, c.Latest
-	} else if !releaseTag.MatchString(ccm) {
+	} else if !releases.IsTag(ccm) {
 		return argoError("ccm-version %q is neither auto nor a CCM release tag such as %s", ccm, releases.Newest())
 	}
 	r.sets = append(r.sets, "image.tag="+tag)

@@ -2,6 +2,7 @@ package helmcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -36,10 +38,16 @@ POD_NAME and POD_NAMESPACE name its pod (the downward API), a Warning Event CCMH
 pod. A read that fails holds too, naming the permission it lacks. With --once it judges once:
 exit 0 when the CCM may start, 1 when it would be held.
 
+With --ccm-version auto it reads the CCM's release tag from the image of its own pod's CCM
+container (POD_NAME and POD_NAMESPACE), for manifests whose image is set per cluster.
+
 In the pod it uses the pod's service account; elsewhere the kubeconfig, as check finds it.`
 
 const guardExample = `  # As the init container of the CCM's pod runs it (the renderer's options give the values)
   aws-ccm-renderer guard --mode=install --ccm-version=v1.34.3
+
+  # Where the image is set per cluster (Fleet's templated values): read it from the pod
+  aws-ccm-renderer guard --mode=install --ccm-version=auto
 
   # From a workstation, once: would the CCM be held back now?
   aws-ccm-renderer guard --mode=migrate --ccm-version=v1.26.14 --once --kubeconfig ~/.kube/config`
@@ -82,7 +90,7 @@ func NewGuardCommand(s cli.IOStreams) *cobra.Command {
 	cli.SetCommon(cmd, s)
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "mode", "", "the CCM's mode: install or migrate")
-	fl.StringVar(&f.ccmVersion, "ccm-version", "", "the CCM's release tag, e.g. v1.34.3")
+	fl.StringVar(&f.ccmVersion, "ccm-version", "", "the CCM's release tag, e.g. v1.34.3; auto: the tag of the CCM's image in the guard's pod (POD_NAME, POD_NAMESPACE)")
 	fl.DurationVar(&f.interval, "interval", 10*time.Second, "how often to read the cluster again while holding")
 	fl.BoolVar(&f.once, "once", false, "judge once: exit 0 when the CCM may start, 1 when it would be held")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig, outside a pod (default: as check finds it)")
@@ -97,8 +105,11 @@ func (f *guardFlags) input() (check.GuardInput, error) {
 	if mode != renderer.ModeInstall && mode != renderer.ModeMigrate {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--mode %q: give the CCM's mode, install or migrate", f.mode)}
 	}
-	if !releaseTag.MatchString(f.ccmVersion) {
-		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %q: give the CCM's release tag, such as v1.34.3", f.ccmVersion)}
+	if f.ccmVersion != check.GuardAuto && !releases.IsTag(f.ccmVersion) {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %q: give the CCM's release tag, such as %s, or %s", f.ccmVersion, releases.Newest(), check.GuardAuto)}
+	}
+	if f.ccmVersion == check.GuardAuto && (os.Getenv("POD_NAME") == "" || os.Getenv("POD_NAMESPACE") == "") {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %s reads the CCM's image from the guard's pod, which POD_NAME and POD_NAMESPACE name (the downward API): set them, or give the CCM's release tag", check.GuardAuto)}
 	}
 	if f.interval <= 0 {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--interval %s: give a positive duration", f.interval)}
@@ -146,10 +157,20 @@ func (g *guard) run(ctx context.Context, interval time.Duration, once bool) erro
 	}
 }
 
-// judge reads the cluster and returns why the CCM must wait.
+// judge reads the cluster and returns why the CCM must wait. With
+// --ccm-version auto it first reads the CCM's release from its pod (once).
 func (g *guard) judge(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if g.in.CCMVersion == check.GuardAuto {
+		tag, err := check.GuardCCMVersion(ctx, g.client, g.namespace, g.pod)
+		if _, read := errors.AsType[*check.ClusterError](err); err != nil && !read {
+			return []string{"the CCM's version: " + err.Error()}, nil // holds: it cannot judge the skew
+		} else if err != nil {
+			return nil, err
+		}
+		g.in.CCMVersion = tag
+	}
 	s, err := check.CollectGuard(ctx, g.client, g.in)
 	if err != nil {
 		return nil, err

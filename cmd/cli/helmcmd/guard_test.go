@@ -3,6 +3,7 @@ package helmcmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -34,7 +37,9 @@ func TestGuardFlags(t *testing.T) {
 		{[]string{"guard", "--mode=install", "--ccm-version=latest"}, `--ccm-version "latest"`},
 		{[]string{"guard", "--mode=install", "--ccm-version=v1.34.3", "--interval=0s"}, "--interval 0s: give a positive duration"},
 		{[]string{"guard", "--mode=install", "--ccm-version=v1.34.3", "extra"}, "unknown command"},
+		{[]string{"guard", "--mode=install", "--ccm-version=auto"}, "--ccm-version auto reads the CCM's image from the guard's pod, which POD_NAME and POD_NAMESPACE name"},
 	} {
+		t.Setenv("POD_NAME", "")
 		code, out, errOut := run(t, "", c.args...)
 		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, one line with %q", c.args, code, out, errOut, c.want)
@@ -112,5 +117,45 @@ func TestGuardCannotRead(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), `holding the CCM back: cannot read the cluster:`) || !strings.Contains(log.String(), `"list" on leases.coordination.k8s.io in namespace kube-system`) {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestGuardAutoVersion: with --ccm-version auto the guard judges the CCM
+// its own pod runs, by its image's tag: a release of the API server's
+// minor may start, one two minors older is held for the skew, and a pod
+// without the CCM's image holds, saying what to give instead.
+func TestGuardAutoVersion(t *testing.T) {
+	pod := func(images ...string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-abcde", Namespace: "kube-system"}}
+		for i, img := range images {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprint("c", i), Image: img})
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		held bool
+		want string
+	}{
+		{"the API server's minor", pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1"), false, "the CCM (v1.37.1, install mode) may start"},
+		{"pinned by digest too", pod("mirror.example/aws-cloud-controller-manager:v1.36.2@sha256:" + strings.Repeat("a", 64)), false, "the CCM (v1.36.2, install mode) may start"},
+		{"two minors older", pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.2"), true, "CCM v1.35.2: it is 2 minors older than the API server v1.37.2"},
+		{"no CCM image", pod("busybox:1.36"), true, "the CCM's version: no container of pod kube-system/ccm-abcde runs the AWS CCM's image (busybox:1.36): give the guard --ccm-version"},
+		{"a CCM image without a release tag", pod("registry.k8s.io/provider-aws/cloud-controller-manager:latest"), true, "names no release tag"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := fake.NewSimpleClientset(kcm("--cloud-provider=external"), c.pod)
+			client.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.37.2"}
+			var log bytes.Buffer
+			g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: check.GuardAuto}, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
+			err := g.run(context.Background(), time.Millisecond, true)
+			if held := err == errHeld; held != c.held || (err != nil && err != errHeld) {
+				t.Fatalf("run: %v, want held %v\n%s", err, c.held, log.String())
+			}
+			if !strings.Contains(log.String(), c.want) {
+				t.Errorf("log %q lacks %q", log.String(), c.want)
+			}
+		})
 	}
 }
