@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func argoModuleDir(t *testing.T) string {
 // and the control plane its server is.
 type appSetCluster struct {
 	name, stage, provider string
+	migrate               bool // labelled aws-ccm-renderer.io/mode=migrate
 	cp                    *harness.ControlPlane
 }
 
@@ -110,6 +112,7 @@ func TestArgoCDApplicationSet(t *testing.T) {
 			c.stage = "canary"
 		case i%2 == 0:
 			c.cp, c.provider = old, "rke"
+			c.migrate = i%4 == 0 // half of them migrate
 		case i%3 == 0:
 			c.provider = "k3s"
 		}
@@ -123,7 +126,11 @@ func TestArgoCDApplicationSet(t *testing.T) {
 	}
 	var secrets []*corev1.Secret
 	for _, c := range clusters {
-		secrets = append(secrets, secret(c.name, c.cp.Config.Host, map[string]string{"aws-ccm-renderer.io/stage": c.stage, "provider.cattle.io": c.provider}))
+		labels := map[string]string{"aws-ccm-renderer.io/stage": c.stage, "provider.cattle.io": c.provider}
+		if c.migrate {
+			labels["aws-ccm-renderer.io/mode"] = "migrate"
+		}
+		secrets = append(secrets, secret(c.name, c.cp.Config.Host, labels))
 	}
 	for i := 1; i <= 3; i++ {
 		secrets = append(secrets, secret(fmt.Sprintf("unstaged-%d", i), cp.Config.Host, map[string]string{"provider.cattle.io": "rke2"}))
@@ -205,7 +212,15 @@ func TestArgoCDApplicationSet(t *testing.T) {
 		if !strings.HasSuffix(image, ":"+r2.Latest) {
 			t.Errorf("%s on %s: image %s, want the CCM of its minor, %s", a.Metadata.Name, v.GitVersion, image, r2.Latest)
 		}
-		picked[fmt.Sprintf("%s %s %s", c.stage, v.GitVersion, image[strings.LastIndexByte(image, ':')+1:])]++
+		migrating := slices.Contains(manifest.Args(ccm), "--enable-leader-migration=true")
+		if migrating != c.migrate {
+			t.Errorf("%s (mode label %v): the CCM's args %q", a.Metadata.Name, c.migrate, manifest.Args(ccm))
+		}
+		mode := "install"
+		if migrating {
+			mode = "migrate"
+		}
+		picked[fmt.Sprintf("%s %s %s %s", c.stage, v.GitVersion, image[strings.LastIndexByte(image, ':')+1:], mode)]++
 	}
 	if len(want) != 0 {
 		t.Errorf("no Application for %d labelled clusters", len(want))
