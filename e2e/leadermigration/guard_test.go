@@ -2,6 +2,7 @@ package leadermigration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -219,11 +220,14 @@ func TestGuard(t *testing.T) {
 	}{
 		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + tag, 0, "the CCM (" + tag + ", migrate mode) may start"},
 		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + renderer.CCMTag(bin.Release.Minor+2), 1,
-			"CCM " + renderer.CCMTag(bin.Release.Minor+2) + ": it is newer than the API server " + bin.Release.String()},
+			"CCM " + renderer.CCMTag(bin.Release.Minor+2) + ": it is newer than the API server " + fmt.Sprintf("v1.%d.", bin.Release.Minor)},
 	} {
 		pods := cp.Client.CoreV1().Pods(metav1.NamespaceSystem)
+		// Under the guard's service account (the admission plugin wants
+		// the pod's to exist, and no controller makes kube-system's default).
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-auto", Namespace: metav1.NamespaceSystem},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "aws-cloud-controller-manager", Image: c.image}}}}
+			Spec: corev1.PodSpec{ServiceAccountName: "ccm-guard", AutomountServiceAccountToken: new(bool),
+				Containers: []corev1.Container{{Name: "aws-cloud-controller-manager", Image: c.image}}}}
 		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
