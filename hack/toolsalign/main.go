@@ -66,19 +66,11 @@ func used(dir string, patterns []string) (map[string]module, error) {
 	return mods, sc.Err()
 }
 
-func main() {
-	check := flag.Bool("check", false, "only report the modules whose versions differ (exit 1 if any)")
-	flag.Parse()
-	lists := make([]map[string]module, len(dirs))
-	for i, d := range dirs {
-		m, err := used(d, patterns[i])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "toolsalign:", err)
-			os.Exit(2)
-		}
-		lists[i] = m
-	}
-	// The highest version of each module more than one build list holds.
+// compare finds, for each module more than one of the lists uses, the
+// highest version among them, and returns by list index the module@version
+// arguments of the go get that raises that list to it; a list that
+// replaces the module (go get cannot change it) is a problem instead.
+func compare(lists []map[string]module) (map[int][]string, []string) {
 	highest := map[string]string{}
 	count := map[string]int{}
 	for _, l := range lists {
@@ -89,7 +81,7 @@ func main() {
 			}
 		}
 	}
-	gets := map[string][]string{}
+	gets := map[int][]string{}
 	var problems []string
 	for p, v := range highest {
 		if count[p] < 2 {
@@ -104,15 +96,38 @@ func main() {
 				problems = append(problems, fmt.Sprintf("%s: %s replaces %s with %s, another module uses %s", dirs[i], dirs[i], p, m.version, v))
 				continue
 			}
-			gets[dirs[i]] = append(gets[dirs[i]], p+"@"+v)
+			gets[i] = append(gets[i], p+"@"+v)
 		}
+	}
+	for i := range gets {
+		sort.Strings(gets[i])
+	}
+	sort.Strings(problems)
+	return gets, problems
+}
+
+func main() {
+	check := flag.Bool("check", false, "only report the modules whose versions differ (exit 1 if any)")
+	flag.Parse()
+	lists := make([]map[string]module, len(dirs))
+	for i, d := range dirs {
+		m, err := used(d, patterns[i])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "toolsalign:", err)
+			os.Exit(2)
+		}
+		lists[i] = m
+	}
+	byIndex, problems := compare(lists)
+	gets := map[string][]string{}
+	for i, g := range byIndex {
+		gets[dirs[i]] = g
 	}
 	sort.Strings(problems)
 	for _, d := range dirs {
 		if len(gets[d]) == 0 {
 			continue
 		}
-		sort.Strings(gets[d])
 		if *check {
 			problems = append(problems, fmt.Sprintf("%s: behind the other modules; run go run ./hack/toolsalign (it runs: cd %s && go get %s)", d, d, strings.Join(gets[d], " ")))
 			continue
