@@ -42,9 +42,13 @@ var digestPinned = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
 // guardSuffix ends the name of GuardRBAC's Role and RoleBinding.
 const guardSuffix = ":guard"
 
-// guardUser is the user the guard runs as: the sidecar image's (999, as
-// Argo CD asks of a sidecar); any non-root user would do, it writes nothing.
-const guardUser = 999
+// GuardUID is the user the guard runs as, and its image's (999, as the
+// Argo CD sidecar's); any non-root user would do, it writes nothing.
+const GuardUID = 999
+
+// GuardCommand is the guard's command in its init container: the program
+// where the project's images hold it.
+var GuardCommand = []string{"/usr/local/bin/aws-ccm-renderer", "guard"}
 
 // Guard puts the guard first among the init containers of the CCM's pods:
 // aws-ccm-renderer guard, with the CCM's mode and version, its pod's name
@@ -85,12 +89,12 @@ func (f Guard) node() (*yaml.Node, error) {
 	spec := guardSpec{
 		Name:    GuardContainer,
 		Image:   f.Image,
-		Command: []string{"/usr/local/bin/aws-ccm-renderer", "guard"},
+		Command: slices.Clone(GuardCommand),
 		Args:    []string{"--mode=" + string(f.Mode), GuardCCMVersionFlag + "=" + f.CCMVersion},
 		Env:     []guardEnv{{"POD_NAME", fieldRef("metadata.name")}, {"POD_NAMESPACE", fieldRef("metadata.namespace")}},
 		Resources: map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"},
 			"limits": map[string]any{"memory": "64Mi"}},
-		SecurityContext: map[string]any{"runAsNonRoot": true, "runAsUser": guardUser, "runAsGroup": guardUser,
+		SecurityContext: map[string]any{"runAsNonRoot": true, "runAsUser": GuardUID, "runAsGroup": GuardUID,
 			"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false,
 			"capabilities": map[string]any{"drop": []string{"ALL"}}, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
 	}

@@ -58,9 +58,7 @@ func run(args []string) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	all := func(plugin []byte) []images.Image {
-		return []images.Image{images.ArgoCDCMP(plugin), images.KRMFunction()}
-	}
+	all := images.All
 	switch args[0] {
 	case "build":
 		if *bins == "" || *plugin == "" || *version == "" || *created == "" {

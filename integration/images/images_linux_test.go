@@ -92,7 +92,7 @@ func push(t *testing.T, host string) map[string]published {
 	t.Helper()
 	dir := testtools.Images(t)
 	out := map[string]published{}
-	for _, spec := range []images.Image{images.ArgoCDCMP(pluginYAML(t)), images.KRMFunction()} {
+	for _, spec := range images.All(pluginYAML(t)) {
 		built, err := images.ReadLayout(filepath.Join(dir, spec.Name))
 		if err != nil {
 			t.Fatal(err)
@@ -733,4 +733,42 @@ func uidOf(root, user string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("--user %s: no such user in the image's /etc/passwd", user)
+}
+
+// TestGuardImage runs the guard's image as an init container would: its
+// entrypoint (the renderer's GuardCommand), as its user, in its root file
+// system. The lean program hands guard over to aws-ccm-renderer-helm
+// beside it: --help prints the guard's help; without a cluster to read
+// (no service account, no kubeconfig) it exits 2 saying so, nothing on
+// stdout (where the Kubernetes client would try localhost:8080).
+func TestGuardImage(t *testing.T) {
+	_, pub := publish(t)
+	img := hostImage(t, pub[images.Guard().Name].index)
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cf.Config.Entrypoint, renderer.GuardCommand) || cf.Config.User != fmt.Sprintf("%d:%d", renderer.GuardUID, renderer.GuardUID) {
+		t.Errorf("entrypoint %q user %q; want the guard's %q as %d", cf.Config.Entrypoint, cf.Config.User, renderer.GuardCommand, renderer.GuardUID)
+	}
+	root := unpack(t, img)
+	run := func(args ...string) (string, string, error) {
+		var o, e strings.Builder
+		err := container{root: root, user: cf.Config.User, env: cf.Config.Env, dir: cf.Config.WorkingDir,
+			argv: append(slices.Clone(cf.Config.Entrypoint), args...), out: &o, err: &e}.run()
+		return o.String(), e.String(), err
+	}
+	out, errOut, err := run("--help")
+	if err != nil || !strings.Contains(out, "guard holds the AWS CCM back while starting it would do harm") {
+		t.Errorf("guard --help in the image (%s): %v\nstdout %q\nstderr %q", isolation, err, out, errOut)
+	}
+	out, errOut, err = run("--mode=install", "--ccm-version=auto", "--once")
+	if code := testtools.ExitCode(err); code != 2 || out != "" || !strings.Contains(errOut, "POD_NAME and POD_NAMESPACE") {
+		t.Errorf("guard --ccm-version=auto outside a pod: exit %d, stdout %q, stderr %q; want 2 and the pod's variables named", code, out, errOut)
+	}
+	out, errOut, err = run("--mode=install", "--ccm-version=v1.37.1", "--once")
+	if code := testtools.ExitCode(err); code != 2 || out != "" || !strings.Contains(errOut, "guard needs a cluster, and no kubeconfig names one") {
+		t.Errorf("guard without a cluster: exit %d, stdout %q, stderr %q; want 2 and why", code, out, errOut)
+	}
+	t.Logf("ran %q in the guard's image as %s (%s)", cf.Config.Entrypoint, cf.Config.User, isolation)
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // Platforms are the platforms every image is built for.
@@ -150,6 +152,28 @@ func KRMFunction() Image {
 		Env:         []string{"PATH=" + ProgramDir},
 		WorkingDir:  "/",
 	}
+}
+
+// Guard is the guard's image (aws-ccm-renderer guard, an init container of
+// the CCM's pod, renderer.Guard): both programs (guard runs in
+// aws-ccm-renderer-helm), the guard as the entrypoint, its user.
+func Guard() Image {
+	return Image{
+		Name:        "aws-ccm-renderer-guard",
+		Title:       "aws-ccm-renderer guard",
+		Description: "Init container of the AWS CCM's pod: holds the CCM back while the in-tree provider, a forbidden version skew or the distribution's own cloud controller would make it a second cloud controller (aws-ccm-renderer guard)",
+		Layers:      [][]File{base(), programs("aws-ccm-renderer", "aws-ccm-renderer-helm")},
+		Entrypoint:  slices.Clone(renderer.GuardCommand),
+		User:        fmt.Sprintf("%d:%d", renderer.GuardUID, renderer.GuardUID),
+		Env:         []string{"PATH=" + ProgramDir},
+		WorkingDir:  "/",
+	}
+}
+
+// All are the project's images, the Argo CD sidecar's with the plugin's
+// configuration given.
+func All(pluginYAML []byte) []Image {
+	return []Image{ArgoCDCMP(pluginYAML), KRMFunction(), Guard()}
 }
 
 // Annotations are the org.opencontainers.image.* annotations of an image,

@@ -75,7 +75,13 @@ func NewGuardCommand(s cli.IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := chartops.KubeconfigEnv(f.kubeconfig).RESTConfig()
+			env := chartops.KubeconfigEnv(f.kubeconfig)
+			// Outside a pod, with no kubeconfig that names a cluster, the
+			// client would try localhost:8080: refused instead.
+			if err := env.CheckCluster("guard"); err != nil {
+				return err
+			}
+			cfg, err := env.RESTConfig()
 			if err != nil {
 				return &renderer.UsageError{Err: fmt.Errorf("kubeconfig: %w (in a pod, the service account's; else --kubeconfig or $KUBECONFIG)", err)}
 			}

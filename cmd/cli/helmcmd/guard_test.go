@@ -38,8 +38,12 @@ func TestGuardFlags(t *testing.T) {
 		{[]string{"guard", "--mode=install", "--ccm-version=v1.34.3", "--interval=0s"}, "--interval 0s: give a positive duration"},
 		{[]string{"guard", "--mode=install", "--ccm-version=v1.34.3", "extra"}, "unknown command"},
 		{[]string{"guard", "--mode=install", "--ccm-version=auto"}, "--ccm-version auto reads the CCM's image from the guard's pod, which POD_NAME and POD_NAMESPACE name"},
+		{[]string{"guard", "--mode=install", "--ccm-version=v1.37.1", "--once"}, "guard needs a cluster, and no kubeconfig names one"},
 	} {
 		t.Setenv("POD_NAME", "")
+		t.Setenv("KUBECONFIG", "")
+		t.Setenv("HOME", t.TempDir())
+		t.Setenv("KUBERNETES_SERVICE_HOST", "")
 		code, out, errOut := run(t, "", c.args...)
 		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, one line with %q", c.args, code, out, errOut, c.want)
