@@ -20,9 +20,11 @@ echo "== helm template $chart --post-renderer aws-ccm-renderer --post-renderer-a
 echo "== what the renderer changed"
 diff -u --label chart-defaults --label rendered-for-rke2 "$work/plain.yaml" "$work/rke2.yaml" || true
 echo
-echo "== the same in migrate mode adds a LeaderMigrationConfiguration:"
+echo "== the same in migrate mode, for a 1.26 cluster with the CCM of 1.26, adds a LeaderMigrationConfiguration:"
 "$helm" template aws-ccm "$chart" --namespace kube-system \
+  --set image=registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14 \
   --post-renderer "$renderer" --post-renderer-args=--distro=rke2 --post-renderer-args=--mode=migrate \
+  --post-renderer-args=--kube-version=v1.26.15 \
   | sed -n '/kind: LeaderMigrationConfiguration/,/^---/p' | sed '$d'
 echo
 echo "== bad input: one line on stderr, nothing on stdout, exit 1"
