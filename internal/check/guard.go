@@ -28,7 +28,7 @@ type GuardInput struct {
 	// Mode is the CCM's: in migrate mode it shares the migration lease with
 	// a controller manager that runs leader migration.
 	Mode renderer.Mode
-	// CCMVersion is the CCM's release tag (never GuardAuto: the command
+	// CCMVersion is the CCM's release tag (never renderer.GuardAutoVersion: the command
 	// reads it first).
 	CCMVersion string
 	// Now is the time leases are judged at; zero means time.Now.
@@ -50,11 +50,6 @@ func CollectGuard(ctx context.Context, client kubernetes.Interface, in GuardInpu
 	}
 	return s, nil
 }
-
-// GuardAuto is the guard's --ccm-version that reads the CCM's release tag
-// from its own pod (GuardCCMVersion): for a manifest whose image is set
-// elsewhere, per cluster (Fleet's templated values, a chart's values).
-const GuardAuto = renderer.GuardAutoVersion
 
 // GuardCCMVersion reads the CCM's release tag from the guard's own pod,
 // namespace/pod: the tag of its container that runs the AWS CCM's image

@@ -111,11 +111,11 @@ func (f *guardFlags) input() (check.GuardInput, error) {
 	if mode != renderer.ModeInstall && mode != renderer.ModeMigrate {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--mode %q: give the CCM's mode, install or migrate", f.mode)}
 	}
-	if f.ccmVersion != check.GuardAuto && !releases.IsTag(f.ccmVersion) {
-		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %q: give the CCM's release tag, such as %s, or %s", f.ccmVersion, releases.Newest(), check.GuardAuto)}
+	if f.ccmVersion != renderer.GuardAutoVersion && !releases.IsTag(f.ccmVersion) {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %q: give the CCM's release tag, such as %s, or %s", f.ccmVersion, releases.Newest(), renderer.GuardAutoVersion)}
 	}
-	if f.ccmVersion == check.GuardAuto && (os.Getenv("POD_NAME") == "" || os.Getenv("POD_NAMESPACE") == "") {
-		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %s reads the CCM's image from the guard's pod, which POD_NAME and POD_NAMESPACE name (the downward API): set them, or give the CCM's release tag", check.GuardAuto)}
+	if f.ccmVersion == renderer.GuardAutoVersion && (os.Getenv("POD_NAME") == "" || os.Getenv("POD_NAMESPACE") == "") {
+		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %s reads the CCM's image from the guard's pod, which POD_NAME and POD_NAMESPACE name (the downward API): set them, or give the CCM's release tag", renderer.GuardAutoVersion)}
 	}
 	if f.interval <= 0 {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--interval %s: give a positive duration", f.interval)}
@@ -168,12 +168,13 @@ func (g *guard) run(ctx context.Context, interval time.Duration, once bool) erro
 func (g *guard) judge(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if g.in.CCMVersion == check.GuardAuto {
+	if g.in.CCMVersion == renderer.GuardAutoVersion {
 		tag, err := check.GuardCCMVersion(ctx, g.client, g.namespace, g.pod)
-		if _, read := errors.AsType[*check.ClusterError](err); err != nil && !read {
-			return []string{"the CCM's version: " + err.Error()}, nil // holds: it cannot judge the skew
-		} else if err != nil {
+		if _, unread := errors.AsType[*check.ClusterError](err); unread {
 			return nil, err
+		}
+		if err != nil { // read, but no tag to judge: holds, saying why
+			return []string{"the CCM's version: " + err.Error()}, nil
 		}
 		g.in.CCMVersion = tag
 	}

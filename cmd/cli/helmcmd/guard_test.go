@@ -152,7 +152,7 @@ func TestGuardAutoVersion(t *testing.T) {
 			client := fake.NewSimpleClientset(kcm("--cloud-provider=external"), c.pod)
 			client.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.37.2"}
 			var log bytes.Buffer
-			g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: check.GuardAuto}, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
+			g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: renderer.GuardAutoVersion}, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
 			err := g.run(context.Background(), time.Millisecond, true)
 			if held := err == errHeld; held != c.held || (err != nil && err != errHeld) {
 				t.Fatalf("run: %v, want held %v\n%s", err, c.held, log.String())
