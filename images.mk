@@ -1,10 +1,10 @@
 # Container images, built without a container engine by hack/images
-# (go-containerregistry; docs/images.md): the Argo CD plugin's sidecar and
-# the KRM function, each an OCI layout under dist/images/ holding an image
-# index for linux/amd64 and linux/arm64.
+# (go-containerregistry; docs/images.md): the Argo CD plugin's sidecar, the
+# KRM function and the guard, each an OCI layout under dist/images/ holding
+# an image index for linux/amd64 and linux/arm64.
 #
-#   make images                       dist/images/aws-ccm-renderer-argocd-cmp, dist/images/aws-ccm-renderer-fn
-#   make push REGISTRY=ghcr.io/you    push both, tagged with the version, and print REF@DIGEST
+#   make images                       dist/images/aws-ccm-renderer-argocd-cmp, -fn, -guard
+#   make push REGISTRY=ghcr.io/you    push them, tagged with the version, and print REF@DIGEST
 #   make pin-images                   write the images' digests into the examples (a release step)
 #
 # A build is reproducible: every timestamp is the commit's
@@ -15,8 +15,10 @@ IMAGES_BIN      := $(IMAGES_DIR)/bin
 IMAGES_TOOL     := $(BIN)/aws-ccm-images
 IMAGE_ARCHES    := amd64 arm64
 IMAGE_BINARIES  := $(foreach a,$(IMAGE_ARCHES),$(IMAGES_BIN)/linux_$(a)/aws-ccm-renderer $(IMAGES_BIN)/linux_$(a)/aws-ccm-renderer-helm)
-# The files that name the images by digest, which pin-images rewrites.
-IMAGE_EXAMPLES  := examples/argocd/repo-server-patch.yaml examples/krm/container/aws-ccm.yaml
+# The files that name the images by digest, which pin-images rewrites; the
+# guard's digest has its home in internal/images/pinned.go, from which make
+# generate writes it into the Fleet example's components.
+IMAGE_EXAMPLES  := examples/argocd/repo-server-patch.yaml examples/krm/container/aws-ccm.yaml internal/images/pinned.go
 IMAGE_SOURCE    ?= https://github.com/aws-ccm-renderer/aws-ccm-renderer
 # The licence label: an SPDX expression, the repository's licence (LICENSE).
 IMAGE_LICENSES  ?= Apache-2.0
@@ -28,7 +30,7 @@ REGISTRY        ?=
 
 image-binaries: $(IMAGE_BINARIES) ## cross-compile the images' programs (dist/images/bin)
 
-images: $(IMAGE_BINARIES) $(IMAGES_TOOL) examples/argocd/plugin.yaml ## the Argo CD sidecar and KRM function images (linux/amd64, linux/arm64) as OCI layouts in dist/images/, without Docker
+images: $(IMAGE_BINARIES) $(IMAGES_TOOL) examples/argocd/plugin.yaml ## the Argo CD sidecar, KRM function and guard images (linux/amd64, linux/arm64) as OCI layouts in dist/images/, without Docker
 	$(IMAGES_TOOL) build -bin $(IMAGES_BIN) -out $(IMAGES_DIR) -plugin examples/argocd/plugin.yaml \
 		-version '$(VERSION)' -revision '$(REVISION)' -created '$(SOURCE_DATE_EPOCH)' \
 		-source '$(IMAGE_SOURCE)' -licenses '$(IMAGE_LICENSES)'
@@ -41,6 +43,7 @@ push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged wi
 
 pin-images: images ## write the digests of the images just built into the examples that use them (a release step: docs/images.md)
 	$(IMAGES_TOOL) pin -out $(IMAGES_DIR) $(IMAGE_EXAMPLES)
+	$(MAKE) --no-print-directory generate
 
 # The binaries are stamped with the version: they are built again when it
 # changes, as when the sources do.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/generated"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
@@ -539,6 +540,44 @@ func chartOutput(t *testing.T, extra ...string) []byte {
 
 // helmRevision is the release's latest revision, as Helm stores it (the
 // version label of its Secrets; Fleet keeps the last two).
+// postRendered is the post-renderer's output for the chart's with the
+// options the example's components were generated with: the distribution,
+// the mode and the guard, pinned as the example pins it.
+func postRendered(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) []manifest.Object {
+	t.Helper()
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode, o.GuardImage = distro, mode, images.PinnedGuard
+	return testtools.PostRenderedWith(t, chartOutput, o)
+}
+
+// guardResolved returns objs with the guard of the CCM's DaemonSet
+// judging the CCM's image tag where it reads it from its pod
+// (--ccm-version=auto, as the install components run it: the tag is the
+// cluster's, set by the bundle's values), which is what the post-renderer
+// writes for that image. It fails unless the guard is there, pinned as the
+// example pins it, and reads the tag from its pod.
+func guardResolved(t *testing.T, objs []manifest.Object) []manifest.Object {
+	t.Helper()
+	ccm, err := manifest.CCM(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := manifest.Containers(ccm)
+	inits, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "initContainers").([]any)
+	if len(cs) != 1 || len(inits) != 1 || manifest.Get(inits[0].(map[string]any), "image") != images.PinnedGuard {
+		t.Fatalf("the CCM's init containers %v, want the guard alone, %s", inits, images.PinnedGuard)
+	}
+	_, tag, _ := strings.Cut(fmt.Sprint(cs[0]["image"]), ":")
+	args, _ := manifest.Get(inits[0].(map[string]any), "args").([]any)
+	auto := renderer.GuardCCMVersionFlag + "=" + renderer.GuardAutoVersion
+	i := slices.Index(args, any(auto))
+	if i < 0 {
+		t.Fatalf("the guard's args %v, want %s", args, auto)
+	}
+	args[i] = renderer.GuardCCMVersionFlag + "=" + tag
+	return objs
+}
+
 func helmRevision(t *testing.T) int {
 	t.Helper()
 	secrets, err := cp.Client.CoreV1().Secrets(releaseNamespace).List(context.Background(),
@@ -623,7 +662,7 @@ func TestFleetDeploy(t *testing.T) {
 				t.Errorf("%s (labels %v): the CCM's containers %v, want the image tag %s", c.name, c.labels, cs, c.tag(t))
 			}
 			testtools.CheckMeaning(t, objs, nodes, c.overlay, renderer.ModeInstall)
-			testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, c.overlay, renderer.ModeInstall), nodes)
+			testtools.SameAsRenderer(t, guardResolved(t, objs), postRendered(t, plain, c.overlay, renderer.ModeInstall), nodes)
 
 			placed := harness.Settle(t, cp.Client, releaseNamespace, releaseName)
 			want := harness.ControlPlaneNodes(fixtures[c.distro])
@@ -745,7 +784,7 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	objs := deployedObjects(t, out)
 	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE, renderer.ModeMigrate)
 	pinned := chartOutput(t, "--set", "image.tag="+tag)
-	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate), testtools.Fixtures(t))
+	testtools.SameAsRenderer(t, objs, postRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate), testtools.Fixtures(t))
 	placed := harness.Settle(t, cp.Client, releaseNamespace, releaseName)
 	if got, want := harness.OnFixture(placed, fixtures["rke"]), harness.ControlPlaneNodes(fixtures["rke"]); !slices.Equal(got, want) {
 		t.Errorf("the migrating CCM's pods on the rke fixture: %v, want %v", got, want)
@@ -869,6 +908,6 @@ func TestFleetStagedMigration(t *testing.T) {
 	objs := deployedObjects(t, out)
 	nodes := testtools.Fixtures(t)
 	testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeMigrate)
-	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, chartOutput(t, "--set", "image.tag="+tag), renderer.DistroRKE2, renderer.ModeMigrate), nodes)
+	testtools.SameAsRenderer(t, objs, postRendered(t, chartOutput(t, "--set", "image.tag="+tag), renderer.DistroRKE2, renderer.ModeMigrate), nodes)
 	t.Logf("the canary gets %s with the CCM %s; rke2-in-tree nothing; %d clusters the install component", deployments["rke2-canary"].dir, tag, len(deployed()))
 }

@@ -220,6 +220,7 @@ func TestImages(t *testing.T) {
 	examples := map[string]string{
 		"aws-ccm-renderer-argocd-cmp": "examples/argocd/repo-server-patch.yaml",
 		"aws-ccm-renderer-fn":         "examples/krm/container/aws-ccm.yaml",
+		"aws-ccm-renderer-guard":      "internal/images/pinned.go",
 	}
 	mk, err := os.ReadFile(filepath.Join(testtools.Root(), "images.mk"))
 	if err != nil {

@@ -14,9 +14,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
 )
+
+// FleetOverlays is the Fleet example's copy of the overlays, with the
+// guard (images.PinnedGuard) in every component.
+const FleetOverlays = "examples/fleet/overlays"
 
 // Tree is a set of generated files under one directory of the repository.
 type Tree struct {
@@ -34,12 +39,16 @@ func Trees() ([]Tree, error) {
 		dir   string
 		files func(overlays.Spec) (map[string][]byte, error)
 		more  []string // owned directories beside the components
+		guard string   // the guard's image, "" for none
 	}{
-		{"overlays", overlays.Files, nil},
-		{"examples/fleet/overlays", overlays.Files, nil},
-		{"examples/flux", overlays.FluxFiles, []string{overlays.FluxSourceDir}},
+		{"overlays", overlays.Files, nil, ""},
+		// The Fleet example runs the guard: one bundle lands on many
+		// clusters, some of which may still run the in-tree provider.
+		{FleetOverlays, overlays.Files, nil, images.PinnedGuard},
+		{"examples/flux", overlays.FluxFiles, []string{overlays.FluxSourceDir}, ""},
 	} {
 		spec := overlays.DefaultSpec(g.dir)
+		spec.Options.GuardImage = g.guard
 		files, err := g.files(spec)
 		if err != nil {
 			return nil, err
