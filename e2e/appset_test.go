@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -20,9 +21,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // argoModuleDir is the Argo CD module's directory in the Go module cache,
@@ -219,6 +222,20 @@ func TestArgoCDApplicationSet(t *testing.T) {
 		mode := "install"
 		if migrating {
 			mode = "migrate"
+		}
+		// The guard, as the example pins it, judging the CCM the plugin
+		// picked in the Application's mode.
+		inits, _ := manifest.Get(ccm.Doc, "spec", "template", "spec", "initContainers").([]any)
+		if len(inits) != 1 {
+			t.Fatalf("%s: init containers %v, want the guard alone", a.Metadata.Name, inits)
+		}
+		guard := inits[0].(map[string]any)
+		wantArgs := []any{"--mode=" + mode, renderer.GuardCCMVersionFlag + "=" + r2.Latest}
+		if guard["image"] != images.PinnedGuard || !reflect.DeepEqual(guard["args"], wantArgs) {
+			t.Errorf("%s: the guard %v %v, want %s %v", a.Metadata.Name, guard["image"], guard["args"], images.PinnedGuard, wantArgs)
+		}
+		if !slices.ContainsFunc(objs, func(o manifest.Object) bool { return o.Kind == "Role" && strings.HasSuffix(o.Name, ":guard") }) {
+			t.Errorf("%s: no guard Role among %d objects", a.Metadata.Name, len(objs))
 		}
 		picked[fmt.Sprintf("%s %s %s %s", c.stage, v.GitVersion, image[strings.LastIndexByte(image, ':')+1:], mode)]++
 	}

@@ -567,6 +567,7 @@ func TestArgoCDPluginParameters(t *testing.T) {
 		"values file as stdin": {[]argoParam{{Name: "values-files", Array: []string{"-"}}}, `values-files: "-" is not a file`},
 		"unknown mode":         {[]argoParam{{Name: "mode", String: str("upgrade")}}, `--mode "upgrade" is unknown`},
 		"bad CCM flag":         {[]argoParam{{Name: "set-arg", Array: []string{"cloud-provider=gce"}}}, "cloud-provider"},
+		"guard image by tag":   {[]argoParam{{Name: "guard-image", String: str("ghcr.io/aws-ccm-renderer/aws-ccm-renderer-guard:v1")}}, "pin the image by digest"},
 		// What the script let through: a parameter it did not know was
 		// ignored, a string given for an array read as nothing.
 		"unknown parameter":   {[]argoParam{{Name: "distor", String: str("rke2")}}, `parameter "distor" is not one of this plugin's (did you mean distro?)`},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -120,6 +121,41 @@ func TestFleetPins(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, FleetBundle)); string(b) != string(good) {
 		t.Errorf("rewritten:\n%s", b)
+	}
+}
+
+// TestGuardPins: the examples that run the guard pin images.PinnedGuard;
+// -update rewrites them. A copy with another digest is one problem, which
+// the write puts right.
+func TestGuardPins(t *testing.T) {
+	problems, err := GuardPins(testtools.Root(), *update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	root := t.TempDir()
+	for _, f := range GuardPinned {
+		good, err := os.ReadFile(filepath.Join(testtools.Root(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, digest, _ := strings.Cut(images.PinnedGuard, "@sha256:")
+		testtools.WriteFile(t, filepath.Join(root, f), []byte(strings.ReplaceAll(string(good), digest, strings.Repeat("0", 64))))
+	}
+	if p, err := GuardPins(root, false); err != nil || len(p) != len(GuardPinned) {
+		t.Errorf("other digests: %q, %v; want a problem for each of %q", p, err, GuardPinned)
+	}
+	if _, err := GuardPins(root, true); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := GuardPins(root, false); err != nil || len(p) != 0 {
+		t.Errorf("after the write: %q, %v", p, err)
+	}
+	testtools.WriteFile(t, filepath.Join(root, GuardPinned[0]), []byte("kind: ApplicationSet\n"))
+	if _, err := GuardPins(root, false); err == nil || !strings.Contains(err.Error(), "names no aws-ccm-renderer-guard") {
+		t.Errorf("an example without the guard: %v", err)
 	}
 }
 

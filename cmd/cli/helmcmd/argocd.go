@@ -42,6 +42,7 @@ var ArgoCDParameters = []ArgoCDParameter{
 	{Name: "mode", Env: "MODE", Default: string(renderer.ModeInstall)},
 	{Name: "chart-version", Env: "CHART_VERSION", Default: upstream.LatestChartVersion},
 	{Name: "ccm-version"},
+	{Name: "guard-image"},
 	{Name: "set-arg", Array: true},
 	{Name: "remove-arg", Array: true},
 	{Name: "helm-set", Array: true},
@@ -87,6 +88,8 @@ Parameters (a parameter wins over the plugin env of the same meaning; an empty o
   ccm-version    the CCM's image tag (image.tag): a release such as v1.34.3, or auto, the newest
                  release of KUBE_VERSION's minor this program knows (it says on stderr which);
                  unset, the chart's default image
+  guard-image    the guard's image pinned by digest, REPO@sha256:<digest> (--guard-image): an init
+                 container that holds the CCM back while it would do harm; unset, no guard
   set-arg        array: CCM flags, FLAG=VALUE each (--set-arg)
   remove-arg     array: CCM flags to remove, by name (--remove-arg)
   helm-set       array: chart values, KEY=VALUE each (helm --set)
@@ -330,6 +333,9 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 	// version: in migrate mode a CCM of another minor is refused.
 	if r.kubeVersion != "" {
 		r.rendererArgs = append(r.rendererArgs, "--kube-version", r.kubeVersion)
+	}
+	if g := param("guard-image"); g != "" {
+		r.rendererArgs = append(r.rendererArgs, "--guard-image="+g)
 	}
 	for _, a := range arrays["set-arg"] {
 		r.rendererArgs = append(r.rendererArgs, "--set-arg="+a)
