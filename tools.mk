@@ -128,9 +128,9 @@ tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the 
 
 tools-lmreaders: $(LMREADERS) ## build the LeaderMigrationConfiguration reader of every Kubernetes minor 1.21-1.27 (bin/lmreader-1.<minor>)
 
-tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM and kubeadm (bin/)
+tools-kube: $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) $(KUBECTL) ## build etcd, kube-apiserver, kube-controller-manager, the fake-cloud CCM, kubeadm and kubectl (bin/)
 
-tools-kubectl: $(KUBECTL) ## build kubectl (bin/) of the control plane's release, which make bench-scale compares check with
+tools-kubectl: $(KUBECTL) ## build kubectl (bin/) of the control plane's release, which the GitOps runbook's test runs and make bench-scale compares check with
 
 tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## build etcd and the 1.26 kube-apiserver and kube-controller-manager the leader migration runs on (bin/)
 
@@ -199,15 +199,11 @@ kube-stamp = cd $(TOOLS)/$(1) && v=$(call tool-version,k8s.io/kubernetes) && \
 # (most of Kubernetes) compile once; builds side by side would each compile
 # them before the cache held them. A grouped target (&:), so that make runs
 # the recipe once for the three.
-$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) &: $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
+$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) $(KUBECTL) &: $(KUBE_MODULE) $(wildcard $(TOOLS)/kube/cmd/cloud-controller-manager-fake/*.go)
 	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $(BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./cmd/cloud-controller-manager-fake \
-		k8s.io/kubernetes/cmd/kubeadm
-	@touch $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM)
-
-$(KUBECTL): $(KUBE_MODULE)
-	$(call kube-stamp,kube) && $(TOOL_BUILD) -ldflags "$$ldflags" -o $@ k8s.io/kubernetes/cmd/kubectl
-	@touch $@
+		k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kubectl
+	@touch $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(FAKE_CCM) $(KUBEADM) $(KUBECTL)
 
 # The control plane of the clusters that migrate (the last release with the
 # in-tree AWS provider), from e2e/tools/kube126, stamped the same way.

@@ -58,15 +58,7 @@ type appSetCluster struct {
 // server sends it, pins each the CCM of its minor. No file per cluster.
 func TestArgoCDApplicationSet(t *testing.T) {
 	ctx := context.Background()
-	bin, err := harness.LocateRelease(testtools.Root(), harness.Kube126)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := harness.Start(ctx, bin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(old.Stop)
+	old := harness.StartRelease(t, testtools.Root(), harness.Kube126)
 
 	// The CRD of the Argo CD release the tools run takes the example.
 	crd, err := os.ReadFile(filepath.Join(argoModuleDir(t), "manifests", "crds", "applicationset-crd.yaml"))

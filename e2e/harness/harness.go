@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -173,6 +174,23 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 		"--v=0",
 	}
 	return cp, cp.start("kube-controller-manager", bin.ControllerManager, append(args, bin.Release.kcmFlags...)...)
+}
+
+// StartRelease starts a control plane of release r (etcd and the API
+// server, no controller manager) for a test, which stops it when it ends;
+// root is the repository's directory.
+func StartRelease(t testing.TB, root string, r Release) *ControlPlane {
+	t.Helper()
+	bin, err := LocateRelease(root, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := Start(context.Background(), bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Stop)
+	return cp
 }
 
 // startEtcd starts etcd on the client and peer ports and returns its URL

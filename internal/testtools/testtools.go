@@ -131,6 +131,13 @@ func CycloneDX(t testing.TB) string { return tool(t, "CYCLONEDX", "bin/cyclonedx
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
 
+// Kubectl returns kubectl of the control plane's release (e2e/tools/kube).
+func Kubectl(t testing.TB) string { return tool(t, "KUBECTL", "bin/kubectl") }
+
+// ArgoCDAppSet returns argocd-appset-generate (e2e/tools/argocd): the
+// ApplicationSet controller's generation, from Argo CD's own code.
+func ArgoCDAppSet(t testing.TB) string { return tool(t, "ARGOCD_APPSET", "bin/argocd-appset-generate") }
+
 // Fleet returns the Fleet CLI (e2e/tools/fleet): apply, target and deploy.
 func Fleet(t testing.TB) string { return tool(t, "FLEET", "bin/fleet") }
 
