@@ -32,6 +32,8 @@
 #                                                     deploy: the agent's Helm
 #                                                     deployer), its pkg/apis at
 #                                                     the same release
+#                        bin/fleetcontroller          the Fleet controller (its
+#                                                     bundle controller's rollout)
 #   e2e/tools/argocd     bin/argocd-cmp-server        Argo CD's config management
 #                        bin/argocd-cmp-client        plugin server, the repo
 #                        bin/argocd-appset-generate   server's side of it, and the
@@ -93,6 +95,7 @@ AWS_CCM                 := $(BIN)/aws-cloud-controller-manager
 AWS_CCM_135             := $(BIN)/aws-cloud-controller-manager-1.35
 AWS_CCM_126             := $(BIN)/aws-cloud-controller-manager-1.26
 FLEET                   := $(BIN)/fleet
+FLEET_CONTROLLER        := $(BIN)/fleetcontroller
 ARGOCD_CMP_SERVER       := $(BIN)/argocd-cmp-server
 ARGOCD_CMP_CLIENT       := $(BIN)/argocd-cmp-client
 ARGOCD_APPSET           := $(BIN)/argocd-appset-generate
@@ -136,7 +139,7 @@ tools-kube126: $(ETCD) $(KUBE_APISERVER_126) $(KUBE_CONTROLLER_MANAGER_126) ## b
 
 tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_135) $(AWS_CCM_126) ## build the real AWS cloud controller manager, current release (1.37), 1.35 and 1.26 (bin/)
 
-tools-fleet: $(FLEET) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run
+tools-fleet: $(FLEET) $(FLEET_CONTROLLER) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run, and the Fleet controller (bin/fleetcontroller), whose bundle controller rolls a bundle out by partitions
 
 tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) ## build Argo CD's config management plugin server, the repo server's client of it and the ApplicationSet controller's generation (bin/)
 
@@ -246,13 +249,14 @@ $(AWS_CCM_126): $(KUBE126_MODULE)
 # The Fleet CLI stamps its version as Fleet's release build does
 # (pkg/version: Version, GitCommit); the commit is the tag's, which the
 # module proxy's .info file beside the module's go.mod records.
-$(FLEET): $(TOOLS)/fleet/go.mod $(TOOLS)/fleet/go.sum $(TOOLS_MK)
+$(FLEET) $(FLEET_CONTROLLER) &: $(TOOLS)/fleet/go.mod $(TOOLS)/fleet/go.sum $(TOOLS_MK)
 	cd $(TOOLS)/fleet && v=$(call tool-version,github.com/rancher/fleet) && \
 	info=$$($(GO) list -m -f '{{.GoMod}}' github.com/rancher/fleet | sed 's/\.mod$$/.info/') && \
 	c=$$(sed -n 's/.*"Hash":"\([0-9a-f]\{8\}\).*/\1/p' "$$info") && \
-	$(TOOL_BUILD) -ldflags "-s -w -X github.com/rancher/fleet/pkg/version.Version=$$v -X github.com/rancher/fleet/pkg/version.GitCommit=$${c:-unknown}" \
-		-o $@ github.com/rancher/fleet/cmd/fleetcli
-	@touch $@
+	ldflags="-s -w -X github.com/rancher/fleet/pkg/version.Version=$$v -X github.com/rancher/fleet/pkg/version.GitCommit=$${c:-unknown}" && \
+	$(TOOL_BUILD) -ldflags "$$ldflags" -o $(FLEET) github.com/rancher/fleet/cmd/fleetcli && \
+	$(TOOL_BUILD) -ldflags "$$ldflags" -o $(FLEET_CONTROLLER) github.com/rancher/fleet/cmd/fleetcontroller
+	@touch $(FLEET) $(FLEET_CONTROLLER)
 # Argo CD stamps its version as its release build does (its Makefile's
 # LDFLAGS on github.com/argoproj/argo-cd/v2/common): the VERSION file's
 # number, which is the module's version without the v, and the date of the

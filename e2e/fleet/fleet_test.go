@@ -173,12 +173,15 @@ const gitRepoTargets = `{"targets":[{"name":"default","clusterGroup":"default"}]
 
 // apply runs `fleet apply` on a bundle directory as Fleet's gitjob does for
 // a GitRepo path, and returns the Bundle it writes.
-func apply(t *testing.T, dir string) []byte {
+func apply(t *testing.T, dir string) []byte { return applyIn(t, dir, fleetNamespace) }
+
+// applyIn is apply for a GitRepo in namespace ns.
+func applyIn(t *testing.T, dir, ns string) []byte {
 	t.Helper()
 	targets := filepath.Join(t.TempDir(), "targets.yaml")
 	testtools.WriteFile(t, targets, []byte(gitRepoTargets))
 	out := filepath.Join(t.TempDir(), "bundle.yaml")
-	mustFleet(t, dir, "apply", "--namespace", fleetNamespace, "--targets-file", targets, "--output", out, bundleName, ".")
+	mustFleet(t, dir, "apply", "--namespace", ns, "--targets-file", targets, "--output", out, bundleName, ".")
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -380,39 +383,59 @@ var clustersOnce sync.Once
 func createClusters(t *testing.T) {
 	t.Helper()
 	clustersOnce.Do(func() {
-		ctx := context.Background()
-		objs := []*unstructured.Unstructured{
-			{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": fleetNamespace}}},
-			{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterGroup",
-				"metadata": map[string]any{"name": "default", "namespace": fleetNamespace},
-				"spec":     map[string]any{"selector": map[string]any{}}}},
-		}
+		labels := map[string]map[string]string{}
 		for _, c := range clusters {
-			labels := map[string]any{}
-			for k, v := range c.labels {
-				labels[k] = v
-			}
-			objs = append(objs, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-				"metadata": map[string]any{"name": c.name, "namespace": fleetNamespace, "labels": labels}}})
+			labels[c.name] = c.labels
 		}
-		if err := cp.Apply(ctx, objs); err != nil {
-			t.Fatal(err)
-		}
-		dyn, err := dynamic.NewForConfig(cp.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := dyn.Resource(schema.GroupVersionResource{Group: "fleet.cattle.io", Version: "v1alpha1", Resource: "clusters"}).Namespace(fleetNamespace)
-		for _, c := range clusters {
-			status := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-				"metadata": map[string]any{"name": c.name, "namespace": fleetNamespace},
-				"status":   map[string]any{"namespace": "cluster-" + fleetNamespace + "-" + c.name}}}
-			if _, err := res.ApplyStatus(ctx, c.name, status, metav1.ApplyOptions{FieldManager: "aws-ccm-e2e", Force: true}); err != nil {
-				t.Fatalf("status of Cluster %s: %v", c.name, err)
-			}
-		}
+		registerClusters(t, fleetNamespace, labels)
 	})
 }
+
+var fleetClusterR = schema.GroupVersionResource{Group: "fleet.cattle.io", Version: "v1alpha1", Resource: "clusters"}
+
+// registerClusters creates in namespace ns the cluster group default (every
+// cluster of ns) and a Fleet Cluster of each name with its labels, and
+// writes in each one's status the namespace of its BundleDeployments, which
+// it creates, as Fleet's cluster registration would.
+func registerClusters(t *testing.T, ns string, labels map[string]map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	objs := []*unstructured.Unstructured{
+		{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterGroup",
+			"metadata": map[string]any{"name": "default", "namespace": ns},
+			"spec":     map[string]any{"selector": map[string]any{}}}},
+	}
+	for name, l := range labels {
+		m := map[string]any{}
+		for k, v := range l {
+			m[k] = v
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+			"metadata": map[string]any{"name": name, "namespace": ns, "labels": m}}},
+			&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": clusterNamespace(ns, name)}}})
+	}
+	if err := cp.Apply(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := dyn.Resource(fleetClusterR).Namespace(ns)
+	for name := range labels {
+		status := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"status":   map[string]any{"namespace": clusterNamespace(ns, name)}}}
+		if _, err := res.ApplyStatus(ctx, name, status, metav1.ApplyOptions{FieldManager: "aws-ccm-e2e", Force: true}); err != nil {
+			t.Fatalf("status of Cluster %s: %v", name, err)
+		}
+	}
+}
+
+// clusterNamespace is the namespace of a Fleet cluster's
+// BundleDeployments.
+func clusterNamespace(ns, cluster string) string { return "cluster-" + ns + "-" + cluster }
 
 // deployment is what `fleet target` gives one cluster: its
 // BundleDeployment with the bundle's Content, the input of `fleet deploy`.

@@ -15,8 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -79,6 +77,11 @@ func TestGitOpsRunbook(t *testing.T) {
 	cmds := runbookCommands(t)
 	old := harness.StartRelease(t, testtools.Root(), harness.Kube126)
 	createClusters(t)
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetClusters := dyn.Resource(fleetClusterR).Namespace(fleetNamespace)
 
 	// The management cluster: Argo CD's cluster Secrets and Fleet's
 	// clusters of prod-eu (not staged yet) and prod-us (1.26, a prod
@@ -93,11 +96,7 @@ func TestGitOpsRunbook(t *testing.T) {
 		"prod-eu": {providerLabel: "rke2"},
 		"prod-us": {providerLabel: "rke2", stageLabel: "prod"},
 	}
-	dyn, err := dynamic.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleetClusters := dyn.Resource(schema.GroupVersionResource{Group: "fleet.cattle.io", Version: "v1alpha1", Resource: "clusters"}).Namespace(fleetNamespace)
+	fleetLabels := map[string]map[string]string{}
 	for name, w := range workload {
 		l := map[string]string{"argocd.argoproj.io/secret-type": "cluster"}
 		for k, v := range labels[name] {
@@ -111,23 +110,11 @@ func TestGitOpsRunbook(t *testing.T) {
 		t.Cleanup(func() {
 			_ = cp.Client.CoreV1().Secrets(argoNamespace).Delete(context.Background(), name, metav1.DeleteOptions{})
 		})
-		fl := map[string]any{providerLabel: "rke2"}
-		if name == "prod-us" {
-			fl[generated.FleetMinorLabel] = fmt.Sprintf("1.%d", releases.LastInTreeMinor)
-		}
-		c := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-			"metadata": map[string]any{"name": name, "namespace": fleetNamespace, "labels": fl}}}
-		if _, err := fleetClusters.Create(ctx, c, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		fleetLabels[name] = map[string]string{providerLabel: "rke2"}
 		t.Cleanup(func() { _ = fleetClusters.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-		status := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-			"metadata": map[string]any{"name": name, "namespace": fleetNamespace},
-			"status":   map[string]any{"namespace": "cluster-" + fleetNamespace + "-" + name}}}
-		if _, err := fleetClusters.ApplyStatus(ctx, name, status, metav1.ApplyOptions{FieldManager: "aws-ccm-e2e", Force: true}); err != nil {
-			t.Fatal(err)
-		}
 	}
+	fleetLabels["prod-us"][generated.FleetMinorLabel] = fmt.Sprintf("1.%d", releases.LastInTreeMinor)
+	registerClusters(t, fleetNamespace, fleetLabels)
 
 	// The operator's kubeconfig and PATH.
 	admin, err := clientcmd.LoadFromFile(cp.Kubeconfig)
@@ -174,7 +161,13 @@ func TestGitOpsRunbook(t *testing.T) {
 				t.Errorf("the ApplicationSet's Application for prod-eu: %+v, want one of stage canary", app)
 			}
 		},
-		"kubernetes-minor=1.37": func(t *testing.T) { fleetTag(t, bundle, "prod-eu", 37) },
+		"kubernetes-minor=1.37": func(t *testing.T) {
+			fleetTag(t, bundle, "prod-eu", 37)
+			c, err := fleetClusters.Get(context.Background(), "prod-eu", metav1.GetOptions{})
+			if err != nil || c.GetLabels()[stageLabel] != "canary" {
+				t.Errorf("the Fleet cluster prod-eu: labels %v, %v; want the stage canary", c.GetLabels(), err)
+			}
+		},
 		"mode=migrate":          func(t *testing.T) { appMode(t, "prod-us", "migrate") },
 		"mode-":                 func(t *testing.T) { appMode(t, "prod-us", "install") },
 		"kubernetes-minor=1.27": func(t *testing.T) { fleetTag(t, bundle, "prod-us", 27) },

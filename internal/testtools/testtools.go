@@ -141,6 +141,10 @@ func ArgoCDAppSet(t testing.TB) string { return tool(t, "ARGOCD_APPSET", "bin/ar
 // Fleet returns the Fleet CLI (e2e/tools/fleet): apply, target and deploy.
 func Fleet(t testing.TB) string { return tool(t, "FLEET", "bin/fleet") }
 
+// FleetController returns Fleet's controller (e2e/tools/fleet), whose
+// bundle controller rolls bundles out.
+func FleetController(t testing.TB) string { return tool(t, "FLEET_CONTROLLER", "bin/fleetcontroller") }
+
 // LMReader returns the LeaderMigrationConfiguration reader of the
 // Kubernetes minor 1.<minor>: lmreader-1.<minor> in the directory
 // $LMREADERS, else built with make (tools.mk, e2e/tools/lmreader).
