@@ -833,6 +833,11 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 		t.Fatalf("check does not say both %q and %q:\n%s", skew, noInTree, res)
 	}
 	t.Logf("what Fleet's user sees from check:\n%s", strings.Join(shown, "\n"))
+	// check reads what Fleet applied, with no release of its own named,
+	// and says so from the marks Fleet's deployer left.
+	if by := "installed by Fleet (Helm release " + releaseNamespace + "/" + releaseName + ")"; !strings.Contains(string(res), by) {
+		t.Errorf("check does not say %q:\n%s", by, res)
+	}
 	// docs/fleet.md shows these lines as this test sees them.
 	doc, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "fleet.md"))
 	if err != nil {

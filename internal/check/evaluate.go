@@ -135,7 +135,7 @@ func describeWorkload(s *Snapshot) *workloadView {
 	w.flags = flags(w.ctr)
 	w.Workload = &Workload{
 		Kind: c.kind, Namespace: c.namespace, Name: c.name, Source: s.Source, Release: s.Release,
-		Installed: s.Installed != nil, Container: w.ctr.Name, Image: w.ctr.Image, ServiceAccount: w.spec.ServiceAccountName,
+		Installed: s.Installed != nil, AppliedBy: appliedBy(c.meta), Container: w.ctr.Name, Image: w.ctr.Image, ServiceAccount: w.spec.ServiceAccountName,
 		Mode: string(renderer.ModeInstall), Chart: chartOf(c.meta), LeaderElect: true,
 	}
 	wr := w.Workload

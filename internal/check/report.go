@@ -164,7 +164,12 @@ type Workload struct {
 	// Release names the Helm release (--release), as NAME revision N.
 	Release string `json:"release,omitempty"`
 	// Installed tells whether the workload exists in the cluster.
-	Installed      bool   `json:"installed"`
+	Installed bool `json:"installed"`
+	// AppliedBy is the tool that applied it, by the marks each leaves on
+	// what it applies (appliedBy): "Argo CD (Application NAME)", "Fleet
+	// (Helm release NAMESPACE/NAME)", "Helm (release NAMESPACE/NAME)";
+	// empty when it bears none.
+	AppliedBy      string `json:"appliedBy,omitempty"`
 	Container      string `json:"container"`
 	Image          string `json:"image"`
 	ServiceAccount string `json:"serviceAccount"`

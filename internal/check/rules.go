@@ -69,6 +69,8 @@ func workloadRule(v *View) []Finding {
 	state := "installed"
 	if !w.Installed {
 		state = "not installed in the cluster"
+	} else if w.AppliedBy != "" {
+		state += " by " + w.AppliedBy
 	}
 	src := map[string]string{SourceManifests: "from the manifests", SourceRelease: "from release " + v.Release, SourceCluster: "found in the cluster"}[v.Source]
 	out := []Finding{{Area: AreaWorkload, Severity: OK, Subject: w.subject(),

@@ -143,3 +143,43 @@ func TestReleaseStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestAppliedBy: the tool that applied the CCM, by the marks it leaves:
+// Argo CD's tracking annotation before its label, Fleet's object set
+// annotation with or without Helm's release, Helm's release alone; none
+// without marks. The workload finding says it.
+func TestAppliedBy(t *testing.T) {
+	helm := map[string]string{helmReleaseName: "aws-ccm", helmReleaseNamespace: "kube-system"}
+	with := func(a map[string]string, more ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range a {
+			out[k] = v
+		}
+		for i := 0; i+1 < len(more); i += 2 {
+			out[more[i]] = more[i+1]
+		}
+		return out
+	}
+	for _, c := range []struct {
+		annotations, labels map[string]string
+		want                string
+	}{
+		{with(nil, argoTrackingAnnotation, "aws-ccm-prod-eu:apps/DaemonSet:kube-system/aws-cloud-controller-manager"), map[string]string{argoInstanceLabel: "other"}, "Argo CD (Application aws-ccm-prod-eu)"},
+		{nil, map[string]string{argoInstanceLabel: "aws-ccm-prod-us"}, "Argo CD (Application aws-ccm-prod-us)"},
+		{with(helm, fleetObjectSetID, "default-aws-ccm"), nil, "Fleet (Helm release kube-system/aws-ccm)"},
+		{with(nil, fleetObjectSetID, "default-aws-ccm"), nil, "Fleet"},
+		{helm, nil, "Helm (release kube-system/aws-ccm)"},
+		{nil, map[string]string{"app.kubernetes.io/instance": "aws-ccm"}, ""},
+		{nil, nil, ""},
+	} {
+		if got := appliedBy(metav1.ObjectMeta{Annotations: c.annotations, Labels: c.labels}); got != c.want {
+			t.Errorf("annotations %v, labels %v: %q, want %q", c.annotations, c.labels, got, c.want)
+		}
+	}
+	w := &workloadView{Workload: &Workload{Installed: true, AppliedBy: "Argo CD (Application a)", Image: "i", ServiceAccount: "s", Mode: "install"},
+		c: &candidate{}, ctr: corev1.Container{Image: "i"}, flags: map[string]string{"cloud-provider": "aws"}, spec: corev1.PodSpec{HostNetwork: true}}
+	f := workloadRule(&View{Snapshot: &Snapshot{Input: Input{Source: SourceCluster}}, Workload: w})
+	if len(f) == 0 || !strings.Contains(f[0].Message, "found in the cluster, installed by Argo CD (Application a): image i") {
+		t.Errorf("the workload finding: %+v", f)
+	}
+}

@@ -206,3 +206,41 @@ func parseLeaderMigrationConfig(text string) (leaderMigrationConfig, error) {
 
 // chartOf reads the helm.sh/chart label: aws-cloud-controller-manager-0.0.11.
 func chartOf(meta metav1.ObjectMeta) string { return meta.Labels[chartLabel] }
+
+// The marks a GitOps engine or Helm leaves on the objects it applies:
+// Argo CD's tracking annotation (its annotation tracking,
+// APPLICATION:GROUP/KIND:NAMESPACE/NAME) or label (a label tracking key
+// Argo CD's docs suggest), Fleet's agent's object set annotation, Helm's
+// release annotations.
+const (
+	argoTrackingAnnotation = "argocd.argoproj.io/tracking-id"
+	argoInstanceLabel      = "argocd.argoproj.io/instance"
+	fleetObjectSetID       = "objectset.rio.cattle.io/id"
+	helmReleaseName        = "meta.helm.sh/release-name"
+	helmReleaseNamespace   = "meta.helm.sh/release-namespace"
+)
+
+// appliedBy names the tool that applied an object by the marks it left
+// (Workload.AppliedBy); "" when there are none. Fleet's agent deploys
+// through Helm, so an object of Fleet's bears Helm's marks too.
+func appliedBy(meta metav1.ObjectMeta) string {
+	a := meta.Annotations
+	release := ""
+	if name := a[helmReleaseName]; name != "" {
+		release = a[helmReleaseNamespace] + "/" + name
+	}
+	switch {
+	case a[argoTrackingAnnotation] != "":
+		app, _, _ := strings.Cut(a[argoTrackingAnnotation], ":")
+		return "Argo CD (Application " + app + ")"
+	case meta.Labels[argoInstanceLabel] != "":
+		return "Argo CD (Application " + meta.Labels[argoInstanceLabel] + ")"
+	case a[fleetObjectSetID] != "" && release != "":
+		return "Fleet (Helm release " + release + ")"
+	case a[fleetObjectSetID] != "":
+		return "Fleet"
+	case release != "":
+		return "Helm (release " + release + ")"
+	}
+	return ""
+}
