@@ -41,7 +41,7 @@ E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_135=$(AWS_CCM_135) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) FLEET_CONTROLLER=$(FLEET_CONTROLLER) \
 	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT) ARGOCD_APPSET=$(ARGOCD_APPSET)
 
-.PHONY: releases-check all build test unit vet e2e moto-check stress bench bench-scale demo clean help helm-plugin overlays
+.PHONY: releases-check all build test unit vet e2e moto-check stress bench bench-scale bench-fleet demo clean help helm-plugin overlays
 
 all: build
 
@@ -127,11 +127,12 @@ fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), 
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/check -run '^$$' -fuzz '^FuzzInstanceIDOf$$' -fuzztime $(FUZZTIME)
 
-bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale benchmark (bench-scale)
+bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale and fleet benchmarks (bench-scale, bench-fleet)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
 	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check | tee -a $(BIN)/bench-go.txt
 	$(TEST_ENV) $(GO) run ./internal/bench
 	$(MAKE) --no-print-directory bench-scale
+	$(MAKE) --no-print-directory bench-fleet
 
 # e2e/scale: check against kubectl get nodes -o json, whole processes in
 # turn (peak memory by GNU time, /usr/bin/time), on control planes seeded
@@ -143,6 +144,17 @@ SCALE_RUNS ?= 5
 
 bench-scale: build tools-kube tools-kubectl ## the scale benchmark: check against kubectl get nodes -o json on 2,000 and 5,000 nodes (e2e/scale; results in bin/bench-scale.txt)
 	cd e2e && $(E2E_ENV) $(GO) test -run '^$$' -bench '^BenchmarkCheckScale$$' -benchtime $(SCALE_RUNS)x -timeout 90m ./scale | tee $(BIN)/bench-scale.txt
+
+# e2e/scale: check --all-contexts against check of each context one after
+# the other, and the render each cluster needs, whole processes measured
+# as bench-scale's, over fleets of 1, 10 and 50 API servers sharing one
+# etcd, each cluster 10 nodes and 300 pods of kubeadm, RKE2 or K3s
+# (starting and seeding 50 takes about five minutes, and 15 GiB of memory);
+# FLEET_RUNS rounds a fleet. E2E_FLEET_SIZES=N[,...] picks other fleets.
+FLEET_RUNS ?= 5
+
+bench-fleet: build tools-kube ## the fleet benchmark: check --all-contexts against check one context at a time, and the renders, over 1, 10 and 50 clusters (e2e/scale; results in bin/bench-fleet.txt)
+	cd e2e && $(E2E_ENV) $(GO) test -run '^$$' -bench '^BenchmarkFleetScale$$' -benchtime $(FLEET_RUNS)x -timeout 90m ./scale | tee $(BIN)/bench-fleet.txt
 
 demo: build tools-helm ## render the sample chart for RKE2 and show what changed
 	@./hack/demo.sh

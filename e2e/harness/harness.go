@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,10 +137,58 @@ type Process struct {
 	stop sync.Once
 }
 
-// Start starts etcd and the API server, waits until the API server is
-// ready, and starts kube-controller-manager with the given controllers (none:
-// no controller manager). On error everything started is stopped.
-func Start(ctx context.Context, bin Binaries, controllers []string) (cp *ControlPlane, err error) {
+// An Option changes how Start starts a control plane.
+type Option func(*options)
+
+type options struct{ etcd *Etcd }
+
+// SharedEtcd has the control plane's API server keep its objects in a
+// running etcd that other control planes use too, under a key prefix of
+// its own (--etcd-prefix), instead of starting an etcd of its own: what
+// makes dozens of API servers fit on one machine (e2e/scale).
+func SharedEtcd(e *Etcd) Option { return func(o *options) { o.etcd = e } }
+
+// Etcd is an etcd that several control planes share (SharedEtcd).
+type Etcd struct {
+	cp       *ControlPlane // its directory and process
+	url      string
+	prefixes atomic.Int64 // how many API servers it has been given
+}
+
+// StartEtcd starts an etcd for control planes to share, in a directory of
+// its own, and returns once it is healthy. Stop it after them.
+func StartEtcd(ctx context.Context, bin Binaries) (*Etcd, error) {
+	dir, err := os.MkdirTemp("", "aws-ccm-e2e-etcd-")
+	if err != nil {
+		return nil, err
+	}
+	e := &Etcd{cp: &ControlPlane{Dir: dir}}
+	ports, err := freePorts(2)
+	if err == nil {
+		e.url, err = e.cp.startEtcd(ctx, bin.Etcd, ports[0], ports[1])
+	}
+	if err != nil {
+		e.cp.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Process is the etcd process.
+func (e *Etcd) Process() *Process { return e.cp.Process("etcd") }
+
+// Stop stops etcd and removes its directory unless E2E_KEEP is set.
+func (e *Etcd) Stop() { e.cp.Stop() }
+
+// Start starts etcd (unless SharedEtcd gives one) and the API server,
+// waits until the API server is ready, and starts kube-controller-manager
+// with the given controllers (none: no controller manager). On error
+// everything started is stopped.
+func Start(ctx context.Context, bin Binaries, controllers []string, opts ...Option) (cp *ControlPlane, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	dir, err := os.MkdirTemp("", "aws-ccm-e2e-")
 	if err != nil {
 		return nil, err
@@ -152,28 +201,46 @@ func Start(ctx context.Context, bin Binaries, controllers []string) (cp *Control
 			started.Stop()
 		}
 	}()
-	ports, err := freePorts(4)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	etcdURL, err := cp.startEtcd(ctx, bin.Etcd, ports[0], ports[1])
-	if err != nil {
-		return nil, err
+	var etcdArgs []string
+	if o.etcd != nil {
+		etcdArgs = []string{"--etcd-servers=" + o.etcd.url, "--etcd-prefix=/registry-" + strconv.FormatInt(o.etcd.prefixes.Add(1), 10)}
+	} else {
+		etcdURL, err := cp.startEtcd(ctx, bin.Etcd, ports[0], ports[1])
+		if err != nil {
+			return nil, err
+		}
+		etcdArgs = []string{"--etcd-servers=" + etcdURL}
 	}
-	if err := cp.startAPIServer(ctx, bin.APIServer, etcdURL, ports[2]); err != nil {
+	if err := cp.startAPIServer(ctx, bin.APIServer, etcdArgs, ports[2]); err != nil {
 		return nil, err
 	}
 	if len(controllers) == 0 {
 		return cp, nil
 	}
+	_, err = cp.StartControllerManager(bin, controllers)
+	return cp, err
+}
+
+// StartControllerManager starts kube-controller-manager with the given
+// controllers (Start does, when given some). Stopping the process stops
+// it before the control plane stops.
+func (cp *ControlPlane) StartControllerManager(bin Binaries, controllers []string) (*Process, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
 	args := []string{"--kubeconfig=" + cp.Kubeconfig,
 		"--authentication-kubeconfig=" + cp.Kubeconfig, "--authorization-kubeconfig=" + cp.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[3]),
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
 		"--controllers=" + strings.Join(controllers, ","), "--leader-elect=false",
 		"--use-service-account-credentials=false",
 		"--v=0",
 	}
-	return cp, cp.start("kube-controller-manager", bin.ControllerManager, append(args, bin.Release.kcmFlags...)...)
+	return cp.Run("kube-controller-manager", bin.ControllerManager, append(args, bin.Release.kcmFlags...)...)
 }
 
 // StartRelease starts a control plane of release r (etcd and the API
@@ -214,9 +281,9 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, path string, client, peer
 
 // startAPIServer makes the credentials (a static admin token, a key pair
 // for service account tokens, a CA for client certificates: UserKubeconfig),
-// starts kube-apiserver on port and waits until it is ready; the admin
-// client and kubeconfig are set then.
-func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string, port int) error {
+// starts kube-apiserver on port with etcd's flags and waits until it is
+// ready; the admin client and kubeconfig are set then.
+func (cp *ControlPlane) startAPIServer(ctx context.Context, path string, etcdArgs []string, port int) error {
 	token := randomHex(16)
 	tokens := filepath.Join(cp.Dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(token+",admin,admin,\"system:masters\"\n"), 0o600); err != nil {
@@ -238,8 +305,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, path, etcdURL string
 	if err != nil {
 		return err
 	}
-	if err := cp.start("kube-apiserver", path, append(audit,
-		"--etcd-servers="+etcdURL,
+	if err := cp.start("kube-apiserver", path, append(append(audit, etcdArgs...),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		// No endpoints of the kubernetes Service: nothing here reaches the
 		// API server through it, and from 1.37 the API server refuses to
@@ -363,20 +429,76 @@ func (p *Process) StopAfter(grace time.Duration) {
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// RSS is the process's resident memory now, in bytes (VmRSS of
+// /proc/PID/status).
+func (p *Process) RSS() (int64, error) {
+	status, err := p.proc("status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(status) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kib << 10, err
+		}
+	}
+	return 0, fmt.Errorf("%s: no VmRSS in /proc/%d/status", p.name, p.cmd.Process.Pid)
+}
+
+// CPU is the CPU time the process has used so far, user and system
+// (/proc/PID/stat, in the kernel's USER_HZ ticks of 10 ms).
+func (p *Process) CPU() (time.Duration, error) {
+	stat, err := p.proc("stat")
+	if err != nil {
+		return 0, err
+	}
+	// After the command's name in parentheses: state, then utime and
+	// stime as the 12th and 13th fields.
+	f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s: /proc/%d/stat: %q", p.name, p.cmd.Process.Pid, stat)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: /proc/%d/stat: %w", p.name, p.cmd.Process.Pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// proc reads a file of the process's /proc directory.
+func (p *Process) proc(file string) (string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), file))
+	return string(b), err
+}
+
 // Log returns the process's log.
 func (p *Process) Log() string {
 	b, _ := os.ReadFile(p.log)
 	return string(b)
 }
 
-// exited returns a channel closed when the named process has exited.
-func (cp *ControlPlane) exited(name string) <-chan struct{} {
+// Process returns the process of the given name the control plane
+// started first (etcd, kube-apiserver, kube-controller-manager, or a name
+// given to Run), or nil.
+func (cp *ControlPlane) Process(name string) *Process {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	for _, p := range cp.procs {
 		if p.name == name {
-			return p.done
+			return p
 		}
+	}
+	return nil
+}
+
+// exited returns a channel closed when the named process has exited.
+func (cp *ControlPlane) exited(name string) <-chan struct{} {
+	if p := cp.Process(name); p != nil {
+		return p.done
 	}
 	return nil
 }

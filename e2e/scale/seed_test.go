@@ -25,15 +25,18 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
-// The cluster a size seeds: a kubeadm cluster of EC2-named nodes, three of
-// them the control plane, initialised by the CCM (aws:// provider IDs, no
-// uninitialized taint), each node's hostname label its name but one
-// worker's (pinnedHost), to which a Deployment of pinnedPods pods, a local
-// PersistentVolume and nothing else is pinned by nodeSelector; the other
-// pods are Deployments' pods of podsPerApp, podsPerNamespace a namespace,
-// spread over the workers. No scheduler and no kubelet run: the pods stay
-// Pending, bound to their nodes (spec.nodeName) as a scheduler leaves them;
-// the CCM's pods alone are marked running, as check's e2e tests do.
+// The cluster seed makes: EC2-named nodes of a distribution (kubeadm,
+// RKE2 or K3s, with the labels, annotations, taints and kubelet version
+// each leaves), three of them the control plane, initialised by the CCM
+// (aws:// provider IDs, no uninitialized taint), each node's hostname label
+// its name but one worker's (pinnedHost), to which a Deployment of
+// pinnedPods pods, a local PersistentVolume and nothing else is pinned by
+// nodeSelector; the other pods are Deployments' pods of podsPerApp,
+// podsPerNamespace a namespace, spread over the workers. No scheduler and
+// no kubelet run: the pods stay Pending, bound to their nodes
+// (spec.nodeName) as a scheduler leaves them; the CCM's pods alone are
+// marked running, as check's e2e tests do. The kubelets and the CCM are of
+// the API server's minor.
 const (
 	controlPlaneNodes = 3
 	podsPerNamespace  = 1000
@@ -49,28 +52,53 @@ const (
 	seedWorkers = 16
 )
 
-// seeded is a seeded cluster: its control plane, and the node the hostname
-// label of which is not its name.
-type seeded struct {
-	cp         *harness.ControlPlane
-	pinnedNode string
+// cluster is what seed makes: how many nodes and pods, and the
+// distribution, which the nodes show and the CCM is rendered for.
+type cluster struct {
+	nodes, pods int
+	distro      string // kubeadm, rke2 or k3s
 }
 
-// seed starts a control plane (the API server and the DaemonSet
-// controller) and fills it with nodes and pods, and the CCM rendered for
-// kubeadm by aws-ccm-renderer template; the benchmark's cleanup stops it.
-func seed(b *testing.B, nodes, pods int) *seeded {
+// seeded is a seeded cluster: its control plane, what it holds, the API
+// server's version, and the node the hostname label of which is not its
+// name.
+type seeded struct {
+	cp         *harness.ControlPlane
+	cluster    cluster
+	version    string // the API server's, v1.37.2
+	pinnedNode string
+	took       string // how long each part of the seeding took
+}
+
+// seed starts a control plane and fills it (fill); the benchmark's cleanup
+// stops it.
+func seed(b *testing.B, c cluster) *seeded {
 	b.Helper()
-	ctx := context.Background()
-	bin, err := harness.Locate(testtools.Root())
-	if err != nil {
-		b.Fatal(err)
-	}
-	cp, err := harness.Start(ctx, bin, []string{"daemonset"})
+	bin := binaries(b)
+	cp, err := harness.Start(context.Background(), bin, nil)
 	if err != nil {
 		b.Fatal("starting the control plane: ", err)
 	}
 	b.Cleanup(cp.Stop)
+	return fill(b, bin, cp, c)
+}
+
+// binaries are the control plane's, built when missing.
+func binaries(b *testing.B) harness.Binaries {
+	b.Helper()
+	bin, err := harness.Locate(testtools.Root())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
+// fill fills a running control plane with the cluster's nodes and pods, and
+// the CCM rendered for the cluster by aws-ccm-renderer template, made into
+// pods by the DaemonSet controller, which runs only until then.
+func fill(b *testing.B, bin harness.Binaries, cp *harness.ControlPlane, c cluster) *seeded {
+	b.Helper()
+	ctx := context.Background()
 	// The seeding's own client, unthrottled: the harness's keeps 100 QPS.
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.QPS, cfg.Burst = -1, 0
@@ -79,31 +107,35 @@ func seed(b *testing.B, nodes, pods int) *seeded {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &seeded{cp: cp}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &seeded{cp: cp, cluster: c, version: v.GitVersion}
 
 	start := time.Now()
-	names := make([]string, nodes)
+	names := make([]string, c.nodes)
 	for i := range names {
 		names[i] = nodeName(i)
 	}
 	pinnedIdx := controlPlaneNodes // the first worker
 	s.pinnedNode = names[pinnedIdx]
-	parallel(b, "nodes", nodes, func(i int) error {
+	parallel(b, "nodes", c.nodes, seedWorkers, func(i int) error {
 		host := names[i]
 		if i == pinnedIdx {
 			host = pinnedHost
 		}
-		return createNode(ctx, client, nodeObject(i, names[i], host, i < controlPlaneNodes))
+		return createNode(ctx, client, s.nodeObject(i, names[i], host, i < controlPlaneNodes))
 	})
 	nodesTook := time.Since(start)
 
 	step := time.Now()
-	installCCM(b, cp)
+	s.installCCM(b, bin)
 	ccmTook := time.Since(step)
 
 	step = time.Now()
-	namespaces := (pods-pinnedPods+podsPerNamespace-1)/podsPerNamespace + 1
-	parallel(b, "namespaces", namespaces, func(i int) error {
+	namespaces := (c.pods-pinnedPods+podsPerNamespace-1)/podsPerNamespace + 1
+	parallel(b, "namespaces", namespaces, seedWorkers, func(i int) error {
 		ns := pinnedNamespace
 		if i > 0 {
 			ns = appNamespace(i - 1)
@@ -117,7 +149,7 @@ func seed(b *testing.B, nodes, pods int) *seeded {
 		return err
 	})
 	workers := names[controlPlaneNodes:]
-	parallel(b, "pods", pods, func(i int) error {
+	parallel(b, "pods", c.pods, seedWorkers, func(i int) error {
 		var p *corev1.Pod
 		if i < pinnedPods {
 			p = podObject(pinnedNamespace, pinnedApp, i, s.pinnedNode)
@@ -150,20 +182,20 @@ func seed(b *testing.B, nodes, pods int) *seeded {
 	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("seeded in %s: %d nodes %s, the CCM %s, %d pods in %d namespaces %s", time.Since(start).Round(time.Second),
-		nodes, nodesTook.Round(time.Second), ccmTook.Round(time.Second), pods, namespaces, podsTook.Round(time.Second))
+	s.took = fmt.Sprintf("seeded in %s: %d nodes %s, the CCM %s, %d pods in %d namespaces %s", time.Since(start).Round(time.Second),
+		c.nodes, nodesTook.Round(time.Second), ccmTook.Round(time.Second), c.pods, namespaces, podsTook.Round(time.Second))
 	return s
 }
 
-// parallel runs do(0) ... do(n-1), seedWorkers at a time, and fails the
+// parallel runs do(0) ... do(n-1), workers at a time, and fails the
 // benchmark on the first error.
-func parallel(b *testing.B, what string, n int, do func(i int) error) {
+func parallel(b *testing.B, what string, n, workers int, do func(i int) error) {
 	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	for range min(seedWorkers, n) {
+	for range min(workers, n) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -197,10 +229,11 @@ func hexOf(n int, seed ...any) string {
 	return hex.EncodeToString(sum[:])[:n]
 }
 
-// nodeObject is a node as a kubeadm node's kubelet and the CCM leave it:
-// the labels and annotations they set, an aws:// provider ID, a status with
-// capacity, conditions, addresses, node info and the images the node holds.
-func nodeObject(i int, name, hostname string, controlPlane bool) *corev1.Node {
+// nodeObject is a node as its distribution's agents and kubelet and the
+// CCM leave it: the labels, annotations and taints they set, an aws://
+// provider ID, a status with capacity, conditions, addresses, node info and
+// the images the node holds.
+func (s *seeded) nodeObject(i int, name, hostname string, controlPlane bool) *corev1.Node {
 	zone := "us-west-2" + string(rune('a'+i%3))
 	instance := "i-0" + hexOf(16, "instance", i)
 	ip := fmt.Sprintf("10.%d.%d.%d", 1+i/62500, i/250%250, 1+i%250)
@@ -218,13 +251,52 @@ func nodeObject(i int, name, hostname string, controlPlane bool) *corev1.Node {
 		"failure-domain.beta.kubernetes.io/zone":   zone,
 		"topology.k8s.aws/zone-id":                 "usw2-az" + strconv.Itoa(1+i%3),
 	}
+	annotations := map[string]string{
+		"node.alpha.kubernetes.io/ttl":                           "0",
+		"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+		"csi.volume.kubernetes.io/nodeid":                        `{"ebs.csi.aws.com":"` + instance + `"}`,
+	}
+	controlPlaneTaint := corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
 	var taints []corev1.Taint
-	if controlPlane {
-		labels["node-role.kubernetes.io/control-plane"] = ""
-		labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
-		taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
-	} else {
-		labels["node-pool"] = "workers-" + zone
+	kubelet, runtime := s.version, "containerd://1.7.24"
+	switch d := s.cluster.distro; d {
+	case "kubeadm":
+		annotations["kubeadm.alpha.kubernetes.io/cri-socket"] = "unix:///var/run/containerd/containerd.sock"
+		if controlPlane {
+			labels["node-role.kubernetes.io/control-plane"] = ""
+			labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
+			taints = []corev1.Taint{controlPlaneTaint}
+		} else {
+			labels["node-pool"] = "workers-" + zone
+		}
+	case "rke2", "k3s":
+		// What their agent records (k3s-io/k3s pkg/nodeconfig, under the
+		// program's name), as in testdata/check/rke2 and k3s: the
+		// servers' roles as labels, the node's arguments, its host name
+		// and address; the kubelet's build, the runtime they ship.
+		args := map[string][2]string{
+			"rke2": {`["server", "--cloud-provider-name", "aws", "--kubelet-arg", "cloud-provider=external", "--disable-cloud-controller"]`,
+				`["agent", "--cloud-provider-name", "aws", "--kubelet-arg", "cloud-provider=external"]`},
+			"k3s": {`["server", "--disable-cloud-controller", "--kubelet-arg", "cloud-provider=external"]`,
+				`["agent", "--kubelet-arg", "cloud-provider=external"]`},
+		}[d]
+		kubelet, runtime = kubelet+map[string]string{"rke2": "+rke2r1", "k3s": "+k3s1"}[d], "containerd://2.0.5-k3s1"
+		annotations[d+".io/hostname"], annotations[d+".io/internal-ip"] = hostname, ip
+		if controlPlane {
+			labels["node-role.kubernetes.io/control-plane"] = "true"
+			labels["node-role.kubernetes.io/etcd"] = "true"
+			labels["node-role.kubernetes.io/master"] = "true"
+			annotations[d+".io/node-args"] = args[0]
+			taints = []corev1.Taint{controlPlaneTaint}
+			if d == "rke2" {
+				taints = append(taints, corev1.Taint{Key: "node-role.kubernetes.io/etcd", Effect: corev1.TaintEffectNoExecute})
+			}
+		} else {
+			labels["node-role.kubernetes.io/worker"] = "true"
+			annotations[d+".io/node-args"] = args[1]
+		}
+	default:
+		panic("seed: no distribution " + d)
 	}
 	quantities := func(cpu, mem, pods string) corev1.ResourceList {
 		return corev1.ResourceList{
@@ -247,12 +319,7 @@ func nodeObject(i int, name, hostname string, controlPlane bool) *corev1.Node {
 		}
 	}
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{
-			"kubeadm.alpha.kubernetes.io/cri-socket":                 "unix:///var/run/containerd/containerd.sock",
-			"node.alpha.kubernetes.io/ttl":                           "0",
-			"volumes.kubernetes.io/controller-managed-attach-detach": "true",
-			"csi.volume.kubernetes.io/nodeid":                        `{"ebs.csi.aws.com":"` + instance + `"}`,
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
 		Spec: corev1.NodeSpec{
 			ProviderID: "aws:///" + zone + "/" + instance,
 			PodCIDR:    fmt.Sprintf("10.%d.%d.0/24", 128+i/256, i%256),
@@ -276,8 +343,8 @@ func nodeObject(i int, name, hostname string, controlPlane bool) *corev1.Node {
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 			NodeInfo: corev1.NodeSystemInfo{
 				MachineID: hexOf(32, "machine", i), SystemUUID: "ec2" + hexOf(29, "uuid", i), BootID: hexOf(32, "boot", i),
-				KernelVersion: "6.8.0-1021-aws", OSImage: "Ubuntu 24.04.1 LTS", ContainerRuntimeVersion: "containerd://1.7.24",
-				KubeletVersion: "v1.34.2", KubeProxyVersion: "v1.34.2", OperatingSystem: "linux", Architecture: "amd64",
+				KernelVersion: "6.8.0-1021-aws", OSImage: "Ubuntu 24.04.1 LTS", ContainerRuntimeVersion: runtime,
+				KubeletVersion: kubelet, KubeProxyVersion: kubelet, OperatingSystem: "linux", Architecture: "amd64",
 			},
 			Images: images,
 		},
@@ -353,18 +420,33 @@ func podObject(ns, app string, i int, node string) *corev1.Pod {
 	}
 }
 
-// installCCM applies the CCM as aws-ccm-renderer template renders the
-// latest upstream chart for kubeadm, waits until the DaemonSet controller
-// has made its pods, one per control-plane node, marks them running and
-// ready on their nodes, and makes its leader's lease.
-func installCCM(b *testing.B, cp *harness.ControlPlane) {
+// ccmTag is the CCM image of the control plane's minor (the chart's
+// default is older).
+var ccmTag = "v" + harness.Current.String() + ".0"
+
+// renderArgs are aws-ccm-renderer's arguments for the render the cluster
+// needs: the latest upstream chart for its distribution and version, with
+// the CCM of its minor.
+func (s *seeded) renderArgs(b *testing.B) []string {
+	b.Helper()
+	return []string{"template", "aws-ccm", testtools.UpstreamChart(b, testtools.LatestChartVersion), "--namespace", "kube-system",
+		"--distro=" + s.cluster.distro, "--kube-version=" + s.version, "--set", "image.tag=" + ccmTag}
+}
+
+// installCCM applies the CCM as renderArgs render it, waits until the
+// DaemonSet controller, started for this alone, has made its pods, one per
+// control-plane node, stops it, marks the pods running and ready on their
+// nodes, and makes the CCM leader's lease.
+func (s *seeded) installCCM(b *testing.B, bin harness.Binaries) {
 	b.Helper()
 	ctx := context.Background()
-	env := append(testtools.HelmEnv(b), "KUBECONFIG="+cp.Kubeconfig)
-	manifests := testtools.MustRun(b, env, testtools.Renderer(b), "template", "aws-ccm",
-		testtools.UpstreamChart(b, testtools.LatestChartVersion), "--namespace", "kube-system",
-		"--distro=kubeadm", "--set", "image.tag=v1.34.0")
+	cp := s.cp
+	manifests := testtools.MustRun(b, testtools.HelmEnv(b), testtools.Renderer(b), s.renderArgs(b)...)
 	objs, err := harness.Decode(manifests)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kcm, err := cp.StartControllerManager(bin, []string{"daemonset"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -381,6 +463,7 @@ func installCCM(b *testing.B, cp *harness.ControlPlane) {
 		ccm = l.Items
 		return len(ccm) == controlPlaneNodes
 	})
+	kcm.Stop()
 	for _, p := range ccm {
 		// The DaemonSet controller pins each pod to its node by a
 		// metadata.name field of its required node affinity.
