@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/generated"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -34,6 +35,7 @@ const rolloutNamespace = "fleet-rollout"
 type rollout struct {
 	deploymentID, staged, applied string
 	ready                         bool
+	tag                           string // the CCM's image tag of its options, as the controller templated it
 }
 
 // rollouts returns the bundle's BundleDeployments by cluster, and whether
@@ -57,6 +59,7 @@ func rollouts(dyn dynamic.Interface, ready int) (map[string]rollout, string) {
 		r.staged, _, _ = unstructured.NestedString(bd.Object, "spec", "stagedDeploymentID")
 		r.applied, _, _ = unstructured.NestedString(bd.Object, "status", "appliedDeploymentID")
 		r.ready, _, _ = unstructured.NestedBool(bd.Object, "status", "ready")
+		r.tag, _, _ = unstructured.NestedString(bd.Object, "spec", "options", "helm", "values", "image", "tag")
 		out[bd.GetLabels()["fleet.cattle.io/cluster"]] = r
 	}
 	observed, _, _ := unstructured.NestedInt64(b.Object, "status", "observedGeneration")
@@ -96,26 +99,33 @@ func waitRollout(t *testing.T, dyn dynamic.Interface, what string, ready int, cl
 // TestFleetRollout: the example bundle rolled out by Fleet v0.12.0's own
 // controller, whose bundle controller stages BundleDeployments by the
 // bundle's rollout partitions; the test plays each cluster's agent,
-// reporting its BundleDeployment applied and ready. Two canaries and four
-// prod clusters of three minors: on install the canaries get the bundle
-// and the others nothing until one canary is ready; a change then reaches
-// one cluster at a time (maxUnavailable: 1), the canaries first, each
-// once the one before is ready.
+// reporting its BundleDeployment applied and ready. 30 clusters of three
+// minors, two of them canaries, one bundle: on install the canaries get the
+// bundle and the others nothing until one canary is ready, each with the
+// CCM of its minor; a change then reaches one cluster at a time
+// (maxUnavailable: 1), the canaries first, each once the one before is
+// ready.
 func TestFleetRollout(t *testing.T) {
 	ctx := context.Background()
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	canaries, prod := []string{"canary-1", "canary-2"}, []string{"prod-1", "prod-2", "prod-3", "prod-4"}
+	canaries := []string{"canary-1", "canary-2"}
+	var prod []string
+	for i := 1; i <= 28; i++ {
+		prod = append(prod, fmt.Sprintf("prod-%02d", i))
+	}
 	all := append(slices.Clone(canaries), prod...)
 	labels := map[string]map[string]string{}
+	minor := map[string]int{}
 	for i, c := range all {
 		stage := "prod"
 		if slices.Contains(canaries, c) {
 			stage = "canary"
 		}
-		labels[c] = map[string]string{providerLabel: "rke2", stageLabel: stage, generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-i%3)}
+		minor[c] = harness.Current.Minor - i%3
+		labels[c] = map[string]string{providerLabel: "rke2", stageLabel: stage, generated.FleetMinorLabel: fmt.Sprintf("1.%d", minor[c])}
 	}
 	registerClusters(t, rolloutNamespace, labels)
 	if err := cp.Apply(ctx, []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": agentNamespace}}}}); err != nil {
@@ -145,8 +155,10 @@ func TestFleetRollout(t *testing.T) {
 	})
 
 	// Install: the canaries, then the rest.
+	// Deploying, with the CCM of the cluster's minor: one bundle, no file
+	// per cluster.
 	deploying := func(c string, r rollout, ok bool) bool {
-		return ok && r.deploymentID != "" && r.deploymentID == r.staged
+		return ok && r.deploymentID != "" && r.deploymentID == r.staged && r.tag == releases.Tag(minor[c])
 	}
 	none := func(_ string, _ rollout, ok bool) bool { return !ok }
 	waitRollout(t, dyn, "install: the canaries deploy, the prod clusters wait", 0, all, func(c string, r rollout, ok bool) bool {
