@@ -783,3 +783,10 @@ func TestNameFix(t *testing.T) {
 		}
 	}
 }
+
+// The annotations the tests' nodes carry.
+const (
+	annotationKubeadmCRISocket = "kubeadm.alpha.kubernetes.io/cri-socket"
+	annotationRKE2NodeArgs     = "rke2.io/node-args"
+	annotationK3sNodeArgs      = "k3s.io/node-args"
+)

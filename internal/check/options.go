@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The options a component no longer takes, at the cluster's version or at
@@ -30,7 +29,7 @@ var kubeadmConfigName = strings.TrimPrefix(releases.KubeadmConfig, metav1.Namesp
 // collectKubeadmConfig reads kubeadm's ConfigMap on a kubeadm cluster. Not
 // there, or not readable, is a fact of the snapshot.
 func (s *Snapshot) collectKubeadmConfig(ctx context.Context, client kubernetes.Interface) error {
-	if Detect(s.Nodes).Detected != string(renderer.DistroKubeadm) {
+	if facts(Detect(s.Nodes).Detected).ClusterConfigMap != releases.KubeadmConfig {
 		return nil
 	}
 	cm, err := client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, kubeadmConfigName, metav1.GetOptions{})
@@ -197,7 +196,7 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 	case "rke2 disable-cloud-controller":
 		for _, n := range v.Snapshot.Nodes {
 			args := nodeArgs(&n)
-			if d, _ := nodeDistro(&n); d != string(renderer.DistroRKE2) || len(args) == 0 || args[0] != "server" {
+			if d, _ := nodeDistro(&n); d != c.Component || len(args) == 0 || args[0] != "server" {
 				continue
 			}
 			if len(argValues(args, "cloud-provider-name")) == 0 || slices.Contains(args, "--disable-cloud-controller") ||

@@ -11,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // K3s's load balancers. K3s's embedded cloud controller answers Services
@@ -35,7 +33,7 @@ const (
 // collectServices lists, on K3s, the Services of every namespace and
 // ServiceLB's DaemonSets.
 func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interface) error {
-	k3s := Detect(s.Nodes).Detected == string(renderer.DistroK3s)
+	k3s := facts(Detect(s.Nodes).Detected).ServiceLB
 	// The Services the CCM's service controller will take over: read
 	// while none runs.
 	takeover := !describeWorkload(s).ccmServices()
