@@ -51,6 +51,57 @@ type Sign struct {
 	Strength SignStrength
 }
 
+// OwnController is a distribution's own cloud controller manager: K3s's
+// embedded one, which RKE2 runs as a static pod. It gives every node it
+// initialises the providerID SCHEME://NODENAME.
+type OwnController struct {
+	// Distro is the distribution whose record holds it (OwnControllers
+	// fills it in).
+	Distro Distro
+	// Scheme is its providerIDs' scheme (version.Program).
+	Scheme string
+	// Lease is its leader-election lease in kube-system.
+	Lease string
+	// Image is a part of its image's repository, when it runs as a pod.
+	Image string
+	// Disable is the server setting that keeps it off.
+	Disable string
+	Source  string
+}
+
+// OwnControllers are the own cloud controllers of the records'
+// distributions, in their order.
+func OwnControllers(recs []Profile) []OwnController {
+	var out []OwnController
+	for _, p := range recs {
+		if c := p.Controller; c != nil {
+			oc := *c
+			oc.Distro = p.Distro
+			out = append(out, oc)
+		}
+	}
+	return out
+}
+
+// ControllerOf returns a distribution's own cloud controller.
+func ControllerOf(d Distro) (OwnController, bool) {
+	i := slices.IndexFunc(OwnControllers(records), func(c OwnController) bool { return c.Distro == d })
+	if i < 0 {
+		return OwnController{}, false
+	}
+	return OwnControllers(records)[i], true
+}
+
+// ControllerOfScheme returns the distribution's cloud controller that
+// writes providerIDs of a scheme (rke2, k3s).
+func ControllerOfScheme(scheme string) (OwnController, bool) {
+	i := slices.IndexFunc(OwnControllers(records), func(c OwnController) bool { return c.Scheme == scheme })
+	if i < 0 {
+		return OwnController{}, false
+	}
+	return OwnControllers(records)[i], true
+}
+
 // NodeFacts are what a distribution does to its nodes and its control
 // plane, and what to tell its users, for check and plan. Texts may hold
 // {what} (the node, each node), {name} (the name it should have), {nodes}

@@ -99,6 +99,9 @@ type Profile struct {
 	// Signs are what a node of the distribution shows, for check and
 	// --distro=detect (DetectNode).
 	Signs []Sign
+	// Controller is the distribution's own cloud controller, if it has
+	// one.
+	Controller *OwnController
 	// Node is what the distribution does to its nodes, and how a user
 	// changes it: the facts and texts of check and plan.
 	Node NodeFacts
@@ -160,6 +163,10 @@ var records = []Profile{
 		NodeSelector:    map[string]string{LabelControlPlane: "true"},
 		Tolerations:     []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 		Signs:           []Sign{{SignKubeletVersion, "+rke2", SignBuild}, {SignAnnotationPrefix, "rke2.io/", SignOwn}},
+		Controller: &OwnController{Scheme: "rke2", Lease: "rke2-cloud-controller-manager", Image: "rke2-cloud-provider",
+			Disable: "disable-cloud-controller: true in /etc/rancher/rke2/config.yaml of every server (Rancher: machineGlobalConfig)",
+			Source: "rancher/rke2 pkg/rke2/rke2_linux.go (the cloud-controller-manager static pod, image rke2-cloud-provider); " +
+				"k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, rke2)"},
 		Node: NodeFacts{
 			NodeArgs:             "rke2.io/node-args",
 			ControlPlanePods:     true,
@@ -178,6 +185,9 @@ var records = []Profile{
 		Tolerations:      []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"), tolEtcd, tolCritical},
 		NoInTreeProvider: true,
 		Signs:            []Sign{{SignKubeletVersion, "+k3s", SignBuild}, {SignAnnotationPrefix, "k3s.io/", SignOwn}},
+		Controller: &OwnController{Scheme: "k3s", Lease: "k3s-cloud-controller-manager",
+			Disable: "disable-cloud-controller: true in /etc/rancher/k3s/config.yaml of every server, with kubelet-arg: [cloud-provider=external] on every node",
+			Source:  "k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, k3s)"},
 		Node: NodeFacts{
 			NodeArgs:              "k3s.io/node-args",
 			ControlPlaneUnseen:    "K3s runs the controller manager inside its own process, which the API does not show: only the servers' node-args (k3s.io/node-args) are checked",

@@ -36,8 +36,14 @@ const (
 // Phases lists the phases in order.
 var Phases = []Phase{Before, During, After}
 
-// Distros lists the distributions a plan exists for.
-var Distros = []renderer.Distro{renderer.DistroRKE, renderer.DistroRKE2, renderer.DistroK3s, renderer.DistroKubeadm}
+// Distros lists the distributions a plan exists for: every one but auto.
+var Distros = func() []renderer.Distro {
+	var ds []renderer.Distro
+	for _, p := range renderer.Named(renderer.Records()) {
+		ds = append(ds, p.Distro)
+	}
+	return ds
+}()
 
 // Strategy says how the cloud controllers move.
 type Strategy string
