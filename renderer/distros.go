@@ -102,6 +102,17 @@ func ControllerOfScheme(scheme string) (OwnController, bool) {
 	return OwnControllers(records)[i], true
 }
 
+// OwnControllerNames are the possessive names of the distributions with a
+// cloud controller of their own ("RKE2's") and its providerIDs' schemes
+// ("rke2://"), for people.
+func OwnControllerNames(recs []Profile) (names, schemes []string) {
+	for _, c := range OwnControllers(recs) {
+		names = append(names, DisplayName(c.Distro)+"'s")
+		schemes = append(schemes, c.Scheme+"://")
+	}
+	return names, schemes
+}
+
 // NodeFacts are what a distribution does to its nodes and its control
 // plane, and what to tell its users, for check and plan. Texts may hold
 // {what} (the node, each node), {name} (the name it should have), {nodes}
@@ -138,6 +149,9 @@ type NodeFacts struct {
 	// ExternalKubelets how to start the kubelets with
 	// --cloud-provider=external.
 	NameFix, KeepNameFix, ExternalKubelets string
+	// Configuration is where the cluster's configuration is written, for
+	// people: "cluster.yml", "RKE2's config.yaml".
+	Configuration string
 	// LastMinor is the last Kubernetes minor the distribution runs (0:
 	// no end), LastMinorNote why, and Successor the distribution to move
 	// to.

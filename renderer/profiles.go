@@ -148,6 +148,7 @@ var records = []Profile{
 		Node: NodeFacts{
 			ControlPlaneUnseen:    "RKE1 runs kube-controller-manager and kube-apiserver as Docker containers, which the API does not show: their flags are not checked",
 			ControlPlaneUnseenFix: "on each control-plane node: docker inspect kube-controller-manager kube-apiserver --format '{{.Args}}'",
+			Configuration:         "cluster.yml",
 			NameFix:               "RKE1: name {what} {name}: in Rancher, cloud provider External Amazon (out-of-tree) with useInstanceMetadataHostname: true (use_instance_metadata_hostname in cluster.yml), or --node-name / hostname_override set to it; then re-register the node",
 			KeepNameFix:           "RKE1: before the switch set {what}'s hostname_override to its NAME with useInstanceMetadataHostname: false{nodes} (plan step before.node-names): the node keeps its name and the label becomes it",
 			ExternalKubelets:      "RKE1: cloud provider external-aws (Rancher: External Amazon (out-of-tree)) sets --cloud-provider=external on every kubelet",
@@ -172,6 +173,7 @@ var records = []Profile{
 			ControlPlanePods:     true,
 			KubeletArgMissing:    "its kubelet is not given cloud-provider=external (rke2.io/node-args): it keeps the in-tree provider, while the switch has begun ({begun})",
 			KubeletArgMissingFix: "its machine matches no machineSelectorConfig entry with kubelet-arg cloud-provider=external, or a later entry replaced the list (plan step during.switch); RKE2 without Rancher: kubelet-arg in its /etc/rancher/rke2/config.yaml",
+			Configuration:        "RKE2's config.yaml",
 			NameFix:              "RKE2: name {what} {name}: cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in /etc/rancher/rke2/config.yaml; then re-register the node",
 			KeepNameFix:          "RKE2: before the switch set node-name: <its NAME> in {what}'s RKE2 configuration{nodes} (RKE2 gives the kubelet --hostname-override from it): the node keeps its name and the label becomes it",
 			ExternalKubelets:     "RKE2: kubelet-arg cloud-provider=external on every node (Rancher: machineSelectorConfig per role) and disable-cloud-controller: true on the servers",
@@ -197,6 +199,7 @@ var records = []Profile{
 			KubeletArgMissingFix:  "kubelet-arg: [cloud-provider=external] in its /etc/rancher/k3s/config.yaml (Rancher: machineGlobalConfig), then restart K3s and register the node again",
 			// K3s has no cloud-provider-name setting: the name, or the
 			// provider ID, is the node's own configuration.
+			Configuration:    "K3s's config.yaml",
 			NameFix:          "K3s: name {what} {name}: node-name in /etc/rancher/k3s/config.yaml, or keep the name and give the kubelet its instance (kubelet-arg: provider-id=aws:///ZONE/INSTANCE-ID); then re-register the node",
 			KeepNameFix:      "K3s: set node-name: <its NAME> in {what}'s /etc/rancher/k3s/config.yaml{nodes} (the agent gives the kubelet --hostname-override from it)",
 			ExternalKubelets: "K3s: kubelet-arg cloud-provider=external on every node (Rancher: machineSelectorConfig per role) and disable-cloud-controller: true on the servers",
@@ -214,6 +217,7 @@ var records = []Profile{
 		Node: NodeFacts{
 			ControlPlanePods: true,
 			ClusterConfigMap: releases.KubeadmConfig,
+			Configuration:    "kubeadm's configuration",
 			NameFix:          "kubeadm: name {what} {name} with nodeRegistration.name in its InitConfiguration/JoinConfiguration (the metadata service's local-hostname), then re-join it",
 			KeepNameFix:      "kubeadm: before the switch give {what}'s kubelet --hostname-override=<its NAME> in /var/lib/kubelet/kubeadm-flags.env{nodes}: the node keeps its name and the label becomes it",
 			ExternalKubelets: "kubeadm: nodeRegistration.kubeletExtraArgs cloud-provider: external",

@@ -26,9 +26,21 @@ import (
 // Subchart is the upstream chart's key in the wrapper chart's values.
 const Subchart = "aws-cloud-controller-manager"
 
-// Distros are the distributions the chart can serve: auto needs a node
-// affinity, which the upstream chart has no value for.
-var Distros = []renderer.Distro{renderer.DistroRKE, renderer.DistroRKE2, renderer.DistroK3s, renderer.DistroKubeadm}
+// Distros are the distributions the chart can serve: those placed by a
+// nodeSelector (auto needs a node affinity, which the upstream chart has
+// no value for).
+var Distros = func() []renderer.Distro {
+	var ds []renderer.Distro
+	for _, p := range Records(renderer.Records()) {
+		ds = append(ds, p.Distro)
+	}
+	return ds
+}()
+
+// Records are the records of the distributions the chart can serve.
+func Records(recs []renderer.Profile) []renderer.Profile {
+	return slices.DeleteFunc(slices.Clone(recs), func(p renderer.Profile) bool { return p.NodeSelector == nil })
+}
 
 // Default is the combination values.yaml holds.
 const Default = "rke2-install"
