@@ -45,7 +45,7 @@ const (
 	DefaultLeaderName = "cloud-provider-extraction-migration"
 
 	// DefaultKCMUser is the identity the in-tree kube-controller-manager
-	// authenticates as on kubeadm, RKE1 and RKE2 clusters.
+	// authenticates as on every distribution with an in-tree provider.
 	DefaultKCMUser = "system:kube-controller-manager"
 )
 

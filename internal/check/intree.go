@@ -15,12 +15,11 @@ import (
 
 // The in-tree side, as far as the API shows it: the flags of the control
 // plane's kube-controller-manager and kube-apiserver where they run as
-// static pods (RKE2 and kubeadm: the kubelet mirrors each into a pod of
-// kube-system, labelled component=<program>: rancher/rke2
-// pkg/staticpod/staticpod.go, kubeadm's control-plane phase), and the
-// kubelet's arguments RKE2 and K3s record on each node. RKE1 runs these
-// programs as Docker containers and K3s inside its own process: neither
-// shows in the API.
+// static pods (NodeFacts.ControlPlanePods: the kubelet mirrors each into a
+// pod of kube-system, labelled component=<program>), and the kubelet's
+// arguments a distribution records on each node (NodeFacts.NodeArgs).
+// Where the API shows neither, the record says why
+// (NodeFacts.ControlPlaneUnseen).
 
 // Control-plane programs whose mirror pods check reads.
 const (

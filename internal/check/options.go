@@ -19,8 +19,8 @@ import (
 // the one it is about to move to (check --upgrade-to): every change is a
 // record of releases.OptionChanges, judged against what the API shows of
 // each component's options: the control plane's mirror pods, the kubelet
-// arguments RKE2 and K3s record on each node, kubeadm's
-// ClusterConfiguration.
+// arguments distributions record on each node (NodeFacts.NodeArgs), the
+// cluster's configuration (NodeFacts.ClusterConfigMap).
 
 // kubeadmConfigName is the ConfigMap of kube-system kubeadm keeps its
 // ClusterConfiguration in.

@@ -1,5 +1,5 @@
 // Package plan is the migration runbook as data: for each distribution
-// (RKE1, RKE2, K3s, kubeadm) and phase (before, during, after the switch to
+// (renderer.Records but auto; its parts in parts.go) and phase (before, during, after the switch to
 // the external cloud provider) the ordered steps, each with the configuration
 // snippets to write, the commands to run (the renderer's through Helm among
 // them), what to check before going on and how to roll the step back.
