@@ -127,8 +127,12 @@ var (
 )
 
 // records are the distributions, auto first: the one place for what the
-// program knows of each (docs/architecture.md, "Where to add things").
-var records = []Profile{
+// program knows of each (docs/architecture.md, "Where to add things"), and
+// the synthetic one of TestSyntheticDistro when built for it.
+var records = append(known, synthetic...)
+
+// known are the distributions the program serves.
+var known = []Profile{
 	{
 		Distro:         DistroAuto,
 		Name:           "auto",

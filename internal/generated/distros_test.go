@@ -19,7 +19,7 @@ import (
 
 // recordHomes are the files that may name distributions one by one: the
 // records, and the plans' parts beside them.
-var recordHomes = []string{"renderer/profiles.go", "renderer/distros.go", "internal/plan/parts.go"}
+var recordHomes = []string{"renderer/profiles.go", "renderer/distros.go", "renderer/synthetic.go", "internal/plan/parts.go"}
 
 // sources walks the repository's source and configuration files that are
 // written by hand: not the tests (their fixtures name distributions), not

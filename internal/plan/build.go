@@ -15,6 +15,9 @@ func Build(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := parts[o.Distro]; !ok {
+		return nil, fmt.Errorf("--distro=%s: no plan parts for it (internal/plan/parts.go)", o.Distro)
+	}
 	b := &builder{r: r}
 	var d distroPlan
 	switch {
