@@ -6,9 +6,12 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
-// The node facts of each distribution, as data. Every patch that depends on
-// the distribution reads them from here; so do the generated kustomize
-// overlays and the wrapper chart's tests.
+// The record of each distribution, as data (Records; the types beyond
+// placement in distros.go): every patch that depends on the distribution
+// reads it, and so does everything else that knows distributions: the
+// flags and help texts, check, plan (its parts in internal/plan/parts.go),
+// the generated overlays, wrapper chart, schemas and examples. Adding a
+// distribution: docs/architecture.md, "Where to add things".
 
 // Distro names a Kubernetes distribution whose control-plane nodes the CCM
 // must run on.
