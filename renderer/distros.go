@@ -113,6 +113,13 @@ func OwnControllerNames(recs []Profile) (names, schemes []string) {
 	return names, schemes
 }
 
+// ServiceLB is a distribution's service load balancer: a DaemonSet per
+// Service of type LoadBalancer, labelled with the Service's name and
+// namespace (k3s-io/k3s pkg/cloudprovider/servicelb.go).
+type ServiceLB struct {
+	NameLabel, NamespaceLabel string
+}
+
 // NodeFacts are what a distribution does to its nodes and its control
 // plane, and what to tell its users, for check and plan. Texts may hold
 // {what} (the node, each node), {name} (the name it should have), {nodes}
@@ -130,9 +137,9 @@ type NodeFacts struct {
 	// plane's flags, when it does not; ControlPlaneUnseenFix how to read
 	// them.
 	ControlPlaneUnseen, ControlPlaneUnseenFix string
-	// ServiceLB: the distribution's own cloud controller runs a service
-	// load balancer (K3s's ServiceLB), under its lease.
-	ServiceLB bool
+	// ServiceLB is the service load balancer the distribution's own cloud
+	// controller runs under its lease (K3s's ServiceLB), if any.
+	ServiceLB *ServiceLB
 	// ClusterConfigMap is the ConfigMap (namespace/name) the
 	// distribution keeps the cluster's configuration in.
 	ClusterConfigMap string

@@ -200,7 +200,7 @@ var known = []Profile{
 		Node: NodeFacts{
 			NodeArgs:              "k3s.io/node-args",
 			ControlPlaneUnseen:    "K3s runs the controller manager inside its own process, which the API does not show: only the servers' node-args (k3s.io/node-args) are checked",
-			ServiceLB:             true,
+			ServiceLB:             &ServiceLB{NameLabel: "svccontroller.k3s.cattle.io/svcname", NamespaceLabel: "svccontroller.k3s.cattle.io/svcnamespace"},
 			KubeletExternalItself: true,
 			KubeletArgMissing:     "its kubelet is not given cloud-provider=external (k3s.io/node-args), and with disable-cloud-controller on the servers K3s gives it no cloud provider: it registers without the uninitialized taint the CCM initialises",
 			KubeletArgMissingFix:  "kubelet-arg: [cloud-provider=external] in its /etc/rancher/k3s/config.yaml (Rancher: machineGlobalConfig), then restart K3s and register the node again",

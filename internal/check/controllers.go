@@ -59,7 +59,7 @@ func (v *View) distroControllers() []distroRunning {
 		}
 		// K3s's embedded controller runs ServiceLB under the same lease
 		// when disable-cloud-controller keeps its node controllers off.
-		if l := v.Snapshot.Leases[metav1.NamespaceSystem+"/"+dc.Lease]; l != nil && !expired(l, v.Now) && !(facts(string(dc.Distro)).ServiceLB && k3sCCMDisabled(v.Snapshot.Nodes)) {
+		if l := v.Snapshot.Leases[metav1.NamespaceSystem+"/"+dc.Lease]; l != nil && !expired(l, v.Now) && !(facts(string(dc.Distro)).ServiceLB != nil && k3sCCMDisabled(v.Snapshot.Nodes)) {
 			ev = append(ev, "Lease kube-system/"+dc.Lease+" held by "+*l.Spec.HolderIdentity)
 		}
 		if inst := v.Installed; inst != nil {

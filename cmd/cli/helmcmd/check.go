@@ -47,7 +47,7 @@ work there, and if not, why. It never writes to the cluster. It reports:
                 AWS CCM
   iam           what AWS refused the cloud controllers, from their events; with --aws,
                 the CCM's role simulated against its release's policy
-  service       ` + withFacts(func(f renderer.NodeFacts) bool { return f.ServiceLB }, "", "/") + `: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
+  service       ` + withFacts(func(f renderer.NodeFacts) bool { return f.ServiceLB != nil }, "", "/") + `: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
                 the LoadBalancer Services the CCM's service controller will take over
   rbac          the CCM's service account (and how far it may create tokens), and in
                 migrate mode the in-tree controller manager on the migration lease,
