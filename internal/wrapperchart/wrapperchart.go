@@ -2,8 +2,9 @@
 // charts/aws-ccm-rancher from what the renderer makes of the upstream chart's
 // defaults (package upstream): a values preset per distribution and mode, the
 // default values (rke2, install), the expectations the chart's validation
-// template checks, and the objects the renderer adds in migrate mode, as a
-// template. Helm gives a parent
+// template checks, the objects the renderer adds in migrate mode, as a
+// template, and from the distributions' records the distributions the
+// validation accepts and the Rancher form (questions.yaml). Helm gives a parent
 // chart no way to compute a subchart's values from its own, so the choice of
 // distribution is a choice of values file; the chart checks that the values
 // in effect match its distro and mode values and says what to use if not.
