@@ -85,10 +85,23 @@ func namesOf(recs []renderer.Profile) (map[string]renderer.Distro, *regexp.Regex
 	return names, regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_./-])(` + strings.Join(alts, "|") + `)(?:[^A-Za-z0-9_]|$)`)
 }
 
+// slashed finds names joined by slashes ("RKE1/RKE2/K3s", "+rke2/+k3s"),
+// which the word regexp of namesOf, skipping paths, would not see.
+func slashed(names map[string]renderer.Distro) *regexp.Regexp {
+	var alts []string
+	for n := range names {
+		alts = append(alts, regexp.QuoteMeta(n))
+	}
+	slices.SortFunc(alts, func(a, b string) int { return len(b) - len(a) })
+	name := `\+?(?:` + strings.Join(alts, "|") + `)`
+	return regexp.MustCompile(`(?i)` + name + `(?:/` + name + `)+\b`)
+}
+
 // distroList tells which distributions a line names, when it names three
 // or more: a hand-written list.
 func distroList(names map[string]renderer.Distro, re *regexp.Regexp, line string) []renderer.Distro {
 	var found []renderer.Distro
+	line = slashed(names).ReplaceAllStringFunc(line, func(l string) string { return strings.ReplaceAll(l, "/", " ") })
 	// The matches may share a separator: look again from each match's
 	// word.
 	for rest := line; ; {
@@ -138,14 +151,17 @@ func TestNoDistroLists(t *testing.T) {
 func TestDistroListFinder(t *testing.T) {
 	names, re := namesOf(renderer.Records())
 	for line, want := range map[string]int{
-		`Usage: "distribution: auto, rke, rke2, k3s or kubeadm"`:   4,
-		`(list "rke" "rke2" "k3s" "kubeadm")`:                      4,
-		`for Rancher (RKE1, RKE2, K3s) and kubeadm clusters`:       4,
-		`options: [rke2, rke, k3s]`:                                3,
-		`RKE2's or K3s's own cloud controller`:                     0,
-		`rke.cattle.io/, rke2.io/ and k3s.io/ annotations`:         3,
-		`sudo systemctl restart rke2-server; /etc/rancher/k3s/x`:   0,
-		`the distributions of renderer.Records, every one by name`: 0,
+		`Usage: "distribution: auto, rke, rke2, k3s or kubeadm"`:    4,
+		`(list "rke" "rke2" "k3s" "kubeadm")`:                       4,
+		`for Rancher (RKE1, RKE2, K3s) and kubeadm clusters`:        4,
+		`options: [rke2, rke, k3s]`:                                 3,
+		`RKE2's or K3s's own cloud controller`:                      0,
+		`rke.cattle.io/, rke2.io/ and k3s.io/ annotations`:          3,
+		`sudo systemctl restart rke2-server; /etc/rancher/k3s/x`:    0,
+		`the distributions of renderer.Records, every one by name`:  0,
+		`(RKE1/RKE2/K3s: kube-controller-manager-arg)`:              3,
+		`no +rke2/+k3s kubelet, no kubeadm annotation`:              3,
+		`/etc/rancher/rke2/config.yaml, /etc/rancher/k3s/x, rke up`: 0,
 	} {
 		if got := len(distroList(names, re, line)); got != want {
 			t.Errorf("%s: %d distributions; want %d", line, got, want)
