@@ -81,8 +81,8 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets and templates, docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
-	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins)$$' -count=1 -update
+generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
+	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins|TestDistroPins)$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
 
@@ -90,6 +90,7 @@ generate: ## rewrite every shipped file generated from the renderer, the plans a
 # where beside it (make -j) both would compile them.
 vet: build ## go vet and gofmt
 	$(GO) vet ./...
+	$(GO) vet -tags syntheticdistro ./renderer ./internal/generated
 	cd e2e && $(GO) vet ./...
 	$(GO) run ./hack/toolsalign -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
@@ -107,6 +108,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: moto-check ## all tests: unit, real Helm/kustomize, and the real-cluster e2e tests
 	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target vet build tools image-binaries
 	$(TEST_ENV) $(GO) test -count=1 ./...
+	$(GO) test -tags syntheticdistro -count=1 -run '^TestSyntheticDistro$$' ./internal/generated
 	$(MAKE) --no-print-directory e2e
 
 e2e: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet tools-argocd ## the real-cluster tests: e2e/ against control planes built from e2e/tools, the AWS CCM, moto, Fleet and Argo CD's CMP server

@@ -45,7 +45,7 @@ const (
 	DefaultLeaderName = "cloud-provider-extraction-migration"
 
 	// DefaultKCMUser is the identity the in-tree kube-controller-manager
-	// authenticates as on kubeadm, RKE1 and RKE2 clusters.
+	// authenticates as on every distribution with an in-tree provider.
 	DefaultKCMUser = "system:kube-controller-manager"
 )
 
@@ -149,7 +149,7 @@ type Option struct {
 // OptionTable lists every option, in the order help texts and error
 // messages list them.
 var OptionTable = []Option{
-	{Opt: OptDistro, Flag: "distro", Usage: "distribution: auto, rke, rke2, k3s or kubeadm", Values: stringsOf(Distros),
+	{Opt: OptDistro, Flag: "distro", Usage: "distribution: " + Alternatives(DistroValues(records), "or"), Values: stringsOf(Distros),
 		Recorded: true, Said: true, field: func(o *Options) any { return &o.Distro }},
 	{Opt: OptMode, Flag: "mode", Usage: "install (the CCM alone) or migrate (leader migration with the in-tree controller manager)",
 		Values: stringsOf(Modes), Recorded: true, Said: true, field: func(o *Options) any { return &o.Mode }},

@@ -1,6 +1,6 @@
 // Package renderer patches the manifests of the aws-cloud-controller-manager
-// Helm chart so the CCM runs on the control-plane nodes of RKE1, RKE2, K3s
-// and kubeadm clusters, with the flags, RBAC and leader migration the move
+// Helm chart so the CCM runs on the control-plane nodes of the clusters of
+// every distribution in Records (profiles.go), with the flags, RBAC and leader migration the move
 // off the in-tree AWS cloud provider needs.
 //
 // The flow (docs/architecture.md draws it): input bytes → split into

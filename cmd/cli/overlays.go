@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,7 @@ func NewOverlaysCommand(s IOStreams) *cobra.Command {
 		Use:   "overlays [--out DIR] [--format kustomize|flux] [renderer options]",
 		Short: "Write the kustomize components for places that run no executables (Fleet, Argo CD), or Flux HelmReleases",
 		Long: `overlays writes one kustomize Component per distribution and mode into
-DIR/<distro>/<mode>/ (auto, rke, rke2, k3s, kubeadm; install, migrate: K3s has
+DIR/<distro>/<mode>/ (` + strings.Join(renderer.DistroValues(renderer.Records()), ", ") + `; install, migrate: ` + noMigrate() + `
 no migrate mode), made from the renderer's own output for the upstream chart,
 plus DIR/README.md. Each <distro>/<mode> directory it writes is replaced whole;
 other files under DIR are left alone. It prints the directories it wrote.
@@ -137,4 +138,14 @@ func overlaysSpec(cmd *cobra.Command, f *OptionFlags, out, imageTag string) (ove
 func flagOf(o renderer.Opt) string {
 	op, _ := renderer.OptionOf(o)
 	return op.Flag
+}
+
+// noMigrate names the distributions without migrate mode, for the help:
+// "K3s has", "A and B have".
+func noMigrate() string {
+	names := renderer.DisplayNames(renderer.WithMigrate(renderer.Records(), false))
+	if len(names) == 1 {
+		return names[0] + " has"
+	}
+	return renderer.Alternatives(names, "and") + " have"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,22 +12,21 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-const planLong = `plan prints the ordered steps that put a cluster on the AWS cloud controller
+var planLong = `plan prints the ordered steps that put a cluster on the AWS cloud controller
 manager (CCM): for each step why it is needed, the configuration to write
-(cluster.yml, spec.rkeConfig, RKE2's and K3s's config.yaml, kubeadm's
-configuration), the commands to run (the renderer's through Helm among them),
-what to check before the next step, and how to roll it back.
+(` + configurations() + `,
+Rancher's spec.rkeConfig), the commands to run (the renderer's through Helm
+among them), what to check before the next step, and how to roll it back.
 
 --from says what runs the cluster's cloud controllers now:
   new       a cluster not yet created (Kubernetes 1.27 and later): its
             configuration for the external provider, the IAM policy and tags,
             the CCM pinned to the cluster's minor
-  in-tree   the in-tree AWS provider (RKE1, RKE2, kubeadm at 1.22 to 1.26):
+  in-tree   the in-tree AWS provider (` + strings.Join(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), ", ") + ` at 1.22 to 1.26):
             leader migration, the in-tree controller manager and the CCM
             sharing a lease (the default up to 1.26)
-  builtin   RKE2's or K3s's own cloud controller (nodes on rke2:// or k3s://
-            provider IDs): a switch, every node registered again (the default
-            on K3s)
+  builtin   ` + ownControllers() + `: a switch, every node registered again (the default
+            on ` + renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Records(), false)), "and") + `)
   none      no cloud provider (nodes without provider IDs, kubeadm): a switch,
             every node initialised by the CCM in place
 aws-ccm-renderer check prints the plan command that fits a running cluster.
@@ -109,8 +109,8 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	}
 	SetCommon(cmd, s)
 	f := cmd.Flags()
-	f.StringVar(&distro, "distro", "", "the cluster's distribution: rke (RKE1), rke2, k3s or kubeadm (required)")
-	f.StringVar(&o.From, "from", "", "what runs the cluster's cloud controllers now: new, in-tree, builtin or none (default: in-tree up to 1.26, builtin on K3s; required otherwise)")
+	f.StringVar(&distro, "distro", "", "the cluster's distribution: "+renderer.Alternatives(renderer.ValuesWithNames(renderer.Named(renderer.Records())), "or")+" (required)")
+	f.StringVar(&o.From, "from", "", "what runs the cluster's cloud controllers now: new, in-tree, builtin or none (default: in-tree up to 1.26, builtin on "+renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Records(), false)), "and")+"; required otherwise)")
 	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
 	f.StringVar(&o.Step, "step", "", "print one step only, by its ID (e.g. during.switch; --brief lists them)")
 	f.BoolVar(&brief, "brief", false, "print a checklist: each step's ID, title and main command (text or markdown)")
@@ -148,4 +148,21 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 		return ids, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// ownControllers names the distributions' own cloud controllers, for the
+// help: "RKE2's or K3s's own cloud controller (nodes on rke2:// or k3s://\n
+// provider IDs)".
+func ownControllers() string {
+	names, schemes := renderer.OwnControllerNames(renderer.Records())
+	return renderer.Alternatives(names, "or") + " own cloud controller (nodes on " + renderer.Alternatives(schemes, "or") + "\n            provider IDs)"
+}
+
+// configurations names where each distribution's configuration is written.
+func configurations() string {
+	var configs []string
+	for _, p := range renderer.Named(renderer.Records()) {
+		configs = append(configs, p.Node.Configuration)
+	}
+	return strings.Join(configs, ", ")
 }

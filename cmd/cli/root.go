@@ -40,9 +40,9 @@ const rootExamples = `  # Helm 3: install the upstream chart on an RKE2 cluster
   # Options from a file kept next to the values in Git
   aws-ccm-renderer --config renderer.yaml < manifests.yaml`
 
-const rootLong = `aws-ccm-renderer reads the manifests of the aws-cloud-controller-manager Helm
+var rootLong = `aws-ccm-renderer reads the manifests of the aws-cloud-controller-manager Helm
 chart on stdin and writes them to stdout, patched so that the cloud controller
-manager runs on the control-plane nodes of RKE1, RKE2, K3s or kubeadm clusters:
+manager runs on the control-plane nodes of ` + renderer.Alternatives(renderer.DisplayNames(renderer.Named(renderer.Records())), "or") + ` clusters:
 
   placement     the distribution's control-plane nodeSelector (--distro=auto: a
                 node affinity matching any distribution's control-plane label)
@@ -66,7 +66,7 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 	f := &OptionFlags{}
 	cmd := &cobra.Command{
 		Use:     "aws-ccm-renderer [flags] < manifests.yaml",
-		Short:   "Patch the aws-cloud-controller-manager chart for Rancher (RKE1, RKE2, K3s) and kubeadm clusters",
+		Short:   "Patch the aws-cloud-controller-manager chart for " + renderer.RancherNames(renderer.Records()) + " clusters",
 		Long:    rootLong,
 		Example: rootExamples,
 		Args:    f.Args(cobra.NoArgs),

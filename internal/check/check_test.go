@@ -783,3 +783,16 @@ func TestNameFix(t *testing.T) {
 		}
 	}
 }
+
+// The annotations the tests' nodes carry.
+const (
+	annotationKubeadmCRISocket = "kubeadm.alpha.kubernetes.io/cri-socket"
+	annotationRKE2NodeArgs     = "rke2.io/node-args"
+	annotationK3sNodeArgs      = "k3s.io/node-args"
+)
+
+// The labels of K3s's ServiceLB on its DaemonSets.
+const (
+	svclbNameLabel      = "svccontroller.k3s.cattle.io/svcname"
+	svclbNamespaceLabel = "svccontroller.k3s.cattle.io/svcnamespace"
+)

@@ -33,7 +33,7 @@ func otherLease(c *candidate) string {
 
 // distroRunning is what shows a distribution's own cloud controller runs.
 type distroRunning struct {
-	dc       releases.DistroController
+	dc       renderer.OwnController
 	evidence []string
 }
 
@@ -42,7 +42,7 @@ type distroRunning struct {
 // they gave their providerIDs after the AWS CCM was installed.
 func (v *View) distroControllers() []distroRunning {
 	var out []distroRunning
-	for _, dc := range releases.DistroControllers {
+	for _, dc := range renderer.OwnControllers(renderer.Records()) {
 		var ev, pods []string
 		for _, p := range v.ControlPlanePods {
 			if p.Labels["component"] != programCCM || p.DeletionTimestamp != nil {
@@ -59,7 +59,7 @@ func (v *View) distroControllers() []distroRunning {
 		}
 		// K3s's embedded controller runs ServiceLB under the same lease
 		// when disable-cloud-controller keeps its node controllers off.
-		if l := v.Snapshot.Leases[metav1.NamespaceSystem+"/"+dc.Lease]; l != nil && !expired(l, v.Now) && !(dc.Distro == string(renderer.DistroK3s) && k3sCCMDisabled(v.Snapshot.Nodes)) {
+		if l := v.Snapshot.Leases[metav1.NamespaceSystem+"/"+dc.Lease]; l != nil && !expired(l, v.Now) && !(facts(string(dc.Distro)).ServiceLB != nil && k3sCCMDisabled(v.Snapshot.Nodes)) {
 			ev = append(ev, "Lease kube-system/"+dc.Lease+" held by "+*l.Spec.HolderIdentity)
 		}
 		if inst := v.Installed; inst != nil {
@@ -98,7 +98,7 @@ func controllersRule(v *View) []Finding {
 	var out []Finding
 	w := v.Workload
 	for _, r := range v.distroControllers() {
-		name := DisplayName(r.dc.Distro)
+		name := renderer.DisplayName(r.dc.Distro)
 		f := Finding{Area: AreaControllers, Subject: name + "'s cloud controller", Source: r.dc.Source}
 		ev := strings.Join(r.evidence, "; ")
 		switch {
@@ -219,13 +219,13 @@ func (v *View) planFrom() (from, why string) {
 	for _, n := range v.Snapshot.Nodes {
 		schemes[providerScheme(n.Spec.ProviderID)]++
 	}
-	for _, dc := range releases.DistroControllers {
+	for _, dc := range renderer.OwnControllers(renderer.Records()) {
 		if n := schemes[dc.Scheme]; n > 0 {
-			return "builtin", fmt.Sprintf("%d of %d nodes have %s:// providerIDs from %s's own cloud controller", n, len(v.Snapshot.Nodes), dc.Scheme, DisplayName(dc.Distro))
+			return "builtin", fmt.Sprintf("%d of %d nodes have %s:// providerIDs from %s's own cloud controller", n, len(v.Snapshot.Nodes), dc.Scheme, renderer.DisplayName(dc.Distro))
 		}
 	}
 	if rs := v.distroControllers(); len(rs) > 0 {
-		return "builtin", DisplayName(rs[0].dc.Distro) + "'s own cloud controller runs"
+		return "builtin", renderer.DisplayName(rs[0].dc.Distro) + "'s own cloud controller runs"
 	}
 	installed := v.Workload != nil && v.Workload.Installed
 	waiting := 0

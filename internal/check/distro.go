@@ -22,69 +22,29 @@ const (
 	DistroMixed   = "mixed"
 )
 
-// Node facts the distributions leave: kubeadm's CRI socket annotation
-// (kubernetes/kubernetes cmd/kubeadm/app/constants/constants.go at
-// v1.26.15), the node-args annotation RKE2 and K3s record (k3s-io/k3s
-// pkg/nodeconfig/nodeconfig.go, version.Program + ".io/node-args"), the
-// kubelet's provided-node-ip annotation (kubernetes/kubernetes
+// Node facts beyond the distributions' records: the kubelet's
+// provided-node-ip annotation (kubernetes/kubernetes
 // staging/src/k8s.io/cloud-provider/api/well_known_annotations.go at
 // v1.26.15) and the region labels (staging/src/k8s.io/api/core/v1/
 // well_known_labels.go at v1.26.15).
 const (
-	annotationKubeadmCRISocket = "kubeadm.alpha.kubernetes.io/cri-socket"
-	annotationRKE2NodeArgs     = "rke2.io/node-args"
-	annotationK3sNodeArgs      = "k3s.io/node-args"
-	annotationProvidedIP       = "alpha.kubernetes.io/provided-node-ip"
-	labelRegion                = "topology.kubernetes.io/region"
-	labelRegionBeta            = "failure-domain.beta.kubernetes.io/region"
+	annotationProvidedIP = "alpha.kubernetes.io/provided-node-ip"
+	labelRegion          = "topology.kubernetes.io/region"
+	labelRegionBeta      = "failure-domain.beta.kubernetes.io/region"
 )
 
-// nodeDistro says which distribution one node shows, and by what. The
-// strongest sign comes first: the kubelet's version suffix, then the
-// distribution's own annotations, then RKE1's and kubeadm's marks.
+// nodeDistro says which distribution one node shows, and by what: the
+// records' signs, the strongest first (renderer.DetectNode).
 func nodeDistro(n *corev1.Node) (distro, evidence string) {
-	v := n.Status.NodeInfo.KubeletVersion
-	switch {
-	case strings.Contains(v, "+rke2"):
-		return string(renderer.DistroRKE2), "kubelet " + suffix(v)
-	case strings.Contains(v, "+k3s"):
-		return string(renderer.DistroK3s), "kubelet " + suffix(v)
-	}
-	if k := annotationWithPrefix(n, "rke2.io/"); k != "" {
-		return string(renderer.DistroRKE2), "annotation " + k
-	}
-	if k := annotationWithPrefix(n, "k3s.io/"); k != "" {
-		return string(renderer.DistroK3s), "annotation " + k
-	}
-	if k := annotationWithPrefix(n, "rke.cattle.io/"); k != "" {
-		return string(renderer.DistroRKE), "annotation " + k
-	}
-	if _, ok := n.Labels[renderer.LabelRKE1ControlPlane]; ok {
-		return string(renderer.DistroRKE), "label " + renderer.LabelRKE1ControlPlane
-	}
-	if _, ok := n.Annotations[annotationKubeadmCRISocket]; ok {
-		return string(renderer.DistroKubeadm), "annotation " + annotationKubeadmCRISocket
-	}
-	return "", ""
+	d, ev := renderer.DetectNode(renderer.Records(), n.Labels, n.Annotations, n.Status.NodeInfo.KubeletVersion)
+	return string(d), ev
 }
 
-// suffix is the +build part of a version: +rke2r1.
-func suffix(v string) string {
-	if i := strings.IndexByte(v, '+'); i >= 0 {
-		return "+" + strings.TrimLeft(v[i+1:], "+")
-	}
-	return v
-}
-
-// annotationWithPrefix returns the first annotation key (sorted) with the
-// prefix.
-func annotationWithPrefix(n *corev1.Node, prefix string) string {
-	for _, k := range slices.Sorted(maps.Keys(n.Annotations)) {
-		if strings.HasPrefix(k, prefix) {
-			return k
-		}
-	}
-	return ""
+// facts are the node facts of a distribution's record; none for another
+// name (unknown, mixed).
+func facts(distro string) renderer.NodeFacts {
+	p, _ := renderer.ProfileFor(renderer.Distro(distro))
+	return p.Node
 }
 
 // Detect tells the distribution from the nodes: the one every node with a
@@ -132,7 +92,7 @@ func DetectDistro(ctx context.Context, client kubernetes.Interface) (renderer.Di
 	d := Detect(list.Items)
 	switch d.Detected {
 	case DistroUnknown:
-		return "", d, &renderer.UsageError{Err: fmt.Errorf("--distro=detect: none of the %d nodes shows its distribution (no +rke2/+k3s kubelet version, no rke2.io/, k3s.io/, rke.cattle.io/ or kubeadm annotation); pass --distro", len(list.Items))}
+		return "", d, &renderer.UsageError{Err: fmt.Errorf("--distro=detect: none of the %d nodes shows its distribution (%s); pass --distro", len(list.Items), renderer.SignsHint(renderer.Records()))}
 	case DistroMixed:
 		return "", d, &renderer.UsageError{Err: fmt.Errorf("--distro=detect: the nodes disagree (%s); pass --distro", strings.Join(d.Evidence, "; "))}
 	}
@@ -206,11 +166,12 @@ func samePlacement(rendered, detected string) bool {
 	return false
 }
 
-// nodeArgs reads RKE2's or K3s's node-args annotation: the server or agent
-// command line as a JSON list.
+// nodeArgs reads the node's recorded arguments (the server or agent
+// command line as a JSON list) from the annotation its distribution's
+// record names (NodeFacts.NodeArgs).
 func nodeArgs(n *corev1.Node) []string {
-	for _, k := range []string{annotationRKE2NodeArgs, annotationK3sNodeArgs} {
-		if v, ok := n.Annotations[k]; ok {
+	for _, p := range renderer.Records() {
+		if v, ok := n.Annotations[p.Node.NodeArgs]; ok && p.Node.NodeArgs != "" {
 			var args []string
 			if json.Unmarshal([]byte(v), &args) == nil {
 				return args

@@ -110,7 +110,7 @@ func Hold(s *Snapshot, in GuardInput) []Finding {
 		out = append(out, f)
 	}
 	for _, d := range v.distroControllers() {
-		out = append(out, Finding{Area: AreaControllers, Severity: Error, Subject: DisplayName(d.dc.Distro) + "'s cloud controller",
+		out = append(out, Finding{Area: AreaControllers, Severity: Error, Subject: renderer.DisplayName(d.dc.Distro) + "'s cloud controller",
 			Message: "it runs (" + strings.Join(d.evidence, "; ") + "): it initialises the nodes with " + d.dc.Scheme + ":// providerIDs the AWS CCM cannot use",
 			Fix:     "turn it off: " + d.dc.Disable})
 	}

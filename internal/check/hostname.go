@@ -242,15 +242,8 @@ func keepNameFix(distro string, notes []string) string {
 		what = "each node"
 	}
 	nodes := " (" + someOf(notes) + ")"
-	switch distro {
-	case string(renderer.DistroKubeadm):
-		return "kubeadm: before the switch give " + what + "'s kubelet --hostname-override=<its NAME> in /var/lib/kubelet/kubeadm-flags.env" + nodes + ": the node keeps its name and the label becomes it"
-	case string(renderer.DistroRKE2):
-		return "RKE2: before the switch set node-name: <its NAME> in " + what + "'s RKE2 configuration" + nodes + " (RKE2 gives the kubelet --hostname-override from it): the node keeps its name and the label becomes it"
-	case string(renderer.DistroRKE):
-		return "RKE1: before the switch set " + what + "'s hostname_override to its NAME with useInstanceMetadataHostname: false" + nodes + " (plan step before.node-names): the node keeps its name and the label becomes it"
-	case string(renderer.DistroK3s):
-		return "K3s: set node-name: <its NAME> in " + what + "'s /etc/rancher/k3s/config.yaml" + nodes + " (the agent gives the kubelet --hostname-override from it)"
+	if t := facts(distro).KeepNameFix; t != "" {
+		return renderer.FillText(t, "what", what, "nodes", nodes)
 	}
 	return "before the switch start " + what + "'s kubelet with --hostname-override=<its NAME>" + nodes + ": the node keeps its name and the label becomes it"
 }

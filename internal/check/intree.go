@@ -15,12 +15,11 @@ import (
 
 // The in-tree side, as far as the API shows it: the flags of the control
 // plane's kube-controller-manager and kube-apiserver where they run as
-// static pods (RKE2 and kubeadm: the kubelet mirrors each into a pod of
-// kube-system, labelled component=<program>: rancher/rke2
-// pkg/staticpod/staticpod.go, kubeadm's control-plane phase), and the
-// kubelet's arguments RKE2 and K3s record on each node. RKE1 runs these
-// programs as Docker containers and K3s inside its own process: neither
-// shows in the API.
+// static pods (NodeFacts.ControlPlanePods: the kubelet mirrors each into a
+// pod of kube-system, labelled component=<program>), and the kubelet's
+// arguments a distribution records on each node (NodeFacts.NodeArgs).
+// Where the API shows neither, the record says why
+// (NodeFacts.ControlPlaneUnseen).
 
 // Control-plane programs whose mirror pods check reads.
 const (
@@ -113,15 +112,11 @@ func (k kcmState) String() string {
 func inTreeRule(v *View) []Finding {
 	var out []Finding
 	kcms := v.controlPlaneProcesses(programKCM)
-	switch d := v.Distribution.Detected; {
-	case d == string(renderer.DistroRKE):
-		out = append(out, Finding{Area: AreaInTree, Severity: Info,
-			Message: "RKE1 runs kube-controller-manager and kube-apiserver as Docker containers, which the API does not show: their flags are not checked",
-			Fix:     "on each control-plane node: docker inspect kube-controller-manager kube-apiserver --format '{{.Args}}'"})
-	case d == string(renderer.DistroK3s):
-		out = append(out, Finding{Area: AreaInTree, Severity: Info,
-			Message: "K3s runs the controller manager inside its own process, which the API does not show: only the servers' node-args (k3s.io/node-args) are checked"})
-	case len(kcms) == 0 && (d == string(renderer.DistroRKE2) || d == string(renderer.DistroKubeadm)):
+	d := v.Distribution.Detected
+	switch f := facts(d); {
+	case f.ControlPlaneUnseen != "":
+		out = append(out, Finding{Area: AreaInTree, Severity: Info, Message: f.ControlPlaneUnseen, Fix: f.ControlPlaneUnseenFix})
+	case len(kcms) == 0 && f.ControlPlanePods:
 		out = append(out, Finding{Area: AreaInTree, Severity: Info,
 			Message: "no kube-controller-manager pod in kube-system (the mirror pods of " + DisplayName(d) + "'s static pods): its flags are not checked"})
 	}
@@ -253,10 +248,10 @@ func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
 	for _, n := range v.Snapshot.Nodes {
 		args := nodeArgs(&n)
 		d, _ := nodeDistro(&n)
-		if len(args) == 0 || d != string(renderer.DistroRKE2) && d != string(renderer.DistroK3s) {
+		if len(args) == 0 || facts(d).NodeArgs == "" {
 			continue
 		}
-		if d == string(renderer.DistroK3s) && args[0] == "server" && (slices.Contains(args, "--disable-cloud-controller") || slices.Contains(argValues(args, "disable-cloud-controller"), "true")) {
+		if facts(d).KubeletExternalItself && args[0] == "server" && (slices.Contains(args, "--disable-cloud-controller") || slices.Contains(argValues(args, "disable-cloud-controller"), "true")) {
 			disabledCCM = true
 		}
 		if kubeletExternal(args) {
@@ -273,21 +268,14 @@ func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
 			continue
 		}
 		i := nodeIssue{node: n.node, Finding: Finding{Area: AreaInTree, Severity: Error}}
-		if n.distro == string(renderer.DistroK3s) {
-			// K3s gives its kubelets --cloud-provider=external itself while
-			// its embedded cloud controller runs (pkg/daemons/agent).
-			if !disabledCCM {
-				continue
-			}
-			i.Message = "its kubelet is not given cloud-provider=external (" + annotationK3sNodeArgs + "), and with disable-cloud-controller on the servers K3s gives it no cloud provider: it registers without the uninitialized taint the CCM initialises"
-			i.Fix = "kubelet-arg: [cloud-provider=external] in its /etc/rancher/k3s/config.yaml (Rancher: machineGlobalConfig), then restart K3s and register the node again"
-		} else {
-			if len(begun) == 0 {
-				continue
-			}
-			i.Message = "its kubelet is not given cloud-provider=external (" + annotationRKE2NodeArgs + "): it keeps the in-tree provider, while the switch has begun (" + strings.Join(begun, "; ") + ")"
-			i.Fix = "its machine matches no machineSelectorConfig entry with kubelet-arg cloud-provider=external, or a later entry replaced the list (plan step during.switch); RKE2 without Rancher: kubelet-arg in its /etc/rancher/rke2/config.yaml"
+		f := facts(n.distro)
+		// K3s gives its kubelets --cloud-provider=external itself while
+		// its embedded cloud controller runs (pkg/daemons/agent).
+		if f.KubeletExternalItself && !disabledCCM || !f.KubeletExternalItself && len(begun) == 0 {
+			continue
 		}
+		i.Message = renderer.FillText(f.KubeletArgMissing, "begun", strings.Join(begun, "; "))
+		i.Fix = f.KubeletArgMissingFix
 		without = append(without, i)
 	}
 	return groupNodes(without)

@@ -167,8 +167,8 @@ func (v *View) foreignProviderID(nv *nodeView) nodeIssue {
 	n, distro := nv.node, v.Distribution.Detected
 	scheme := providerScheme(n.Spec.ProviderID)
 	by := "another cloud controller"
-	if dc, ok := releases.ControllerOfScheme(scheme); ok {
-		by = DisplayName(dc.Distro) + "'s embedded cloud controller"
+	if dc, ok := renderer.ControllerOfScheme(scheme); ok {
+		by = renderer.DisplayName(dc.Distro) + "'s embedded cloud controller"
 	}
 	i := nodeIssue{node: n.Name, Finding: Finding{Area: AreaNode, Source: releases.ProviderIDSource}}
 	if id, _, ok := instanceIDOf(n.Spec.ProviderID); ok {

@@ -172,17 +172,8 @@ func nameFix(distro string, notes []string) string {
 		what = "each node"
 		name += " (" + someOf(notes) + ")"
 	}
-	switch distro {
-	case string(renderer.DistroRKE):
-		return "RKE1: name " + what + " " + name + ": in Rancher, cloud provider External Amazon (out-of-tree) with useInstanceMetadataHostname: true (use_instance_metadata_hostname in cluster.yml), or --node-name / hostname_override set to it; then re-register the node"
-	case string(renderer.DistroRKE2):
-		return "RKE2: name " + what + " " + name + ": cloud-provider-name: aws in the cluster's machineGlobalConfig (the supervisor then names the node and sets its providerID), or node-name in /etc/rancher/rke2/config.yaml; then re-register the node"
-	case string(renderer.DistroK3s):
-		// K3s has no cloud-provider-name setting: the name, or the provider
-		// ID, is the node's own configuration.
-		return "K3s: name " + what + " " + name + ": node-name in /etc/rancher/k3s/config.yaml, or keep the name and give the kubelet its instance (kubelet-arg: provider-id=aws:///ZONE/INSTANCE-ID); then re-register the node"
-	case string(renderer.DistroKubeadm):
-		return "kubeadm: name " + what + " " + name + " with nodeRegistration.name in its InitConfiguration/JoinConfiguration (the metadata service's local-hostname), then re-join it"
+	if t := facts(distro).NameFix; t != "" {
+		return renderer.FillText(t, "what", what, "name", name)
 	}
 	return "register " + what + " as " + name + " (kubelet --hostname-override), or start its kubelet with --provider-id=aws:///ZONE/INSTANCE-ID"
 }
@@ -190,15 +181,8 @@ func nameFix(distro string, notes []string) string {
 // externalFix says how to start the kubelets with the external cloud
 // provider on each distribution.
 func externalFix(distro string) string {
-	var how string
-	switch distro {
-	case string(renderer.DistroRKE):
-		how = "RKE1: cloud provider external-aws (Rancher: External Amazon (out-of-tree)) sets --cloud-provider=external on every kubelet"
-	case string(renderer.DistroRKE2), string(renderer.DistroK3s):
-		how = DisplayName(distro) + ": kubelet-arg cloud-provider=external on every node (Rancher: machineSelectorConfig per role) and disable-cloud-controller: true on the servers"
-	case string(renderer.DistroKubeadm):
-		how = "kubeadm: nodeRegistration.kubeletExtraArgs cloud-provider: external"
-	default:
+	how := facts(distro).ExternalKubelets
+	if how == "" {
 		how = "start every kubelet with --cloud-provider=external"
 	}
 	return how + "; the kubelet adds the uninitialized taint only when it registers the node, so drain the node, delete the Node object and restart the kubelet"

@@ -13,15 +13,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The options a component no longer takes, at the cluster's version or at
 // the one it is about to move to (check --upgrade-to): every change is a
 // record of releases.OptionChanges, judged against what the API shows of
 // each component's options: the control plane's mirror pods, the kubelet
-// arguments RKE2 and K3s record on each node, kubeadm's
-// ClusterConfiguration.
+// arguments distributions record on each node (NodeFacts.NodeArgs), the
+// cluster's configuration (NodeFacts.ClusterConfigMap).
 
 // kubeadmConfigName is the ConfigMap of kube-system kubeadm keeps its
 // ClusterConfiguration in.
@@ -30,7 +29,7 @@ var kubeadmConfigName = strings.TrimPrefix(releases.KubeadmConfig, metav1.Namesp
 // collectKubeadmConfig reads kubeadm's ConfigMap on a kubeadm cluster. Not
 // there, or not readable, is a fact of the snapshot.
 func (s *Snapshot) collectKubeadmConfig(ctx context.Context, client kubernetes.Interface) error {
-	if Detect(s.Nodes).Detected != string(renderer.DistroKubeadm) {
+	if facts(Detect(s.Nodes).Detected).ClusterConfigMap != releases.KubeadmConfig {
 		return nil
 	}
 	cm, err := client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, kubeadmConfigName, metav1.GetOptions{})
@@ -197,7 +196,7 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 	case "rke2 disable-cloud-controller":
 		for _, n := range v.Snapshot.Nodes {
 			args := nodeArgs(&n)
-			if d, _ := nodeDistro(&n); d != string(renderer.DistroRKE2) || len(args) == 0 || args[0] != "server" {
+			if d, _ := nodeDistro(&n); d != c.Component || len(args) == 0 || args[0] != "server" {
 				continue
 			}
 			if len(argValues(args, "cloud-provider-name")) == 0 || slices.Contains(args, "--disable-cloud-controller") ||

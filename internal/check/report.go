@@ -142,12 +142,14 @@ type Summary struct {
 // Distribution is what the nodes say the cluster is, and what the
 // workload was rendered for.
 type Distribution struct {
-	// Detected is rke, rke2, k3s, kubeadm, mixed or unknown.
+	// Detected is a --distro value of renderer.Distros but auto, mixed or
+	// unknown.
 	Detected string   `json:"detected"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Rendered is the --distro the workload was rendered for, when it
-	// shows: auto, rke, rke2, k3s, kubeadm, "rke2/k3s" (the same
-	// placement), or "" when it was not rendered by aws-ccm-renderer.
+	// shows: a value of renderer.Distros, those of the same placement
+	// joined by "/" ("rke2/k3s"), or "" when it was not rendered by
+	// aws-ccm-renderer.
 	Rendered string `json:"rendered,omitempty"`
 	// RenderedFrom is "annotation" (the renderer's options annotation)
 	// or "placement" (inferred from the nodeSelector or node affinity).

@@ -150,7 +150,7 @@ func distributionRule(v *View) []Finding {
 	switch d.Detected {
 	case DistroUnknown:
 		out = append(out, Finding{Area: AreaDistribution, Severity: Warning,
-			Message: fmt.Sprintf("none of the %d nodes shows its distribution (no +rke2/+k3s kubelet, no rke2.io/, k3s.io/, rke.cattle.io/ or kubeadm annotation)", len(v.Nodes)),
+			Message: fmt.Sprintf("none of the %d nodes shows its distribution (%s)", len(v.Nodes), renderer.SignsHint(renderer.Records())),
 			Fix:     "render with --distro=auto, which places the CCM on the control-plane label of every distribution"})
 	case DistroMixed:
 		out = append(out, Finding{Area: AreaDistribution, Severity: Warning, Message: "the nodes disagree: " + evidence,

@@ -24,10 +24,7 @@ import (
 // aws:// as its backends (findInstancesForELB). A K3s cluster on the way to
 // the CCM can have either, both, or an ELB with nodes left out.
 
-// ServiceLB's labels on its DaemonSets.
 const (
-	svclbNameLabel      = "svccontroller.k3s.cattle.io/svcname"
-	svclbNamespaceLabel = "svccontroller.k3s.cattle.io/svcnamespace"
 	// labelExcludeLB keeps a node out of every load balancer's backends.
 	labelExcludeLB = "node.kubernetes.io/exclude-from-external-load-balancers"
 )
@@ -35,7 +32,8 @@ const (
 // collectServices lists, on K3s, the Services of every namespace and
 // ServiceLB's DaemonSets.
 func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interface) error {
-	k3s := Detect(s.Nodes).Detected == string(renderer.DistroK3s)
+	lb := facts(Detect(s.Nodes).Detected).ServiceLB
+	k3s := lb != nil
 	// The Services the CCM's service controller will take over: read
 	// while none runs.
 	takeover := !describeWorkload(s).ccmServices()
@@ -57,7 +55,7 @@ func (s *Snapshot) collectServices(ctx context.Context, client kubernetes.Interf
 	if !k3s {
 		return nil
 	}
-	dss, err := client.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{LabelSelector: svclbNameLabel, ResourceVersion: "0"})
+	dss, err := client.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{LabelSelector: lb.NameLabel, ResourceVersion: "0"})
 	if err != nil {
 		return clusterError("list", "daemonsets.apps", "", err)
 	}
@@ -120,9 +118,15 @@ func serviceRule(v *View) []Finding {
 			others = append(others, n.Name)
 		}
 	}
+	// The DaemonSets were read by the labels of the distribution's
+	// ServiceLB (collectServices).
+	lb := facts(Detect(v.Snapshot.Nodes).Detected).ServiceLB
+	if lb == nil {
+		lb = &renderer.ServiceLB{} // none: no DaemonSets were read
+	}
 	svclbFor := map[string]string{} // NAMESPACE/NAME of a Service -> its DaemonSet
 	for _, ds := range v.ServiceLBDaemonSets {
-		svclbFor[ds.Labels[svclbNamespaceLabel]+"/"+ds.Labels[svclbNameLabel]] = ds.Namespace + "/" + ds.Name
+		svclbFor[ds.Labels[lb.NamespaceLabel]+"/"+ds.Labels[lb.NameLabel]] = ds.Namespace + "/" + ds.Name
 	}
 	disabled := serviceLBDisabled(v.Snapshot.Nodes)
 	var issues []nodeIssue
@@ -162,7 +166,7 @@ func serviceRule(v *View) []Finding {
 	out := groupOf(issues, "Service", "Services")
 	var left []nodeIssue
 	for _, ds := range v.ServiceLBDaemonSets {
-		svc := ds.Labels[svclbNamespaceLabel] + "/" + ds.Labels[svclbNameLabel]
+		svc := ds.Labels[lb.NamespaceLabel] + "/" + ds.Labels[lb.NameLabel]
 		var why string
 		switch {
 		case !lbs[svc]:
@@ -174,7 +178,7 @@ func serviceRule(v *View) []Finding {
 		}
 		i := nodeIssue{node: ds.Namespace + "/" + ds.Name, Finding: Finding{Area: AreaService, Severity: Warning,
 			Message: "ServiceLB's DaemonSet, left behind: its pods still hold the Service's ports on every node",
-			Fix:     "kubectl delete daemonsets --all-namespaces -l " + svclbNameLabel}}
+			Fix:     "kubectl delete daemonsets --all-namespaces -l " + lb.NameLabel}}
 		i.one = "ServiceLB's DaemonSet, left behind: " + why + "; its pods still hold the Service's ports on every node"
 		left = append(left, i)
 	}

@@ -81,32 +81,12 @@ func FleetPins(root string, write bool) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", FleetBundle, err)
 	}
-	var problems []string
-	out := b
-	for _, g := range []struct {
-		what    string
-		re      *regexp.Regexp
-		value   string // group 2's, when the regexp has one
-		missing string
-	}{
+	out, problems, err := rewriteLines(FleetBundle, b, []generatedLine{
 		{"the image.tag line", fleetTagLine, "'" + tmpl + "'", "no generated image.tag line (tag: '${ get (dict ...) ... }')"},
 		{"the in-tree-provider customization's minors", fleetInTreeLine, FleetInTreeMinors(), "no in-tree-provider customization with a values line"},
-	} {
-		m := g.re.FindSubmatchIndex(out)
-		if m == nil {
-			return nil, fmt.Errorf("%s: %s", FleetBundle, g.missing)
-		}
-		// The generated value: group 2, else what follows group 1 on the
-		// line.
-		from, to := m[3], m[1]
-		if len(m) > 4 && m[4] >= 0 {
-			from, to = m[4], m[5]
-		}
-		if string(out[from:to]) == g.value {
-			continue
-		}
-		problems = append(problems, FleetBundle+": "+g.what+" is not the release data's (run make generate)")
-		out = append(append(append([]byte{}, out[:from]...), g.value...), out[to:]...)
+	}, "the release data's")
+	if err != nil {
+		return nil, err
 	}
 	if write && len(problems) > 0 {
 		return nil, os.WriteFile(path, out, 0o644)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated files (make generate)")
@@ -156,6 +157,18 @@ func TestGuardPins(t *testing.T) {
 	testtools.WriteFile(t, filepath.Join(root, GuardPinned[0]), []byte("kind: ApplicationSet\n"))
 	if _, err := GuardPins(root, false); err == nil || !strings.Contains(err.Error(), "names no aws-ccm-renderer-guard") {
 		t.Errorf("an example without the guard: %v", err)
+	}
+}
+
+// TestDistroPins: the distribution lists of hand-written files are the
+// records'; -update rewrites them.
+func TestDistroPins(t *testing.T) {
+	problems, err := DistroPins(testtools.Root(), renderer.Records(), *update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
 

@@ -36,6 +36,9 @@ var Platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux"
 
 // PlatformDir is the directory of a platform's binaries under the binaries
 // directory: linux_amd64, linux_arm64.
+// distributions names the distributions in the images' descriptions.
+var distributions = renderer.Alternatives(renderer.DisplayNames(renderer.Named(renderer.Records())), "and")
+
 func PlatformDir(p v1.Platform) string { return p.OS + "_" + p.Architecture }
 
 // File is a file or directory of an image's file system.
@@ -123,7 +126,7 @@ func ArgoCDCMP(pluginYAML []byte) Image {
 	return Image{
 		Name:        "aws-ccm-renderer-argocd-cmp",
 		Title:       "aws-ccm-renderer Argo CD plugin",
-		Description: "Argo CD config management plugin sidecar: renders the aws-cloud-controller-manager chart for RKE1, RKE2, K3s and kubeadm (aws-ccm-renderer argocd generate)",
+		Description: "Argo CD config management plugin sidecar: renders the aws-cloud-controller-manager chart for " + distributions + " (aws-ccm-renderer argocd generate)",
 		Layers: [][]File{
 			append(base(), home("/home/argocd"), home("/home/argocd/cmp-server"), home("/home/argocd/cmp-server/plugins"),
 				File{Path: "/home/argocd/cmp-server/config", Mode: 0o755, Dir: true},
@@ -145,7 +148,7 @@ func KRMFunction() Image {
 	return Image{
 		Name:        "aws-ccm-renderer-fn",
 		Title:       "aws-ccm-renderer KRM function",
-		Description: "KRM function (aws-ccm-renderer fn): patches the aws-cloud-controller-manager chart's output for RKE1, RKE2, K3s and kubeadm",
+		Description: "KRM function (aws-ccm-renderer fn): patches the aws-cloud-controller-manager chart's output for " + distributions,
 		Layers:      [][]File{base(), programs("aws-ccm-renderer")},
 		Entrypoint:  []string{path.Join(ProgramDir, "aws-ccm-renderer"), "fn"},
 		User:        fmt.Sprintf("%d:%d", NobodyUID, NobodyUID),

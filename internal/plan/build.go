@@ -15,6 +15,9 @@ func Build(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := parts[o.Distro]; !ok {
+		return nil, fmt.Errorf("--distro=%s: no plan parts for it (internal/plan/parts.go)", o.Distro)
+	}
 	b := &builder{r: r}
 	var d distroPlan
 	switch {
@@ -22,19 +25,10 @@ func Build(o Options) (*Plan, error) {
 		d = newClusterPlan(b)
 	case r.From == FromNone:
 		d = noProviderPlan(b)
-	case r.From == FromBuiltin && o.Distro == renderer.DistroRKE2:
-		d = rke2BuiltinPlan(b)
-	}
-	switch {
-	case d.strategy != "":
-	case o.Distro == renderer.DistroRKE:
-		d = rkePlan(b)
-	case o.Distro == renderer.DistroRKE2:
-		d = rke2Plan(b)
-	case o.Distro == renderer.DistroK3s:
-		d = k3sPlan(b)
-	case o.Distro == renderer.DistroKubeadm:
-		d = kubeadmPlan(b)
+	case r.From == FromBuiltin && parts[o.Distro].builtin != nil:
+		d = parts[o.Distro].builtin(b)
+	default:
+		d = parts[o.Distro].plan(b)
 	}
 	p := &Plan{
 		APIVersion:        APIVersion,
@@ -239,7 +233,7 @@ func (b *builder) uninstall() Command {
 
 // checkFlags are check's flags that the plan's options change.
 func (b *builder) checkFlags() []string {
-	if b.r.Distro != renderer.DistroK3s && b.r.KCMUser != DefaultKCMUser {
+	if !b.r.profile.NoInTreeProvider && b.r.KCMUser != DefaultKCMUser {
 		return []string{"--kcm-user", b.r.KCMUser}
 	}
 	return nil

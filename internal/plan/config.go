@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The cluster's own configuration for the external cloud provider, per
@@ -190,42 +189,56 @@ func rkeConfig() string {
 
 // clusterConfig is the configuration of a cluster on the external
 // provider, for the plan's distribution and minor: snippets and notes.
-func (b *builder) clusterConfig() ([]Snippet, []string) {
+func (b *builder) clusterConfig() ([]Snippet, []string) { return parts[b.r.Distro].config(b) }
+
+// rke2ClusterConfig is RKE2's config.yaml, or its provisioning cluster's
+// spec.
+func rke2ClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
-	switch r.Distro {
-	case renderer.DistroRKE2:
-		var rc rancherCluster
-		rc.Spec.KubernetesVersion = fmt.Sprintf("v1.%d.<patch>+rke2r1", r.minor)
-		rc.Spec.RKEConfig.MachineGlobalConfig = rke2ServerConfig(r.minor, true)
-		return []Snippet{
-			{File: "/etc/rancher/rke2/config.yaml (servers)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, true))},
-			{File: "/etc/rancher/rke2/config.yaml (agents)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, false))},
-			{File: "spec of the provisioning cluster (RKE2 provisioned by Rancher)", Language: "yaml", Content: mustYAML(rc),
-				Note: "Instead of the files: Rancher writes machineGlobalConfig to every machine, leaving out what a role does not take (disable-cloud-controller on workers); a machineSelectorConfig entry that sets one of these keys replaces it on its machines (" + rancherPlanner + "). In Rancher's UI, the cloud provider is External, not Amazon"},
-		}, rke2ConfigNotes(r.minor)
-	case renderer.DistroK3s:
-		return []Snippet{
-			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: mustYAML(k3sConfig(true))},
-			{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: mustYAML(k3sConfig(false))},
-		}, k3sConfigNotes()
-	case renderer.DistroKubeadm:
-		api := kubeadmAPI(r.minor)
-		notes := []string{
-			fmt.Sprintf("kubeadm 1.%d takes %s: v1beta4 is the default from 1.31, where extraArgs became a list of name and value, and 1.37 refuses v1beta3 (%s).", r.minor, api, mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source),
-			"nodeRegistration.name is each node's name: its instance's private DNS name (or its instance ID, resource-based names), which the CCM looks up; kubeadm's default, the hostname, is that name when EC2 set the hostname. One JoinConfiguration per node, with its own name.",
-			"The kubelet's cloud-provider=external makes each node register with the uninitialized taint, which the CCM removes once it has set the node's provider ID, addresses and zone. The controller manager's is harmless from 1.31, where it runs no cloud controllers whatever the flag says.",
-			"Nothing for the API server: it has no --cloud-provider from 1.33 and exits on it (" + apiServerCP.Source + ").",
-		}
-		return []Snippet{
-			{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
-				Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor), false)},
-			{File: "kubeadm-join.yaml (kubeadm join --config kubeadm-join.yaml, one per node)", Language: "yaml",
-				Content: kubeadmConfig(r.minor, "", true),
-				Note:    "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"},
-		}, notes
+	var rc rancherCluster
+	rc.Spec.KubernetesVersion = fmt.Sprintf("v1.%d.<patch>+rke2r1", r.minor)
+	rc.Spec.RKEConfig.MachineGlobalConfig = rke2ServerConfig(r.minor, true)
+	return []Snippet{
+		{File: "/etc/rancher/rke2/config.yaml (servers)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, true))},
+		{File: "/etc/rancher/rke2/config.yaml (agents)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, false))},
+		{File: "spec of the provisioning cluster (RKE2 provisioned by Rancher)", Language: "yaml", Content: mustYAML(rc),
+			Note: "Instead of the files: Rancher writes machineGlobalConfig to every machine, leaving out what a role does not take (disable-cloud-controller on workers); a machineSelectorConfig entry that sets one of these keys replaces it on its machines (" + rancherPlanner + "). In Rancher's UI, the cloud provider is External, not Amazon"},
+	}, rke2ConfigNotes(r.minor)
+}
+
+// k3sClusterConfig is K3s's config.yaml.
+func k3sClusterConfig(*builder) ([]Snippet, []string) {
+	return []Snippet{
+		{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: mustYAML(k3sConfig(true))},
+		{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: mustYAML(k3sConfig(false))},
+	}, k3sConfigNotes()
+}
+
+// kubeadmClusterConfig is kubeadm's configuration files.
+func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
+	r := b.r
+	api := kubeadmAPI(r.minor)
+	notes := []string{
+		fmt.Sprintf("kubeadm 1.%d takes %s: v1beta4 is the default from 1.31, where extraArgs became a list of name and value, and 1.37 refuses v1beta3 (%s).", r.minor, api, mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source),
+		"nodeRegistration.name is each node's name: its instance's private DNS name (or its instance ID, resource-based names), which the CCM looks up; kubeadm's default, the hostname, is that name when EC2 set the hostname. One JoinConfiguration per node, with its own name.",
+		"The kubelet's cloud-provider=external makes each node register with the uninitialized taint, which the CCM removes once it has set the node's provider ID, addresses and zone. The controller manager's is harmless from 1.31, where it runs no cloud controllers whatever the flag says.",
+		"Nothing for the API server: it has no --cloud-provider from 1.33 and exits on it (" + apiServerCP.Source + ").",
 	}
+	return []Snippet{
+		{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
+			Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor), false)},
+		{File: "kubeadm-join.yaml (kubeadm join --config kubeadm-join.yaml, one per node)", Language: "yaml",
+			Content: kubeadmConfig(r.minor, "", true),
+			Note:    "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"},
+	}, notes
+}
+
+// rkeClusterConfig is RKE1's cluster.yml.
+func rkeClusterConfig(b *builder) ([]Snippet, []string) {
+	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
 			Note: fmt.Sprintf("rke %s runs Kubernetes 1.%d; external-aws exists from rke v1.4.15 and v1.5.0", releases.RKELines[r.minor], r.minor)}},
 		[]string{"external-aws gives kube-apiserver, kube-controller-manager and the kubelets --cloud-provider=external, and useInstanceMetadataHostname names each node after its instance's private DNS name (rancher/rke cluster/plan.go, v1.4.15 to v1.6.3).",
 			fmt.Sprintf("RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1.%d and is its last release line: plan the move to RKE2.", rkeLastMinor)}
+
 }

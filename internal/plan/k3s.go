@@ -10,10 +10,6 @@ import (
 // still answers the Services of type LoadBalancer.
 const k3sHoldServices = "--set-arg=controllers=*,-service"
 
-// svclbSelector selects the DaemonSets ServiceLB made (k3s
-// pkg/cloudprovider/servicelb.go, the svcname label).
-const svclbSelector = "svccontroller.k3s.cattle.io/svcname"
-
 func k3sPlan(b *builder) distroPlan {
 	r := b.r
 	restart := script(KindNode, atEveryNode, "Restart K3s: servers one at a time, then agents",
@@ -191,7 +187,7 @@ kubelet-arg:
 			restartServers,
 			b.diff(elbs),
 			b.ccmUpgrade("The CCM with its service controller", elbs),
-			run(KindKubectl, atWorkstation, "ServiceLB's DaemonSets, left behind", "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", svclbSelector),
+			run(KindKubectl, atWorkstation, "ServiceLB's DaemonSets, left behind", "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel),
 		},
 		Checks: []Check{{
 			Description: "Load balancers",
@@ -209,7 +205,7 @@ kubelet-arg:
 		Why:   "The switch is done when no node is left with a k3s:// provider ID and load balancers are ELBs.",
 		Checks: []Check{
 			{Description: "The CCM against the cluster", Command: mainCheck(b.checkRelease()), Expect: "Exit 0: every node initialised by the AWS CCM, the CCM's lease held. " + expectFix},
-			{Description: "ServiceLB is gone", Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "get", "daemonsets", "--all-namespaces", "-l", svclbSelector)), Expect: "No resources found."},
+			{Description: "ServiceLB is gone", Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "get", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel)), Expect: "No resources found."},
 		},
 		Rollback: Rollback{Description: "See the rollbacks of the steps of this phase."},
 	}

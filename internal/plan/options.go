@@ -144,6 +144,7 @@ var (
 // resolved are the options once checked, with what follows from them.
 type resolved struct {
 	Options
+	profile   renderer.Profile // the distribution's record
 	minor     int
 	tag       string
 	tagSource string
@@ -190,6 +191,7 @@ func resolve(o Options) (resolved, error) {
 		}
 		return r, usagef("unknown distro %q: use one of %s (a plan is for one distribution, so auto has none)", o.Distro, joinDistros())
 	}
+	r.profile, _ = renderer.ProfileFor(o.Distro)
 	if o.Phase != "" && !slices.Contains(Phases, o.Phase) {
 		return r, usagef("unknown phase %q: use before, during or after, or no --phase for all three", o.Phase)
 	}
@@ -222,8 +224,8 @@ func resolve(o Options) (resolved, error) {
 	if err := r.resolveFrom(); err != nil {
 		return r, err
 	}
-	if o.Distro == renderer.DistroK3s && o.ClusterCIDR != "" {
-		return r, usagef("--cluster-cidr: K3s's embedded cloud controller never managed VPC routes (it runs with --configure-cloud-routes=false), so there are none to take over")
+	if r.profile.NoInTreeProvider && o.ClusterCIDR != "" {
+		return r, usagef("--cluster-cidr: %s's embedded cloud controller never managed VPC routes (it runs with --configure-cloud-routes=false), so there are none to take over", r.profile.Name)
 	}
 	if o.ClusterCIDR != "" && (r.From == FromBuiltin || r.From == FromNone) {
 		return r, usagef("--cluster-cidr: the cluster's routes were never managed by a cloud provider (--from=%s), so there are none to take over", r.From)
@@ -286,7 +288,7 @@ func (r *resolved) resolveFrom() error {
 	o := r.Options
 	if r.From == "" {
 		switch {
-		case o.Distro == renderer.DistroK3s:
+		case r.profile.NoInTreeProvider:
 			r.From = FromBuiltin
 		case r.minor <= lastInTree:
 			r.From = FromInTree
@@ -297,13 +299,13 @@ func (r *resolved) resolveFrom() error {
 	if !slices.Contains(Froms, r.From) {
 		return usagef("unknown --from %q: use one of %s", r.From, strings.Join(Froms, ", "))
 	}
-	if o.Distro == renderer.DistroRKE && r.minor > rkeLastMinor {
-		return usagef("--kube-version %s: RKE1 runs Kubernetes up to 1.%d (rke v1.8, its last release line); move to RKE2 (--distro=rke2)", r.KubeVersion, rkeLastMinor)
+	if n := r.profile.Node; n.LastMinor != 0 && r.minor > n.LastMinor {
+		return usagef("--kube-version %s: %s runs Kubernetes up to 1.%d (%s); move to %s (--distro=%s)", r.KubeVersion, r.profile.Name, n.LastMinor, n.LastMinorNote, renderer.DisplayName(n.Successor), n.Successor)
 	}
 	switch r.From {
 	case FromInTree:
-		if o.Distro == renderer.DistroK3s {
-			return usagef("--from=in-tree: K3s is built without the in-tree cloud providers; its cluster comes from K3s's own cloud controller (--from=builtin) or none")
+		if r.profile.NoInTreeProvider {
+			return usagef("--from=in-tree: %[1]s is built without the in-tree cloud providers; its cluster comes from %[1]s's own cloud controller (--from=builtin) or none", r.profile.Name)
 		}
 		if r.minor > lastInTree {
 			return usagef("--kube-version %s --from=in-tree: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from (--distro=%s): give --from=new, builtin or none", r.KubeVersion, o.Distro)
@@ -312,12 +314,12 @@ func (r *resolved) resolveFrom() error {
 			return usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
 		}
 	case FromBuiltin:
-		if _, ok := releases.ControllerOf(string(o.Distro)); !ok {
+		if _, ok := renderer.ControllerOf(o.Distro); !ok {
 			return usagef("--from=builtin: %s has no cloud controller of its own; its cluster comes from the in-tree provider (1.26 or older), none, or is new", o.Distro)
 		}
 		fallthrough
 	default:
-		if r.minor <= lastInTree && o.Distro != renderer.DistroK3s {
+		if r.minor <= lastInTree && !r.profile.NoInTreeProvider {
 			return usagef("--kube-version %s --from=%s: this plan is for Kubernetes 1.27 and later; upgrade the cluster first, or migrate it with --from=in-tree", r.KubeVersion, r.From)
 		}
 		if r.minor < firstMinor {
@@ -329,10 +331,14 @@ func (r *resolved) resolveFrom() error {
 
 // builtinOf names a distribution's own cloud controller, for --from.
 func builtinOf(d renderer.Distro) string {
-	if c, ok := releases.ControllerOf(string(d)); ok {
+	if c, ok := renderer.ControllerOf(d); ok {
 		return fmt.Sprintf("%s's own cloud controller, nodes on %s:// provider IDs", renderer.DisplayName(d), c.Scheme)
 	}
-	return "RKE2 and K3s only"
+	var with []string
+	for _, c := range renderer.OwnControllers(renderer.Records()) {
+		with = append(with, renderer.DisplayName(c.Distro))
+	}
+	return renderer.Alternatives(with, "and") + " only"
 }
 
 func joinDistros() string {

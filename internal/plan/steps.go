@@ -482,7 +482,8 @@ func (b *builder) grantLease() Step {
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			fmt.Sprintf("%s is the user in the in-tree controller manager's kubeconfig (its client certificate's CN): RKE1, RKE2 and kubeadm all use system:kube-controller-manager. If yours differs, run this plan with --kcm-user.", r.KCMUser),
+			fmt.Sprintf("%s is the user in the in-tree controller manager's kubeconfig (its client certificate's CN): %s all use %s. If yours differs, run this plan with --kcm-user.", r.KCMUser,
+				renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and"), DefaultKCMUser),
 		},
 		Rollback: Rollback{
 			Description: "Delete both, as long as the controller manager does not run with leader migration.",

@@ -136,18 +136,25 @@ func newClusterPlan(b *builder) distroPlan {
 
 // configCheck reads the cluster's configuration back: what each
 // distribution takes, on the machine or workstation that holds it.
-func (b *builder) configCheck() Command {
-	switch b.r.Distro {
-	case renderer.DistroRKE2:
-		return script(KindNode, atEveryNode, "The options of this plan in RKE2's configuration, and none it must not have",
-			`sudo grep -h -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)' /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null`)
-	case renderer.DistroK3s:
-		return script(KindNode, atEveryNode, "The options of this plan in K3s's configuration",
-			`sudo grep -h -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)' /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null`)
-	case renderer.DistroKubeadm:
-		return run(KindCluster, atControlPlane, "kubeadm checks the file against its API", "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
-	}
+func (b *builder) configCheck() Command { return parts[b.r.Distro].configCheck(b) }
+
+func rke2ConfigCheck(*builder) Command {
+	return script(KindNode, atEveryNode, "The options of this plan in RKE2's configuration, and none it must not have",
+		`sudo grep -h -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)' /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null`)
+}
+
+func k3sConfigCheck(*builder) Command {
+	return script(KindNode, atEveryNode, "The options of this plan in K3s's configuration",
+		`sudo grep -h -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)' /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null`)
+}
+
+func kubeadmConfigCheck(*builder) Command {
+	return run(KindCluster, atControlPlane, "kubeadm checks the file against its API", "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
+}
+
+func rkeConfigCheck(*builder) Command {
 	return script(KindCluster, atRKE, "The cloud provider of cluster.yml", `grep -A2 '^cloud_provider:' cluster.yml`)
+
 }
 
 // installNew installs the CCM on a cluster whose nodes wait for it.
@@ -214,33 +221,8 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 	r := b.r
 	snippets, notes := b.clusterConfig()
 	notes = append(notes, b.versionNotes(notes)...)
-	var cmds []Command
-	var rollback []Command
-	switch r.Distro {
-	case renderer.DistroRKE2:
-		restart := script(KindNode, atEveryNode, "Restart RKE2: servers one at a time, then agents",
-			"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
-		cmds = append(cmds, mainCmd(restart))
-		rollback = append(rollback, restart)
-	case renderer.DistroK3s:
-		restart := script(KindNode, atEveryNode, "Restart K3s: servers one at a time, then agents",
-			"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
-		cmds = append(cmds, mainCmd(restart))
-		rollback = append(rollback, restart)
-	case renderer.DistroKubeadm:
-		snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
-			Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
-			Note:    "On every node: add the flag to the flags kubeadm wrote (keep the others); the ConfigMap kube-system/kubeadm-config and the JoinConfiguration of new nodes get it as in the configuration of a new cluster below"},
-			Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(r.minor, "", true),
-				Note: "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"})
-		restart := script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
-		cmds = append(cmds, mainCmd(restart))
-		rollback = append(rollback, restart)
-	default:
-		up := run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up")
-		cmds = append(cmds, mainCmd(up))
-		rollback = append(rollback, up)
-	}
+	snippets, restart := parts[r.Distro].kubelets(b, snippets)
+	cmds, rollback := []Command{mainCmd(restart)}, []Command{restart}
 	return Step{
 		ID:    "external-provider",
 		Title: "Kubelets on --cloud-provider=external",
@@ -256,6 +238,34 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 		}},
 		Rollback: Rollback{Description: "Restore the configuration and restart again.", Commands: rollback},
 	}
+}
+
+// rke2Kubelets restarts RKE2 with the configuration.
+func rke2Kubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
+	return snippets, script(KindNode, atEveryNode, "Restart RKE2: servers one at a time, then agents",
+		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
+}
+
+// k3sKubelets restarts K3s with the configuration.
+func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
+	return snippets, script(KindNode, atEveryNode, "Restart K3s: servers one at a time, then agents",
+		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
+}
+
+// kubeadmKubelets adds the flag to the flags kubeadm wrote, and to the
+// configuration of new nodes, then restarts the kubelets.
+func kubeadmKubelets(b *builder, snippets []Snippet) ([]Snippet, Command) {
+	snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
+		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
+		Note:    "On every node: add the flag to the flags kubeadm wrote (keep the others); the ConfigMap kube-system/kubeadm-config and the JoinConfiguration of new nodes get it as in the configuration of a new cluster below"},
+		Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
+			Note: "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"})
+	return snippets, script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
+}
+
+// rkeKubelets applies cluster.yml.
+func rkeKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
+	return snippets, run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up")
 }
 
 // holdServices is the render that keeps the CCM's service controller off.

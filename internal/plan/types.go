@@ -1,5 +1,5 @@
 // Package plan is the migration runbook as data: for each distribution
-// (RKE1, RKE2, K3s, kubeadm) and phase (before, during, after the switch to
+// (renderer.Records but auto; its parts in parts.go) and phase (before, during, after the switch to
 // the external cloud provider) the ordered steps, each with the configuration
 // snippets to write, the commands to run (the renderer's through Helm among
 // them), what to check before going on and how to roll the step back.
@@ -36,8 +36,14 @@ const (
 // Phases lists the phases in order.
 var Phases = []Phase{Before, During, After}
 
-// Distros lists the distributions a plan exists for.
-var Distros = []renderer.Distro{renderer.DistroRKE, renderer.DistroRKE2, renderer.DistroK3s, renderer.DistroKubeadm}
+// Distros lists the distributions a plan exists for: every one but auto.
+var Distros = func() []renderer.Distro {
+	var ds []renderer.Distro
+	for _, p := range renderer.Named(renderer.Records()) {
+		ds = append(ds, p.Distro)
+	}
+	return ds
+}()
 
 // Strategy says how the cloud controllers move.
 type Strategy string

@@ -373,27 +373,6 @@ func DefaultImageTag(chartVersion string) (string, bool) {
 	return tag, ok
 }
 
-// ControllerOf returns a distribution's own cloud controller.
-func ControllerOf(distro string) (DistroController, bool) {
-	for _, c := range DistroControllers {
-		if c.Distro == distro {
-			return c, true
-		}
-	}
-	return DistroController{}, false
-}
-
-// ControllerOfScheme returns the distribution's cloud controller that
-// writes providerIDs of a scheme (rke2, k3s).
-func ControllerOfScheme(scheme string) (DistroController, bool) {
-	for _, c := range DistroControllers {
-		if c.Scheme == scheme {
-			return c, true
-		}
-	}
-	return DistroController{}, false
-}
-
 // ProviderIDFallback reports whether a CCM release initialises a node whose
 // providerID it cannot read by looking the node up by its name
 // (ProviderIDFallbackUntil); ok is false when the tag is no version.

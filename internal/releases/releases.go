@@ -381,37 +381,6 @@ var ChartImages = map[string]string{
 const ProviderIDSource = "kubernetes/cloud-provider-aws pkg/providers/v1/instances.go MapToAWSInstanceID (v1.26.0 to v1.37.1); " +
 	"kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidateNodeUpdate (a providerID changes only from empty), v1.27.0 to v1.37.2"
 
-// DistroController is a distribution's own cloud controller manager: K3s's
-// embedded one, which RKE2 runs as a static pod. It gives every node it
-// initialises the providerID SCHEME://NODENAME.
-type DistroController struct {
-	Distro string
-	// Scheme is its providerIDs' scheme (version.Program).
-	Scheme string
-	// Lease is its leader-election lease in kube-system.
-	Lease string
-	// Image is a part of its image's repository, when it runs as a pod.
-	Image string
-	// Disable is the server setting that keeps it off.
-	Disable string
-	Source  string
-}
-
-// DistroControllers are RKE2's and K3s's.
-var DistroControllers = []DistroController{
-	{
-		Distro: "rke2", Scheme: "rke2", Lease: "rke2-cloud-controller-manager", Image: "rke2-cloud-provider",
-		Disable: "disable-cloud-controller: true in /etc/rancher/rke2/config.yaml of every server (Rancher: machineGlobalConfig)",
-		Source: "rancher/rke2 pkg/rke2/rke2_linux.go (the cloud-controller-manager static pod, image rke2-cloud-provider); " +
-			"k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, rke2)",
-	},
-	{
-		Distro: "k3s", Scheme: "k3s", Lease: "k3s-cloud-controller-manager",
-		Disable: "disable-cloud-controller: true in /etc/rancher/k3s/config.yaml of every server, with kubelet-arg: [cloud-provider=external] on every node",
-		Source:  "k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, k3s)",
-	},
-}
-
 // UninitializedTaint is the taint a kubelet with --cloud-provider=external
 // registers its node with, and the only sign the cloud node controller
 // initialises a node by: added by hand to a node without a providerID, it

@@ -24,8 +24,9 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// FixtureDistros are the distributions with node fixtures in testdata/nodes.
-var FixtureDistros = []string{"rke", "rke2", "k3s", "kubeadm"}
+// FixtureDistros are the distributions with node fixtures in testdata/nodes:
+// every one but auto (Fixtures fails for one without).
+var FixtureDistros = renderer.DistroValues(renderer.Named(renderer.Records()))
 
 func Fixtures(t *testing.T) map[string][]nodefit.Node {
 	t.Helper()

@@ -2,8 +2,9 @@
 // charts/aws-ccm-rancher from what the renderer makes of the upstream chart's
 // defaults (package upstream): a values preset per distribution and mode, the
 // default values (rke2, install), the expectations the chart's validation
-// template checks, and the objects the renderer adds in migrate mode, as a
-// template. Helm gives a parent
+// template checks, the objects the renderer adds in migrate mode, as a
+// template, and from the distributions' records the distributions the
+// validation accepts and the Rancher form (questions.yaml). Helm gives a parent
 // chart no way to compute a subchart's values from its own, so the choice of
 // distribution is a choice of values file; the chart checks that the values
 // in effect match its distro and mode values and says what to use if not.
@@ -26,9 +27,21 @@ import (
 // Subchart is the upstream chart's key in the wrapper chart's values.
 const Subchart = "aws-cloud-controller-manager"
 
-// Distros are the distributions the chart can serve: auto needs a node
-// affinity, which the upstream chart has no value for.
-var Distros = []renderer.Distro{renderer.DistroRKE, renderer.DistroRKE2, renderer.DistroK3s, renderer.DistroKubeadm}
+// Distros are the distributions the chart can serve: those placed by a
+// nodeSelector (auto needs a node affinity, which the upstream chart has
+// no value for).
+var Distros = func() []renderer.Distro {
+	var ds []renderer.Distro
+	for _, p := range Records(renderer.Records()) {
+		ds = append(ds, p.Distro)
+	}
+	return ds
+}()
+
+// Records are the records of the distributions the chart can serve.
+func Records(recs []renderer.Profile) []renderer.Profile {
+	return slices.DeleteFunc(slices.Clone(recs), func(p renderer.Profile) bool { return p.NodeSelector == nil })
+}
 
 // Default is the combination values.yaml holds.
 const Default = "rke2-install"
@@ -137,26 +150,127 @@ func Files() (map[string][]byte, error) {
 	for _, minor := range slices.Sorted(maps.Keys(renderer.CCMReleases)) {
 		fmt.Fprintf(&releases, "%q: %s\n", strconv.Itoa(minor), renderer.CCMReleases[minor])
 	}
-	var noMigrate []string
-	for _, d := range Distros {
-		if p, _ := renderer.ProfileFor(d); !slices.Contains(p.Modes(), renderer.ModeMigrate) {
-			noMigrate = append(noMigrate, strconv.Quote(string(d)))
-		}
-	}
+	recs := Records(renderer.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
 		"{{- /* The CCM image tag to pin per Kubernetes minor (%s). */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.ccmReleases\" -}}\n%s{{- end -}}\n"+
 			"{{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}\n"+
-			"{{- define \"aws-ccm-rancher.lastInTreeMinor\" -}}%d{{- end -}}\n"+
-			"{{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}\n"+
-			"{{- define \"aws-ccm-rancher.noMigrate\" -}}[%s]{{- end -}}\n",
-		renderer.CCMReleasesSource, releases.String(), renderer.LastInTreeMinor, strings.Join(noMigrate, ", "))...)
+			"{{- define \"aws-ccm-rancher.lastInTreeMinor\" -}}%d{{- end -}}\n%s",
+		renderer.CCMReleasesSource, releases.String(), renderer.LastInTreeMinor, DistroDefines(recs))...)
+	files["questions.yaml"] = Questions(recs)
 	lm, err := migrateTemplate()
 	if err != nil {
 		return nil, err
 	}
 	files["templates/leader-migration.yaml"] = lm
 	return files, nil
+}
+
+// DistroDefines are the chart's named templates of the distributions it
+// serves (recs): their names as a list and for people, and those without
+// migrate mode, which templates/validate.yaml includes.
+func DistroDefines(recs []renderer.Profile) string {
+	quoted := func(recs []renderer.Profile) string {
+		var q []string
+		for _, v := range renderer.DistroValues(recs) {
+			q = append(q, strconv.Quote(v))
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	return "{{- /* The distributions the chart serves. */ -}}\n" +
+		"{{- define \"aws-ccm-rancher.distros\" -}}" + quoted(recs) + "{{- end -}}\n" +
+		"{{- define \"aws-ccm-rancher.distroChoice\" -}}" + renderer.Alternatives(renderer.DistroValues(recs), "or") + "{{- end -}}\n" +
+		"{{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}\n" +
+		"{{- define \"aws-ccm-rancher.noMigrate\" -}}" + quoted(renderer.WithMigrate(recs, false)) + "{{- end -}}\n"
+}
+
+// Questions is the chart's Rancher Apps form (questions.yaml) for the
+// distributions it serves (recs): the default distribution first, the mode
+// question hidden for those without migrate mode.
+func Questions(recs []renderer.Profile) []byte {
+	def, _, _ := strings.Cut(Default, "-")
+	options := []string{def}
+	for _, v := range renderer.DistroValues(recs) {
+		if v != def {
+			options = append(options, v)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# Generated from aws-ccm-renderer's distributions (make generate): do not edit.\n")
+	fmt.Fprintf(&b, "# Rancher Apps form. Distributions other than %s, and migrate mode, also need\n", renderer.DisplayName(renderer.Distro(def)))
+	b.WriteString("# their preset values (presets/<distro>-<mode>.yaml): paste the preset into the\n")
+	b.WriteString("# values YAML editor; the chart refuses values that do not match these answers.\n")
+	b.WriteString("questions:\n")
+	b.WriteString("  - variable: distro\n")
+	b.WriteString("    label: Kubernetes distribution\n")
+	fmt.Fprintf(&b, "    description: \"Where the cloud controller manager runs: the control-plane nodes of this distribution. For anything but %s, use presets/<distro>-<mode>.yaml as values.\"\n", def)
+	b.WriteString("    type: enum\n")
+	fmt.Fprintf(&b, "    options: [%s]\n", strings.Join(options, ", "))
+	fmt.Fprintf(&b, "    default: %s\n", def)
+	b.WriteString("    required: true\n")
+	b.WriteString("    group: Cluster\n")
+	noMigrate := renderer.WithMigrate(recs, false)
+	var showIf []string
+	for _, p := range noMigrate {
+		showIf = append(showIf, "distro!="+string(p.Distro))
+	}
+	if len(noMigrate) > 0 {
+		names := renderer.DisplayNames(noMigrate)
+		values := renderer.DistroValues(noMigrate)
+		fmt.Fprintf(&b, "  # %s %s no migrate mode: %s built without the in-tree cloud\n", renderer.Alternatives(names, "and"), plural(len(names), "has", "have"), plural(len(names), "it is", "they are"))
+		fmt.Fprintf(&b, "  # providers, and %s move to the CCM is a switch (aws-ccm-renderer plan\n", plural(len(names), "its", "their"))
+		fmt.Fprintf(&b, "  # --distro %s), so the question is not asked for %s.\n", strings.Join(values, "|"), plural(len(names), "it", "them"))
+	}
+	b.WriteString("  - variable: mode\n")
+	b.WriteString("    label: Mode\n")
+	b.WriteString("    description: \"install: the cloud controller manager alone. migrate: leader migration with the in-tree controller manager during a zero-downtime move; use presets/<distro>-migrate.yaml as values, and switch back to install afterwards.\"\n")
+	b.WriteString("    type: enum\n")
+	b.WriteString("    options: [install, migrate]\n")
+	b.WriteString("    default: install\n")
+	b.WriteString("    required: true\n")
+	if len(showIf) > 0 {
+		fmt.Fprintf(&b, "    show_if: %q\n", strings.Join(showIf, "&&"))
+	}
+	b.WriteString("    group: Cluster\n")
+	b.WriteString("  - variable: " + Subchart + ".image.tag\n")
+	b.WriteString("    label: CCM image tag\n")
+	var tags []string
+	for minor := renderer.LastInTreeMinor; ; minor-- {
+		tag, ok := renderer.CCMReleases[minor]
+		if !ok {
+			break
+		}
+		tags = append(tags, fmt.Sprintf("%s for 1.%d", tag, minor))
+	}
+	fmt.Fprintf(&b, "    description: \"The cloud controller manager release of the cluster's Kubernetes minor: %s. The chart refuses a CCM of another minor than the cluster's in migrate mode.\"\n", strings.Join(tags, ", "))
+	b.WriteString("    type: string\n")
+	fmt.Fprintf(&b, "    default: %s\n", pinnedTag(renderer.ModeMigrate))
+	b.WriteString("    required: true\n")
+	b.WriteString("    show_if: \"mode=migrate\"\n")
+	b.WriteString("    group: Cluster\n")
+	b.WriteString("  - variable: leaderName\n")
+	b.WriteString("    label: Migration lease\n")
+	b.WriteString("    description: The lease the in-tree controller manager and the cloud controller manager share during a migration.\n")
+	b.WriteString("    type: string\n")
+	b.WriteString("    default: " + renderer.DefaultLeaderName + "\n")
+	b.WriteString("    show_if: \"mode=migrate\"\n")
+	b.WriteString("    group: Cluster\n")
+	b.WriteString("  - variable: kcmUser\n")
+	b.WriteString("    label: In-tree controller manager's identity\n")
+	fmt.Fprintf(&b, "    description: \"The user the in-tree kube-controller-manager authenticates as (%s on %s). Migrate mode lets it hold the migration lease, which Kubernetes up to 1.26 does not.\"\n",
+		renderer.DefaultKCMUser, renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(recs, true)), "and"))
+	b.WriteString("    type: string\n")
+	b.WriteString("    default: " + renderer.DefaultKCMUser + "\n")
+	b.WriteString("    show_if: \"mode=migrate\"\n")
+	b.WriteString("    group: Cluster\n")
+	return []byte(b.String())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // regenerated says, in a values file's header, what rewrites it and how a
@@ -187,7 +301,7 @@ func defaultValues(preset []byte) []byte {
 	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart.\n")
 	b.WriteString(regenerated)
 	b.WriteString("# the defaults are presets/" + Default + ".yaml.\n#\n")
-	b.WriteString("# distro: rke, rke2, k3s or kubeadm (auto needs a node affinity, which the upstream\n")
+	b.WriteString("# distro: " + renderer.Alternatives(renderer.DistroValues(Records(renderer.Records())), "or") + " (auto needs a node affinity, which the upstream\n")
 	b.WriteString("#   chart has no value for). mode: install, or migrate during a move off the in-tree\n")
 	b.WriteString("#   cloud provider. For another distro or mode, install with -f presets/<distro>-<mode>.yaml:\n")
 	b.WriteString("#   a parent chart cannot compute its subchart's values, so the values below must match;\n")

@@ -176,5 +176,8 @@ rke2-migrate:
 {{- end -}}
 {{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}
 {{- define "aws-ccm-rancher.lastInTreeMinor" -}}26{{- end -}}
+{{- /* The distributions the chart serves. */ -}}
+{{- define "aws-ccm-rancher.distros" -}}["rke", "rke2", "k3s", "kubeadm"]{{- end -}}
+{{- define "aws-ccm-rancher.distroChoice" -}}rke, rke2, k3s or kubeadm{{- end -}}
 {{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}
 {{- define "aws-ccm-rancher.noMigrate" -}}["k3s"]{{- end -}}

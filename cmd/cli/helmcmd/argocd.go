@@ -65,7 +65,7 @@ const argocdLong = `The Argo CD config management plugin's commands. The plugin 
 runs "aws-ccm-renderer argocd generate" in the sidecar of argocd-repo-server; see
 docs/argocd.md.`
 
-const generateLong = `generate renders the upstream aws-cloud-controller-manager chart with the renderer's patches,
+var generateLong = `generate renders the upstream aws-cloud-controller-manager chart with the renderer's patches,
 in-process with the Helm SDK (no helm binary), for Argo CD: it is the generate command of the
 config management plugin aws-ccm-renderer-v1 (examples/argocd/plugin.yaml), run by
 argocd-cmp-server in the Application's source directory. It takes no flags: it reads what the
@@ -82,7 +82,7 @@ repo server sends.
 
 Parameters (a parameter wins over the plugin env of the same meaning; an empty one is not set):
 
-  distro         auto, rke, rke2, k3s or kubeadm (default auto)
+  distro         ` + renderer.Alternatives(renderer.DistroValues(renderer.Records()), "or") + ` (default auto)
   mode           install or migrate (default install)
   chart-version  the chart's version or a constraint (default ` + upstream.LatestChartVersion + `, the one tested)
   ccm-version    the CCM's image tag (image.tag): a release such as v1.34.3, or auto, the newest

@@ -99,7 +99,7 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 			"template and diff without a cluster also show it to the chart"
 	}
 	if f := fs.Lookup(flagName(renderer.OptDistro)); f != nil {
-		f.Usage = "distribution: auto, rke, rke2, k3s, kubeadm, or detect (read from the nodes of the cluster of --kubeconfig and --kube-context, as check does; template too)"
+		f.Usage = "distribution: " + strings.Join(renderer.DistroValues(renderer.Records()), ", ") + ", or detect (read from the nodes of the cluster of --kubeconfig and --kube-context, as check does; template too)"
 	}
 	cli.CompleteOptions(cmd, map[renderer.Opt][]string{renderer.OptDistro: wrapperDistros()})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")

@@ -23,10 +23,10 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-const checkLong = `check reads a cluster and tells whether the AWS cloud controller manager will
+var checkLong = `check reads a cluster and tells whether the AWS cloud controller manager will
 work there, and if not, why. It never writes to the cluster. It reports:
 
-  distribution  RKE1, RKE2, K3s or kubeadm, from the nodes, and whether the CCM was
+  distribution  ` + renderer.Alternatives(renderer.DisplayNames(renderer.Named(renderer.Records())), "or") + `, from the nodes, and whether the CCM was
                 rendered for it
   workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config,
                 its cloud config's [ServiceOverride] names against its release
@@ -39,15 +39,15 @@ work there, and if not, why. It never writes to the cluster. It reports:
   hostname      nodes whose kubernetes.io/hostname label is not their name, and the
                 PersistentVolumes and workloads pinned to it
   in-tree       the controller manager's and API server's flags where the API shows
-                them (RKE2's and kubeadm's mirror pods), RKE2/K3s kubelet arguments
+                them (` + withFacts(func(f renderer.NodeFacts) bool { return f.ControlPlanePods }, "'s", " and ") + ` mirror pods), ` + withFacts(func(f renderer.NodeFacts) bool { return f.NodeArgs != "" }, "", "/") + ` kubelet arguments
   options       options a component no longer takes at its version, or at the one
                 --upgrade-to names (kube-apiserver, kube-controller-manager, kubelet,
                 kubeadm's configuration, RKE2's own cloud controller)
-  controllers   RKE2's or K3s's own cloud controller beside the AWS CCM, a second
+  controllers   ` + renderer.Alternatives(first(renderer.OwnControllerNames(renderer.Records())), "or") + ` own cloud controller beside the AWS CCM, a second
                 AWS CCM
   iam           what AWS refused the cloud controllers, from their events; with --aws,
                 the CCM's role simulated against its release's policy
-  service       K3s: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
+  service       ` + withFacts(func(f renderer.NodeFacts) bool { return f.ServiceLB != nil }, "", "/") + `: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
                 the LoadBalancer Services the CCM's service controller will take over
   rbac          the CCM's service account (and how far it may create tokens), and in
                 migrate mode the in-tree controller manager on the migration lease,
@@ -430,3 +430,22 @@ func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// withFacts names the distributions whose node facts keep, each with
+// suffix, joined by sep (" and " for the last of more with ", "), for the
+// help.
+func withFacts(keep func(renderer.NodeFacts) bool, suffix, sep string) string {
+	var names []string
+	for _, p := range renderer.Records() {
+		if keep(p.Node) {
+			names = append(names, p.Name+suffix)
+		}
+	}
+	if sep == " and " {
+		return renderer.Alternatives(names, "and")
+	}
+	return strings.Join(names, sep)
+}
+
+// first is the first of two results.
+func first[T, U any](t T, _ U) T { return t }

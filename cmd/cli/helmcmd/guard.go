@@ -21,7 +21,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-const guardLong = `guard holds the AWS CCM back while starting it would do harm, and returns once it is safe:
+var guardLong = `guard holds the AWS CCM back while starting it would do harm, and returns once it is safe:
 it is meant as an init container of the CCM's pod. It reads the cluster (the API server's
 version, the nodes, the control plane's pods and the leases of kube-system; nothing else, and
 it writes only Events) every --interval, and holds while
@@ -31,7 +31,7 @@ it writes only Events) every --interval, and holds while
     cloud controllers acting on the same nodes and load balancers;
   - the CCM's minor is one the version skew policy forbids beside the API server (newer, or more
     than one older);
-  - the distribution's own cloud controller (RKE2's or K3s's) runs.
+  - the distribution's own cloud controller (` + renderer.Alternatives(first(renderer.OwnControllerNames(renderer.Records())), "or") + `) runs.
 
 While it holds, it writes one line saying why (again only when the reasons change) and, when
 POD_NAME and POD_NAMESPACE name its pod (the downward API), a Warning Event CCMHeldBack on the

@@ -1,0 +1,180 @@
+package generated
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// generatedLine is a generated value inside a hand-written file: the
+// value its regexp's group 2 matches, else what follows group 1 to the
+// end of the match.
+type generatedLine struct {
+	what    string
+	re      *regexp.Regexp
+	value   string
+	missing string
+}
+
+// rewriteLines puts each line's value in the file's text b (named file):
+// the new text and a problem for each value that differed, saying it is
+// not source's (run make generate). A line the text lacks is an error.
+func rewriteLines(file string, b []byte, lines []generatedLine, source string) ([]byte, []string, error) {
+	var problems []string
+	out := b
+	for _, g := range lines {
+		m := g.re.FindSubmatchIndex(out)
+		if m == nil {
+			return nil, nil, fmt.Errorf("%s: %s", file, g.missing)
+		}
+		from, to := m[3], m[1]
+		if len(m) > 4 && m[4] >= 0 {
+			from, to = m[4], m[5]
+		}
+		if string(out[from:to]) == g.value {
+			continue
+		}
+		problems = append(problems, file+": "+g.what+" is not "+source+" (run make generate)")
+		out = append(append(append([]byte{}, out[:from]...), g.value...), out[to:]...)
+	}
+	return out, problems, nil
+}
+
+// DistroLine is a list of distributions inside a hand-written file, made
+// from the distributions' records (renderer.Records): a schema's enum, a
+// plugin's tooltip, a comment naming Rancher's providers.
+type DistroLine struct {
+	File, What string
+	// Re's group 1 is what comes before the list, group 2 the list.
+	Re    *regexp.Regexp
+	Value func([]renderer.Profile) string
+}
+
+// DistroLines are the distribution lists of hand-written files.
+var DistroLines = []DistroLine{
+	{"docs/plan.schema.json", "the distro enum", regexp.MustCompile(`("distro": \{"enum": )(\[[^\]\n]*\])`),
+		func(recs []renderer.Profile) string { return jsonList(renderer.DistroValues(renderer.Named(recs))) }},
+	{"docs/check.schema.json", "the detected enum", regexp.MustCompile(`("detected": \{"enum": )(\[[^\]\n]*\])`),
+		func(recs []renderer.Profile) string {
+			return jsonList(append(renderer.DistroValues(renderer.Named(recs)), "mixed", "unknown"))
+		}},
+	{"docs/check.schema.json", "the rendered description", regexp.MustCompile(`("the --distro the workload was rendered for: )([^"\n]*?)( when its placement fits)`),
+		func(recs []renderer.Profile) string {
+			return strings.Join(renderer.DistroValues(recs), ", ") + ", or " + strings.Join(SharedPlacements(recs), " or ")
+		}},
+	{"examples/argocd/plugin.yaml", "the distro parameter's tooltip", regexp.MustCompile(`(?m)(^\s+tooltip: )(.*)( \(auto matches every distribution's control-plane label\)$)`),
+		func(recs []renderer.Profile) string { return renderer.Alternatives(renderer.DistroValues(recs), "or") }},
+	{"examples/argocd/applicationset.yaml", "the provider.cattle.io values", regexp.MustCompile(`(provider\.cattle\.io label names \()([^;]*)(;)`),
+		func(recs []renderer.Profile) string {
+			return renderer.Alternatives(rancherProviders(recs, false), "or")
+		}},
+	{"examples/fleet/fleet.yaml", "the provider.cattle.io values", regexp.MustCompile(`(?m)(^# provider\.cattle\.io=)(.*)(, \.\.\.$)`),
+		func(recs []renderer.Profile) string { return strings.Join(rancherProviders(recs, true), ", ") }},
+	{"plugin/helm3/aws-ccm/plugin.yaml", "the description's distributions", regexp.MustCompile(`(fitted to )(.*)(:\n  helm aws-ccm )`),
+		func(recs []renderer.Profile) string {
+			return renderer.Alternatives(renderer.DisplayNames(renderer.Named(recs)), "and")
+		}},
+	{"charts/aws-ccm-rancher/Chart.yaml", "the description's distributions", regexp.MustCompile(`(work on\n  )(.*)( clusters, for places)`),
+		func(recs []renderer.Profile) string { return renderer.RancherNames(recs) }},
+	{"charts/aws-ccm-rancher/Chart.yaml", "the keywords", regexp.MustCompile(`(?m)(^keywords: \[aws, cloud-controller-manager, )(.*)(\]$)`),
+		func(recs []renderer.Profile) string {
+			return strings.Join(append([]string{"rancher"}, rancherProviders(recs, false)...), ", ")
+		}},
+}
+
+// jsonList writes strings as a JSON array on one line.
+func jsonList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// rancherProviders are the provider.cattle.io values of the distributions
+// Rancher provisions, with their names where more than their case.
+func rancherProviders(recs []renderer.Profile, named bool) []string {
+	var out []string
+	for _, p := range recs {
+		if p.RancherProvider == "" {
+			continue
+		}
+		v := p.RancherProvider
+		if named && !strings.EqualFold(v, p.Name) {
+			v += " (" + p.Name + ")"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// SharedPlacements are the distributions whose profiles place the CCM
+// alike, each group as check reports it ("rke2/k3s").
+func SharedPlacements(recs []renderer.Profile) []string {
+	var out []string
+	done := map[renderer.Distro]bool{}
+	for i, p := range recs {
+		if p.NodeSelector == nil || done[p.Distro] {
+			continue
+		}
+		group := []string{string(p.Distro)}
+		for _, q := range recs[i+1:] {
+			if q.NodeSelector != nil && fmt.Sprint(q.NodeSelector, q.Tolerations) == fmt.Sprint(p.NodeSelector, p.Tolerations) {
+				group = append(group, string(q.Distro))
+				done[q.Distro] = true
+			}
+		}
+		if len(group) > 1 {
+			out = append(out, strings.Join(group, "/"))
+		}
+	}
+	return out
+}
+
+// DistroPins checks the distribution lists of DistroLines against the
+// records (recs), or with write rewrites them; it returns the problems.
+func DistroPins(root string, recs []renderer.Profile, write bool) ([]string, error) {
+	var problems []string
+	for _, file := range distroFiles() {
+		path := filepath.Join(root, filepath.FromSlash(file))
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var lines []generatedLine
+		for _, l := range DistroLines {
+			if l.File == file {
+				lines = append(lines, generatedLine{l.What, l.Re, l.Value(recs), "no " + l.What})
+			}
+		}
+		out, p, err := rewriteLines(file, b, lines, "the distributions' records'")
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, p...)
+		if write && len(p) > 0 {
+			if err := os.WriteFile(path, out, 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if write {
+		return nil, nil
+	}
+	return problems, nil
+}
+
+// distroFiles are the files of DistroLines, each once, in order.
+func distroFiles() []string {
+	var files []string
+	for _, l := range DistroLines {
+		if len(files) == 0 || files[len(files)-1] != l.File {
+			files = append(files, l.File)
+		}
+	}
+	return files
+}

@@ -1,0 +1,151 @@
+//go:build syntheticdistro
+
+package generated
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// TestSyntheticDistro runs with the synthetic distribution of
+// renderer/synthetic.go built in (go test -tags syntheticdistro; make
+// test): every consumer of the records takes it in, none by being told.
+// A consumer added to the program belongs here.
+func TestSyntheticDistro(t *testing.T) {
+	const d, name = "synthd", "SynthD"
+	p, ok := renderer.ProfileFor(d)
+	if !ok || p.Name != name {
+		t.Fatalf("built without the synthetic distribution (go test -tags syntheticdistro)")
+	}
+	contains := func(what, text, want string) {
+		t.Helper()
+		if !strings.Contains(text, want) {
+			t.Errorf("%s has no %q:\n%s", what, want, text)
+		}
+	}
+
+	// The renderer's own lists: --distro's values, aliases, usage.
+	if !slices.Contains(renderer.Distros, d) || renderer.DistroAliases["synth"] != d {
+		t.Errorf("renderer.Distros %v, DistroAliases %v", renderer.Distros, renderer.DistroAliases)
+	}
+	for _, e := range renderer.OptionTable {
+		if e.Opt == renderer.OptDistro {
+			contains("--distro's usage", e.Usage, "kubeadm or synthd")
+			if !slices.Contains(e.Values, d) {
+				t.Errorf("--distro's values %v", e.Values)
+			}
+		}
+	}
+
+	// The commands' help and completions.
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		cli.Run(args, cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, helmcmd.Commands)
+		return out.String() + errOut.String()
+	}
+	root := cli.NewRootCommand(cli.IOStreams{}, helmcmd.Commands)
+	contains("the program's title", root.Short, "Rancher (RKE1, RKE2, K3s, SynthD) and kubeadm")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--help"}, []string{"RKE1, RKE2, K3s, kubeadm or SynthD clusters"}},
+		{[]string{"plan", "--help"}, []string{"kubeadm or synthd (required)", "SynthD's synthd.conf", "K3s's or SynthD's own cloud controller", "synthd://", "builtin on K3s and SynthD"}},
+		{[]string{"overlays", "--help"}, []string{"kubeadm, synthd; install, migrate: K3s and SynthD have"}},
+		{[]string{"template", "--help"}, []string{"kubeadm, synthd, or detect"}},
+		{[]string{"argocd", "generate", "--help"}, []string{"kubeadm or synthd (default auto)"}},
+		{[]string{"check", "--help"}, []string{"kubeadm or SynthD, from the nodes", "K3s's or SynthD's own cloud controller", "RKE2/K3s/SynthD kubelet arguments", "K3s: LoadBalancer"}},
+		{[]string{"guard", "--help"}, []string{"K3s's or SynthD's"}},
+		{[]string{"__complete", "plan", "--distro", ""}, []string{"\nsynthd\n"}},
+		{[]string{"__complete", "template", "--distro", ""}, []string{"\nsynthd\n"}},
+		{[]string{"__complete", "--distro", ""}, []string{"\nsynthd\n"}},
+	} {
+		out := run(c.args...)
+		for _, w := range c.want {
+			contains(strings.Join(c.args, " "), out, w)
+		}
+	}
+
+	// check: detection by the record's signs, the hint when none shows.
+	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.34.2+synthd1"}}}
+	if got := check.Detect([]corev1.Node{node}); got.Detected != d {
+		t.Errorf("check.Detect = %+v", got)
+	}
+	contains("the detection hint", renderer.SignsHint(renderer.Records()), "+synthd")
+
+	// plan: a distribution of its own, whose parts are missing until
+	// written (TestParts).
+	if !slices.Contains(plan.Distros, d) {
+		t.Errorf("plan.Distros = %v", plan.Distros)
+	}
+	o := plan.DefaultOptions()
+	o.Distro, o.KubeVersion = d, "1.34"
+	if _, err := plan.Build(o); err == nil || !strings.Contains(err.Error(), "no plan parts") {
+		t.Errorf("plan.Build for a distribution without plan parts: %v", err)
+	}
+
+	// The tests' node fixtures.
+	if !slices.Contains(testtools.FixtureDistros, d) {
+		t.Errorf("testtools.FixtureDistros = %v", testtools.FixtureDistros)
+	}
+
+	// make generate: the overlays, the Fleet example's, the Flux
+	// HelmReleases, the wrapper chart's presets, questions and validation.
+	if !slices.Contains(wrapperchart.Distros, d) {
+		t.Errorf("wrapperchart.Distros = %v", wrapperchart.Distros)
+	}
+	trees, err := Trees()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tree := range trees {
+		want := d + "/install/"
+		if tree.Dir == "charts/aws-ccm-rancher" {
+			want = "presets/" + d + "-install.yaml"
+			contains("questions.yaml", string(tree.Files["questions.yaml"]), "kubeadm, synthd]")
+			contains("questions.yaml", string(tree.Files["questions.yaml"]), "distro!=k3s&&distro!=synthd")
+			tpl := string(tree.Files["templates/_presets.tpl"])
+			contains("_presets.tpl", tpl, `"kubeadm", "synthd"]{{- end -}}`)
+			contains("_presets.tpl", tpl, "kubeadm or synthd{{- end -}}")
+			contains("_presets.tpl", tpl, `["k3s", "synthd"]`)
+			contains("values.yaml", string(tree.Files["values.yaml"]), "kubeadm or synthd")
+		}
+		if !slices.ContainsFunc(wrapperchart.Names(tree.Files), func(f string) bool { return strings.HasPrefix(f, want) }) {
+			t.Errorf("%s: no %s*", tree.Dir, want)
+		}
+	}
+
+	// The lists in hand-written files: each would be rewritten.
+	problems, err := DistroPins(testtools.Root(), renderer.Records(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != len(DistroLines) {
+		t.Errorf("%d of the %d distribution lines would change: %q", len(problems), len(DistroLines), problems)
+	}
+	for _, l := range DistroLines {
+		if v := l.Value(renderer.Records()); !strings.Contains(strings.ToLower(v), d) {
+			t.Errorf("%s, %s: %s", l.File, l.What, v)
+		}
+	}
+
+	// TestNoDistroLists knows it by its names.
+	names, _ := namesOf(renderer.Records())
+	if names["synthd"] != d || names["synth"] != d {
+		t.Errorf("namesOf: %v", names)
+	}
+}

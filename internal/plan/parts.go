@@ -1,0 +1,37 @@
+package plan
+
+import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+
+// distroParts are a distribution's parts of the plans: the code beside
+// its record (renderer.Profile), which holds its facts. TestParts holds
+// the map to the records: one entry per distribution but auto.
+type distroParts struct {
+	// plan is the distribution's plan from what runs it now by default:
+	// the in-tree provider, or its own cloud controller when it has no
+	// in-tree provider.
+	plan func(*builder) distroPlan
+	// builtin is the plan from its own cloud controller, when that is not
+	// plan; nil otherwise.
+	builtin func(*builder) distroPlan
+	// config is the cluster's configuration on the external provider:
+	// snippets and notes.
+	config func(*builder) ([]Snippet, []string)
+	// configCheck reads that configuration back.
+	configCheck func(*builder) Command
+	// kubelets moves the running kubelets to the external provider: the
+	// snippets to show (config's, or others) and the command that applies
+	// them, which also rolls them back.
+	kubelets func(*builder, []Snippet) ([]Snippet, Command)
+}
+
+// parts is set in init: the plans' functions read it.
+var parts map[renderer.Distro]distroParts
+
+func init() {
+	parts = map[renderer.Distro]distroParts{
+		renderer.DistroRKE:     {plan: rkePlan, config: rkeClusterConfig, configCheck: rkeConfigCheck, kubelets: rkeKubelets},
+		renderer.DistroRKE2:    {plan: rke2Plan, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, kubelets: rke2Kubelets},
+		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, kubelets: k3sKubelets},
+		renderer.DistroKubeadm: {plan: kubeadmPlan, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, kubelets: kubeadmKubelets},
+	}
+}
