@@ -150,7 +150,7 @@ bench-scale: build tools-kube tools-kubectl ## the scale benchmark: check agains
 # e2e/scale: check --all-contexts against check of each context one after
 # the other, and the render each cluster needs, whole processes measured
 # as bench-scale's, over fleets of 1, 10 and 50 API servers sharing one
-# etcd, each cluster 10 nodes and 300 pods of kubeadm, RKE2 or K3s
+# etcd, each cluster 10 nodes and 300 pods, of the distributions in turn
 # (starting and seeding 50 takes about five minutes, and 15 GiB of memory);
 # FLEET_RUNS rounds a fleet. E2E_FLEET_SIZES=N[,...] picks other fleets.
 FLEET_RUNS ?= 5
