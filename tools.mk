@@ -36,7 +36,9 @@
 #                                                     bundle controller's rollout)
 #   e2e/tools/argocd     bin/argocd-cmp-server        Argo CD's config management
 #                        bin/argocd-cmp-client        plugin server, the repo
-#                        bin/argocd-appset-generate   server's side of it, and the
+#                        bin/argocd-appset-generate   server's side of it, the
+#                        bin/argocd-track             application controller's
+#                                                     resource tracking, and the
 #                                                     ApplicationSet controller's
 #                                                     generation (its replace
 #                                                     lines copied)
@@ -99,6 +101,7 @@ FLEET_CONTROLLER        := $(BIN)/fleetcontroller
 ARGOCD_CMP_SERVER       := $(BIN)/argocd-cmp-server
 ARGOCD_CMP_CLIENT       := $(BIN)/argocd-cmp-client
 ARGOCD_APPSET           := $(BIN)/argocd-appset-generate
+ARGOCD_TRACK            := $(BIN)/argocd-track
 
 # One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
 # a minor is adding its module file (and go.sum).
@@ -141,7 +144,7 @@ tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_135) $(AWS_CCM_126) ## build the real AWS cl
 
 tools-fleet: $(FLEET) $(FLEET_CONTROLLER) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run, and the Fleet controller (bin/fleetcontroller), whose bundle controller rolls a bundle out by partitions
 
-tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) ## build Argo CD's config management plugin server, the repo server's client of it and the ApplicationSet controller's generation (bin/)
+tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) $(ARGOCD_TRACK) ## build Argo CD's config management plugin server, the repo server's client of it, the ApplicationSet controller's generation and the application controller's resource tracking (bin/)
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in
@@ -266,10 +269,10 @@ $(FLEET) $(FLEET_CONTROLLER) &: $(TOOLS)/fleet/go.mod $(TOOLS)/fleet/go.sum $(TO
 ARGOCD_MODULE := $(TOOLS)/argocd/go.mod $(TOOLS)/argocd/go.sum $(TOOLS_MK) \
 	$(wildcard $(TOOLS)/argocd/cmd/*/*.go)
 
-$(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) &: $(ARGOCD_MODULE)
+$(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) $(ARGOCD_TRACK) &: $(ARGOCD_MODULE)
 	cd $(TOOLS)/argocd && v=$(call tool-version,github.com/argoproj/argo-cd/v2) && \
 	date=$$($(GO) list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' github.com/argoproj/argo-cd/v2) && \
 	kubectl=$(call tool-version,k8s.io/kubectl) && p=github.com/argoproj/argo-cd/v2/common && \
 	$(TOOL_BUILD) -ldflags "-s -w -X $$p.version=$${v#v} -X $$p.buildDate=$$date -X $$p.kubectlVersion=$$kubectl" \
-		-o $(BIN)/ ./cmd/argocd-cmp-server ./cmd/argocd-cmp-client ./cmd/argocd-appset-generate
-	@touch $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET)
+		-o $(BIN)/ ./cmd/argocd-cmp-server ./cmd/argocd-cmp-client ./cmd/argocd-appset-generate ./cmd/argocd-track
+	@touch $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) $(ARGOCD_TRACK)

@@ -169,6 +169,8 @@ func TestArgoCDApplicationSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	picked := map[string]int{}
+	// One Application's manifests on the 1.26 cluster, applied below.
+	var applied, manifests string
 	for _, a := range apps {
 		c, ok := want[a.Metadata.Name]
 		if !ok {
@@ -230,9 +232,41 @@ func TestArgoCDApplicationSet(t *testing.T) {
 			t.Errorf("%s: no guard Role among %d objects", a.Metadata.Name, len(objs))
 		}
 		picked[fmt.Sprintf("%s %s %s %s", c.stage, v.GitVersion, image[strings.LastIndexByte(image, ':')+1:], mode)]++
+		if c.cp == old && applied == "" {
+			applied, manifests = a.Metadata.Name, strings.Join(r.Manifests, "\n---\n")
+		}
 	}
 	if len(want) != 0 {
 		t.Errorf("no Application for %d labelled clusters", len(want))
 	}
 	t.Logf("one ApplicationSet, %d clusters: %v", len(apps), picked)
+
+	// What Argo CD applies, marked by its application controller's own
+	// tracking code (label: Argo CD 2's default; annotation), applied to
+	// the 1.26 cluster: check, with no release to read, says who applied
+	// the CCM.
+	for method, by := range map[string]string{
+		"label":      "installed by Argo CD (Application " + applied + ", by its tracking label app.kubernetes.io/instance)",
+		"annotation": "installed by Argo CD (Application " + applied + "):",
+	} {
+		cmd := exec.Command(testtools.ArgoCDTrack(t), "-app", applied, "-namespace", "kube-system", "-method", method)
+		cmd.Stdin = strings.NewReader(manifests)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		marked, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("argocd-track -method %s: %v\n%s", method, err, stderr.String())
+		}
+		objs, err := harness.Decode(marked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := old.Apply(ctx, objs); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Renderer(t), "check", "--kubeconfig", old.Kubeconfig)
+		if code := testtools.ExitCode(err); code > 1 || !strings.Contains(string(out), by) {
+			t.Errorf("check after Argo CD's %s tracking: exit %d, want it to say %q:\n%s%s", method, code, by, out, errOut)
+		}
+	}
 }

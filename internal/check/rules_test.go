@@ -145,9 +145,9 @@ func TestReleaseStatus(t *testing.T) {
 }
 
 // TestAppliedBy: the tool that applied the CCM, by the marks it leaves:
-// Argo CD's tracking annotation before its label, Fleet's object set
-// annotation with or without Helm's release, Helm's release alone; none
-// without marks. The workload finding says it.
+// Argo CD's tracking annotation before its labels, Fleet's object set
+// annotation with or without Helm's release, Helm's release alone before
+// Argo CD's default label; none without marks. The workload finding says it.
 func TestAppliedBy(t *testing.T) {
 	helm := map[string]string{helmReleaseName: "aws-ccm", helmReleaseNamespace: "kube-system"}
 	with := func(a map[string]string, more ...string) map[string]string {
@@ -169,7 +169,8 @@ func TestAppliedBy(t *testing.T) {
 		{with(helm, fleetObjectSetID, "default-aws-ccm"), nil, "Fleet (Helm release kube-system/aws-ccm)"},
 		{with(nil, fleetObjectSetID, "default-aws-ccm"), nil, "Fleet"},
 		{helm, nil, "Helm (release kube-system/aws-ccm)"},
-		{nil, map[string]string{"app.kubernetes.io/instance": "aws-ccm"}, ""},
+		{nil, map[string]string{"app.kubernetes.io/instance": "aws-ccm-c"}, "Argo CD (Application aws-ccm-c, by its tracking label app.kubernetes.io/instance)"},
+		{helm, map[string]string{"app.kubernetes.io/instance": "aws-ccm"}, "Helm (release kube-system/aws-ccm)"},
 		{nil, nil, ""},
 	} {
 		if got := appliedBy(metav1.ObjectMeta{Annotations: c.annotations, Labels: c.labels}); got != c.want {

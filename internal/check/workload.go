@@ -209,15 +209,19 @@ func chartOf(meta metav1.ObjectMeta) string { return meta.Labels[chartLabel] }
 
 // The marks a GitOps engine or Helm leaves on the objects it applies:
 // Argo CD's tracking annotation (its annotation tracking,
-// APPLICATION:GROUP/KIND:NAMESPACE/NAME) or label (a label tracking key
-// Argo CD's docs suggest), Fleet's agent's object set annotation, Helm's
-// release annotations.
+// APPLICATION:GROUP/KIND:NAMESPACE/NAME) or label (its default label key,
+// or argocd.argoproj.io/instance, a key its docs suggest), Fleet's agent's
+// object set annotation, Helm's release annotations.
 const (
 	argoTrackingAnnotation = "argocd.argoproj.io/tracking-id"
 	argoInstanceLabel      = "argocd.argoproj.io/instance"
-	fleetObjectSetID       = "objectset.rio.cattle.io/id"
-	helmReleaseName        = "meta.helm.sh/release-name"
-	helmReleaseNamespace   = "meta.helm.sh/release-namespace"
+	// argoDefaultLabel is the label key of Argo CD 2's default tracking
+	// method (label; common.LabelKeyAppInstance). The upstream chart sets
+	// no app.kubernetes.io/* label, and Helm's marks rank first.
+	argoDefaultLabel     = "app.kubernetes.io/instance"
+	fleetObjectSetID     = "objectset.rio.cattle.io/id"
+	helmReleaseName      = "meta.helm.sh/release-name"
+	helmReleaseNamespace = "meta.helm.sh/release-namespace"
 )
 
 // appliedBy names the tool that applied an object by the marks it left
@@ -241,6 +245,8 @@ func appliedBy(meta metav1.ObjectMeta) string {
 		return "Fleet"
 	case release != "":
 		return "Helm (release " + release + ")"
+	case meta.Labels[argoDefaultLabel] != "":
+		return "Argo CD (Application " + meta.Labels[argoDefaultLabel] + ", by its tracking label " + argoDefaultLabel + ")"
 	}
 	return ""
 }

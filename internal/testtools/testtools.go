@@ -138,6 +138,11 @@ func Kubectl(t testing.TB) string { return tool(t, "KUBECTL", "bin/kubectl") }
 // ApplicationSet controller's generation, from Argo CD's own code.
 func ArgoCDAppSet(t testing.TB) string { return tool(t, "ARGOCD_APPSET", "bin/argocd-appset-generate") }
 
+// ArgoCDTrack returns argocd-track (e2e/tools/argocd): marks manifests as
+// Argo CD's application controller does before it applies them, with its
+// own resource tracking code.
+func ArgoCDTrack(t testing.TB) string { return tool(t, "ARGOCD_TRACK", "bin/argocd-track") }
+
 // Fleet returns the Fleet CLI (e2e/tools/fleet): apply, target and deploy.
 func Fleet(t testing.TB) string { return tool(t, "FLEET", "bin/fleet") }
 
