@@ -159,6 +159,50 @@ func countObjects(objs []*object) int {
 	return n
 }
 
+// target is a parsed Options.Target.
+type target struct {
+	kind, namespace, name string
+	anyNamespace          bool // KIND/NAME: the workload of that name in whatever namespace
+}
+
+func parseTarget(s string) (*target, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, "/")
+	bad := func() error {
+		return usageErrorf(OptTarget, "%q: want KIND/NAMESPACE/NAME (or KIND/NAME) of a DaemonSet or Deployment, e.g. %s",
+			s, OptValue{OptTarget, "DaemonSet/kube-system/aws-cloud-controller-manager"})
+	}
+	if len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
+		return nil, bad()
+	}
+	t := &target{name: parts[len(parts)-1], anyNamespace: len(parts) == 2}
+	if len(parts) == 3 {
+		t.namespace = parts[1]
+	}
+	for k := range workloadKinds {
+		if strings.EqualFold(parts[0], k) {
+			t.kind = k
+		}
+	}
+	if t.kind == "" {
+		return nil, bad()
+	}
+	return t, nil
+}
+
+func (t *target) String() string {
+	if t.anyNamespace {
+		return t.kind + "/" + t.name
+	}
+	return t.kind + "/" + t.namespace + "/" + t.name
+}
+
+func (t *target) matches(r *ObjectRef) bool {
+	return r.Kind == t.kind && r.Name == t.name && (t.anyNamespace || r.Namespace == t.namespace)
+}
+
 // readWorkload learns the CCM's containers, image, flags and service
 // account from its workload.
 func (t *targets) readWorkload(o Options) error {

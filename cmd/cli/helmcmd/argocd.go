@@ -328,24 +328,26 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 			}
 		}
 	}
-	r.rendererArgs = []string{"--distro", param("distro"), "--mode", param("mode")}
+	// The renderer's options as its flags, spelled by renderer.OptionTable
+	// and parsed with RENDERER_ARGS by its Option.Set (argoGenerate).
+	r.rendererArgs = []string{renderer.FlagArg(renderer.OptDistro, param("distro")), renderer.FlagArg(renderer.OptMode, param("mode"))}
 	// The renderer checks the CCM against the destination cluster's
 	// version: in migrate mode a CCM of another minor is refused.
 	if r.kubeVersion != "" {
-		r.rendererArgs = append(r.rendererArgs, "--kube-version", r.kubeVersion)
+		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptKubeVersion, r.kubeVersion))
 	}
 	if g := param("guard-image"); g != "" {
-		r.rendererArgs = append(r.rendererArgs, "--guard-image="+g)
+		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptGuardImage, g))
 	}
 	for _, a := range arrays["set-arg"] {
-		r.rendererArgs = append(r.rendererArgs, "--set-arg="+a)
+		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptSetArgs, a))
 	}
 	for _, a := range arrays["remove-arg"] {
-		r.rendererArgs = append(r.rendererArgs, "--remove-arg="+a)
+		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptRemoveArgs, a))
 	}
 	// Argo CD keeps a plugin's stderr for when it fails: a warning nobody
 	// would read fails the generation instead, unless strict is false.
-	r.rendererArgs = append(r.rendererArgs, "--strict="+param("strict"))
+	r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptStrict, param("strict")))
 	if more, _ := lookup("ARGOCD_ENV_RENDERER_ARGS"); more != "" {
 		r.rendererArgs = append(r.rendererArgs, strings.Fields(more)...)
 	}
@@ -425,6 +427,22 @@ func resolve(p string) (string, error) {
 	return filepath.Join(parent, filepath.Base(p)), nil
 }
 
+// options parses the renderer's flags the request holds, the parameters'
+// and RENDERER_ARGS, as the command line's (cli.OptionFlags).
+func (r *argoRequest) options() (renderer.Options, error) {
+	var flags cli.OptionFlags
+	fs := pflag.NewFlagSet("renderer", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	flags.Register(fs)
+	if err := fs.Parse(r.rendererArgs); err != nil {
+		return renderer.Options{}, &renderer.UsageError{Err: fmt.Errorf("the renderer's flags (parameters, RENDERER_ARGS): %w", err)}
+	}
+	if fs.NArg() > 0 {
+		return renderer.Options{}, &renderer.UsageError{Err: fmt.Errorf("RENDERER_ARGS: %q is not a flag", fs.Arg(0))}
+	}
+	return flags.Options(fs)
+}
+
 // argoGenerate renders the chart as the request asks: the renderer's
 // options checked first, then the chart located and rendered with the
 // renderer as its post-renderer.
@@ -440,17 +458,7 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 		return "", &renderer.UsageError{Err: fmt.Errorf("KUBE_VERSION %q, the destination cluster's version as Argo CD sends it, is not a Kubernetes version such as v1.34.2: %w",
 			r.kubeVersion, err)}
 	}
-	var flags cli.OptionFlags
-	fs := pflag.NewFlagSet("renderer", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	flags.Register(fs)
-	if err := fs.Parse(r.rendererArgs); err != nil {
-		return "", &renderer.UsageError{Err: fmt.Errorf("the renderer's flags (parameters, RENDERER_ARGS): %w", err)}
-	}
-	if fs.NArg() > 0 {
-		return "", &renderer.UsageError{Err: fmt.Errorf("RENDERER_ARGS: %q is not a flag", fs.Arg(0))}
-	}
-	opts, err := flags.Options(fs)
+	opts, err := r.options()
 	if err != nil {
 		return "", err
 	}
