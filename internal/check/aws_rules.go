@@ -17,16 +17,6 @@ import (
 // The AWS rules (check --aws): each judges the account as the CCM release
 // that runs, or will run, would use it, and returns nothing without --aws.
 
-// awsArea tells the areas of AWS findings; iam's findings from AWS are
-// those about principals (the events' denials are the cluster's).
-func awsArea(area string) bool {
-	switch area {
-	case AreaAWS, AreaInstance, AreaClusterID, AreaSecurityGroup, AreaSubnet, AreaMetadata, AreaLoadBalancer:
-		return true
-	}
-	return false
-}
-
 // cutsInstanceIDNames: the release reads a node name
 // i-0abc.REGION.compute.internal as instance i-0abc (v1.26.11+, v1.27.2,
 // v1.28.0+); v1.26.0 sends the whole name to EC2.

@@ -67,7 +67,12 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	width := len(AreaDistribution) // the longest area name without --aws
+	width := 0 // the longest area name without --aws, or longer
+	for _, a := range areaOrder {
+		if !awsArea(a) {
+			width = max(width, len(a))
+		}
+	}
 	for _, f := range r.Findings {
 		width = max(width, len(f.Area))
 	}

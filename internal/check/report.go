@@ -36,7 +36,8 @@ func (s Severity) Symbol() string {
 	return "·"
 }
 
-// The areas a finding belongs to, in the order reports list them.
+// The areas a finding belongs to; Rules gives each its rules and its place
+// in a report (Areas).
 const (
 	AreaDistribution = "distribution"
 	AreaWorkload     = "workload"
@@ -57,7 +58,7 @@ const (
 	AreaVersion     = "version"
 	// AreaPlan: which plan fits the cluster.
 	AreaPlan = "plan"
-	// The AWS areas (check --aws).
+	// The areas of the AWS rules (check --aws).
 	AreaAWS           = "aws"
 	AreaInstance      = "instance"
 	AreaClusterID     = "cluster-id"
@@ -66,10 +67,6 @@ const (
 	AreaMetadata      = "metadata"
 	AreaLoadBalancer  = "load-balancer"
 )
-
-var areaOrder = []string{AreaDistribution, AreaWorkload, AreaPlacement, AreaNode, AreaHostname, AreaInTree, AreaOptions, AreaControllers,
-	AreaAWS, AreaInstance, AreaClusterID, AreaSecurityGroup, AreaSubnet, AreaIAM, AreaMetadata, AreaLoadBalancer,
-	AreaService, AreaRBAC, AreaLease, AreaVersion, AreaPlan}
 
 // Finding is one line of the report.
 type Finding struct {

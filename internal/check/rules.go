@@ -12,44 +12,87 @@ import (
 // it found. It reads the view only, never the cluster: what it needs of
 // the cluster, Collect reads into the snapshot.
 type Rule struct {
-	Name  string
+	Name string
+	// Area is the area of every finding the rule gives.
+	Area  string
+	Kind  Kind
 	Check func(v *View) []Finding
 }
 
-// Rules are the checks Evaluate runs, in this order; the report sorts the
-// findings by area, keeping this order within one. A new check is a
-// function of *View added here (and, when it needs more of the cluster than
-// the snapshot holds, a field of Snapshot that Collect fills); its tests
-// are literal snapshots (rules_test.go).
+// Kind tells the rules that judge the cluster from those that judge the
+// AWS account (check --aws), which return nothing without it.
+type Kind string
+
+const (
+	ClusterRule Kind = "cluster"
+	AWSRule     Kind = "aws"
+)
+
+// Rules are the checks Evaluate runs, in this order, and the one list of
+// the areas: the report lists the areas in the order of their first rule
+// here (Areas) and sorts the findings by area, keeping this order within
+// one. A new check is a function of *View added here with its area (and,
+// when it needs more of the cluster than the snapshot holds, a field of
+// Snapshot that Collect fills); its tests are literal snapshots
+// (rules_test.go).
 var Rules = []Rule{
-	{"workload", workloadRule},
-	{"leader migration config", migrationConfigRule},
-	{"cloud config", cloudConfigRule},
-	{"cloud config keys", cloudConfigKeysRule},
-	{"distribution", distributionRule},
-	{"placement", placementRule},
-	{"node", nodeRule},
-	{"hostname", hostnameRule},
-	{"in-tree", inTreeRule},
-	{"options", optionsRule},
-	{"controllers", controllersRule},
-	{"iam", iamRule},
-	// check --aws: nothing without it.
-	{"aws account", awsAccountRule},
-	{"instance", instanceRule},
-	{"cluster id", clusterIDRule},
-	{"security group", securityGroupRule},
-	{"subnet", subnetRule},
-	{"iam simulation", iamSimulationRule},
-	{"metadata", metadataRule},
-	{"load balancer", loadBalancerRule},
-	{"service", serviceRule},
-	{"load balancer takeover", takeoverRule},
-	{"rbac", rbacRule},
-	{"token scope", tokenScopeRule},
-	{"lease", leaseRule},
-	{"version", versionRule},
-	{"plan", planRule},
+	{"distribution", AreaDistribution, ClusterRule, distributionRule},
+	{"workload", AreaWorkload, ClusterRule, workloadRule},
+	{"leader migration config", AreaWorkload, ClusterRule, migrationConfigRule},
+	{"cloud config", AreaWorkload, ClusterRule, cloudConfigRule},
+	{"cloud config keys", AreaWorkload, ClusterRule, cloudConfigKeysRule},
+	{"placement", AreaPlacement, ClusterRule, placementRule},
+	{"node", AreaNode, ClusterRule, nodeRule},
+	{"hostname", AreaHostname, ClusterRule, hostnameRule},
+	{"in-tree", AreaInTree, ClusterRule, inTreeRule},
+	{"options", AreaOptions, ClusterRule, optionsRule},
+	{"controllers", AreaControllers, ClusterRule, controllersRule},
+	{"aws account", AreaAWS, AWSRule, awsAccountRule},
+	{"instance", AreaInstance, AWSRule, instanceRule},
+	{"cluster id", AreaClusterID, AWSRule, clusterIDRule},
+	{"security group", AreaSecurityGroup, AWSRule, securityGroupRule},
+	{"subnet", AreaSubnet, AWSRule, subnetRule},
+	{"iam", AreaIAM, ClusterRule, iamRule},
+	{"iam simulation", AreaIAM, AWSRule, iamSimulationRule},
+	{"metadata", AreaMetadata, AWSRule, metadataRule},
+	{"load balancer", AreaLoadBalancer, AWSRule, loadBalancerRule},
+	{"service", AreaService, ClusterRule, serviceRule},
+	{"load balancer takeover", AreaService, ClusterRule, takeoverRule},
+	{"rbac", AreaRBAC, ClusterRule, rbacRule},
+	{"token scope", AreaRBAC, ClusterRule, tokenScopeRule},
+	{"lease", AreaLease, ClusterRule, leaseRule},
+	{"version", AreaVersion, ClusterRule, versionRule},
+	{"plan", AreaPlan, ClusterRule, planRule},
+}
+
+// Areas are the areas of Rules, each once, in the order reports list them.
+func Areas() []string {
+	var out []string
+	for _, r := range Rules {
+		if !slices.Contains(out, r.Area) {
+			out = append(out, r.Area)
+		}
+	}
+	return out
+}
+
+// areaOrder is Areas, worked out once.
+var areaOrder = Areas()
+
+// awsArea tells the areas of AWS findings: those whose rules are all AWS
+// rules (iam's findings from AWS are those about principals, the events'
+// denials are the cluster's, so iam is not one).
+func awsArea(area string) bool {
+	found := false
+	for _, r := range Rules {
+		if r.Area == area {
+			if r.Kind != AWSRule {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 // workloadRule reports the CCM's workload: none in the cluster, or what it

@@ -1,8 +1,11 @@
 package check
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,8 +16,53 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
+// TestMain holds every rule to its area in every test of the package: a
+// finding of another area than its rule's fails the run.
+func TestMain(m *testing.M) {
+	var mu sync.Mutex
+	var strays []string
+	for i := range Rules {
+		r := Rules[i]
+		Rules[i].Check = func(v *View) []Finding {
+			fs := r.Check(v)
+			for _, f := range fs {
+				if f.Area != r.Area {
+					mu.Lock()
+					strays = append(strays, fmt.Sprintf("rule %s (area %s) gave a finding of area %q: %s", r.Name, r.Area, f.Area, f.Message))
+					mu.Unlock()
+				}
+			}
+			return fs
+		}
+	}
+	code := m.Run()
+	for _, s := range strays {
+		fmt.Fprintln(os.Stderr, "FAIL:", s)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestAreas: the areas come from Rules, each once, in the order of their
+// first rules; an AWS area is one of AWS rules alone (iam has the
+// cluster's rule of the events' denials too).
+func TestAreas(t *testing.T) {
+	areas := Areas()
+	if !slices.Equal(areaOrder, areas) || areas[0] != Rules[0].Area {
+		t.Errorf("areaOrder %q, Areas() %q", areaOrder, areas)
+	}
+	for i, a := range areas {
+		if slices.Contains(areas[i+1:], a) {
+			t.Errorf("area %s twice", a)
+		}
+	}
+	if !awsArea(AreaInstance) || awsArea(AreaIAM) || awsArea(AreaWorkload) || awsArea("nothing") {
+		t.Error("awsArea: instance is an AWS area; iam, workload and an area without rules are not")
+	}
+}
+
 // TestRules: every rule of the registry has a name of its own and gives
-// findings of known areas; on a snapshot written out whole (what a new
+// findings of its area; on a snapshot written out whole (what a new
 // rule's test looks like), each rule alone says what it should.
 func TestRules(t *testing.T) {
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "ccm", Namespace: "kube-system"},
@@ -51,8 +99,8 @@ func TestRules(t *testing.T) {
 		names = append(names, r.Name)
 		fs := r.Check(v)
 		for _, f := range fs {
-			if !slices.Contains(areaOrder, f.Area) {
-				t.Errorf("%s: a finding of area %q", r.Name, f.Area)
+			if f.Area != r.Area {
+				t.Errorf("%s: a finding of area %q, not its own %s", r.Name, f.Area, r.Area)
 			}
 		}
 		w, ok := want[r.Name]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -84,13 +85,7 @@ func TestStale(t *testing.T) {
 // TestFleetPins: the Fleet bundle's image.tag line is the release data's;
 // -update rewrites it.
 func TestFleetPins(t *testing.T) {
-	problems, err := FleetPins(testtools.Root(), *update)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Error(p)
-	}
+	noProblems(t)(FleetPins(testtools.Root(), *update))
 	tmpl, err := FleetTagTemplate("0.0.11")
 	if err != nil || !strings.Contains(tmpl, `"1.34" "v1.34.3"`) || !strings.HasSuffix(tmpl, `| default "v1.35.0" }`) {
 		t.Errorf("FleetTagTemplate(0.0.11) = %s, %v", tmpl, err)
@@ -129,13 +124,7 @@ func TestFleetPins(t *testing.T) {
 // -update rewrites them. A copy with another digest is one problem, which
 // the write puts right.
 func TestGuardPins(t *testing.T) {
-	problems, err := GuardPins(testtools.Root(), *update)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Error(p)
-	}
+	noProblems(t)(GuardPins(testtools.Root(), *update))
 	root := t.TempDir()
 	for _, f := range GuardPinned {
 		good, err := os.ReadFile(filepath.Join(testtools.Root(), f))
@@ -163,12 +152,37 @@ func TestGuardPins(t *testing.T) {
 // TestDistroPins: the distribution lists of hand-written files are the
 // records'; -update rewrites them.
 func TestDistroPins(t *testing.T) {
-	problems, err := DistroPins(testtools.Root(), renderer.Records(), *update)
+	noProblems(t)(DistroPins(testtools.Root(), renderer.Records(), *update))
+}
+
+// TestAreaPins: the area enum of check's JSON schema is check.Areas, the
+// areas of check's rules; -update rewrites it. A copy whose enum drifted
+// is one problem, which the write puts right.
+func TestAreaPins(t *testing.T) {
+	noProblems(t)(AreaPins(testtools.Root(), check.Areas(), *update))
+	good, err := os.ReadFile(filepath.Join(testtools.Root(), CheckSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range problems {
-		t.Error(p)
+	root := t.TempDir()
+	enum := jsonList(check.Areas())
+	drifted := strings.Replace(string(good), enum, jsonList(check.Areas()[1:]), 1)
+	if drifted == string(good) {
+		t.Fatalf("%s has no area enum %s", CheckSchema, enum)
+	}
+	testtools.WriteFile(t, filepath.Join(root, CheckSchema), []byte(drifted))
+	if p, err := AreaPins(root, check.Areas(), false); err != nil || len(p) != 1 || !strings.Contains(p[0], "the area enum") {
+		t.Errorf("drifted area enum: %q, %v; want one problem about it", p, err)
+	}
+	if _, err := AreaPins(root, check.Areas(), true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, CheckSchema)); string(b) != string(good) {
+		t.Errorf("rewritten:\n%s", b)
+	}
+	testtools.WriteFile(t, filepath.Join(root, CheckSchema), []byte("{}\n"))
+	if _, err := AreaPins(root, check.Areas(), false); err == nil || !strings.Contains(err.Error(), "no area enum") {
+		t.Errorf("a schema without the enum: %v", err)
 	}
 }
 
@@ -220,5 +234,19 @@ func TestExamplesMend(t *testing.T) {
 	write("open.md", "<!-- example: g/a.txt -->\n```\none\n")
 	if _, err := Examples(root, "open.md", false); err == nil || !strings.Contains(err.Error(), "no closing") {
 		t.Errorf("an unclosed block: %v", err)
+	}
+}
+
+// noProblems fails the test for an error, fatally, and for each problem
+// of a check of generated files: noProblems(t)(FleetPins(root, false)).
+func noProblems(t *testing.T) func([]string, error) {
+	return func(problems []string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Error(p)
+		}
 	}
 }

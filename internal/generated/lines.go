@@ -44,6 +44,22 @@ func rewriteLines(file string, b []byte, lines []generatedLine, source string) (
 	return out, problems, nil
 }
 
+// rewriteFile checks the lines of file (a path under root) against their
+// values, or with write puts the values there; it returns the problems,
+// none when it wrote.
+func rewriteFile(root, file string, lines []generatedLine, source string, write bool) ([]string, error) {
+	path := filepath.Join(root, filepath.FromSlash(file))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out, problems, err := rewriteLines(file, b, lines, source)
+	if err != nil || !write || len(problems) == 0 {
+		return problems, err
+	}
+	return nil, os.WriteFile(path, out, 0o644)
+}
+
 // DistroLine is a list of distributions inside a hand-written file, made
 // from the distributions' records (renderer.Records): a schema's enum, a
 // plugin's tooltip, a comment naming Rancher's providers.
@@ -140,30 +156,17 @@ func SharedPlacements(recs []renderer.Profile) []string {
 func DistroPins(root string, recs []renderer.Profile, write bool) ([]string, error) {
 	var problems []string
 	for _, file := range distroFiles() {
-		path := filepath.Join(root, filepath.FromSlash(file))
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
 		var lines []generatedLine
 		for _, l := range DistroLines {
 			if l.File == file {
 				lines = append(lines, generatedLine{l.What, l.Re, l.Value(recs), "no " + l.What})
 			}
 		}
-		out, p, err := rewriteLines(file, b, lines, "the distributions' records'")
+		p, err := rewriteFile(root, file, lines, "the distributions' records'", write)
 		if err != nil {
 			return nil, err
 		}
 		problems = append(problems, p...)
-		if write && len(p) > 0 {
-			if err := os.WriteFile(path, out, 0o644); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if write {
-		return nil, nil
 	}
 	return problems, nil
 }
