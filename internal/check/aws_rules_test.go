@@ -79,7 +79,7 @@ func awsLBService(ns, name, uid string) corev1.Service {
 func awsFindings(r *Report) []Finding {
 	var out []Finding
 	for _, f := range r.Findings {
-		if awsArea(f.Area) || f.Area == AreaIAM {
+		if AWSArea(f.Area) || f.Area == AreaIAM {
 			out = append(out, f)
 		}
 	}

@@ -67,7 +67,7 @@ func Evaluate(s *Snapshot) *Report {
 			sum.Instances[ni.node.Name] = ni.instance.ID
 		}
 		for _, f := range rep.Findings {
-			if !awsArea(f.Area) {
+			if !AWSArea(f.Area) {
 				continue
 			}
 			switch f.Severity {

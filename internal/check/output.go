@@ -69,7 +69,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 	}
 	width := 0 // the longest area name without --aws, or longer
 	for _, a := range areaOrder {
-		if !awsArea(a) {
+		if !AWSArea(a) {
 			width = max(width, len(a))
 		}
 	}

@@ -79,10 +79,10 @@ func Areas() []string {
 // areaOrder is Areas, worked out once.
 var areaOrder = Areas()
 
-// awsArea tells the areas of AWS findings: those whose rules are all AWS
+// AWSArea tells the areas of AWS findings: those whose rules are all AWS
 // rules (iam's findings from AWS are those about principals, the events'
 // denials are the cluster's, so iam is not one).
-func awsArea(area string) bool {
+func AWSArea(area string) bool {
 	found := false
 	for _, r := range Rules {
 		if r.Area == area {

@@ -56,7 +56,7 @@ func TestAreas(t *testing.T) {
 			t.Errorf("area %s twice", a)
 		}
 	}
-	if !awsArea(AreaInstance) || awsArea(AreaIAM) || awsArea(AreaWorkload) || awsArea("nothing") {
+	if !AWSArea(AreaInstance) || AWSArea(AreaIAM) || AWSArea(AreaWorkload) || AWSArea("nothing") {
 		t.Error("awsArea: instance is an AWS area; iam, workload and an area without rules are not")
 	}
 }

@@ -3,6 +3,8 @@ package helmcmd
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
 // kubeconfig writes a kubeconfig whose contexts point at servers nothing
@@ -169,5 +172,44 @@ func TestCheckCompletion(t *testing.T) {
 	if want := "aws-ccm-renderer: --distro=detect needs a cluster, and no kubeconfig names one ($KUBECONFIG is " + os.Getenv("KUBECONFIG") +
 		": no file of it exists or has clusters); give --kubeconfig FILE, or set $KUBECONFIG\n"; code != cli.ExitUsage || out != "" || errOut != want {
 		t.Errorf("detect without a kubeconfig: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+// TestCheckAreas: check's help has a line for each area of check's rules
+// (check.Areas), in their order, the cluster's before "With --aws" and
+// the AWS areas after; docs/check.md a table row for each.
+func TestCheckAreas(t *testing.T) {
+	cluster, aws, _ := strings.Cut(checkLong, "\nWith --aws")
+	aws, _, _ = strings.Cut(aws, "\nWhat is checked")
+	row := regexp.MustCompile(`(?m)^  ([a-z-]+) {2,}\S`)
+	names := func(text string) []string {
+		var out []string
+		for _, m := range row.FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	var wantCluster, wantAWS []string
+	for _, a := range check.Areas() {
+		if check.AWSArea(a) {
+			wantAWS = append(wantAWS, a)
+		} else {
+			wantCluster = append(wantCluster, a)
+		}
+	}
+	if got := names(cluster); !slices.Equal(got, wantCluster) {
+		t.Errorf("check's help names the areas %q, want %q", got, wantCluster)
+	}
+	if got := names(aws); !slices.Equal(got, wantAWS) {
+		t.Errorf("check's help names the AWS areas %q, want %q", got, wantAWS)
+	}
+	doc, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "check.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range check.Areas() {
+		if !regexp.MustCompile("(?m)^\\| `?" + regexp.QuoteMeta(a) + "`? \\|").Match(doc) {
+			t.Errorf("docs/check.md has no table row of area %s", a)
+		}
 	}
 }
