@@ -544,7 +544,7 @@ func TestOptionsValidated(t *testing.T) {
 			wantErr: []string{"--set-arg cloud-provider: the CCM must run with --cloud-provider=aws"}},
 		{name: "K3s has no migrate mode: the switch is explained", in: docs(dsDoc),
 			opts: func(o *Options) { o.Distro, o.Mode = DistroK3s, ModeMigrate },
-			wantErr: []string{"--mode migrate does not apply to --distro=k3s", "built without the in-tree cloud providers",
+			wantErr: []string{"--mode migrate: --distro=k3s has no migrate mode", "built without the in-tree cloud providers",
 				"a switch, step by step in `aws-ccm-renderer plan --distro k3s`", "render with --mode=install"}},
 		// Advice only that the next command takes: no --set-arg for a
 		// flag that allows no other value.

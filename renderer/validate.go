@@ -32,10 +32,9 @@ func (o Options) check() (warnings []string, err error) {
 		return nil, UnknownValue(OptMode, string(o.Mode), stringsOf(Modes), nil)
 	}
 	if !slices.Contains(profile.Modes(), o.Mode) {
-		return nil, usageErrorf(OptMode, "%s does not apply to %s: that distribution is built without the in-tree cloud providers, so no in-tree "+
-			"controller manager hands over to the CCM; its move to the AWS CCM is a switch, step by step in "+
+		return nil, usageErrorf(OptMode, "%s: %s %s; its move to the AWS CCM is a switch, step by step in "+
 			"`aws-ccm-renderer plan --distro %s`: render with %s", o.Mode, OptValue{OptDistro, string(o.Distro)},
-			o.Distro, OptValue{OptMode, string(ModeInstall)})
+			VerdictNoMigrateMode.Reason, o.Distro, OptValue{OptMode, string(ModeInstall)})
 	}
 	if o.HostNetwork == nil {
 		return nil, usageErrorf(OptHostNetwork, "must be true or false")

@@ -149,23 +149,23 @@ func (v versions) skew(o Options) ([]error, error) {
 	if v.kube == nil {
 		if migrate && ccm.GreaterThan(lastInTree) {
 			tag := CCMTag(LastInTreeMinor)
-			return refuse("the CCM (%s) is %s, newer than any cluster that can migrate (the in-tree AWS provider ends with %s): "+
+			return refuse("the CCM (%s) is %s, %s (the in-tree AWS provider ends with %s): "+
 				"pin the CCM release of the cluster's minor (for a %s cluster %s, with the upstream chart: --set image.tag=%s) and give the cluster's version with %s",
-				v.ccmSource, minorOf(v.ccm), minorOf(lastInTree), minorOf(lastInTree), tag, tag, OptKubeVersion)
+				v.ccmSource, minorOf(v.ccm), VerdictClusterUnknown.Reason, minorOf(lastInTree), minorOf(lastInTree), tag, tag, OptKubeVersion)
 		}
 		return nil, nil
 	}
 	kube := version.MajorMinor(v.kube.Major(), v.kube.Minor())
 	switch {
 	case migrate && kube.GreaterThan(lastInTree):
-		return refuse("the cluster (%s %s) is %s and has no in-tree AWS provider to migrate from (it ends with %s): use %s",
-			OptKubeVersion, o.KubeVersion, minorOf(kube), minorOf(lastInTree), OptValue{OptMode, string(ModeInstall)})
+		return refuse("the cluster (%s %s) is %s and %s (it ends with %s): use %s",
+			OptKubeVersion, o.KubeVersion, minorOf(kube), VerdictNoInTree.Reason, minorOf(lastInTree), OptValue{OptMode, string(ModeInstall)})
 	case !ccm.EqualTo(kube) && migrate:
-		return refuse("the CCM (%s) is %s and the cluster (%s %s) %s: a migration runs the CCM of the cluster's minor; %s",
-			v.ccmSource, minorOf(v.ccm), OptKubeVersion, o.KubeVersion, minorOf(kube), pin(kube.Minor()))
+		return refuse("the CCM (%s) is %s and the cluster (%s %s) %s: %s; %s",
+			v.ccmSource, minorOf(v.ccm), OptKubeVersion, o.KubeVersion, minorOf(kube), VerdictSkewMigrate.Reason, pin(kube.Minor()))
 	case !ccm.EqualTo(kube):
-		return []error{errorf("the CCM (%s) is %s and the cluster %s: the AWS CCM is released per Kubernetes minor and meant to run at the cluster's; %s",
-			v.ccmSource, minorOf(v.ccm), minorOf(kube), pin(kube.Minor()))}, nil
+		return []error{errorf("the CCM (%s) is %s and the cluster %s: %s; %s",
+			v.ccmSource, minorOf(v.ccm), minorOf(kube), VerdictSkewInstall.Reason, pin(kube.Minor()))}, nil
 	}
 	return nil, nil
 }

@@ -57,7 +57,7 @@ func TestErrors(t *testing.T) {
 		{"no workload", "kind: ConfigMap\nmetadata: {name: x}\n", nil, ExitInput, "no AWS cloud-controller-manager"},
 		{"broken second document", ccm + "---\nkind: [\n", nil, ExitInput, "document 2 (line 12)"},
 		{"k3s in migrate mode", ccm, []string{"--distro=k3s", "--mode=migrate"}, ExitUsage,
-			"--mode migrate does not apply to --distro=k3s: that distribution is built without the in-tree cloud providers, so no in-tree controller manager hands over to the CCM; " +
+			"--mode migrate: --distro=k3s has no migrate mode: it is built without the in-tree cloud providers, so no in-tree controller manager hands over to the CCM; " +
 				"its move to the AWS CCM is a switch, step by step in `aws-ccm-renderer plan --distro k3s`: render with --mode=install"},
 		{"migrate: a CCM newer than any cluster that migrates", ccm, []string{"--mode=migrate"}, ExitInput,
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate (the in-tree AWS provider ends with 1.26): " +

@@ -413,7 +413,7 @@ func TestFnErrors(t *testing.T) {
 		{"a workload of the wrong shape", "", []string{fnItems[0], badDS}, "item 2: DaemonSet kube-system/ccm: spec.template.spec.containers is a scalar, not a list",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 		{"K3s in migrate mode", cm("  distro: k3s\n  mode: migrate\n"), nil,
-			"mode migrate does not apply to distro: k3s: that distribution is built without the in-tree cloud providers",
+			"mode migrate: distro: k3s has no migrate mode: it is built without the in-tree cloud providers",
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"migrate: a CCM of another minor than the cluster", cm("  mode: migrate\n  kubeVersion: v1.25.16\n"), nil,
 			"item 4: DaemonSet kube-system/ccm: the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14) is 1.26 and the cluster (kubeVersion v1.25.16) 1.25: " +

@@ -134,7 +134,7 @@ func TestOverlaysErrors(t *testing.T) {
 		{"positional argument", []string{"overlays"}, ExitUsage, `unknown command "overlays"`},
 		{"unknown flag", []string{"--target=DaemonSet/kube-system/ccm"}, ExitUsage, "unknown flag: --target"},
 		{"K3s in migrate mode", []string{"--out", dir, "--distro=k3s", "--mode=migrate"}, ExitUsage,
-			"--mode migrate does not apply to --distro=k3s: that distribution is built without the in-tree cloud providers"},
+			"--mode migrate: --distro=k3s has no migrate mode: it is built without the in-tree cloud providers"},
 		{"migrate on a cluster without the in-tree provider", []string{"--out", dir, "--mode=migrate", "--kube-version=v1.28.3"}, ExitUsage,
 			"the cluster (--kube-version v1.28.3) is 1.28 and has no in-tree AWS provider to migrate from (it ends with 1.26): use --mode=install"},
 		{"migrate with a CCM newer than any cluster that migrates", []string{"--out", dir, "--mode=migrate", "--image-tag=v1.35.2"}, ExitUsage,

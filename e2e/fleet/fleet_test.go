@@ -450,10 +450,16 @@ type deployment struct {
 func target(t *testing.T, bundleYAML []byte) map[string]deployment {
 	t.Helper()
 	createClusters(t)
+	return targetIn(t, bundleYAML, fleetNamespace)
+}
+
+// targetIn is target for the clusters of namespace ns, registered before.
+func targetIn(t *testing.T, bundleYAML []byte, ns string) map[string]deployment {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bundle.yaml")
 	testtools.WriteFile(t, path, bundleYAML)
-	out := mustFleet(t, dir, "target", "--bundle-file", path, "--namespace", fleetNamespace, "--kubeconfig", cp.Kubeconfig)
+	out := mustFleet(t, dir, "target", "--bundle-file", path, "--namespace", ns, "--kubeconfig", cp.Kubeconfig)
 	objs, err := harness.Decode(out)
 	if err != nil {
 		t.Fatalf("fleet target's output: %v\n%s", err, out)

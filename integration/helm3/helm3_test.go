@@ -58,7 +58,7 @@ func TestHelm3Template(t *testing.T) {
 						refusal := ""
 						switch {
 						case distro == renderer.DistroK3s:
-							refusal = "--mode migrate does not apply to --distro=k3s"
+							refusal = "--mode migrate: --distro=k3s has no migrate mode"
 						case defaultMinor < 21:
 							refusal = "has no leader migration"
 						case defaultMinor > renderer.LastInTreeMinor:

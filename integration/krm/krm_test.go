@@ -57,7 +57,7 @@ func TestKRMFunctionMigrateRefusals(t *testing.T) {
 				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14), or pass allowVersionSkew to render it anyway"},
 		{"the chart's CCM (1.35), the cluster not told", configMapFC("  distro: rke2\n  mode: migrate\n"), false, "newer than any cluster that can migrate"},
 		{"a 1.26 CCM on a 1.25 cluster", configMapFC("  mode: migrate\n  kubeVersion: 1.25.16\n"), true, "is 1.26 and the cluster (kubeVersion 1.25.16) 1.25"},
-		{"K3s", configMapFC("  distro: k3s\n  mode: migrate\n"), true, "mode migrate does not apply to distro: k3s"},
+		{"K3s", configMapFC("  distro: k3s\n  mode: migrate\n"), true, "mode migrate: distro: k3s has no migrate mode"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -54,6 +54,17 @@ func TestWrapperChartNotes(t *testing.T) {
 // cluster, for a cluster of version kube.
 func installNotes(t *testing.T, dir, kube string, files, sets []string) string {
 	t.Helper()
+	_, notes, err := install(t, dir, kube, files, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return notes
+}
+
+// install renders the chart as helm install does, without a cluster, for
+// a cluster of version kube: its manifests and notes, or why it fails.
+func install(t *testing.T, dir, kube string, files, sets []string) (manifests, notes string, err error) {
+	t.Helper()
 	chart, err := loader.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +82,7 @@ func installNotes(t *testing.T, dir, kube string, files, sets []string) string {
 	in.ReleaseName, in.Namespace, in.DryRun, in.ClientOnly, in.KubeVersion = "aws-ccm", "kube-system", true, true, kv
 	rel, err := in.Run(chart, vals)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", err
 	}
-	return rel.Info.Notes
+	return rel.Manifest, rel.Info.Notes, nil
 }

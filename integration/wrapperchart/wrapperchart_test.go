@@ -125,7 +125,7 @@ func TestWrapperChartMigrateVersions(t *testing.T) {
 		{"helm template without --kube-version", []string{"-f", migrate}, "as Helm sees it; helm template and --dry-run without --kube-version assume one"},
 		{"skew allowed", append([]string{"-f", migrate, "--kube-version", "v1.26.15", "--set", "allowVersionSkew=true"}, tag("v1.35.0")...), ""},
 		{"K3s", []string{"-f", filepath.Join(chart, "presets", "k3s-install.yaml"), "--set", "mode=migrate", "--kube-version", "v1.26.15"},
-			"distro k3s has no migrate mode: it is built without the in-tree cloud providers, so no in-tree controller manager hands over to the CCM; " +
+			"mode migrate: distro k3s has no migrate mode: it is built without the in-tree cloud providers, so no in-tree controller manager hands over to the CCM; " +
 				"its move to the AWS CCM is a switch, step by step in aws-ccm-renderer plan --distro k3s: set mode to install"},
 	}
 	for _, helm := range []struct{ name, path string }{{"helm3", testtools.Helm3(t)}, {"helm4", testtools.Helm4(t)}} {

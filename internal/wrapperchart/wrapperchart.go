@@ -157,6 +157,7 @@ func Files() (map[string][]byte, error) {
 			"{{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.lastInTreeMinor\" -}}%d{{- end -}}\n%s",
 		renderer.CCMReleasesSource, releases.String(), renderer.LastInTreeMinor, DistroDefines(recs))...)
+	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], VerdictDefines()...)
 	files["questions.yaml"] = Questions(recs)
 	lm, err := migrateTemplate()
 	if err != nil {
@@ -182,6 +183,18 @@ func DistroDefines(recs []renderer.Profile) string {
 		"{{- define \"aws-ccm-rancher.distroChoice\" -}}" + renderer.Alternatives(renderer.DistroValues(recs), "or") + "{{- end -}}\n" +
 		"{{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}\n" +
 		"{{- define \"aws-ccm-rancher.noMigrate\" -}}" + quoted(renderer.WithMigrate(recs, false)) + "{{- end -}}\n"
+}
+
+// VerdictDefines are the chart's named templates of the renderer's
+// verdicts, "aws-ccm-rancher.verdict.<ID>": the reason each refusal or
+// warning of templates/ words as every front end does.
+func VerdictDefines() string {
+	var b strings.Builder
+	b.WriteString("{{- /* The reasons of the renderer's verdicts, which the chart's refusals and warnings give in the same words. */ -}}\n")
+	for _, v := range renderer.Verdicts {
+		fmt.Fprintf(&b, "{{- define \"aws-ccm-rancher.verdict.%s\" -}}%s{{- end -}}\n", v.ID, v.Reason)
+	}
+	return b.String()
 }
 
 // Questions is the chart's Rancher Apps form (questions.yaml) for the

@@ -40,9 +40,9 @@ to pin, unless allowVersionSkew. Renders nothing.
 {{- $pin := get (include "aws-ccm-rancher.ccmReleases" . | fromYaml) (toString $kubeMinor) | default (printf "v1.%d.<patch>" $kubeMinor) }}
 {{- $seen := printf "%s as Helm sees it; helm template and --dry-run without --kube-version assume one" $kube }}
 {{- if gt $kubeMinor $last }}
-{{- fail (printf "mode migrate: the cluster is 1.%d (%s) and has no in-tree AWS provider to migrate from (it ends with 1.%d): set mode to install, or allowVersionSkew to true to install it anyway" $kubeMinor $seen $last) }}
+{{- fail (printf "mode migrate: the cluster is 1.%d (%s) and %s (it ends with 1.%d): set mode to install, or allowVersionSkew to true to install it anyway" $kubeMinor $seen (include "aws-ccm-rancher.verdict.no-in-tree" .) $last) }}
 {{- else if ne $ccmMinor $kubeMinor }}
-{{- fail (printf "mode migrate: the CCM %s is 1.%d and the cluster 1.%d (%s): a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to %s, or allowVersionSkew to true to install it anyway" $tag $ccmMinor $kubeMinor $seen $pin) }}
+{{- fail (printf "mode migrate: the CCM %s is 1.%d and the cluster 1.%d (%s): %s; set aws-cloud-controller-manager.image.tag to %s, or allowVersionSkew to true to install it anyway" $tag $ccmMinor $kubeMinor $seen (include "aws-ccm-rancher.verdict.skew-migrate" .) $pin) }}
 {{- end }}
 {{- end }}
 {{- end -}}

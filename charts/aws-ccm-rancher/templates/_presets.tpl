@@ -181,3 +181,9 @@ rke2-migrate:
 {{- define "aws-ccm-rancher.distroChoice" -}}rke, rke2, k3s or kubeadm{{- end -}}
 {{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}
 {{- define "aws-ccm-rancher.noMigrate" -}}["k3s"]{{- end -}}
+{{- /* The reasons of the renderer's verdicts, which the chart's refusals and warnings give in the same words. */ -}}
+{{- define "aws-ccm-rancher.verdict.skew-install" -}}the AWS CCM is released per Kubernetes minor and meant to run at the cluster's{{- end -}}
+{{- define "aws-ccm-rancher.verdict.skew-migrate" -}}a migration runs the CCM of the cluster's minor{{- end -}}
+{{- define "aws-ccm-rancher.verdict.no-in-tree" -}}has no in-tree AWS provider to migrate from{{- end -}}
+{{- define "aws-ccm-rancher.verdict.cluster-unknown" -}}newer than any cluster that can migrate{{- end -}}
+{{- define "aws-ccm-rancher.verdict.no-migrate-mode" -}}has no migrate mode: it is built without the in-tree cloud providers, so no in-tree controller manager hands over to the CCM{{- end -}}

@@ -1,0 +1,326 @@
+// Package conformance is the table every front end is held to: for each
+// case (distribution, mode, chart version, the cluster's version, the CCM's
+// tag, strictness) the post-renderer, the Helm 4 plugin, the chart wrapper,
+// the KRM function, the kustomize overlays, the Argo CD plugin, the Fleet
+// bundle, the wrapper chart and helmfile give manifests that mean what the
+// renderer's mean, or the renderer's warning or refusal in the renderer's
+// words (renderer.Verdict). Where a front end cannot do what a case asks
+// (the wrapper chart has no node affinity value for distro auto; a chart
+// cannot be strict), its FrontEnd says so in a Limit, with the words it
+// says instead, and the test holds it to those.
+//
+// Each front end's test package runs the table with its real tool
+// (Run); TestEveryFrontEnd fails when a front end has no such test.
+package conformance
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// Outcome is what a front end does with a case.
+type Outcome string
+
+const (
+	Rendered Outcome = "rendered"              // manifests, no warning
+	Warned   Outcome = "rendered with warning" // manifests, and the verdict's words where the user reads them
+	Refused  Outcome = "refused"               // a non-zero exit, nothing on stdout, the verdict's words
+	// Inexpressible: the front end has no way to be asked for the case
+	// (the wrapper chart's dependency is one chart version); a Limit only.
+	Inexpressible Outcome = "cannot be asked"
+)
+
+// Case is one row of the table.
+type Case struct {
+	Name         string
+	Distro       renderer.Distro
+	Mode         renderer.Mode
+	ChartVersion string // the upstream chart's version
+	KubeVersion  string // the cluster's version, as the front end learns it
+	CCMTag       string // the chart's image.tag; "" keeps the chart's default
+	Strict       bool
+	Want         Outcome
+	Verdict      renderer.Verdict // of Warned and Refused
+}
+
+// Tag is the CCM's image tag the case deploys: CCMTag, else the chart
+// version's default.
+func (c Case) Tag() string {
+	if c.CCMTag != "" {
+		return c.CCMTag
+	}
+	tag, _ := upstream.DefaultImageTag(c.ChartVersion)
+	return tag
+}
+
+// Options are the renderer's options for the case.
+func (c Case) Options() renderer.Options {
+	o := renderer.DefaultOptions()
+	o.Distro, o.Mode, o.KubeVersion, o.Strict = c.Distro, c.Mode, c.KubeVersion, c.Strict
+	return o
+}
+
+// minorOf is the minor of a Kubernetes version ("v1.33.5" gives 33).
+func minorOf(v string) int {
+	var minor int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "1.%d.", &minor); err != nil {
+		panic("conformance: not a Kubernetes version: " + v)
+	}
+	return minor
+}
+
+// kubeOf is a cluster version of the minor of a CCM tag ("v1.35.0" gives
+// "v1.35.2").
+func kubeOf(tag string) string { return fmt.Sprintf("v1.%d.2", minorOf(tag)) }
+
+// Cases is the table. Its versions come from the release data and the
+// upstream chart's defaults, so that it follows them.
+func Cases() []Case {
+	latest := upstream.LatestChartVersion
+	def, _ := upstream.DefaultImageTag(latest)
+	kube := kubeOf(def) // a cluster of the minor the latest chart deploys
+	last := renderer.LastInTreeMinor
+	migrateKube := fmt.Sprintf("v1.%d.15", last)
+	const older = "0.0.8"
+	olderTag, _ := upstream.DefaultImageTag(older)
+	return []Case{
+		{Name: "rke2 install", Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
+		{Name: "k3s install", Distro: renderer.DistroK3s, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
+		{Name: "rke install", Distro: renderer.DistroRKE, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
+		{Name: "auto install", Distro: renderer.DistroAuto, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
+		{Name: "kubeadm install, the CCM of a 1.33 cluster", Distro: renderer.DistroKubeadm, Mode: renderer.ModeInstall, ChartVersion: latest,
+			KubeVersion: "v1.33.5", CCMTag: releases.Tag(33), Want: Rendered},
+		{Name: "rke2 install, chart " + older, Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: older,
+			KubeVersion: kubeOf(olderTag), Want: Rendered},
+		{Name: "rke migrate", Distro: renderer.DistroRKE, Mode: renderer.ModeMigrate, ChartVersion: latest, KubeVersion: migrateKube,
+			CCMTag: releases.Tag(last), Want: Rendered},
+		{Name: "rke2 install, the CCM of another minor", Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: latest,
+			KubeVersion: "v1.33.5", Want: Warned, Verdict: renderer.VerdictSkewInstall},
+		{Name: "rke2 install, the CCM of another minor, strict", Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: latest,
+			KubeVersion: "v1.33.5", Strict: true, Want: Refused, Verdict: renderer.VerdictSkewInstall},
+		{Name: "rke2 migrate, the CCM of another minor", Distro: renderer.DistroRKE2, Mode: renderer.ModeMigrate, ChartVersion: latest,
+			KubeVersion: migrateKube, Want: Refused, Verdict: renderer.VerdictSkewMigrate},
+		{Name: "rke2 migrate, the cluster's version not told", Distro: renderer.DistroRKE2, Mode: renderer.ModeMigrate, ChartVersion: latest,
+			Want: Refused, Verdict: renderer.VerdictClusterUnknown},
+		{Name: "kubeadm migrate, a 1.28 cluster", Distro: renderer.DistroKubeadm, Mode: renderer.ModeMigrate, ChartVersion: latest,
+			KubeVersion: "v1.28.3", CCMTag: releases.Tag(28), Want: Refused, Verdict: renderer.VerdictNoInTree},
+		{Name: "k3s migrate", Distro: renderer.DistroK3s, Mode: renderer.ModeMigrate, ChartVersion: latest, KubeVersion: migrateKube,
+			CCMTag: releases.Tag(last), Want: Refused, Verdict: renderer.VerdictNoMigrateMode},
+	}
+}
+
+// Limit is what a front end does instead of what a case wants, and why.
+type Limit struct {
+	Want  Outcome
+	Words string // what it says instead (for Refused and Warned)
+	// Distro: it renders this distribution's placement instead (for
+	// Rendered and Warned).
+	Distro renderer.Distro
+	Why    string
+}
+
+// FrontEnd is one way users run the renderer.
+type FrontEnd struct {
+	ID    string // its variable's name in this package
+	Name  string
+	Where string // the test package that runs it through the table
+	// Limits by case name.
+	Limits map[string]Limit
+	// PinsRelease: the front end deploys the CCM release of the cluster's
+	// minor (releases.Tag) where the case keeps the chart's default image;
+	// its manifests are then compared with the renderer's for that image.
+	PinsRelease bool
+	// Guard: the front end adds the guard (the pinned image of
+	// internal/images) as its default; the renderer's manifests are
+	// compared with the guard too.
+	Guard bool
+	// Quiet: warnings do not reach the user when the front end renders
+	// (Argo CD shows a plugin's stderr only when it fails); with Warned
+	// the test then wants the manifests alone.
+	Quiet string
+}
+
+// Result is what a front end gave for a case.
+type Result struct {
+	Stdout, Stderr []byte
+	Err            error
+	// Objects are the manifests, when the front end's output needs more than
+	// splitting Stdout (Fleet's marks removed, say); nil: Stdout's.
+	Objects []manifest.Object
+	// Shown is what the user reads besides the manifests when the front end
+	// renders: the terminal's text, Helm's notes. Stderr if empty.
+	Shown string
+}
+
+var refs sync.Map // case name -> *reference
+
+type reference struct {
+	once     sync.Once
+	objs     []manifest.Object
+	warnings []string
+	err      error
+	chart    []byte
+}
+
+// ChartOutput is the upstream chart's own output for a case (real Helm 3):
+// the input every post-renderer front end gets.
+func ChartOutput(t *testing.T, c Case) []byte {
+	t.Helper()
+	return referenceOf(t, c).chart
+}
+
+func referenceOf(t *testing.T, c Case) *reference { return referenceWith(t, c, c.Options()) }
+
+// referenceWith is the renderer's output for a case with options o.
+func referenceWith(t *testing.T, c Case, o renderer.Options) *reference {
+	t.Helper()
+	v, _ := refs.LoadOrStore(fmt.Sprintf("%s|%s|%+v", c.Name, c.CCMTag, o), &reference{})
+	r := v.(*reference)
+	r.once.Do(func() {
+		r.chart = testtools.HelmTemplate(t, testtools.UpstreamChart(t, c.ChartVersion), nil, ChartValues(c)...)
+		rr, err := renderer.New(o)
+		if err != nil {
+			r.err = err
+			return
+		}
+		out, err := rr.Render(r.chart)
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.warnings = out.Warnings
+		r.objs, r.err = manifest.Split(out.Bytes())
+	})
+	if r.chart == nil {
+		t.Fatalf("case %q: helm template of chart %s failed", c.Name, c.ChartVersion)
+	}
+	return r
+}
+
+// Run runs every case through one front end, run giving its result, and
+// holds the result to the renderer's: the renderer library itself first
+// (the table's verdicts are the renderer's), then the front end.
+func Run(t *testing.T, fe FrontEnd, run func(t *testing.T, c Case) Result) {
+	t.Helper()
+	nodes := testtools.Fixtures(t)
+	for _, c := range Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			checkReference(t, c, referenceOf(t, c))
+			want, words := c.Want, c.Verdict.Reason
+			l, limited := fe.Limits[c.Name]
+			if limited {
+				want, words = l.Want, l.Words
+			}
+			if want == Inexpressible {
+				t.Logf("%s cannot be asked for this: %s", fe.Name, l.Why)
+				return
+			}
+			rc, o := c, c.Options()
+			if fe.PinsRelease && c.CCMTag == "" && c.KubeVersion != "" {
+				rc.CCMTag = releases.Tag(minorOf(c.KubeVersion))
+			}
+			if fe.Guard {
+				o.GuardImage = images.PinnedGuard
+			}
+			if limited && l.Distro != "" {
+				o.Distro = l.Distro
+			}
+			ref := referenceWith(t, rc, o)
+			if want != Refused && ref.err != nil {
+				t.Fatalf("the renderer refuses the CCM %s with %+v: %v", rc.Tag(), o, ref.err)
+			}
+			r := run(t, c)
+			shown := r.Shown
+			if shown == "" {
+				shown = string(r.Stderr)
+			}
+			switch want {
+			case Refused:
+				if r.Err == nil || len(strings.TrimSpace(string(r.Stdout))) != 0 || !strings.Contains(string(r.Stderr), words) {
+					t.Fatalf("%s: exit %v, %d bytes on stdout, stderr:\n%s\nwant it refused with %q", fe.Name, r.Err, len(r.Stdout), r.Stderr, words)
+				}
+				return
+			case Warned:
+				if fe.Quiet == "" && !strings.Contains(shown, words) {
+					t.Errorf("%s shows:\n%s\nwant the warning %q", fe.Name, shown, words)
+				}
+			case Rendered:
+				for _, v := range renderer.Verdicts {
+					if strings.Contains(shown, v.Reason) {
+						t.Errorf("%s shows %q, want no warning:\n%s", fe.Name, v.Reason, shown)
+					}
+				}
+			}
+			if r.Err != nil {
+				t.Fatalf("%s: %v\n%s", fe.Name, r.Err, r.Stderr)
+			}
+			objs := r.Objects
+			if objs == nil {
+				var err error
+				if objs, err = manifest.Split(r.Stdout); err != nil {
+					t.Fatalf("%s's output: %v", fe.Name, err)
+				}
+			}
+			testtools.SameAsRenderer(t, objs, ref.objs, nodes)
+		})
+	}
+}
+
+// checkReference holds the renderer library to the case's verdict.
+func checkReference(t *testing.T, c Case, ref *reference) {
+	t.Helper()
+	var said string
+	switch {
+	case c.Want == Refused && ref.err == nil, c.Want != Refused && ref.err != nil:
+		t.Fatalf("the renderer: %v, want %s", ref.err, c.Want)
+	case ref.err != nil:
+		said = ref.err.Error()
+	default:
+		said = strings.Join(ref.warnings, "\n")
+	}
+	if c.Want == Rendered && said != "" {
+		t.Fatalf("the renderer warns %q, want no warning", said)
+	}
+	if c.Want != Rendered && !strings.Contains(said, c.Verdict.Reason) {
+		t.Fatalf("the renderer says %q, want the words %q", said, c.Verdict.Reason)
+	}
+}
+
+// Command runs a front end's command line: plainly for its stdout, stderr
+// and exit, and, when it succeeds, again on a terminal for what a person
+// running it would read (Shown): Helm shows a post-renderer's stderr only
+// when it fails, and the renderer then writes its warnings to the
+// terminal.
+func Command(t *testing.T, env []string, name string, args ...string) Result {
+	t.Helper()
+	var r Result
+	r.Stdout, r.Stderr, r.Err = testtools.Run(t, env, name, args...)
+	if r.Err == nil {
+		_, r.Shown = termtest.RunOnTerminal(t, env, name, args...)
+	}
+	return r
+}
+
+// RendererArgs are the case's options as the renderer's flags.
+func RendererArgs(c Case) []string {
+	return renderer.FlagArgs(c.Options(), renderer.OptDistro, renderer.OptMode, renderer.OptKubeVersion, renderer.OptStrict)
+}
+
+// ChartValues are the case's chart values as helm --set flags.
+func ChartValues(c Case) []string {
+	if c.CCMTag == "" {
+		return nil
+	}
+	return []string{"--set", "image.tag=" + c.CCMTag}
+}
