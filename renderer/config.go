@@ -149,10 +149,16 @@ func checkOptionValue(op Option, v *yaml.Node) error {
 	case v.Kind != yaml.ScalarNode:
 		return errors.New("want a single value, not a list or mapping")
 	case op.IsBool():
-		var b bool
-		if v.Decode(&b) != nil {
-			return fmt.Errorf("want true or false, got %q", v.Value)
+		// One reading of true and false on every front end: Option.Set's,
+		// as the flags, the KRM function's ConfigMap and the Argo CD
+		// parameters take them (YAML 1.1's yes and on are no booleans
+		// there, nor here). The node is rewritten to the boolean it means,
+		// for the decoder.
+		var o Options
+		if err := op.Set(&o, v.Value); err != nil {
+			return fmt.Errorf("%w, got %q", err, v.Value)
 		}
+		v.Value, v.Tag, v.Style = op.Text(o)[0], "!!bool", 0
 	}
 	return nil
 }

@@ -334,8 +334,8 @@ func TestWrapperProgress(t *testing.T) {
 	url := chartRepo(t)
 	screen := onTerminal(t, append(testtools.HelmEnv(t), "TERM=xterm"), "template", "--repo", url, "--distro=rke2")
 	for _, want := range []string{
-		"\r\x1b[K| aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + " (0s)",
-		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + ": done (",
+		"\r\x1b[K| aws-ccm-renderer: looking up chart aws-cloud-controller-manager " + testtools.LatestChartVersion + " in " + url + " (0s)",
+		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager " + testtools.LatestChartVersion + " in " + url + ": done (",
 		"aws-ccm-renderer: fetching chart " + url + "/aws-cloud-controller-manager-0.0.11.tgz: done (",
 	} {
 		if !strings.Contains(screen, want) {
@@ -343,8 +343,8 @@ func TestWrapperProgress(t *testing.T) {
 		}
 	}
 	out, errOut, code := runWith(t, append(testtools.HelmEnv(t), "CI=true"), "", "template", "--repo", url, "--distro=rke2")
-	want := "aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + " ...\n" +
-		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager (latest) in " + url + ": done ("
+	want := "aws-ccm-renderer: looking up chart aws-cloud-controller-manager " + testtools.LatestChartVersion + " in " + url + " ...\n" +
+		"aws-ccm-renderer: looking up chart aws-cloud-controller-manager " + testtools.LatestChartVersion + " in " + url + ": done ("
 	if code != 0 || !strings.HasPrefix(string(errOut), want) || strings.Contains(string(errOut), "\r") || strings.Count(string(errOut), "\n") != 4 || len(out) == 0 {
 		t.Errorf("in CI: exit %d, stderr %q", code, errOut)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ type Source struct {
 // AddFlags adds the chart source's flags.
 func (s *Source) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.RepoURL, "repo", upstream.ChartRepo, "chart repository URL, where a CHART that is a name is looked up (not REPO/NAME)")
-	fs.StringVar(&s.Version, "version", "", "chart version or constraint (default: the latest)")
+	fs.StringVar(&s.Version, "version", "", "chart version or constraint (default: for the upstream chart "+upstream.LatestChartVersion+", the version this release is tested with, as plan, the Argo CD plugin and the Fleet bundle pin it; '>0.0.0-0' for the newest; for other charts the latest)")
 	fs.BoolVar(&s.PlainHTTP, "plain-http", false, "use HTTP, not HTTPS, for an oci:// registry")
 	fs.StringVar(&s.Username, "username", "", "user name for the chart repository or registry")
 	fs.StringVar(&s.Password, "password", "", "password for the chart repository or registry; on the command line it shows in ps and the shell's history: prefer --password-stdin")
@@ -276,6 +277,11 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 			}
 		}
 		return abs, nil
+	}
+	if src.Version == "" && !IsChartURL(ref) && pathpkg.Base(ref) == upstream.ChartName {
+		// The upstream chart by name: the version the renderer's patches
+		// are tested with, every front end's default.
+		src.Version = upstream.LatestChartVersion
 	}
 	if !registry.IsOCI(ref) && !strings.Contains(ref, "/") {
 		if _, err := os.Stat(ref); err == nil {
