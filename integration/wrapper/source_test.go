@@ -22,10 +22,13 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // testCA is a certificate authority for loopback servers and clients.
@@ -429,4 +432,38 @@ func TestWrapperURLCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWrapperDefaultChartVersion: without --version the upstream chart is
+// the version this release is tested with, as plan, the Argo CD plugin and
+// the Fleet bundle pin it, even where the repository has a newer one; a
+// constraint takes the newest.
+func TestWrapperDefaultChartVersion(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(testtools.UpstreamChart(t, testtools.LatestChartVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testtools.WriteFile(t, filepath.Join(dir, filepath.Base(testtools.UpstreamChart(t, testtools.LatestChartVersion))), b)
+	newer, err := loader.Load(testtools.UpstreamChart(t, testtools.LatestChartVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer.Metadata.Version = "0.0.99"
+	if _, err := chartutil.Save(newer, dir); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	index, err := repo.IndexDirectory(dir, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runRenderer(t, "template", "ccm", "--repo", srv.URL, "--distro=rke2")
+	wantChart(t, "no --version", out, errOut, code, upstream.LatestChartVersion)
+	out, errOut, code = runRenderer(t, "template", "ccm", "--repo", srv.URL, "--distro=rke2", "--version", ">0.0.0-0")
+	wantChart(t, "--version >0.0.0-0", out, errOut, code, "0.0.99")
 }

@@ -15,6 +15,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -40,9 +41,26 @@ const (
 	Inexpressible Outcome = "cannot be asked"
 )
 
+// Kind is what a case tries, whatever its distribution.
+type Kind string
+
+const (
+	Install           Kind = "install"
+	InstallPinned     Kind = "install, the CCM of a 1.33 cluster"
+	InstallOlder      Kind = "install, chart 0.0.8"
+	InstallSkew       Kind = "install, the CCM of another minor"
+	InstallSkewStrict Kind = "install, the CCM of another minor, strict"
+	Migrate           Kind = "migrate"
+	MigrateSkew       Kind = "migrate, the CCM of another minor"
+	MigrateUnknown    Kind = "migrate, the cluster's version not told"
+	MigrateNoInTree   Kind = "migrate, a 1.28 cluster"
+	NoMigrateMode     Kind = "migrate, a distribution without migrate mode"
+)
+
 // Case is one row of the table.
 type Case struct {
 	Name         string
+	Kind         Kind
 	Distro       renderer.Distro
 	Mode         renderer.Mode
 	ChartVersion string // the upstream chart's version
@@ -79,12 +97,27 @@ func minorOf(v string) int {
 	return minor
 }
 
+// ClusterRelease is the CCM release of the case's cluster's minor; the
+// last minor with the in-tree provider's in migrate mode when the case
+// does not tell the cluster's version; else none.
+func ClusterRelease(c Case) string {
+	switch {
+	case c.KubeVersion != "":
+		return releases.Tag(minorOf(c.KubeVersion))
+	case c.Mode == renderer.ModeMigrate:
+		return releases.Tag(renderer.LastInTreeMinor)
+	}
+	return ""
+}
+
 // kubeOf is a cluster version of the minor of a CCM tag ("v1.35.0" gives
 // "v1.35.2").
 func kubeOf(tag string) string { return fmt.Sprintf("v1.%d.2", minorOf(tag)) }
 
-// Cases is the table. Its versions come from the release data and the
-// upstream chart's defaults, so that it follows them.
+// Cases is the table: every distribution's install (and auto's), every
+// migrate mode's migration, and the verdicts on the first distribution of
+// each kind. Its versions come from the release data and the upstream
+// chart's defaults, so that it follows them.
 func Cases() []Case {
 	latest := upstream.LatestChartVersion
 	def, _ := upstream.DefaultImageTag(latest)
@@ -93,30 +126,46 @@ func Cases() []Case {
 	migrateKube := fmt.Sprintf("v1.%d.15", last)
 	const older = "0.0.8"
 	olderTag, _ := upstream.DefaultImageTag(older)
-	return []Case{
-		{Name: "rke2 install", Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
-		{Name: "k3s install", Distro: renderer.DistroK3s, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
-		{Name: "rke install", Distro: renderer.DistroRKE, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
-		{Name: "auto install", Distro: renderer.DistroAuto, Mode: renderer.ModeInstall, ChartVersion: latest, KubeVersion: kube, Want: Rendered},
-		{Name: "kubeadm install, the CCM of a 1.33 cluster", Distro: renderer.DistroKubeadm, Mode: renderer.ModeInstall, ChartVersion: latest,
-			KubeVersion: "v1.33.5", CCMTag: releases.Tag(33), Want: Rendered},
-		{Name: "rke2 install, chart " + older, Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: older,
-			KubeVersion: kubeOf(olderTag), Want: Rendered},
-		{Name: "rke migrate", Distro: renderer.DistroRKE, Mode: renderer.ModeMigrate, ChartVersion: latest, KubeVersion: migrateKube,
-			CCMTag: releases.Tag(last), Want: Rendered},
-		{Name: "rke2 install, the CCM of another minor", Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: latest,
-			KubeVersion: "v1.33.5", Want: Warned, Verdict: renderer.VerdictSkewInstall},
-		{Name: "rke2 install, the CCM of another minor, strict", Distro: renderer.DistroRKE2, Mode: renderer.ModeInstall, ChartVersion: latest,
-			KubeVersion: "v1.33.5", Strict: true, Want: Refused, Verdict: renderer.VerdictSkewInstall},
-		{Name: "rke2 migrate, the CCM of another minor", Distro: renderer.DistroRKE2, Mode: renderer.ModeMigrate, ChartVersion: latest,
-			KubeVersion: migrateKube, Want: Refused, Verdict: renderer.VerdictSkewMigrate},
-		{Name: "rke2 migrate, the cluster's version not told", Distro: renderer.DistroRKE2, Mode: renderer.ModeMigrate, ChartVersion: latest,
-			Want: Refused, Verdict: renderer.VerdictClusterUnknown},
-		{Name: "kubeadm migrate, a 1.28 cluster", Distro: renderer.DistroKubeadm, Mode: renderer.ModeMigrate, ChartVersion: latest,
-			KubeVersion: "v1.28.3", CCMTag: releases.Tag(28), Want: Refused, Verdict: renderer.VerdictNoInTree},
-		{Name: "k3s migrate", Distro: renderer.DistroK3s, Mode: renderer.ModeMigrate, ChartVersion: latest, KubeVersion: migrateKube,
-			CCMTag: releases.Tag(last), Want: Refused, Verdict: renderer.VerdictNoMigrateMode},
+	named := renderer.Named(renderer.Records())
+	migrating := renderer.WithMigrate(named, true)
+	var out []Case
+	add := func(k Kind, p renderer.Profile, c Case) {
+		c.Kind, c.Distro = k, p.Distro
+		c.Name = string(p.Distro) + " " + string(k)
+		if c.Mode == "" {
+			c.Mode = renderer.ModeInstall
+		}
+		if c.ChartVersion == "" {
+			c.ChartVersion = latest
+		}
+		if c.Want == "" {
+			c.Want = Rendered
+		}
+		out = append(out, c)
 	}
+	auto, _ := renderer.ProfileFor(renderer.DistroAuto)
+	for _, p := range append([]renderer.Profile{auto}, named...) {
+		add(Install, p, Case{KubeVersion: kube})
+	}
+	first := named[0]
+	add(InstallPinned, first, Case{KubeVersion: "v1.33.5", CCMTag: releases.Tag(33)})
+	add(InstallOlder, first, Case{ChartVersion: older, KubeVersion: kubeOf(olderTag)})
+	add(InstallSkew, first, Case{KubeVersion: "v1.33.5", Want: Warned, Verdict: renderer.VerdictSkewInstall})
+	add(InstallSkewStrict, first, Case{KubeVersion: "v1.33.5", Strict: true, Want: Refused, Verdict: renderer.VerdictSkewInstall})
+	migrate := Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, CCMTag: releases.Tag(last)}
+	for _, p := range migrating {
+		add(Migrate, p, migrate)
+	}
+	m := migrating[0]
+	add(MigrateSkew, m, Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, Want: Refused, Verdict: renderer.VerdictSkewMigrate})
+	add(MigrateUnknown, m, Case{Mode: renderer.ModeMigrate, Want: Refused, Verdict: renderer.VerdictClusterUnknown})
+	add(MigrateNoInTree, m, Case{Mode: renderer.ModeMigrate, KubeVersion: "v1.28.3", CCMTag: releases.Tag(28), Want: Refused, Verdict: renderer.VerdictNoInTree})
+	for _, p := range renderer.WithMigrate(named, false) {
+		migrate := migrate
+		migrate.Want, migrate.Verdict = Refused, renderer.VerdictNoMigrateMode
+		add(NoMigrateMode, p, migrate)
+	}
+	return out
 }
 
 // Limit is what a front end does instead of what a case wants, and why.
@@ -134,12 +183,20 @@ type FrontEnd struct {
 	ID    string // its variable's name in this package
 	Name  string
 	Where string // the test package that runs it through the table
-	// Limits by case name.
-	Limits map[string]Limit
-	// PinsRelease: the front end deploys the CCM release of the cluster's
-	// minor (releases.Tag) where the case keeps the chart's default image;
-	// its manifests are then compared with the renderer's for that image.
-	PinsRelease bool
+	// Limit says what it does instead of what a case wants, if it does.
+	Limit func(Case) (Limit, bool)
+	// Pins: where the case keeps the chart's default image, the CCM release
+	// the front end deploys instead ("" none); its manifests are then
+	// compared with the renderer's for that image.
+	Pins func(Case) string
+	// Unrecorded: the front end does not record the options on the
+	// workload (renderer.OptionsAnnotation, what the chart wrapper's
+	// upgrade reads): why.
+	Unrecorded string
+	// TerminalOnly: the front end's tool shows the renderer's messages on
+	// no channel but the terminal, which the renderer then writes them to:
+	// why.
+	TerminalOnly string
 	// Guard: the front end adds the guard (the pinned image of
 	// internal/images) as its default; the renderer's manifests are
 	// compared with the guard too.
@@ -218,7 +275,11 @@ func Run(t *testing.T, fe FrontEnd, run func(t *testing.T, c Case) Result) {
 			t.Parallel()
 			checkReference(t, c, referenceOf(t, c))
 			want, words := c.Want, c.Verdict.Reason
-			l, limited := fe.Limits[c.Name]
+			var l Limit
+			limited := false
+			if fe.Limit != nil {
+				l, limited = fe.Limit(c)
+			}
 			if limited {
 				want, words = l.Want, l.Words
 			}
@@ -227,14 +288,17 @@ func Run(t *testing.T, fe FrontEnd, run func(t *testing.T, c Case) Result) {
 				return
 			}
 			rc, o := c, c.Options()
-			if fe.PinsRelease && c.CCMTag == "" && c.KubeVersion != "" {
-				rc.CCMTag = releases.Tag(minorOf(c.KubeVersion))
+			if fe.Pins != nil && c.CCMTag == "" {
+				rc.CCMTag = fe.Pins(c)
 			}
 			if fe.Guard {
 				o.GuardImage = images.PinnedGuard
 			}
 			if limited && l.Distro != "" {
 				o.Distro = l.Distro
+			}
+			if want != Refused {
+				o.Strict = false // a front end that cannot be strict, say
 			}
 			ref := referenceWith(t, rc, o)
 			if want != Refused && ref.err != nil {
@@ -247,7 +311,11 @@ func Run(t *testing.T, fe FrontEnd, run func(t *testing.T, c Case) Result) {
 			}
 			switch want {
 			case Refused:
-				if r.Err == nil || len(strings.TrimSpace(string(r.Stdout))) != 0 || !strings.Contains(string(r.Stderr), words) {
+				said := string(r.Stderr)
+				if fe.TerminalOnly != "" {
+					said = r.Shown
+				}
+				if r.Err == nil || len(strings.TrimSpace(string(r.Stdout))) != 0 || !strings.Contains(said, words) {
 					t.Fatalf("%s: exit %v, %d bytes on stdout, stderr:\n%s\nwant it refused with %q", fe.Name, r.Err, len(r.Stdout), r.Stderr, words)
 				}
 				return
@@ -272,7 +340,11 @@ func Run(t *testing.T, fe FrontEnd, run func(t *testing.T, c Case) Result) {
 					t.Fatalf("%s's output: %v", fe.Name, err)
 				}
 			}
-			testtools.SameAsRenderer(t, objs, ref.objs, nodes)
+			wantObjs := ref.objs
+			if fe.Unrecorded != "" {
+				wantObjs = withoutRecord(wantObjs)
+			}
+			testtools.SameAsRenderer(t, objs, wantObjs, nodes)
 		})
 	}
 }
@@ -298,18 +370,39 @@ func checkReference(t *testing.T, c Case, ref *reference) {
 }
 
 // Command runs a front end's command line: plainly for its stdout, stderr
-// and exit, and, when it succeeds, again on a terminal for what a person
-// running it would read (Shown): Helm shows a post-renderer's stderr only
-// when it fails, and the renderer then writes its warnings to the
+// and exit, and again on a terminal for what a person running it would
+// read (Shown): Helm 3 shows a post-renderer's stderr only when it fails,
+// Helm 4 a plugin's never, and the renderer then writes its messages to the
 // terminal.
 func Command(t *testing.T, env []string, name string, args ...string) Result {
 	t.Helper()
 	var r Result
 	r.Stdout, r.Stderr, r.Err = testtools.Run(t, env, name, args...)
-	if r.Err == nil {
-		_, r.Shown = termtest.RunOnTerminal(t, env, name, args...)
-	}
+	_, r.Shown = termtest.RunOnTerminal(t, env, name, args...)
 	return r
+}
+
+// withoutRecord is objs without the options the renderer records on the
+// workload.
+func withoutRecord(objs []manifest.Object) []manifest.Object {
+	out := make([]manifest.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
+		if a, ok := manifest.Get(o.Doc, "metadata", "annotations").(map[string]any); ok && a[renderer.OptionsAnnotation] != nil {
+			doc := maps.Clone(o.Doc)
+			meta := maps.Clone(doc["metadata"].(map[string]any))
+			annotations := maps.Clone(a)
+			delete(annotations, renderer.OptionsAnnotation)
+			if len(annotations) == 0 {
+				delete(meta, "annotations")
+			} else {
+				meta["annotations"] = annotations
+			}
+			doc["metadata"] = meta
+			out[i].Doc = doc
+		}
+	}
+	return out
 }
 
 // RendererArgs are the case's options as the renderer's flags.

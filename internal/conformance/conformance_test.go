@@ -38,9 +38,12 @@ func TestEveryFrontEnd(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no test in %s calls %s", fe.Name, fe.Where, call)
 		}
-		for name, l := range fe.Limits {
-			if !names[name] || l.Why == "" || ((l.Want == Refused || l.Want == Warned) && l.Words == "") {
-				t.Errorf("%s: the limit on %q names no case, or says no why or words: %+v", fe.Name, name, l)
+		for _, c := range Cases() {
+			if fe.Limit == nil {
+				break
+			}
+			if l, ok := fe.Limit(c); ok && (l.Why == "" || ((l.Want == Refused || l.Want == Warned) && l.Words == "")) {
+				t.Errorf("%s: the limit on %q says no why or words: %+v", fe.Name, c.Name, l)
 			}
 		}
 	}

@@ -1,52 +1,95 @@
 package conformance
 
-import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+import (
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
 
 // The front ends, each run through the table by its own test package with
 // its real tool (the package in Where), with what each cannot do.
 var (
 	PostRenderer = FrontEnd{ID: "PostRenderer", Name: "the Helm 3 post-renderer", Where: "integration/helm3"}
-	Helm4Plugin  = FrontEnd{ID: "Helm4Plugin", Name: "the Helm 4 plugin", Where: "integration/helm4"}
+	Helm4Plugin  = FrontEnd{ID: "Helm4Plugin", Name: "the Helm 4 plugin", Where: "integration/helm4",
+		TerminalOnly: "Helm 4 shows a post-renderer plugin's stderr nowhere (it says the plugin exited with error): the renderer writes its refusal to the terminal, and without one (CI) only its exit code tells"}
 	ChartWrapper = FrontEnd{ID: "ChartWrapper", Name: "the chart wrapper (aws-ccm-renderer template)", Where: "integration/wrapper"}
 	KRMFunction  = FrontEnd{ID: "KRMFunction", Name: "the KRM function under kustomize", Where: "integration/krm"}
-	Overlays     = FrontEnd{ID: "Overlays", Name: "the kustomize overlays", Where: "integration/overlays"}
-	ArgoCD       = FrontEnd{ID: "ArgoCD", Name: "the Argo CD plugin", Where: "integration/gitops",
-		Quiet: "Argo CD shows a plugin's stderr only when the generation fails: the strict parameter (true by default) makes a warning fail the sync"}
+	Overlays     = FrontEnd{ID: "Overlays", Name: "the kustomize overlays", Where: "integration/overlays",
+		Pins: ClusterRelease, Limit: overlaysLimit}
+	ArgoCD = FrontEnd{ID: "ArgoCD", Name: "the Argo CD plugin", Where: "integration/gitops",
+		Quiet: "Argo CD shows a plugin's stderr only when the generation fails: the strict parameter (true by default) makes a warning fail the sync",
+		Limit: func(c Case) (Limit, bool) {
+			if c.Kind == MigrateUnknown {
+				return Limit{Want: Inexpressible, Why: "Argo CD's repo server always sends the destination cluster's version (KUBE_VERSION)"}, true
+			}
+			return Limit{}, false
+		}}
 	Helmfile     = FrontEnd{ID: "Helmfile", Name: "helmfile", Where: "integration/gitops"}
-	WrapperChart = FrontEnd{ID: "WrapperChart", Name: "the wrapper chart", Where: "integration/wrapperchart", Limits: map[string]Limit{
-		"auto install": {Want: Refused, Words: "distro auto needs a node affinity",
-			Why: "the upstream chart has no value for a node affinity, which distro auto needs"},
-		"rke2 install, chart 0.0.8": {Want: Inexpressible,
-			Why: "the wrapper chart's dependency is the upstream chart version it is released with (Chart.lock)"},
-		"rke2 install, the CCM of another minor, strict": {Want: Warned, Words: renderer.VerdictSkewInstall.Reason,
-			Why: "a chart cannot be strict about a warning: it warns in its notes, which helm install and Rancher's Apps show"},
-		"rke2 migrate, the cluster's version not told": {Want: Inexpressible,
-			Why: "a chart always sees a cluster version (.Capabilities.KubeVersion: the cluster's, or Helm's assumption in helm template)"},
-	}}
-	Fleet = FrontEnd{ID: "Fleet", Name: "the Fleet bundle", Where: "e2e/fleet", PinsRelease: true, Guard: true, Limits: fleetLimits()}
+	WrapperChart = FrontEnd{ID: "WrapperChart", Name: "the wrapper chart", Where: "integration/wrapperchart",
+		Pins: func(c Case) string {
+			if c.Mode == renderer.ModeMigrate {
+				return releases.Tag(renderer.LastInTreeMinor) // the migrate preset's
+			}
+			return ""
+		}, Limit: wrapperChartLimit,
+		Unrecorded: "a chart cannot annotate the upstream chart's DaemonSet; the chart wrapper's upgrade reads the options from the release's values instead"}
+	Fleet = FrontEnd{ID: "Fleet", Name: "the Fleet bundle", Where: "e2e/fleet",
+		Pins: ClusterRelease, Guard: true, Limit: fleetLimit}
 )
 
 // FrontEnds lists them.
 var FrontEnds = []*FrontEnd{&PostRenderer, &Helm4Plugin, &ChartWrapper, &KRMFunction, &Overlays, &ArgoCD, &Helmfile, &WrapperChart, &Fleet}
 
-// fleetLimits: the example bundle installs, one chart version for every
-// cluster, with the CCM release of each cluster's minor label.
-func fleetLimits() map[string]Limit {
-	l := map[string]Limit{
-		"rke2 install, chart 0.0.8": {Want: Inexpressible,
-			Why: "one bundle serves every cluster: its chart version is fleet.yaml's helm.version, the same for all"},
-		"rke2 install, the CCM of another minor": {Want: Rendered,
-			Why: "the bundle deploys the CCM release of the cluster's kubernetes-minor label, never another minor's"},
-		"rke2 install, the CCM of another minor, strict": {Want: Rendered,
-			Why: "the bundle deploys the CCM release of the cluster's kubernetes-minor label, never another minor's"},
-		"kubeadm install, the CCM of a 1.33 cluster": {Want: Rendered, Distro: renderer.DistroAuto,
-			Why: "Rancher gives a kubeadm cluster no provider.cattle.io value of its own: it gets the auto component"},
+const pinned = "the CCM release of the cluster's minor, never another minor's"
+
+// overlaysLimit: the components, generated with the cluster's version, pin
+// the CCM release of its minor.
+func overlaysLimit(c Case) (Limit, bool) {
+	switch c.Kind {
+	case InstallSkew, InstallSkewStrict, MigrateSkew:
+		return Limit{Want: Rendered, Why: "a component generated with --kube-version patches in " + pinned}, true
+	case MigrateUnknown:
+		return Limit{Want: Rendered, Why: "a migrate component generated without --kube-version patches in the CCM release of the last minor with the in-tree provider"}, true
 	}
-	for _, c := range Cases() {
-		if c.Mode == renderer.ModeMigrate {
-			l[c.Name] = Limit{Want: Inexpressible,
-				Why: "the install bundle skips clusters on the in-tree provider; docs/fleet.md's staged migration moves them with the migrate components"}
-		}
+	return Limit{}, false
+}
+
+// wrapperChartLimit: the wrapper chart is the upstream chart of its
+// release with a preset per distribution and mode, checked by templates.
+func wrapperChartLimit(c Case) (Limit, bool) {
+	switch {
+	case c.Distro == renderer.DistroAuto:
+		return Limit{Want: Refused, Words: "distro auto needs a node affinity",
+			Why: "the upstream chart has no value for a node affinity, which distro auto needs"}, true
+	case c.Kind == InstallOlder:
+		return Limit{Want: Inexpressible, Why: "the wrapper chart's dependency is the upstream chart version it is released with (Chart.lock)"}, true
+	case c.Kind == InstallSkewStrict:
+		return Limit{Want: Warned, Words: renderer.VerdictSkewInstall.Reason,
+			Why: "a chart cannot be strict about a warning: it warns in its notes, which helm install and Rancher's Apps show"}, true
+	case c.Kind == MigrateSkew:
+		return Limit{Want: Rendered, Why: "the migrate preset pins " + pinned}, true
+	case c.Kind == MigrateUnknown:
+		return Limit{Want: Inexpressible,
+			Why: "a chart always sees a cluster version (.Capabilities.KubeVersion: the cluster's, or Helm's assumption in helm template)"}, true
 	}
-	return l
+	return Limit{}, false
+}
+
+// fleetLimit: the example bundle installs, one chart version for every
+// cluster, with the CCM release of each cluster's minor label and the
+// component of its Rancher provider label.
+func fleetLimit(c Case) (Limit, bool) {
+	p, _ := renderer.ProfileFor(c.Distro)
+	switch {
+	case c.Mode == renderer.ModeMigrate:
+		return Limit{Want: Inexpressible,
+			Why: "the install bundle skips clusters on the in-tree provider; docs/fleet.md's staged migration moves them with the migrate components"}, true
+	case c.Kind == InstallOlder:
+		return Limit{Want: Inexpressible, Why: "one bundle serves every cluster: its chart version is fleet.yaml's helm.version, the same for all"}, true
+	case c.Kind == InstallSkew || c.Kind == InstallSkewStrict:
+		return Limit{Want: Rendered, Why: "the bundle deploys, by the cluster's kubernetes-minor label, " + pinned}, true
+	case c.Distro != renderer.DistroAuto && p.RancherProvider == "":
+		return Limit{Want: Rendered, Distro: renderer.DistroAuto,
+			Why: "Rancher gives the distribution no provider.cattle.io value of its own: its clusters get the auto component"}, true
+	}
+	return Limit{}, false
 }
