@@ -453,17 +453,9 @@ func TestWrapperDefaultChartVersion(t *testing.T) {
 	if _, err := chartutil.Save(newer, dir); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(srv.Close)
-	index, err := repo.IndexDirectory(dir, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := runRenderer(t, "template", "ccm", "--repo", srv.URL, "--distro=rke2")
+	url := serveRepo(t, dir)
+	out, errOut, code := runRenderer(t, "template", "ccm", "--repo", url, "--distro=rke2")
 	wantChart(t, "no --version", out, errOut, code, upstream.LatestChartVersion)
-	out, errOut, code = runRenderer(t, "template", "ccm", "--repo", srv.URL, "--distro=rke2", "--version", ">0.0.0-0")
+	out, errOut, code = runRenderer(t, "template", "ccm", "--repo", url, "--distro=rke2", "--version", ">0.0.0-0")
 	wantChart(t, "--version >0.0.0-0", out, errOut, code, "0.0.99")
 }

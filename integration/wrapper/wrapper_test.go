@@ -40,6 +40,13 @@ func chartRepo(t *testing.T) string {
 		}
 		testtools.WriteFile(t, filepath.Join(dir, filepath.Base(testtools.UpstreamChart(t, v))), b)
 	}
+	return serveRepo(t, dir)
+}
+
+// serveRepo serves the chart packages in dir as a chart repository on
+// loopback, with an index of them, and returns its URL.
+func serveRepo(t *testing.T, dir string) string {
+	t.Helper()
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	index, err := repo.IndexDirectory(dir, srv.URL)
