@@ -27,6 +27,8 @@ func Build(o Options) (*Plan, error) {
 		d = noProviderPlan(b)
 	case r.From == FromBuiltin && parts[o.Distro].builtin != nil:
 		d = parts[o.Distro].builtin(b)
+	case parts[o.Distro].leader != nil:
+		d = leaderMigrationPlan(b, parts[o.Distro].leader(b))
 	default:
 		d = parts[o.Distro].plan(b)
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-func kubeadmPlan(b *builder) distroPlan {
+func kubeadmLeader(b *builder) leaderParts {
 	r := b.r
 	editConfig := run(KindCluster, atWorkstation, "Merge the snippet into data.ClusterConfiguration", "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
@@ -37,7 +37,7 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 	kubeletFlags := script(KindNode, atEveryNode, "", `
 tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hostname-override'`)
 
-	kcm := b.kcmLeaderMigration(Step{
+	kcm := Step{
 		Why: fmt.Sprintf("kubeadm keeps the control plane's flags in the ClusterConfiguration of the ConfigMap kubeadm-config "+
 			"and writes them into the static pod manifests of /etc/kubernetes/manifests. The controller manager gets "+
 			"its own LeaderMigrationConfiguration, naming the controllers of a 1.%d controller manager as its built-in "+
@@ -78,7 +78,7 @@ controllerManager:
 			Description: "Remove the two extraArgs and the extraVolume from the ClusterConfiguration and write the manifest again on each control-plane node. Only while the CCM is not installed.",
 			Commands:    []Command{editConfig, regenerate("controller-manager")},
 		},
-	})
+	}
 
 	switchStep := Step{
 		ID:    "switch",
@@ -166,54 +166,41 @@ kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.
 	}
 	const restore = "A restore is etcdutl snapshot restore on every etcd member (\"Operating etcd clusters for Kubernetes\" in the Kubernetes documentation); with an external etcd, snapshot it as you run it."
 
-	return distroPlan{
-		title:    "kubeadm (ClusterConfiguration in kube-system/kubeadm-config)",
-		strategy: LeaderMigration,
+	return leaderParts{
+		title: "kubeadm (ClusterConfiguration in kube-system/kubeadm-config)",
 		summary: fmt.Sprintf("Leader migration of a kubeadm cluster at Kubernetes %s from the in-tree aws provider to "+
 			"the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs "+
 			"the cloud controllers at any time; the control plane and the kubelets then switch to "+
 			"--cloud-provider=external, and the CCM drops leader migration.", r.KubeVersion, r.LeaderName),
-		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
 		duringSummary: "The static pods and the kubelets move to --cloud-provider=external, node by node; the lease passes to the CCM.",
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants and files removed, then the upgrade past 1.26.",
-		before: []Step{
-			b.preflight(nodesInTree, checkBeforeLM),
-			b.hostnameLabel("on kubeadm the label is the host's name, or the --hostname-override kubeadm wrote into kubeadm-flags.env, and after the switch the kubelet must use the node's name (during.switch): every node listed gets a new label value."),
-			b.iam("", false),
-			b.clusterTags(tagsInTree),
-			b.cloudConfig("kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
-				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
+		hostnameWhy:   "on kubeadm the label is the host's name, or the --hostname-override kubeadm wrote into kubeadm-flags.env, and after the switch the kubelet must use the node's name (during.switch): every node listed gets a new label value.",
+		cloudConfig:   "kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
+		readCloudConfig: script(KindNode, atControlPlane, "The in-tree provider's config", `
 f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
   -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
-[ -n "$f" ] && sudo cat "$f"`))),
-			b.routes(mirrorPodRouteFlags(),
-				"kubeadm gives the controller manager --allocate-node-cidrs=true and --cluster-cidr when networking.podSubnet is set, and no --configure-cloud-routes (cmd/kubeadm/app/phases/controlplane/manifests.go, v1.26.15): the route controller then runs unless extraArgs turn it off."),
-			b.ebsCSI(ebsWhy(r.minor)),
-			b.ecr(ecrInTree(r.minor), "/etc/kubernetes/image-credential-provider/bin", []Snippet{
-				{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider"},
-				{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
+[ -n "$f" ] && sudo cat "$f"`),
+		routeFlags: mirrorPodRouteFlags(),
+		routes:     "kubeadm gives the controller manager --allocate-node-cidrs=true and --cluster-cidr when networking.podSubnet is set, and no --configure-cloud-routes (cmd/kubeadm/app/phases/controlplane/manifests.go, v1.26.15): the route controller then runs unless extraArgs turn it off.",
+		ecrBinDir:  "/etc/kubernetes/image-credential-provider/bin",
+		ecrSnippets: []Snippet{
+			{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
+				Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider"},
+			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
 `, Note: "Add the flags on every node; for nodes that join later, put them into nodeRegistration.kubeletExtraArgs"},
-			}, []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")}),
-			b.grantLease(),
-			b.etcdSnapshot("the controller manager changes", snapshot("pre-leader-migration"), restore),
-			kcm,
-			b.installMigrate(),
 		},
-		during: []Step{
-			b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
-			switchStep,
-			b.verifyHandover(Check{
-				Description: "No controller manager with the in-tree provider",
-				Command:     kcmArgs("--cloud-provider=aws"),
-				Expect:      "0",
-			}),
-		},
-		after: []Step{
-			b.installMode(),
-			b.cleanup(script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)),
-			b.upgrade(upgradeInTree+" kubeadm upgrade apply, one minor at a time, then the kubelets.", nil),
-		},
+		ecrApply:   []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")},
+		snapshot:   snapshot,
+		restore:    restore,
+		kcm:        kcm,
+		switchStep: switchStep,
+		verify: []Check{{
+			Description: "No controller manager with the in-tree provider",
+			Command:     kcmArgs("--cloud-provider=aws"),
+			Expect:      "0",
+		}},
+		cleanup: []Command{script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)},
+		upgrade: "kubeadm upgrade apply, one minor at a time, then the kubelets.",
 	}
 }
 

@@ -6,9 +6,11 @@ import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 // its record (renderer.Profile), which holds its facts. TestParts holds
 // the map to the records: one entry per distribution but auto.
 type distroParts struct {
-	// plan is the distribution's plan from what runs it now by default:
-	// the in-tree provider, or its own cloud controller when it has no
-	// in-tree provider.
+	// leader are the distribution's parts of the leader migration plan,
+	// its plan from the in-tree provider; nil when it has none.
+	leader func(*builder) leaderParts
+	// plan is the distribution's plan from its own cloud controller when
+	// it has no in-tree provider; nil otherwise.
 	plan func(*builder) distroPlan
 	// builtin is the plan from its own cloud controller, when that is not
 	// plan; nil otherwise.
@@ -29,9 +31,9 @@ var parts map[renderer.Distro]distroParts
 
 func init() {
 	parts = map[renderer.Distro]distroParts{
-		renderer.DistroRKE:     {plan: rkePlan, config: rkeClusterConfig, configCheck: rkeConfigCheck, kubelets: rkeKubelets},
-		renderer.DistroRKE2:    {plan: rke2Plan, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, kubelets: rke2Kubelets},
+		renderer.DistroRKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, kubelets: rkeKubelets},
+		renderer.DistroRKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, kubelets: rke2Kubelets},
 		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, kubelets: k3sKubelets},
-		renderer.DistroKubeadm: {plan: kubeadmPlan, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, kubelets: kubeadmKubelets},
+		renderer.DistroKubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, kubelets: kubeadmKubelets},
 	}
 }

@@ -48,7 +48,7 @@ func (b *builder) kcmConfigNote() string {
 		"one). Write it on every control-plane node before the update.", renderer.DefaultLeaderName, b.r.LeaderName, kcmConfigPath)
 }
 
-func rkePlan(b *builder) distroPlan {
+func rkeLeader(b *builder) leaderParts {
 	r := b.r
 	rkeUp := run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up", "--config", "cluster.yml")
 	inspect := func(containers, flags string) *Command {
@@ -77,7 +77,7 @@ services:
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: kcmSnippet,
 		Note: "Merge into cluster.yml; keep the other extra_args. In Rancher: Edit as YAML, the same keys under rancher_kubernetes_engine_config"}}, kcmSnippets...)
 	kcmNotes = append(kcmNotes, "rke up restarts kube-controller-manager on the control-plane nodes with --enable-leader-migration=true; the in-tree provider stays.")
-	kcm := b.kcmLeaderMigration(Step{
+	kcm := Step{
 		Why:      "RKE passes services.kube-controller.extra_args to kube-controller-manager as flags.",
 		Notes:    kcmNotes,
 		Snippets: kcmSnippets,
@@ -91,7 +91,7 @@ services:
 			Description: "Remove enable-leader-migration (and leader-migration-config) from services.kube-controller.extra_args and run rke up. Only while the CCM is not installed.",
 			Commands:    []Command{rkeUp},
 		},
-	})
+	}
 
 	imds := script(KindNode, atEveryNode, "The instance metadata's hostname, which rke-tools gives the kubelet with useInstanceMetadataHostname", `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
@@ -181,52 +181,47 @@ nodes:
 	}
 	const restore = "To restore one: rke etcd snapshot-restore --config cluster.yml --name NAME (rancher/rke cmd/etcd.go)."
 
-	return distroPlan{
-		title:    "RKE1 (cluster.yml)",
-		strategy: LeaderMigration,
+	return leaderParts{
+		title: "RKE1 (cluster.yml)",
 		summary: fmt.Sprintf("Leader migration of an RKE1 cluster at Kubernetes %s from the in-tree aws provider to the AWS "+
 			"CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs the "+
 			"cloud controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches to "+
 			"cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. RKE1 is at end "+
 			"of life: the upgrade after the migration stops at 1.%d.", r.KubeVersion, r.LeaderName, rkeLastMinor),
-		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
-		duringSummary: "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the CCM.",
-		afterSummary:  "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
-		before: []Step{
-			rkePreflight(b),
-			nodeNames,
-			b.hostnameLabel("on RKE1 the label is each node's hostname_override (default: its address; rancher/rke cluster/plan.go BuildKubeletProcess, cluster/defaults.go), and after the switch it is the node's name: every node listed gets a new label value."),
-			b.iam("", false),
-			b.clusterTags(tagsInTree),
-			b.cloudConfig("RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider of cluster.yml and passes it with --cloud-config (rancher/rke cloudprovider/aws, cluster/plan.go).",
-				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config"))),
-			b.routes(*inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
-				"RKE's kube-controller flags come with its Kubernetes version (kontainer-driver-metadata): read them on a control-plane node."),
-			b.ebsCSI(ebsWhy(r.minor)),
-			b.ecr(ecrInTree(r.minor), "/etc/kubernetes/image-credential-provider/bin", []Snippet{
-				{File: ecrConfigPath, Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider: the kubelet container mounts the host's /etc/kubernetes (rancher/rke cluster/plan.go)"},
-				{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: "Merge into cluster.yml; keep the other kubelet extra_args"},
-			}, []Command{rkeUp}),
-			b.grantLease(),
-			b.etcdSnapshot("the controller manager changes", snapshot("pre-leader-migration"), restore),
-			kcm,
-			b.installMigrate(),
+		duringSummary:     "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the CCM.",
+		afterSummary:      "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
+		preflightCommands: []Command{run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version")},
+		preflightChecks: []Check{{
+			Description: "The RKE CLI",
+			Expect: "rke version v1.4.15 or later of the v1.4 line, or v1.5.0 or later: older releases have no cloud_provider " +
+				"external-aws (rancher/rke cluster/plan.go getCloudProviderName, not at v1.4.14). Use the same rke release " +
+				"and cluster.rkestate for every rke up of this plan.",
+		}},
+		own:             []Step{nodeNames},
+		hostnameWhy:     "on RKE1 the label is each node's hostname_override (default: its address; rancher/rke cluster/plan.go BuildKubeletProcess, cluster/defaults.go), and after the switch it is the node's name: every node listed gets a new label value.",
+		cloudConfig:     "RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider of cluster.yml and passes it with --cloud-config (rancher/rke cloudprovider/aws, cluster/plan.go).",
+		readCloudConfig: script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config"),
+		routeFlags:      *inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
+		routes:          "RKE's kube-controller flags come with its Kubernetes version (kontainer-driver-metadata): read them on a control-plane node.",
+		ecrBinDir:       "/etc/kubernetes/image-credential-provider/bin",
+		ecrSnippets: []Snippet{
+			{File: ecrConfigPath, Language: "yaml", Content: b.ecrConfig(),
+				Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider: the kubelet container mounts the host's /etc/kubernetes (rancher/rke cluster/plan.go)"},
+			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: "Merge into cluster.yml; keep the other kubelet extra_args"},
 		},
-		during: []Step{
-			b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
-			switchStep,
-			b.verifyHandover(Check{
-				Description: "No component with the in-tree provider, on every node",
-				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider="),
-				Expect:      "--cloud-provider=external everywhere (the kubelet also on workers).",
-			}),
-		},
-		after: []Step{
-			b.installMode(),
-			b.cleanup(rkeCleanup...),
-			b.upgrade(upgradeInTree+" Set kubernetes_version in cluster.yml and run rke up, one minor at a time, with an rke release that runs it.", rkeUpgradeNotes(r.minor)),
-		},
+		ecrApply:   []Command{rkeUp},
+		snapshot:   snapshot,
+		restore:    restore,
+		kcm:        kcm,
+		switchStep: switchStep,
+		verify: []Check{{
+			Description: "No component with the in-tree provider, on every node",
+			Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider="),
+			Expect:      "--cloud-provider=external everywhere (the kubelet also on workers).",
+		}},
+		cleanup:      rkeCleanup,
+		upgrade:      "Set kubernetes_version in cluster.yml and run rke up, one minor at a time, with an rke release that runs it.",
+		upgradeNotes: rkeUpgradeNotes(r.minor),
 	}
 }
 
@@ -243,16 +238,4 @@ func rkeUpgradeNotes(minor int) []string {
 		"The rke CLI runs only the Kubernetes versions it lists (rke config --list-version --all): " + lines + " (rancher/rke release notes, \"RKE Kubernetes versions\").",
 		fmt.Sprintf("RKE1 is at end of life: rke v1.8 is the last release line and stops at 1.%d. Plan the move to RKE2 (whose cluster keeps the AWS CCM: install it there with --distro=rke2 --mode=install).", rkeLastMinor),
 	}
-}
-
-// rkePreflight adds the rke CLI's version to the preflight.
-func rkePreflight(b *builder) Step {
-	s := b.preflight(nodesInTree, checkBeforeLM, run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version"))
-	s.Checks = append(s.Checks, Check{
-		Description: "The RKE CLI",
-		Expect: "rke version v1.4.15 or later of the v1.4 line, or v1.5.0 or later: older releases have no cloud_provider " +
-			"external-aws (rancher/rke cluster/plan.go getCloudProviderName, not at v1.4.14). Use the same rke release " +
-			"and cluster.rkestate for every rke up of this plan.",
-	})
-	return s
 }

@@ -45,7 +45,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
   -o jsonpath='{range .spec.rkeConfig.machineSelectorConfig[*]}{.machineLabelSelector}{" "}{.config}{"\n"}{end}'`)
 }
 
-func rke2Plan(b *builder) distroPlan {
+func rke2Leader(b *builder) leaderParts {
 	r := b.r
 	editCluster := script(KindCluster, atRancher, "Edit the provisioning cluster (CLUSTER_NAME: its name in Rancher)",
 		`kubectl -n fleet-default edit clusters.provisioning.cattle.io "$CLUSTER_NAME"`)
@@ -82,7 +82,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		"Rancher applies machineGlobalConfig, then every machineSelectorConfig entry that matches a machine, in order; a key an entry sets replaces the earlier value whole, lists included (rancher/rancher pkg/capr/planner). If another entry matching control-plane machines sets kube-controller-manager-arg, copy its items into this list.",
 		"RKE2 without Rancher: the same kube-controller-manager-arg list in /etc/rancher/rke2/config.yaml on each server, then systemctl restart rke2-server, one server at a time.",
 	)
-	kcm := b.kcmLeaderMigration(Step{
+	kcm := Step{
 		Why:   "Rancher writes kube-controller-manager-arg into the RKE2 configuration of the matching machines, and RKE2 passes each item to kube-controller-manager as a flag.",
 		Notes: kcmNotes,
 		Snippets: append([]Snippet{{
@@ -108,7 +108,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 			Description: "Remove the entry and save; the controller managers restart without leader migration. Only while the CCM is not installed.",
 			Commands:    []Command{editCluster},
 		},
-	})
+	}
 
 	switchStep := Step{
 		ID:    "switch",
@@ -172,62 +172,50 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 		fmt.Sprintf("From RKE2 %s, cloud-provider-name: aws passes no --cloud-provider at all and only names the node from instance metadata, and is deprecated for node-name-from-cloud-provider-metadata: true, which names the nodes the same (rancher/rke2 pkg/rke2/rke2_linux.go, pkg/cli/cmds/root.go at those tags). When the cluster reaches one of them, replace it; disable-cloud-controller: true stays, as RKE2 no longer turns its cloud controller off by itself.", strings.Join(rke2MetadataNameFrom, ", ")),
 		fmt.Sprintf("kube-apiserver has no --cloud-provider from 1.%d and exits on the unknown flag (pkg/kubeapiserver/options/cloudprovider.go, gone at v1.33.0; kubernetes/kubernetes#130162). Drop kube-apiserver-arg cloud-provider=external (from the plan's entry and from yours) with the move to one of those RKE2 releases (they pass the API server no --cloud-provider), and in any case before 1.%d; keep the kube-controller-manager and kubelet items, whose flag stays.", apiServerNoCloudProvider, apiServerNoCloudProvider),
 	}
-	return distroPlan{
-		title:    "RKE2 provisioned by Rancher (spec.rkeConfig)",
-		strategy: LeaderMigration,
+	return leaderParts{
+		title: "RKE2 provisioned by Rancher (spec.rkeConfig)",
 		summary: fmt.Sprintf("Leader migration of an RKE2 cluster at Kubernetes %s that runs the in-tree provider "+
 			"(cloud-provider-name: aws) to the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease "+
 			"%s, so exactly one of them runs the cloud controllers at any time. The switch keeps cloud-provider-name: "+
 			"aws, which names the nodes after their EC2 private DNS names, and sets cloud-provider=external on every "+
 			"component through machineSelectorConfig.", r.KubeVersion, r.LeaderName),
-		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
 		duringSummary: "Rancher moves every component to --cloud-provider=external, machine by machine; the lease passes to the CCM.",
 		afterSummary:  "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
-		before: []Step{
-			b.preflight(nodesInTree, checkBeforeLM),
-			b.hostnameLabel("on RKE2 the supervisor gives the kubelet --hostname-override set to the node's name as RKE2 sees it (k3s pkg/daemons/agent/agent_linux.go): with cloud-provider-name: aws and no node-name, the instance metadata's local-hostname (rancher/rke2 pkg/rke2/rke2_linux.go hostnameFromMetadataEndpoint, v1.26.15+rke2r1), while the in-tree kubelet named the node after the EC2 API's PrivateDnsName. In a VPC whose DHCP options set another domain the two differ: such a node is listed, and after the switch its kubelet registers under the label's value, a new Node. Give each node listed node-name: <NAME> in its RKE2 configuration before the switch (RKE2 reads the metadata only when node-name is unset); otherwise expect no node listed.",
-				"RKE2 reads the metadata's local-hostname, the in-tree provider the EC2 API's PrivateDnsName (legacy-cloud-providers aws/aws.go buildSelfAWSInstance), which differ in a VPC whose DHCP options set another domain."),
-			b.iam("", false),
-			b.clusterTags(tagsInTree),
-			b.cloudConfig("RKE2 passes the file named by cloud-provider-config with --cloud-config (rancher/rke2 pkg/podexecutor/staticpod.go); Rancher writes it from the cluster's cloud provider config.",
-				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
+		hostnameWhy:   "on RKE2 the supervisor gives the kubelet --hostname-override set to the node's name as RKE2 sees it (k3s pkg/daemons/agent/agent_linux.go): with cloud-provider-name: aws and no node-name, the instance metadata's local-hostname (rancher/rke2 pkg/rke2/rke2_linux.go hostnameFromMetadataEndpoint, v1.26.15+rke2r1), while the in-tree kubelet named the node after the EC2 API's PrivateDnsName. In a VPC whose DHCP options set another domain the two differ: such a node is listed, and after the switch its kubelet registers under the label's value, a new Node. Give each node listed node-name: <NAME> in its RKE2 configuration before the switch (RKE2 reads the metadata only when node-name is unset); otherwise expect no node listed.",
+		hostnameNotes: []string{"RKE2 reads the metadata's local-hostname, the in-tree provider the EC2 API's PrivateDnsName (legacy-cloud-providers aws/aws.go buildSelfAWSInstance), which differ in a VPC whose DHCP options set another domain."},
+		cloudConfig:   "RKE2 passes the file named by cloud-provider-config with --cloud-config (rancher/rke2 pkg/podexecutor/staticpod.go); Rancher writes it from the cluster's cloud provider config.",
+		readCloudConfig: script(KindNode, atControlPlane, "The in-tree provider's config", `
 f=$(grep -o -e '--cloud-config=[^" ]*' /var/lib/rancher/rke2/agent/pod-manifests/kube-controller-manager.yaml | head -n 1 | cut -d= -f2)
-[ -n "$f" ] && sudo cat "$f"`))),
-			b.routes(mirrorPodRouteFlags(),
-				"RKE2 gives the controller manager --allocate-node-cidrs=true, and --configure-cloud-routes=false only while its own cloud controller runs, which cloud-provider-name turns off (k3s pkg/daemons/control/server.go controllerManager): with the in-tree aws provider the route controller runs."),
-			b.ebsCSI(ebsWhy(r.minor)),
-			b.ecr(ecrInTree(r.minor), "/var/lib/rancher/credentialprovider/bin", []Snippet{{
-				File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-				Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist the RKE2 agent passes them to the kubelet itself (its --image-credential-provider-config and --image-credential-provider-bin-dir default to these paths; k3s pkg/daemons/agent ImageCredProvAvailable). Rancher can place both with spec.rkeConfig.machineSelectorFiles",
-			}}, []Command{script(KindNode, atEveryNode, "Restart RKE2 so that the kubelet picks the plugin up",
-				"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")}),
-			b.grantLease(),
-			b.etcdSnapshot("the controller manager changes", snapshot, restore),
-			kcm,
-			b.installMigrate(),
+[ -n "$f" ] && sudo cat "$f"`),
+		routeFlags: mirrorPodRouteFlags(),
+		routes:     "RKE2 gives the controller manager --allocate-node-cidrs=true, and --configure-cloud-routes=false only while its own cloud controller runs, which cloud-provider-name turns off (k3s pkg/daemons/control/server.go controllerManager): with the in-tree aws provider the route controller runs.",
+		ecrBinDir:  "/var/lib/rancher/credentialprovider/bin",
+		ecrSnippets: []Snippet{{
+			File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
+			Note: "On every node, with the binary at /var/lib/rancher/credentialprovider/bin/ecr-credential-provider: when both exist the RKE2 agent passes them to the kubelet itself (its --image-credential-provider-config and --image-credential-provider-bin-dir default to these paths; k3s pkg/daemons/agent ImageCredProvAvailable). Rancher can place both with spec.rkeConfig.machineSelectorFiles",
+		}},
+		ecrApply: []Command{script(KindNode, atEveryNode, "Restart RKE2 so that the kubelet picks the plugin up",
+			"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")},
+		snapshot:   func(string) Command { return snapshot },
+		restore:    restore,
+		kcm:        kcm,
+		switchStep: switchStep,
+		verify: []Check{
+			{Description: "No controller manager with leader migration", Command: kcmArgs("--enable-leader-migration"), Expect: "0"},
+			kubeletExternal,
+			cloudProviderName,
 		},
-		during: []Step{
-			b.etcdSnapshot("the switch", snapshot, restore),
-			switchStep,
-			b.verifyHandover(
-				Check{Description: "No controller manager with leader migration", Command: kcmArgs("--enable-leader-migration"), Expect: "0"},
-				kubeletExternal,
-				cloudProviderName,
-			),
-		},
-		after: []Step{
-			b.installMode(),
-			b.cleanup(cleanupCmds...),
-			b.upgradeRKE2(rke2Notes),
-		},
+		cleanup:         cleanupCmds,
+		upgrade:         "Set spec.kubernetesVersion, one minor at a time; keep the machineSelectorConfig of the switch until the notes below say otherwise.",
+		upgradeNotes:    rke2Notes,
+		upgradeSnippets: rke2UpgradeSnippets(),
 	}
 }
 
-// upgradeRKE2 is the upgrade with the configuration RKE2 needs from the
-// releases that dropped the in-tree provider's flags.
-func (b *builder) upgradeRKE2(notes []string) Step {
-	s := b.upgrade(upgradeInTree+" Set spec.kubernetesVersion, one minor at a time; keep the machineSelectorConfig of the switch until the notes below say otherwise.", notes)
-	s.Snippets = []Snippet{{
+// rke2UpgradeSnippets are the configuration RKE2 needs from the releases
+// that dropped the in-tree provider's flags.
+func rke2UpgradeSnippets() []Snippet {
+	return []Snippet{{
 		File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
 		Content: `spec:
   rkeConfig:
@@ -239,5 +227,4 @@ func (b *builder) upgradeRKE2(notes []string) Step {
 ` + rke2Entries(false),
 		Note: "From RKE2 " + strings.Join(rke2MetadataNameFrom, ", ") + " on, and before 1.33 at the latest: no kube-apiserver-arg cloud-provider",
 	}}
-	return s
 }
