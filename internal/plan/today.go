@@ -317,25 +317,21 @@ func noProviderPlan(b *builder) distroPlan {
 	hold := b.ccmUpgrade("Or, while something else answers the LoadBalancer Services: the CCM with its service controller off", holdServices)
 	hold.Main = false
 	install := b.installSwitch("A CCM pod ready on every control-plane node, its lease held. The nodes without a provider ID are listed until during.initialise-nodes. "+expectFix, hold)
-	return distroPlan{
-		title:    fmt.Sprintf("%s at Kubernetes %s without a cloud provider, onto the AWS CCM", name, r.KubeVersion),
-		strategy: Switch,
+	return switchPlan(b, switchParts{
+		title: fmt.Sprintf("%s at Kubernetes %s without a cloud provider, onto the AWS CCM", name, r.KubeVersion),
 		summary: fmt.Sprintf("A %s cluster at Kubernetes %s that runs no cloud provider (its nodes have no provider ID) "+
 			"moves to the AWS CCM %s without re-registering a node: the kubelets move to the external provider, the CCM "+
 			"comes on, and each node, tainted by hand, is initialised by it.", name, r.KubeVersion, r.tag),
 		beforeSummary: "Nothing changes yet: check what the CCM needs and how it will find each node.",
 		duringSummary: "Kubelets external, CCM on, then the running nodes one at a time.",
-		afterSummary:  "The CCM follows the cluster's minor on every upgrade.",
-		before: []Step{
-			b.preflight("Every PROVIDER-ID is <none>. Note the nodes whose NAME is neither their instance's private DNS name nor its instance ID: the CCM cannot find them, and they must register again under such a name.",
-				"The nodes without provider ID listed (the CCM initialises them in during.initialise-nodes); every control-plane node shows where a CCM pod would run, and the CCM's version matches the API server's."),
-			b.iam("", true),
-			b.clusterTags(name + " did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config)."),
-			b.lbStep("Without a cloud provider nothing in Kubernetes answers them, unless another load balancer implementation does; once its service controller runs, the CCM makes an ELB (or NLB) for each, with a new DNS name."),
-		},
-		during: []Step{b.externalKubelets(""), install, taintStep, b.verifyAll()},
-		after:  []Step{b.upgrade("The AWS CCM is released per Kubernetes minor: upgrade one minor at a time and the CCM with it.", nil)},
-	}
+		expectNodes:   "Every PROVIDER-ID is <none>. Note the nodes whose NAME is neither their instance's private DNS name nor its instance ID: the CCM cannot find them, and they must register again under such a name.",
+		expectCheck:   "The nodes without provider ID listed (the CCM initialises them in during.initialise-nodes); every control-plane node shows where a CCM pod would run, and the CCM's version matches the API server's.",
+		tags:          name + " did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config).",
+		lbs:           "Without a cloud provider nothing in Kubernetes answers them, unless another load balancer implementation does; once its service controller runs, the CCM makes an ELB (or NLB) for each, with a new DNS name.",
+		install:       install,
+		nodes:         taintStep,
+		upgrade:       "The AWS CCM is released per Kubernetes minor: upgrade one minor at a time and the CCM with it.",
+	})
 }
 
 func rke2BuiltinPlan(b *builder) distroPlan {
@@ -357,23 +353,59 @@ func rke2BuiltinPlan(b *builder) distroPlan {
 		Rollback: Rollback{Description: "Nothing per node: a node registered again keeps its aws:/// provider ID."},
 	}
 	install := b.installSwitch("A CCM pod ready on every server, its lease held. Exit 1 with one ✗ naming the nodes still on rke2:// provider IDs (and how many) is expected until during.reregister-nodes; any other ✗ is fixed first.")
-	return distroPlan{
-		title:    fmt.Sprintf("RKE2 at Kubernetes %s on its own cloud controller, onto the AWS CCM", r.KubeVersion),
-		strategy: Switch,
+	return switchPlan(b, switchParts{
+		title: fmt.Sprintf("RKE2 at Kubernetes %s on its own cloud controller, onto the AWS CCM", r.KubeVersion),
 		summary: fmt.Sprintf("RKE2's own cloud controller (rke2-cloud-provider) initialised the nodes of this cluster at "+
 			"Kubernetes %s with rke2://<node name> provider IDs. The switch turns it off, installs the AWS CCM %s, and "+
 			"registers every node again so that the CCM gives it an AWS provider ID.", r.KubeVersion, r.tag),
 		beforeSummary: "Nothing changes yet: check what the CCM needs and how each node will be known to AWS.",
 		duringSummary: "RKE2's cloud controller off and the kubelets external, CCM on, nodes registered again.",
+		expectNodes:   "Every PROVIDER-ID reads rke2://<NAME>: RKE2's own cloud controller set it. Note the nodes whose NAME is neither their instance's private DNS name nor its instance ID: they register again under such a name.",
+		expectCheck:   "Exit 1, and the only ✗ is the one naming the nodes on rke2:// provider IDs, with their count. Every server shows where a CCM pod would run.",
+		tags:          "RKE2's own cloud controller did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config).",
+		lbs:           "RKE2 answers them only with enable-servicelb (ServiceLB, a controller of its own cloud controller); once the AWS CCM's service controller runs, it makes an ELB (or NLB) for each, with a new DNS name.",
+		kubelets:      "disable-cloud-controller turns RKE2's own cloud controller off, which would keep giving new nodes rke2:// provider IDs.",
+		install:       install,
+		nodes:         reregister,
+		upgrade:       "The AWS CCM is released per Kubernetes minor: upgrade RKE2 one minor at a time and the CCM with it.",
+	})
+}
+
+// switchParts are what the plans of a running cluster at 1.27 or later
+// (--from none, --from builtin) do not share: switchPlan is their
+// skeleton.
+type switchParts struct {
+	title, summary, beforeSummary, duringSummary string
+	// expectNodes and expectCheck are what the preflight shows.
+	expectNodes, expectCheck string
+	// tags says whether the instances are tagged already, lbs who answers
+	// the LoadBalancer Services now.
+	tags, lbs string
+	// kubelets says what else during.external-provider turns off.
+	kubelets string
+	// install installs the CCM; nodes makes the running nodes its.
+	install, nodes Step
+	// upgrade says how the cluster moves to the next minor.
+	upgrade string
+}
+
+// switchPlan is the plan of a running cluster without an in-tree provider
+// onto the CCM: kubelets external, the CCM on, then the running nodes.
+func switchPlan(b *builder, p switchParts) distroPlan {
+	return distroPlan{
+		title:         p.title,
+		strategy:      Switch,
+		summary:       p.summary,
+		beforeSummary: p.beforeSummary,
+		duringSummary: p.duringSummary,
 		afterSummary:  "The CCM follows the cluster's minor on every upgrade.",
 		before: []Step{
-			b.preflight("Every PROVIDER-ID reads rke2://<NAME>: RKE2's own cloud controller set it. Note the nodes whose NAME is neither their instance's private DNS name nor its instance ID: they register again under such a name.",
-				"Exit 1, and the only ✗ is the one naming the nodes on rke2:// provider IDs, with their count. Every server shows where a CCM pod would run."),
+			b.preflight(p.expectNodes, p.expectCheck),
 			b.iam("", true),
-			b.clusterTags("RKE2's own cloud controller did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config)."),
-			b.lbStep("RKE2 answers them only with enable-servicelb (ServiceLB, a controller of its own cloud controller); once the AWS CCM's service controller runs, it makes an ELB (or NLB) for each, with a new DNS name."),
+			b.clusterTags(p.tags),
+			b.lbStep(p.lbs),
 		},
-		during: []Step{b.externalKubelets("disable-cloud-controller turns RKE2's own cloud controller off, which would keep giving new nodes rke2:// provider IDs."), install, reregister, b.verifyAll()},
-		after:  []Step{b.upgrade("The AWS CCM is released per Kubernetes minor: upgrade RKE2 one minor at a time and the CCM with it.", nil)},
+		during: []Step{b.externalKubelets(p.kubelets), p.install, p.nodes, b.verifyAll()},
+		after:  []Step{b.upgrade(p.upgrade, nil)},
 	}
 }
