@@ -225,11 +225,11 @@ func (b *builder) diff(rd render) Command {
 	if rd.reset {
 		argv = append(argv, "--reset-options")
 	}
-	return run(KindRenderer, atWorkstation, "Preview: what the upgrade below changes in the cluster (a server-side dry run against the release)", argv...)
+	return run(KindRenderer, atWorkstation, b.text("diff.run"), argv...)
 }
 
 func (b *builder) uninstall() Command {
-	return run(KindRenderer, atWorkstation, "Remove the CCM release",
+	return run(KindRenderer, atWorkstation, b.text("uninstall.run"),
 		"helm", "uninstall", b.r.Release, "--namespace", b.r.Namespace, "--wait")
 }
 
@@ -345,7 +345,7 @@ func (b *builder) lbServices() *Command {
 // mirrorPodRouteFlags shows the controller managers' route flags, read off
 // their static pods' mirror pods (RKE2, kubeadm).
 func mirrorPodRouteFlags() Command {
-	return script(KindKubectl, atWorkstation, "The controller managers' route flags (their static pods' mirror pods)", `
+	return script(KindKubectl, atWorkstation, prose("mirrorPodRouteFlags.script", nil), `
 kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
   | grep -o -e '--allocate-node-cidrs=[a-z]*' -e '--configure-cloud-routes=[a-z]*' -e '--cluster-cidr=[^" ]*' | sort | uniq -c`)
 }

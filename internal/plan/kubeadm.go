@@ -7,7 +7,7 @@ import (
 
 func kubeadmLeader(b *builder) leaderParts {
 	r := b.r
-	editConfig := run(KindCluster, atWorkstation, "Merge the snippet into data.ClusterConfiguration", "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
+	editConfig := run(KindCluster, atWorkstation, b.text("kubeadmLeader.run"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
 	// of the ConfigMap. With a ClusterConfiguration alone kubeadm defaults
 	// an InitConfiguration and detects localAPIEndpoint.advertiseAddress
@@ -16,11 +16,11 @@ func kubeadmLeader(b *builder) leaderParts {
 	// from the flags kubeadm wrote from it into the current manifest.
 	regenerate := func(components ...string) Command {
 		s := "sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \\\n  -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
-		cfg, desc := "cluster-configuration.yaml", "Write the static pod manifests from the new ClusterConfiguration; the kubelet restarts the pods"
+		cfg, desc := "cluster-configuration.yaml", b.text("kubeadmLeader.text")
 		if slices.Contains(components, "apiserver") {
 			s += apiServerEndpoint
 			cfg = "kubeadm-config.yaml"
-			desc = "Write the static pod manifests from the new ClusterConfiguration and this node's API endpoint (an InitConfiguration with the --advertise-address and --secure-port of its current manifest, kept in kube-apiserver.yaml.before outside the manifest directory); the kubelet restarts the pods"
+			desc = b.text("kubeadmLeader.text.2")
 		}
 		for _, c := range components {
 			s += "sudo kubeadm init phase control-plane " + c + " --config " + cfg + "\n"
@@ -44,11 +44,11 @@ tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hos
 			"configuration does, under the Lease %s; kubeadm mounts only /etc/kubernetes/pki and its kubeconfig "+
 			"from /etc/kubernetes into it (cmd/kubeadm/app/phases/controlplane/volumes.go), so the file needs an extraVolume.", r.minor, r.LeaderName),
 		Notes: []string{
-			"The ClusterConfiguration of kubeadm 1.22 to 1.30 is kubeadm.k8s.io/v1beta3, where extraArgs is a map.",
-			"Editing the ConfigMap changes nothing on the nodes by itself; it keeps kubeadm upgrade from undoing the change. kubeadm init phase control-plane writes the manifest (\"Reconfiguring a kubeadm cluster\" in the Kubernetes documentation).",
+			b.text("kubeadmLeader.Notes"),
+			b.text("kubeadmLeader.Notes.2"),
 		},
 		Snippets: []Snippet{
-			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: "On every control-plane node"},
+			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: b.text("kubeadmLeader.Note")},
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
 kind: ClusterConfiguration
 controllerManager:
@@ -62,56 +62,35 @@ controllerManager:
       mountPath: ` + kcmConfigPath + `
       readOnly: true
       pathType: File
-`, Note: "Merge into the existing controllerManager section; keep its other extraArgs and extraVolumes"},
+`, Note: b.text("kubeadmLeader.Note.2")},
 		},
 		Commands: []Command{
-			script(KindNode, atControlPlane, "Put the file in place", "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
+			script(KindNode, atControlPlane, b.text("kubeadmLeader.script"), "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
 			mainCmd(editConfig),
 			regenerate("controller-manager"),
 		},
 		Checks: []Check{{
-			Description: "The controller managers' flags",
+			Description: b.text("kubeadmLeader.Description"),
 			Command:     kcmArgs("--enable-leader-migration=true"),
-			Expect:      "The number of control-plane nodes (their static pods' mirror pods show the flags).",
+			Expect:      b.text("kubeadmLeader.Expect"),
 		}},
 		Rollback: Rollback{
-			Description: "Remove the two extraArgs and the extraVolume from the ClusterConfiguration and write the manifest again on each control-plane node. Only while the CCM is not installed.",
+			Description: b.text("kubeadmLeader.Description.2"),
 			Commands:    []Command{editConfig, regenerate("controller-manager")},
 		},
 	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: "Switch the control plane and every kubelet to the external provider",
-		Why: "A controller manager with --cloud-provider=external runs no cloud controllers, so the CCM, waiting for the " +
-			"lease, takes them over; the kubelets stop using the in-tree provider. Under the in-tree provider a kubelet " +
-			"took its node's name from the provider (cmd/kubelet/app/server.go getNodeName, v1.26.15); with external it " +
-			"uses --hostname-override or the host's name, which must be that same name, or the kubelet registers a new Node. " +
-			"The manifests: kubeadm init phase control-plane given a ClusterConfiguration alone defaults an InitConfiguration " +
-			"and sets its localAPIEndpoint.advertiseAddress to the address of the default route's interface " +
-			"(cmd/kubeadm/app/util/config/initconfiguration.go documentMapToInitConfiguration, SetInitDynamicDefaults, " +
-			"SetAPIEndpointDynamicDefaults; k8s.io/apimachinery pkg/util/net ChooseHostInterface; v1.26.5), and writes the API " +
-			"server's --advertise-address, --secure-port, probes and kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint " +
-			"annotation from it (cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand, GetStaticPodSpecs): on a " +
-			"node with several interfaces, or whose address was given to kubeadm init or join, the regenerated API server would " +
-			"advertise another address, and kubeadm upgrade reads the endpoint back from that annotation (cmd/kubeadm/app/util/config/cluster.go " +
-			"getAPIEndpointFromPodAnnotation). So the API server's manifest is written from an InitConfiguration with this " +
-			"node's localAPIEndpoint, taken from its current manifest, rather than edited by hand: kubeadm writes it as " +
-			"kubeadm upgrade will, from the ConfigMap and the endpoint. The kubelet: kubeadm's systemd drop-in 10-kubeadm.conf starts it with " +
-			"$KUBELET_KUBEADM_ARGS from /var/lib/kubelet/kubeadm-flags.env and then $KUBELET_EXTRA_ARGS from " +
-			"/etc/sysconfig/kubelet, which the Debian package makes /etc/default/kubelet (kubernetes/release " +
-			"cmd/kubepkg/templates/latest/deb/kubeadm/10-kubeadm.conf and rpm/kubeadm/10-kubeadm.conf at v0.15.1; " +
-			"cmd/krel/templates/latest/kubeadm/10-kubeadm.conf and kubeadm.spec from v0.16.0), and a flag given twice takes " +
-			"its last value (the kubelet parses its flags with spf13/pflag v1.0.5, stringValue.Set): a --cloud-provider=aws in " +
-			"KUBELET_EXTRA_ARGS outlives an edit of kubeadm-flags.env alone, so every file is edited and the check reads the " +
-			"running kubelet's own command line.",
+		Title: b.text("kubeadmLeader.Title"),
+		Why:   b.text("kubeadmLeader.Why"),
 		Notes: []string{
-			"Control-plane nodes first, one at a time: manifests, then the kubelet; then the workers. Controller managers not yet switched keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
-			"Before restarting a kubelet, compare `hostname` with the node's NAME in nodes-before.txt: if they differ, add --hostname-override=<NAME> to KUBELET_KUBEADM_ARGS (kubeadm writes it there itself for a node that joined under another name).",
-			"The kubelet's command: the lines systemctl cat kubelet prints are drop-ins of yours that set the flags themselves (Environment=): edit them too before the restart.",
-			"If the manifests were written with --patches (kubeadm init, join or upgrade), give kubeadm init phase control-plane the same --patches directory.",
-			"For nodes that join later, set nodeRegistration.kubeletExtraArgs.cloud-provider: external in the JoinConfiguration you use.",
-			"Keep kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
+			b.text("kubeadmLeader.Notes.3"),
+			b.text("kubeadmLeader.Notes.4"),
+			b.text("kubeadmLeader.Notes.5"),
+			b.text("kubeadmLeader.Notes.6"),
+			b.text("kubeadmLeader.Notes.7"),
+			b.text("kubeadmLeader.Notes.8"),
 		},
 		Snippets: []Snippet{
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
@@ -122,16 +101,16 @@ controllerManager:
   extraArgs:
     cloud-provider: external          # enable-leader-migration, leader-migration-config and cloud-config removed
   extraVolumes: []                    # the kcm-leader-migration volume removed
-`, Note: "Remove exactly these keys and the volume; keep everything else"},
+`, Note: b.text("kubeadmLeader.Note.3")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
 `, Note: "On every node"},
 			{File: "/etc/default/kubelet (Debian, Ubuntu) or /etc/sysconfig/kubelet (RHEL family)", Language: "sh", Content: `KUBELET_EXTRA_ARGS="... --cloud-provider=external ..."    # where it had --cloud-provider=aws; --cloud-config removed
-`, Note: "On every node where the file sets either flag: the kubelet takes the last --cloud-provider, and this one comes after kubeadm-flags.env"},
+`, Note: b.text("kubeadmLeader.Note.4")},
 		},
 		Commands: []Command{
 			mainCmd(editConfig),
 			regenerate("apiserver", "controller-manager"),
-			script(KindNode, atEveryNode, "The kubelet: its flags in every file they come from, your own drop-ins listed, then the restart", `
+			script(KindNode, atEveryNode, b.text("kubeadmLeader.script.2"), `
 for f in `+kubeletEnvFiles+`; do
   [ ! -f "$f" ] || sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/g' -e 's/ --cloud-config=[^ "]*//g' -e 's/--cloud-config=[^ "]* *//g' "$f"
 done
@@ -140,16 +119,16 @@ sudo systemctl restart kubelet`),
 		},
 		Checks: []Check{
 			{
-				Description: "The API server's manifest, on each control-plane node, against the copy made before",
+				Description: b.text("kubeadmLeader.Description.3"),
 				Command:     ptr(script(KindNode, atControlPlane, "", `sudo diff kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml`)),
-				Expect:      "Only the --cloud-provider and --cloud-config lines gone (and a volume of the cloud config you removed from the ClusterConfiguration). Any other difference, --advertise-address above all: put the copy back (sudo cp kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml) and find out why before going on.",
+				Expect:      b.text("kubeadmLeader.Expect.2"),
 			},
-			{Description: "While the control plane is switched, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
-			{Description: "The controller managers' flags", Command: kcmArgs("--cloud-provider=external"), Expect: "The number of control-plane nodes."},
-			{Description: "The running kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external (if several --cloud-provider lines, the last is external: the kubelet takes the last), no --cloud-config, and --hostname-override=<NAME> where the host's name is not the NAME."},
+			{Description: b.text("kubeadmLeader.Description.4"), Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: b.text("kubeadmLeader.Description.5"), Command: kcmArgs("--cloud-provider=external"), Expect: b.text("kubeadmLeader.Expect.3")},
+			{Description: b.text("kubeadmLeader.Description.6"), Command: &kubeletFlags, Expect: b.text("kubeadmLeader.Expect.4")},
 		},
 		Rollback: Rollback{
-			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) again in the files you changed (kubeadm-flags.env, and /etc/default/kubelet or /etc/sysconfig/kubelet where they had it), then restart the kubelet. The CCM, still in migrate mode, keeps the lease until the controller managers take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: b.text("kubeadmLeader.Description.7"),
 			Commands:    []Command{editConfig, regenerate("apiserver", "controller-manager")},
 		},
 	}
@@ -159,35 +138,35 @@ sudo systemctl restart kubelet`),
 		ecrFlags += " --feature-gates=" + g
 	}
 	snapshot := func(name string) Command {
-		return script(KindKubectl, atWorkstation, "A snapshot from the etcd member of one control-plane node (NODE: its name), with the etcdctl of kubeadm's etcd pod, into the host's /var/lib/etcd", fmt.Sprintf(`
+		return script(KindKubectl, atWorkstation, b.text("kubeadmLeader.script.3"), fmt.Sprintf(`
 kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.1:2379 \
   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
   --key=/etc/kubernetes/pki/etcd/server.key snapshot save /var/lib/etcd/%s.db`, name))
 	}
-	const restore = "A restore is etcdutl snapshot restore on every etcd member (\"Operating etcd clusters for Kubernetes\" in the Kubernetes documentation); with an external etcd, snapshot it as you run it."
+	restore := b.text("kubeadmLeader.restore")
 
 	return leaderParts{
-		title: "kubeadm (ClusterConfiguration in kube-system/kubeadm-config)",
+		title: b.text("kubeadmLeader.title"),
 		summary: fmt.Sprintf("Leader migration of a kubeadm cluster at Kubernetes %s from the in-tree aws provider to "+
 			"the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs "+
 			"the cloud controllers at any time; the control plane and the kubelets then switch to "+
 			"--cloud-provider=external, and the CCM drops leader migration.", r.KubeVersion, r.LeaderName),
-		duringSummary: "The static pods and the kubelets move to --cloud-provider=external, node by node; the lease passes to the CCM.",
-		afterSummary:  "The CCM alone: leader migration off, the migration's grants and files removed, then the upgrade past 1.26.",
-		hostnameWhy:   "on kubeadm the label is the host's name, or the --hostname-override kubeadm wrote into kubeadm-flags.env, and after the switch the kubelet must use the node's name (during.switch): every node listed gets a new label value.",
-		cloudConfig:   "kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
-		readCloudConfig: script(KindNode, atControlPlane, "The in-tree provider's config", `
+		duringSummary: b.text("kubeadmLeader.duringSummary"),
+		afterSummary:  b.text("kubeadmLeader.afterSummary"),
+		hostnameWhy:   b.text("kubeadmLeader.hostnameWhy"),
+		cloudConfig:   b.text("kubeadmLeader.cloudConfig"),
+		readCloudConfig: script(KindNode, atControlPlane, b.text("kubeadmLeader.script.4"), `
 f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
   -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
 [ -n "$f" ] && sudo cat "$f"`),
 		routeFlags: mirrorPodRouteFlags(),
-		routes:     "kubeadm gives the controller manager --allocate-node-cidrs=true and --cluster-cidr when networking.podSubnet is set, and no --configure-cloud-routes (cmd/kubeadm/app/phases/controlplane/manifests.go, v1.26.15): the route controller then runs unless extraArgs turn it off.",
+		routes:     b.text("kubeadmLeader.routes"),
 		ecrBinDir:  "/etc/kubernetes/image-credential-provider/bin",
 		ecrSnippets: []Snippet{
 			{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-				Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider"},
+				Note: b.text("kubeadmLeader.Note.5")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
-`, Note: "Add the flags on every node; for nodes that join later, put them into nodeRegistration.kubeletExtraArgs"},
+`, Note: b.text("kubeadmLeader.Note.6")},
 		},
 		ecrApply:   []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")},
 		snapshot:   snapshot,
@@ -195,12 +174,12 @@ f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get conf
 		kcm:        kcm,
 		switchStep: switchStep,
 		verify: []Check{{
-			Description: "No controller manager with the in-tree provider",
+			Description: b.text("kubeadmLeader.Description.8"),
 			Command:     kcmArgs("--cloud-provider=aws"),
 			Expect:      "0",
 		}},
-		cleanup: []Command{script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)},
-		upgrade: "kubeadm upgrade apply, one minor at a time, then the kubelets.",
+		cleanup: []Command{script(KindNode, atControlPlane, b.text("kubeadmLeader.script.5"), "sudo rm "+kcmConfigPath)},
+		upgrade: b.text("kubeadmLeader.upgrade"),
 	}
 }
 

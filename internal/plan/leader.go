@@ -55,29 +55,29 @@ type leaderParts struct {
 // parts.
 func leaderMigrationPlan(b *builder, p leaderParts) distroPlan {
 	r := b.r
-	preflight := b.preflight(nodesInTree, checkBeforeLM, p.preflightCommands...)
+	preflight := b.preflight(b.text("nodesInTree"), b.text("checkBeforeLM"), p.preflightCommands...)
 	preflight.Checks = append(preflight.Checks, p.preflightChecks...)
 	before := append([]Step{preflight}, p.own...)
 	before = append(before,
 		b.hostnameLabel(p.hostnameWhy, p.hostnameNotes...),
 		b.iam("", false),
-		b.clusterTags(tagsInTree),
+		b.clusterTags(b.text("tagsInTree")),
 		b.cloudConfig(p.cloudConfig, &p.readCloudConfig),
 		b.routes(p.routeFlags, p.routes),
 		b.ebsCSI(ebsWhy(r.minor)),
 		b.ecr(ecrInTree(r.minor), p.ecrBinDir, p.ecrSnippets, p.ecrApply),
 		b.grantLease(),
-		b.etcdSnapshot("the controller manager changes", p.snapshot("pre-leader-migration"), p.restore),
+		b.etcdSnapshot(b.text("leaderMigrationPlan.etcdSnapshot"), p.snapshot("pre-leader-migration"), p.restore),
 		b.kcmLeaderMigration(p.kcm),
 		b.installMigrate(),
 	)
-	upgrade := b.upgrade(upgradeInTree+" "+p.upgrade, p.upgradeNotes)
+	upgrade := b.upgrade(b.text("upgradeInTree")+" "+p.upgrade, p.upgradeNotes)
 	upgrade.Snippets = p.upgradeSnippets
 	return distroPlan{
 		title:         p.title,
 		strategy:      LeaderMigration,
 		summary:       p.summary,
-		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
+		beforeSummary: b.text("leaderMigrationPlan.beforeSummary"),
 		duringSummary: p.duringSummary,
 		afterSummary:  p.afterSummary,
 		before:        before,

@@ -71,66 +71,56 @@ services:
 	if b.customLease() {
 		kcmSnippet += "      leader-migration-config: " + kcmConfigPath + "\n"
 		kcmSnippets = append(kcmSnippets, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: "On every control-plane node; RKE mounts the host's /etc/kubernetes into the kube-controller container (rancher/rke cluster/plan.go)"})
+			Note: b.text("rkeLeader.Note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: kcmSnippet,
-		Note: "Merge into cluster.yml; keep the other extra_args. In Rancher: Edit as YAML, the same keys under rancher_kubernetes_engine_config"}}, kcmSnippets...)
-	kcmNotes = append(kcmNotes, "rke up restarts kube-controller-manager on the control-plane nodes with --enable-leader-migration=true; the in-tree provider stays.")
+		Note: b.text("rkeLeader.Note.2")}}, kcmSnippets...)
+	kcmNotes = append(kcmNotes, b.text("rkeLeader.append"))
 	kcm := Step{
-		Why:      "RKE passes services.kube-controller.extra_args to kube-controller-manager as flags.",
+		Why:      b.text("rkeLeader.Why"),
 		Notes:    kcmNotes,
 		Snippets: kcmSnippets,
 		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{{
-			Description: "The controller manager's flags, on each control-plane node",
+			Description: b.text("rkeLeader.Description"),
 			Command:     inspect("kube-controller-manager", "--cloud-provider= -e --enable-leader-migration"),
 			Expect:      "kube-controller-manager: --cloud-provider=aws --enable-leader-migration=true",
 		}},
 		Rollback: Rollback{
-			Description: "Remove enable-leader-migration (and leader-migration-config) from services.kube-controller.extra_args and run rke up. Only while the CCM is not installed.",
+			Description: b.text("rkeLeader.Description.2"),
 			Commands:    []Command{rkeUp},
 		},
 	}
 
-	imds := script(KindNode, atEveryNode, "The instance metadata's hostname, which rke-tools gives the kubelet with useInstanceMetadataHostname", `
+	imds := script(KindNode, atEveryNode, b.text("rkeLeader.script"), `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
 curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta-data/hostname; echo`)
 	imds.Main = true
 	nodeNames := Step{
 		ID:    "node-names",
-		Title: "Decide how each kubelet keeps its node's name: instance metadata or hostname_override",
-		Why: "The in-tree provider named each node after its instance's PrivateDnsName from the EC2 API, and avoided the " +
-			"instance metadata on purpose: in a VPC whose DHCP options set another domain the metadata's hostname differs " +
-			"(legacy-cloud-providers aws/aws.go buildSelfAWSInstance, v0.26.15). With external-aws and " +
-			"useInstanceMetadataHostname RKE drops the kubelet's --hostname-override (rancher/rke cluster/plan.go " +
-			"BuildKubeletProcess, v1.4.15) and rke-tools sets it from meta-data/hostname (rancher/rke-tools entrypoint.sh); " +
-			"without it the kubelet gets the node's hostname_override (default: its address, cluster/defaults.go). With " +
-			"the external provider the kubelet registers under that name: every node whose name it is not registers anew.",
+		Title: b.text("rkeLeader.Title"),
+		Why:   b.text("rkeLeader.Why.2"),
 		Notes: []string{
-			"hostname_override also names the node's etcd member (etcd-<hostname_override>, cluster/plan.go), and RKE removes etcd members by that name (services/etcd.go RemoveEtcdMember): change it only with before.etcd-snapshot taken.",
+			b.text("rkeLeader.Notes"),
 		},
 		Commands: []Command{imds},
 		Checks: []Check{{
-			Description: "Every node's metadata hostname against its NAME in nodes-before.txt",
-			Expect: "All the same: during.switch sets useInstanceMetadataHostname: true. Any different: during.switch sets " +
-				"useInstanceMetadataHostname: false and every node's hostname_override in cluster.yml to its NAME.",
+			Description: b.text("rkeLeader.Description.3"),
+			Expect:      b.text("rkeLeader.Expect"),
 		}},
 		Rollback: readOnly(),
 	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: "Switch the cluster to the external provider (cloud_provider: external-aws)",
-		Why: "With external-aws RKE passes --cloud-provider=external to kube-apiserver, kube-controller-manager and " +
-			"the kubelets (rancher/rke cluster/plan.go getCloudProviderName, from v1.4.15 and v1.5.0), so no controller " +
-			"manager runs the in-tree cloud controllers any more and the CCM, waiting for the lease, takes them over. " +
-			"Each kubelet keeps its node's name as before.node-names decided.",
+		Title: b.text("rkeLeader.Title.2"),
+		Why:   b.text("rkeLeader.Why.3"),
 		Notes: []string{
-			"Remove awsCloudProvider: with it RKE picks the aws provider again (cloudprovider/cloudprovider.go InitCloudProvider), and it refuses aws from Kubernetes 1.27 (cluster/defaults.go). Its settings went to the CCM in before.cloud-config.",
-			"rke up updates control-plane nodes one at a time (upgrade_strategy.max_unavailable_controlplane, default 1), then the workers. Controller managers not yet updated keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
-			"Keep kubernetes_version as it is: switch first, check, then upgrade (after.upgrade).",
-			"In Rancher: Cloud Provider \"External Amazon (out-of-tree)\" and its instance metadata hostname option set the same.",
+			b.text("rkeLeader.Notes.2"),
+			b.text("rkeLeader.Notes.3"),
+			b.text("rkeLeader.Notes.4"),
+			b.text("rkeLeader.Notes.5"),
 		},
 		Snippets: []Snippet{{
 			File: "cluster.yml", Language: "yaml",
@@ -144,19 +134,19 @@ nodes:
   - address: 10.0.1.10
     hostname_override: ip-10-0-1-10.us-west-2.compute.internal   # only with useInstanceMetadataHostname: false: the node's NAME
 `,
-			Note: "Replace the cloud_provider section whole (awsCloudProvider goes); remove the leader migration flags of before.kcm-leader-migration",
+			Note: b.text("rkeLeader.Note.3"),
 		}},
 		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{
-			{Description: "While rke up runs, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: b.text("rkeLeader.Description.4"), Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{
-				Description: "Each node's components after its update",
-				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider= -e --hostname-override= -e --enable-leader-migration"),
-				Expect:      "--cloud-provider=external for each (kube-apiserver and kube-controller-manager on control-plane nodes only), no --enable-leader-migration, and the kubelet's --hostname-override is the node's NAME.",
+				Description: b.text("rkeLeader.Description.5"),
+				Command:     inspect("kube-apiserver kube-controller-manager kubelet", b.text("rkeLeader.inspect")),
+				Expect:      b.text("rkeLeader.Expect.2"),
 			},
 		},
 		Rollback: Rollback{
-			Description: "Restore the cluster.yml of before.kcm-leader-migration (cloud_provider aws with its awsCloudProvider section, enable-leader-migration) and run rke up. The CCM, still in migrate mode, keeps the lease until the controller managers take it back; node names and provider IDs do not change. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: b.text("rkeLeader.Description.6"),
 			Commands:    []Command{rkeUp},
 		},
 	}
@@ -174,12 +164,12 @@ nodes:
 
 	var rkeCleanup []Command
 	if b.customLease() {
-		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, "The controller manager's leader migration config", "sudo rm "+kcmConfigPath))
+		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, b.text("rkeLeader.script.2"), "sudo rm "+kcmConfigPath))
 	}
 	snapshot := func(name string) Command {
-		return run(KindCluster, atRKE, "A snapshot on every etcd node", "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
+		return run(KindCluster, atRKE, b.text("rkeLeader.run"), "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
 	}
-	const restore = "To restore one: rke etcd snapshot-restore --config cluster.yml --name NAME (rancher/rke cmd/etcd.go)."
+	restore := b.text("rkeLeader.restore")
 
 	return leaderParts{
 		title: "RKE1 (cluster.yml)",
@@ -188,26 +178,24 @@ nodes:
 			"cloud controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches to "+
 			"cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. RKE1 is at end "+
 			"of life: the upgrade after the migration stops at 1.%d.", r.KubeVersion, r.LeaderName, rkeLastMinor),
-		duringSummary:     "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the CCM.",
-		afterSummary:      "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
-		preflightCommands: []Command{run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version")},
+		duringSummary:     b.text("rkeLeader.duringSummary"),
+		afterSummary:      b.text("rkeLeader.afterSummary"),
+		preflightCommands: []Command{run(KindCluster, atRKE, b.text("rkeLeader.run.2"), "rke", "--version")},
 		preflightChecks: []Check{{
 			Description: "The RKE CLI",
-			Expect: "rke version v1.4.15 or later of the v1.4 line, or v1.5.0 or later: older releases have no cloud_provider " +
-				"external-aws (rancher/rke cluster/plan.go getCloudProviderName, not at v1.4.14). Use the same rke release " +
-				"and cluster.rkestate for every rke up of this plan.",
+			Expect:      b.text("rkeLeader.Expect.3"),
 		}},
 		own:             []Step{nodeNames},
-		hostnameWhy:     "on RKE1 the label is each node's hostname_override (default: its address; rancher/rke cluster/plan.go BuildKubeletProcess, cluster/defaults.go), and after the switch it is the node's name: every node listed gets a new label value.",
-		cloudConfig:     "RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider of cluster.yml and passes it with --cloud-config (rancher/rke cloudprovider/aws, cluster/plan.go).",
-		readCloudConfig: script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config"),
-		routeFlags:      *inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
-		routes:          "RKE's kube-controller flags come with its Kubernetes version (kontainer-driver-metadata): read them on a control-plane node.",
+		hostnameWhy:     b.text("rkeLeader.hostnameWhy"),
+		cloudConfig:     b.text("rkeLeader.cloudConfig"),
+		readCloudConfig: script(KindNode, atControlPlane, b.text("rkeLeader.script.3"), "sudo cat /etc/kubernetes/cloud-config"),
+		routeFlags:      *inspect("kube-controller-manager", b.text("rkeLeader.inspect.2")),
+		routes:          b.text("rkeLeader.routes"),
 		ecrBinDir:       "/etc/kubernetes/image-credential-provider/bin",
 		ecrSnippets: []Snippet{
 			{File: ecrConfigPath, Language: "yaml", Content: b.ecrConfig(),
-				Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider: the kubelet container mounts the host's /etc/kubernetes (rancher/rke cluster/plan.go)"},
-			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: "Merge into cluster.yml; keep the other kubelet extra_args"},
+				Note: b.text("rkeLeader.Note.4")},
+			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: b.text("rkeLeader.Note.5")},
 		},
 		ecrApply:   []Command{rkeUp},
 		snapshot:   snapshot,
@@ -215,12 +203,12 @@ nodes:
 		kcm:        kcm,
 		switchStep: switchStep,
 		verify: []Check{{
-			Description: "No component with the in-tree provider, on every node",
+			Description: b.text("rkeLeader.Description.7"),
 			Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider="),
-			Expect:      "--cloud-provider=external everywhere (the kubelet also on workers).",
+			Expect:      b.text("rkeLeader.Expect.4"),
 		}},
 		cleanup:      rkeCleanup,
-		upgrade:      "Set kubernetes_version in cluster.yml and run rke up, one minor at a time, with an rke release that runs it.",
+		upgrade:      b.text("rkeLeader.upgrade"),
 		upgradeNotes: rkeUpgradeNotes(r.minor),
 	}
 }

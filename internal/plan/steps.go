@@ -13,7 +13,7 @@ import (
 // in. A step's ID is its name here; Build prefixes the phase.
 
 func readOnly() Rollback {
-	return Rollback{Description: "Nothing to undo: this step only reads."}
+	return Rollback{Description: prose("readOnly.Description", nil)}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -44,13 +44,13 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 	r := b.r
 	mode := b.firstMode()
 	cmds := append([]Command{
-		run(KindKubectl, atWorkstation, "The API server's version", "kubectl", "version"),
-		script(KindKubectl, atWorkstation, "Every node's name, provider ID and kubelet version, kept for later checks",
+		run(KindKubectl, atWorkstation, b.text("preflight.run"), "kubectl", "version"),
+		script(KindKubectl, atWorkstation, b.text("preflight.script"),
 			shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 	}, extra...)
 	return Step{
 		ID:    "preflight",
-		Title: "Take stock, and check the rendered CCM against the cluster",
+		Title: b.text("preflight.Title"),
 		Why: fmt.Sprintf("The AWS CCM is released per Kubernetes minor and meant for its own minor (kubernetes/cloud-provider-aws "+
 			"docs/README.md, \"Compatibility with Kubernetes\"); chart %s deploys %s by default, so every command of this plan "+
 			"pins image.tag=%s (%s). check reads the cluster and tells, before anything changes, whether the CCM this plan "+
@@ -61,7 +61,7 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 		Checks: []Check{
 			{Description: "The server version", Expect: fmt.Sprintf("Server Version is v1.%d.x; if not, run this plan again with --kube-version set to it.", r.minor)},
 			{Description: "The nodes", Expect: expectNodes},
-			{Description: "The CCM this plan installs, against the cluster", Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
+			{Description: b.text("preflight.Description"), Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
 		},
 		Rollback: readOnly(),
 	}
@@ -72,7 +72,7 @@ func defaultChartImage(chartVersion string) string {
 	if tag, ok := upstream.DefaultImageTag(chartVersion); ok {
 		return tag
 	}
-	return "the image of its values.yaml"
+	return prose("defaultChartImage.text", nil)
 }
 
 // hostnameLabel finds what depends on the kubernetes.io/hostname label,
@@ -80,7 +80,7 @@ func defaultChartImage(chartVersion string) string {
 func (b *builder) hostnameLabel(why string, notes ...string) Step {
 	return Step{
 		ID:    "hostname-label",
-		Title: "Find what depends on the kubernetes.io/hostname label",
+		Title: b.text("hostnameLabel.Title"),
 		Why: "The kubelet sets its node's kubernetes.io/hostname label to its own hostname (--hostname-override, else the " +
 			"host's name) at every start, on existing nodes too (pkg/kubelet/kubelet_node_status.go updateDefaultLabels, " +
 			"v1.26.15). Under the in-tree provider the node's name came from the EC2 API and the label from the host, so " +
@@ -88,22 +88,21 @@ func (b *builder) hostnameLabel(why string, notes ...string) Step {
 			"OpenEBS, TopoLVM, local PVs) and nodeSelectors pinned to the old value stop matching, and a PV's nodeAffinity " +
 			"cannot be changed once set (pkg/apis/core/validation ValidatePersistentVolumeUpdate).",
 		Notes: append(notes,
-			"For each PV listed: note its claim and data path, set persistentVolumeReclaimPolicy: Retain now; after the switch create it again with the new value in its nodeAffinity and bind the claim to it. For each pod listed: change its workload's nodeSelector or affinity to the new value (or to a label of your own) in the same window."),
+			b.text("hostnameLabel.append")),
 		Commands: []Command{
-			mainCmd(script(KindKubectl, atWorkstation, "Nodes whose label differs from their name: NAME, then the label's value", `
+			mainCmd(script(KindKubectl, atWorkstation, b.text("hostnameLabel.script"), `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.labels.kubernetes\.io/hostname}{"\n"}{end}' \
   | awk '$1 != $2'`)),
-			script(KindKubectl, atWorkstation, "PersistentVolumes pinned to a hostname: PV, then the values", `
+			script(KindKubectl, atWorkstation, b.text("hostnameLabel.script.2"), `
 kubectl get pv -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.nodeAffinity.required.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
   | awk 'NF > 1'`),
-			script(KindKubectl, atWorkstation, "Pods pinned to a hostname by nodeSelector or node affinity", `
+			script(KindKubectl, atWorkstation, b.text("hostnameLabel.script.3"), `
 kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{.spec.nodeSelector.kubernetes\.io/hostname}{" "}{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
   | awk 'NF > 1'`),
 		},
 		Checks: []Check{{
-			Description: "What the switch changes",
-			Expect: "No node listed: nothing to do. Otherwise every PV and pod whose values include a listed node's label " +
-				"value has its plan (note above) before the switch.",
+			Description: b.text("hostnameLabel.Description"),
+			Expect:      b.text("hostnameLabel.Expect"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -122,12 +121,12 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{
-		"INSTANCE_ID is a control-plane instance's ID (the PROVIDER-ID's last part in nodes-before.txt). Give the role only the control-plane policy; the instances of other nodes need only the node policy.",
+		b.text("iam.item"),
 		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (measured on moto by e2e/awsccm, TestCheckAWSCalibration).", upstream.ActionDescribeAZs, upstream.ActionInstanceTopology),
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: "The actions of the control-plane policy of docs/prerequisites.md at " + r.tag}}
-	attach := []Command{(script(KindAWS, atAWS, "Attach it to the control-plane role (an inline policy; repeat for every control-plane role)",
+		Note: b.text("iam.Note")}}
+	attach := []Command{(script(KindAWS, atAWS, b.text("iam.script"),
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
 	why := fmt.Sprintf("The CCM calls AWS with the credentials of the instance it runs on, a control-plane node, and "+
@@ -136,31 +135,29 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 	if k3s {
 		why += b.neverCalledAWS() + " never called AWS, so its instances may have no instance profile at all: the servers need the control-plane policy, every node the node policy (the ecr-credential-provider pulls with it)."
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
-			Note: "The node policy of docs/prerequisites.md, for every node's role"})
-		notes = append(notes, "An instance without an instance profile: create a role with the policy, an instance profile for it, and aws ec2 associate-iam-instance-profile.")
+			Note: b.text("iam.Note.2")})
+		notes = append(notes, b.text("iam.append"))
 	} else {
 		why += who
 	}
 	return Step{
 		ID:       "iam",
-		Title:    "Give the control-plane instances the IAM policy of the CCM release",
+		Title:    b.text("iam.Title"),
 		Why:      why,
 		Notes:    notes,
 		Snippets: snippets,
 		Commands: attach,
 		Checks: []Check{{
-			Description: "The control-plane role against the policy of " + r.tag + ", simulated by check --aws (read-only; docs/check.md lists what it may read); run it first",
+			Description: b.text("iam.Description"),
 			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
-			Expect: "No ✗ line in the iam area: a ✓ line \"may do all N actions of CCM " + r.tag + "'s policy (simulated)\" per control-plane role. " +
-				"A ✗ line names the role and each action it may not: attach the policy above (or add the actions to yours) and run it again. " +
-				"A · line in the iam area names the read check needs (iam:SimulatePrincipalPolicy, iam:GetInstanceProfile).",
+			Expect:      b.text("iam.Expect"),
 		}, {
-			Description: "The same by hand: actions of the policy the control-plane role is not allowed (IAM policy simulator)",
+			Description: b.text("iam.Description.2"),
 			Command:     ptr(script(KindAWS, atAWS, "", simulate)),
-			Expect:      "No output. Each action listed is missing.",
+			Expect:      b.text("iam.Expect.2"),
 		}},
 		Rollback: Rollback{
-			Description: "Delete the inline policy again; nothing in the cluster uses it before the CCM is installed.",
+			Description: b.text("iam.Description.3"),
 			Commands: []Command{script(KindAWS, atAWS, "",
 				`aws iam delete-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager`)},
 		},
@@ -171,37 +168,33 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 func (b *builder) clusterTags(previously string) Step {
 	return Step{
 		ID:    "cluster-tags",
-		Title: "Check the kubernetes.io/cluster/<id> tags on instances, subnets and security groups",
+		Title: b.text("clusterTags.Title"),
 		Why: "The CCM takes its cluster ID from the kubernetes.io/cluster/<id> tag (or the legacy KubernetesCluster tag) " +
 			"of the EC2 instance it runs on, unless its cloud config sets KubernetesClusterID; with neither, a v1.26 CCM " +
 			"exits at start with \"AWS cloud failed to find ClusterID\" (kubernetes/cloud-provider-aws, " +
 			"pkg/providers/v1/tags.go). It finds the subnets for load balancers and the one security group per node it " +
 			"opens for them by the same tag. " + previously,
 		Notes: []string{
-			"CLUSTER_ID is the <id> of the tag: the instances of the cluster carry kubernetes.io/cluster/<id> with the value owned or shared.",
+			b.text("clusterTags.Notes"),
 		},
 		Commands: []Command{
-			script(KindAWS, atAWS, "By hand: the instances tagged for the cluster", `
+			script(KindAWS, atAWS, b.text("clusterTags.script"), `
 aws ec2 describe-instances --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`),
-			script(KindAWS, atAWS, "By hand: the subnets tagged for the cluster", `
+			script(KindAWS, atAWS, b.text("clusterTags.script.2"), `
 aws ec2 describe-subnets --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Subnets[].[SubnetId,AvailabilityZone]' --output text`),
-			script(KindAWS, atAWS, "By hand: the security groups tagged for the cluster", `
+			script(KindAWS, atAWS, b.text("clusterTags.script.3"), `
 aws ec2 describe-security-groups --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'SecurityGroups[].[GroupId,GroupName]' --output text`),
 		},
 		Checks: []Check{{
-			Description: "The tags, names, security groups and subnets the CCM will use, read by check --aws",
+			Description: b.text("clusterTags.Description"),
 			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
-			Expect: "No ✗ line in the instance, cluster-id, security-group and subnet areas: \"every node's instance (N) carries its tag\", " +
-				"one tagged security group per instance, and per zone of the nodes a subnet for internet-facing and internal load balancers. " +
-				"Each ✗ line names the instance, security group or subnet and the aws command that fixes it.",
+			Expect:      b.text("clusterTags.Expect"),
 		}, {
-			Description: "The same by hand: the tags the commands above list",
-			Expect: "Every instance of nodes-before.txt is listed (at least every control-plane instance: the CCM runs there), " +
-				"the subnets of the cluster's load balancers are listed, and each node has exactly one tagged security group. " +
-				"Tag what is missing before going on.",
+			Description: b.text("clusterTags.Description.2"),
+			Expect:      b.text("clusterTags.Expect.2"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -239,10 +232,10 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		"an override its release ignores."
 	step := Step{
 		ID:    "cloud-config",
-		Title: "Carry the cloud config over to the CCM",
+		Title: b.text("cloudConfig.Title"),
 		Why:   why,
 		Rollback: Rollback{
-			Description: "Delete the ConfigMap (nothing uses it before the CCM is installed).",
+			Description: b.text("cloudConfig.Description"),
 			Commands:    []Command{run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "delete", "configmap", "aws-cloud-config")},
 		},
 	}
@@ -250,8 +243,8 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		read.Main = true
 		step.Commands = []Command{*read}
 		step.Checks = []Check{{
-			Description: "The in-tree provider's config",
-			Expect:      "No file, or a [Global] section with nothing but defaults: nothing to carry over. Otherwise run this plan again with --cloud-config: its commands then store the file in a ConfigMap and mount it into the CCM.",
+			Description: b.text("cloudConfig.Description.2"),
+			Expect:      b.text("cloudConfig.Expect"),
 		}}
 		step.Rollback = readOnly()
 		return step
@@ -271,7 +264,7 @@ data:
     KubernetesClusterID = my-cluster
     # each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID
 %s`, ns, serviceOverrides()),
-			Note: "The in-tree provider's file, each [ServiceOverride] written a second time with the other name",
+			Note: b.text("cloudConfig.Note"),
 		},
 		{
 			File: cloudConfigValues, Language: "yaml",
@@ -284,17 +277,17 @@ extraVolumeMounts:
     mountPath: ` + cloudConfigMount + `
     readOnly: true
 `,
-			Note: "Chart values (extraVolumes and extraVolumeMounts exist in chart 0.0.11); every CCM command of this plan passes it with --set-arg=cloud-config=" + cloudConfigFile,
+			Note: b.text("cloudConfig.Note.2"),
 		},
 	}
-	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, "Store it for the CCM", "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, b.text("cloudConfig.run"), "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
 	if read != nil {
 		step.Commands = append([]Command{*read}, step.Commands...)
 	}
 	step.Checks = []Check{{
 		Description: "The ConfigMap",
 		Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
-		Expect:      "The in-tree provider's settings, every [ServiceOverride] under both names.",
+		Expect:      b.text("cloudConfig.Expect.2"),
 	}}
 	return step
 }
@@ -304,7 +297,7 @@ func (b *builder) routes(kcmFlags Command, defaults string) Step {
 	kcmFlags.Main = true
 	s := Step{
 		ID:    "routes",
-		Title: "Find out whether the in-tree controller manager manages VPC routes",
+		Title: b.text("routes.Title"),
 		Why: "The in-tree controller manager runs its route controller when it has --allocate-node-cidrs=true and " +
 			"--configure-cloud-routes (default true) (cmd/kube-controller-manager/app/core.go startRouteController, " +
 			"v1.26.15); with the aws provider it then writes a route per node's pod CIDR into the route table tagged for " +
@@ -312,7 +305,7 @@ func (b *builder) routes(kcmFlags Command, defaults string) Step {
 			"--configure-cloud-routes=false: if the pod network relies on those routes, new nodes would get none. " + defaults,
 		Commands: []Command{
 			kcmFlags,
-			script(KindAWS, atAWS, "Route tables tagged for the cluster, with the routes that point at instances", `
+			script(KindAWS, atAWS, b.text("routes.script"), `
 aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'RouteTables[].[RouteTableId,Routes[?InstanceId].[DestinationCidrBlock,InstanceId]]' --output text`),
 		},
@@ -321,7 +314,7 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 	if b.r.ClusterCIDR != "" {
 		s.Checks = []Check{{Description: "Routes", Expect: fmt.Sprintf("Routes to instances for the pod CIDRs of %s: this plan renders the CCM with --configure-cloud-routes=true and --cluster-cidr=%s, and its route controller takes them over (the renderer warns about it on every render).", b.r.ClusterCIDR, b.r.ClusterCIDR)}}
 	} else {
-		s.Checks = []Check{{Description: "Routes", Expect: "--allocate-node-cidrs is not true, or --configure-cloud-routes=false, or no tagged route table holds routes to instances: nothing to take over. Otherwise run this plan again with --cluster-cidr set to the controller manager's --cluster-cidr: its commands then run the CCM's route controller."}}
+		s.Checks = []Check{{Description: "Routes", Expect: b.text("routes.Expect")}}
 	}
 	return s
 }
@@ -349,20 +342,18 @@ func ebsWhy(minor int) string {
 func (b *builder) ebsCSI(why string) Step {
 	return Step{
 		ID:    "ebs-csi",
-		Title: "Check that EBS volumes are served by the EBS CSI driver",
+		Title: b.text("ebsCSI.Title"),
 		Why:   why,
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, "PersistentVolumes: in-tree EBS or CSI", "kubectl", "get", "pv",
+			mainCmd(run(KindKubectl, atWorkstation, b.text("ebsCSI.run"), "kubectl", "get", "pv",
 				"-o", "custom-columns=NAME:.metadata.name,IN-TREE-EBS:.spec.awsElasticBlockStore.volumeID,CSI:.spec.csi.driver")),
-			run(KindKubectl, atWorkstation, "StorageClasses and their provisioners", "kubectl", "get", "storageclass",
+			run(KindKubectl, atWorkstation, b.text("ebsCSI.run.2"), "kubectl", "get", "storageclass",
 				"-o", "custom-columns=NAME:.metadata.name,PROVISIONER:.provisioner"),
 			run(KindKubectl, atWorkstation, "The EBS CSI driver", "kubectl", "get", "csidriver", "ebs.csi.aws.com"),
 		},
 		Checks: []Check{{
 			Description: "EBS",
-			Expect: "If any PersistentVolume shows an IN-TREE-EBS volume or any StorageClass the provisioner kubernetes.io/aws-ebs, " +
-				"the CSIDriver ebs.csi.aws.com exists and the driver's controller and node pods run. Otherwise install the " +
-				"driver (kubernetes-sigs/aws-ebs-csi-driver) before going on.",
+			Expect:      b.text("ebsCSI.Expect"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -422,25 +413,22 @@ func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) S
 	}
 	return Step{
 		ID:       "ecr-credentials",
-		Title:    "Give the kubelets the ECR credential provider plugin",
+		Title:    b.text("ecr.Title"),
 		Why:      why,
 		Notes:    notes,
 		Snippets: snippets,
 		Commands: append([]Command{
-			script(KindKubectl, atWorkstation, "Images the cluster pulls from ECR",
+			script(KindKubectl, atWorkstation, b.text("ecr.script"),
 				`kubectl get pods --all-namespaces -o jsonpath='{..image}' | tr ' ' '\n' | grep '\.dkr\.ecr\.' | sort -u`),
 		}, apply...),
 		Checks: []Check{{
-			Description: "The plugin itself, on a node, with one of the images listed (ECR_IMAGE)",
+			Description: b.text("ecr.Description"),
 			Command: ptr(script(KindNode, atEveryNode, "", fmt.Sprintf(`
 printf '{"apiVersion":"%s","kind":"CredentialProviderRequest","image":"%%s"}' "$ECR_IMAGE" \
   | sudo %s/ecr-credential-provider`, ecrPluginAPI(b.r.minor), binDir))),
-			Expect: "A CredentialProviderResponse whose auth names the image's registry. An error is the plugin's (binary, " +
-				"apiVersion, or the node's IAM role lacks ecr:GetAuthorizationToken). A test pull proves nothing up to 1.26: " +
-				"the kubelet merges the credentials of every provider, the built-in amazon-ecr one included " +
-				"(pkg/credentialprovider/keyring.go, aws/aws_credentials.go at v1.26.15). No ECR images listed: nothing to do.",
+			Expect: b.text("ecr.Expect"),
 		}},
-		Rollback: Rollback{Description: "Remove the kubelet flags or files again."},
+		Rollback: Rollback{Description: b.text("ecr.Description.2")},
 	}
 }
 
@@ -456,7 +444,7 @@ func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
 		return fmt.Sprintf("ECR: before the kubelets reach 1.27, install the 1.27 release of ecr-credential-provider and set the provider's apiVersion to %s (before.ecr-credentials).", ecrPluginAPI(lastInTree+1))
 	}
-	return "ECR: with the kubelets, move ecr-credential-provider to the release of the new minor (before.ecr-credentials)."
+	return prose("ecrUpgradeNote.text", nil)
 }
 
 // grantLease lets the in-tree controller manager take the migration lease.
@@ -464,7 +452,7 @@ func (b *builder) grantLease() Step {
 	r := b.r
 	return Step{
 		ID:    "grant-kcm-lease",
-		Title: "Let the in-tree controller manager take the migration lease",
+		Title: b.text("grantLease.Title"),
 		Why: fmt.Sprintf("The Kubernetes 1.26 bootstrap RBAC policy lets %s create Leases but get and update only the "+
 			"Lease kube-controller-manager (plugin/pkg/auth/authorizer/rbac/bootstrappolicy at v1.26.15). Leader election "+
 			"starts with a get: refused, the in-tree controller manager never starts its cloud controllers under leader "+
@@ -472,13 +460,13 @@ func (b *builder) grantLease() Step {
 			"The renderer's --mode=migrate output carries such a Role, but it arrives with the CCM, one step too late.",
 			r.KCMUser),
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, "A Role for the one lease", "kubectl", "-n", leaseNS, "create", "role", kcmRole,
+			mainCmd(run(KindKubectl, atWorkstation, b.text("grantLease.run"), "kubectl", "-n", leaseNS, "create", "role", kcmRole,
 				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName)),
-			run(KindKubectl, atWorkstation, "Bound to the controller manager's user", "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
+			run(KindKubectl, atWorkstation, b.text("grantLease.run.2"), "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
 				"--role="+kcmRole, "--user="+r.KCMUser),
 		},
 		Checks: []Check{
-			{Description: "The controller manager may update the lease", Command: b.canI("update"), Expect: "yes"},
+			{Description: b.text("grantLease.Description"), Command: b.canI("update"), Expect: "yes"},
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
@@ -486,7 +474,7 @@ func (b *builder) grantLease() Step {
 				renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and"), DefaultKCMUser),
 		},
 		Rollback: Rollback{
-			Description: "Delete both, as long as the controller manager does not run with leader migration.",
+			Description: b.text("grantLease.Description.2"),
 			Commands: []Command{
 				run(KindKubectl, atWorkstation, "", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole),
 			},
@@ -501,9 +489,9 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 	return Step{
 		ID:       "etcd-snapshot",
 		Title:    "Take an etcd snapshot before " + before,
-		Why:      "The next step restarts the control plane with other flags. A snapshot taken right before it is what a restore goes back to if the cluster's state is damaged; a failed step itself is undone by its rollback, not by a restore.",
+		Why:      b.text("etcdSnapshot.Why"),
 		Commands: []Command{take},
-		Checks:   []Check{{Description: "The snapshot", Expect: "The command reports the snapshot saved; copy it off the node."}},
+		Checks:   []Check{{Description: "The snapshot", Expect: b.text("etcdSnapshot.Expect")}},
 		Rollback: Rollback{Description: "Nothing to undo. " + restore},
 	}
 }
@@ -512,13 +500,13 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 // on in the in-tree controller manager.
 func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.ID = "kcm-leader-migration"
-	s.Title = "Turn on leader migration in the in-tree controller manager"
+	s.Title = b.text("kcmLeaderMigration.text")
 	s.Why = fmt.Sprintf("With --enable-leader-migration the in-tree controller manager runs its cloud controllers "+
 		"(cloud-node-lifecycle, service and route, as a 1.%d controller manager names them) only while it holds the "+
 		"Lease %s; its other controllers stay under its own lease. From now on that lease decides which controller "+
 		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
 	s.Checks = append(s.Checks, Check{
-		Description: "Who holds the migration lease (check against the CCM this plan installs)",
+		Description: b.text("kcmLeaderMigration.Description"),
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
 		Expect: fmt.Sprintf("Exit 0: the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
 			"Exit 1 with that line a ✗ (the lease missing, expired or held by another): the controller manager does not run "+
@@ -533,7 +521,7 @@ func (b *builder) installMigrate() Step {
 	rd := render{mode: renderer.ModeMigrate}
 	return Step{
 		ID:    "install-ccm",
-		Title: "Install the CCM with leader migration (--mode=migrate)",
+		Title: b.text("installMigrate.Title"),
 		Why: fmt.Sprintf("The CCM starts on every control-plane node, leads its own controllers (Lease %s) and runs the "+
 			"cloud controllers only once it holds the Lease %s, which the in-tree controller manager keeps renewing. "+
 			"The renderer writes the CCM's LeaderMigrationConfiguration (the CCM's controllers by their current and "+
@@ -543,9 +531,9 @@ func (b *builder) installMigrate() Step {
 			"keeps them on every later upgrade, so an upgrade that forgets --mode=migrate stays in migrate mode "+
 			"(docs/chart-wrapper.md); a plain helm upgrade without it would drop leader migration.",
 			ccmLease, r.LeaderName),
-		Commands: []Command{b.diff(rd), b.ccmUpgrade("Install the CCM in migrate mode, pinned to the cluster's minor", rd)},
+		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("installMigrate.ccmUpgrade"), rd)},
 		Checks: []Check{{
-			Description: "The CCM against the cluster (wait a minute after the rollout)",
+			Description: b.text("installMigrate.Description"),
 			Command:     b.checkReleaseHolding(holderKCM),
 			Expect: fmt.Sprintf("Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; "+
 				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. A ✗ on %s "+
@@ -553,7 +541,7 @@ func (b *builder) installMigrate() Step {
 				ccmLease, r.LeaderName, r.LeaderName),
 		}},
 		Rollback: Rollback{
-			Description: "Uninstall the CCM: the in-tree controller manager holds the lease and goes on alone.",
+			Description: b.text("installMigrate.Description.2"),
 			Commands:    []Command{b.uninstall()},
 		},
 	}
@@ -573,21 +561,19 @@ func (b *builder) verifyHandover(extra ...Check) Step {
 	r := b.r
 	return Step{
 		ID:    "verify",
-		Title: "Check that the CCM runs the cloud controllers and every node kept its identity",
-		Why: "When the last controller manager with the in-tree provider has restarted with --cloud-provider=external, " +
-			"nobody renews the migration lease for it and the CCM takes it. Nodes keep their names and provider IDs: the " +
-			"in-tree provider set them, and the CCM recognises them.",
+		Title: b.text("verifyHandover.Title"),
+		Why:   b.text("verifyHandover.Why"),
 		Checks: append([]Check{
 			{
-				Description: "The CCM against the cluster",
+				Description: b.text("verifyHandover.Description"),
 				Command:     mainCheck(b.checkReleaseHolding(holderCCM)),
 				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader (a ✗ when the in-tree kube-controller-manager still "+
 					"holds it), every node initialised by the AWS CCM. %s", r.LeaderName, expectFix),
 			},
-			{Description: "The same nodes, with the same provider IDs", Command: b.nodesUnchanged(), Expect: "No output: no node was renamed, added or lost its provider ID."},
-			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer has its ELB hostname, as before."},
+			{Description: b.text("verifyHandover.Description.2"), Command: b.nodesUnchanged(), Expect: b.text("verifyHandover.Expect")},
+			{Description: "Load balancers", Command: b.lbServices(), Expect: b.text("verifyHandover.Expect.2")},
 		}, extra...),
-		Rollback: Rollback{Description: "See the rollback of during.switch."},
+		Rollback: Rollback{Description: b.text("verifyHandover.Description.3")},
 	}
 }
 
@@ -595,23 +581,17 @@ func (b *builder) verifyHandover(extra ...Check) Step {
 func (b *builder) installMode() Step {
 	rd := render{mode: renderer.ModeInstall}
 	return Step{
-		ID:    "ccm-install-mode",
-		Title: "Render the CCM without leader migration (--mode=install)",
-		Why: "Leader migration has done its work once no controller manager with the in-tree provider is left to start. " +
-			"--mode=install removes --enable-leader-migration, --leader-migration-config, the config's ConfigMap, " +
-			"its volume and the Role for the in-tree controller manager; the CCM then runs the cloud controllers " +
-			"under its own lease. Only when the switch will not be rolled back: an in-tree controller manager started " +
-			"later would run the cloud controllers beside the CCM, since neither would look at the migration lease.",
+		ID:       "ccm-install-mode",
+		Title:    b.text("installMode.Title"),
+		Why:      b.text("installMode.Why"),
 		Commands: []Command{b.diff(rd), b.ccmUpgrade("The CCM alone", rd)},
 		Checks: []Check{{
-			Description: "The CCM against the cluster",
+			Description: b.text("installMode.Description"),
 			Command:     b.checkRelease(),
-			Expect: "Exit 0, the workload in install mode. An error that the migration lease is held by the in-tree " +
-				"kube-controller-manager means a controller manager still runs the in-tree provider with leader " +
-				"migration: roll back at once. A warning that a CCM instance still holds it passes once the rollout is done.",
+			Expect:      b.text("installMode.Expect"),
 		}},
 		Rollback: Rollback{
-			Description: "Render with --mode=migrate again (the command of before.install-ccm) before any in-tree controller manager starts.",
+			Description: b.text("installMode.Description.2"),
 		},
 	}
 }
@@ -620,17 +600,17 @@ func (b *builder) installMode() Step {
 func (b *builder) cleanup(extra ...Command) Step {
 	r := b.r
 	cmds := []Command{
-		mainCmd(run(KindKubectl, atWorkstation, "The Role of before.grant-kcm-lease", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
-		run(KindKubectl, atWorkstation, "The migration lease, no longer renewed", "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
+		mainCmd(run(KindKubectl, atWorkstation, b.text("cleanup.run"), "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
+		run(KindKubectl, atWorkstation, b.text("cleanup.run.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
 	}
 	return Step{
 		ID:    "cleanup",
-		Title: "Remove what only the migration needed",
+		Title: b.text("cleanup.Title"),
 		Why: fmt.Sprintf("The in-tree controller manager needed get and update on the Lease %s only while it took part "+
 			"in leader migration; least privilege says take them back, and drop the stale lease.", r.LeaderName),
 		Commands: append(cmds, extra...),
 		Checks:   []Check{{Description: "The grant is gone", Command: b.canI("update"), Expect: "no"}},
-		Rollback: Rollback{Description: "Nothing to restore: the cluster does not use these any more."},
+		Rollback: Rollback{Description: b.text("cleanup.Description")},
 	}
 }
 
@@ -639,8 +619,8 @@ func (b *builder) cleanup(extra ...Command) Step {
 func (b *builder) upgradeNotes() []string {
 	r := b.r
 	notes := []string{
-		"One minor at a time, the control plane first, then the CCM of the same minor: a CCM must not be newer than the API server (the version skew policy), and the AWS CCM is made for its own minor.",
-		"At every CCM minor: run before.iam of `aws-ccm-renderer plan --kube-version <the new version>` (it prints the policy of that release). v1.26.1 and later ensure no load balancer without " + upstream.ActionDescribeAZs + "; v1.30 and later initialise no node without it and ask for " + upstream.ActionInstanceTopology + ".",
+		b.text("upgradeNotes.item"),
+		b.text("upgradeNotes.item.2"),
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
@@ -660,7 +640,7 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	if ok {
 		cmds = append(cmds, b.upgrade1(next, tag))
 		if r.Helm {
-			notes = append(notes, "Plain Helm cannot ask the cluster its version: add --post-renderer-args=--kube-version=<the new version> so that the renderer checks the CCM against it.")
+			notes = append(notes, b.text("upgrade.append"))
 		}
 	} else {
 		notes = append(notes, fmt.Sprintf("No CCM release of 1.%d is known to this version of aws-ccm-renderer: pick the latest v1.%d.x tag of registry.k8s.io/provider-aws/cloud-controller-manager.", next, next))
@@ -671,17 +651,17 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	}
 	return Step{
 		ID:       "upgrade",
-		Title:    "Upgrade Kubernetes, and the CCM with every minor",
+		Title:    b.text("upgrade.Title"),
 		Why:      how,
 		Notes:    notes,
 		Commands: cmds,
 		Checks: append([]Check{{
-			Description: "The CCM against the cluster, after each minor",
+			Description: b.text("upgrade.Description"),
 			Command:     gate,
-			Expect:      "Exit 0: the CCM's minor is the API server's, every node initialised. " + expectFix,
+			Expect:      b.text("upgrade.Expect"),
 		}}, checks...),
 		Rollback: Rollback{
-			Description: "A control plane cannot go back a minor in place. Roll back the CCM alone, to the release of the minor the control plane runs.",
+			Description: b.text("upgrade.Description.2"),
 			Commands:    []Command{run(KindRenderer, atWorkstation, "", "helm", "rollback", r.Release, "--namespace", r.Namespace, "--wait")},
 		},
 	}

@@ -63,11 +63,11 @@ func (b *builder) versionNotes(cited []string) []string {
 // provider ID and no uninitialized taint.
 func (b *builder) nodesInitialised() Check {
 	return Check{
-		Description: "Every node's provider ID, and the nodes still waiting for the CCM",
+		Description: b.text("nodesInitialised.Description"),
 		Command: ptr(script(KindKubectl, atWorkstation, "", `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.providerID}{" "}{.spec.taints[?(@.key=="node.cloudprovider.kubernetes.io/uninitialized")].effect}{"\n"}{end}' \
   | awk '$2 !~ /^aws:\/\// || $3 != ""'`)),
-		Expect: "No output: every node has an aws:///<zone>/<instance-id> provider ID and no uninitialized taint. A node listed was not found by the CCM: its name is not its instance's private DNS name or ID, or its instance lacks the cluster tag (check --aws names which).",
+		Expect: b.text("nodesInitialised.Expect"),
 	}
 }
 
@@ -90,32 +90,29 @@ func newClusterPlan(b *builder) distroPlan {
 		Checks: []Check{{
 			Description: "The configuration",
 			Command:     ptr(mainCmd(b.configCheck())),
-			Expect:      "Every server's and agent's configuration (or the provisioning cluster) holds the snippets above, and nothing else sets cloud-provider or a cloud provider's options.",
+			Expect:      b.text("newClusterPlan.Expect"),
 		}},
-		Rollback: Rollback{Description: "Nothing to undo: the cluster is not created yet."},
+		Rollback: Rollback{Description: b.text("newClusterPlan.Description")},
 	}
 	create := Step{
 		ID:    "create",
 		Title: fmt.Sprintf("Create the %s cluster; its nodes wait for the CCM", name),
-		Why: "With the external provider every node registers tainted uninitialized: only pods that tolerate the taint " +
-			"(the CCM, the network plugin, the distribution's own) start until the CCM runs. check reads the nodes and the " +
-			"AWS account before the CCM is installed: the instances, their cluster tag, the IAM role, the subnets.",
+		Why:   b.text("newClusterPlan.Why"),
 		Commands: []Command{
-			script(KindKubectl, atWorkstation, "Every node's name, provider ID and kubelet version", shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
+			script(KindKubectl, atWorkstation, b.text("newClusterPlan.script"), shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 		},
 		Checks: []Check{{
-			Description: "The CCM this plan installs, against the cluster and its AWS account",
+			Description: b.text("newClusterPlan.Description.2"),
 			Command:     mainCheck(b.checkRenderedAWS(renderer.ModeInstall)),
-			Expect: "The nodes without provider ID, tainted uninitialized (the CCM initialises them next); the ✓ lines of the " +
-				"iam, instance, cluster-id, security-group and subnet areas; a CCM pod would run on every control-plane node. " + expectFix,
+			Expect:      b.text("newClusterPlan.Expect.2"),
 		}},
-		Rollback: Rollback{Description: "Delete the cluster, or fix its configuration (the step before) and restart the nodes."},
+		Rollback: Rollback{Description: b.text("newClusterPlan.Description.3")},
 	}
-	tags := byHand(b.clusterTags("Tag every instance of the cluster, its subnets and its security groups when you create them."))
+	tags := byHand(b.clusterTags(b.text("newClusterPlan.clusterTags")))
 	tags.Commands[0].Main = true
 	before := []Step{byHand(b.iam("", true)), tags}
 	if r.CloudConfig {
-		before = append(before, b.cloudConfig("A new cluster has none: this one holds what the CCM needs beyond its defaults (KubernetesClusterID without the tags, [ServiceOverride] sections for private endpoints).", nil))
+		before = append(before, b.cloudConfig(b.text("newClusterPlan.cloudConfig"), nil))
 	}
 	before = append(before, configure)
 	return distroPlan{
@@ -124,13 +121,13 @@ func newClusterPlan(b *builder) distroPlan {
 		summary: fmt.Sprintf("A new %s cluster at Kubernetes %s runs the AWS CCM from its first node: the AWS account "+
 			"prepared (IAM, tags), the cluster configured for the external cloud provider, the CCM %s installed pinned to the "+
 			"cluster's minor, and every node initialised by it.", name, r.KubeVersion, r.tag),
-		phaseTitles:   [3]string{"Before the cluster", "The cluster and the CCM", "Afterwards"},
-		beforeSummary: "The AWS account and the cluster's configuration.",
-		duringSummary: "The cluster comes up with its nodes waiting for the CCM; the CCM initialises them.",
-		afterSummary:  "The CCM follows the cluster's minor on every upgrade.",
+		phaseTitles:   [3]string{"Before the cluster", b.text("newClusterPlan.phaseTitles"), "Afterwards"},
+		beforeSummary: b.text("newClusterPlan.beforeSummary"),
+		duringSummary: b.text("newClusterPlan.duringSummary"),
+		afterSummary:  b.text("newClusterPlan.afterSummary"),
 		before:        before,
 		during:        []Step{create, b.installNew(), b.verifyAll()},
-		after:         []Step{b.upgrade("The AWS CCM is released per Kubernetes minor: upgrade one minor at a time and the CCM with it.", nil)},
+		after:         []Step{b.upgrade(b.text("newClusterPlan.upgrade"), nil)},
 	}
 }
 
@@ -139,21 +136,21 @@ func newClusterPlan(b *builder) distroPlan {
 func (b *builder) configCheck() Command { return parts[b.r.Distro].configCheck(b) }
 
 func rke2ConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, "The options of this plan in RKE2's configuration, and none it must not have",
+	return script(KindNode, atEveryNode, prose("rke2ConfigCheck.script", nil),
 		`sudo grep -h -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)' /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null`)
 }
 
 func k3sConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, "The options of this plan in K3s's configuration",
+	return script(KindNode, atEveryNode, prose("k3sConfigCheck.script", nil),
 		`sudo grep -h -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)' /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null`)
 }
 
 func kubeadmConfigCheck(*builder) Command {
-	return run(KindCluster, atControlPlane, "kubeadm checks the file against its API", "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
+	return run(KindCluster, atControlPlane, prose("kubeadmConfigCheck.run", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
 }
 
 func rkeConfigCheck(*builder) Command {
-	return script(KindCluster, atRKE, "The cloud provider of cluster.yml", `grep -A2 '^cloud_provider:' cluster.yml`)
+	return script(KindCluster, atRKE, prose("rkeConfigCheck.script", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
 
 }
 
@@ -162,13 +159,13 @@ func (b *builder) installNew() Step {
 	rd := render{mode: renderer.ModeInstall}
 	return Step{
 		ID:    "install-ccm",
-		Title: "Install the CCM, pinned to the cluster's minor",
+		Title: b.text("installNew.Title"),
 		Why: fmt.Sprintf("The renderer places the CCM on the control-plane nodes of %s with the tolerations it needs "+
 			"(the uninitialized taint among them), grants what the chart's role lacks and runs it on the host network; "+
 			"image.tag=%s is the CCM release of the cluster's minor (%s).", renderer.DisplayName(b.r.Distro), b.r.tag, b.r.tagSource),
 		Commands: []Command{b.ccmUpgrade("Install the CCM", rd)},
 		Checks:   []Check{b.nodesInitialised()},
-		Rollback: Rollback{Description: "Uninstall the CCM: the nodes it initialised keep their provider IDs; new nodes wait again.", Commands: []Command{b.uninstall()}},
+		Rollback: Rollback{Description: b.text("installNew.Description"), Commands: []Command{b.uninstall()}},
 	}
 }
 
@@ -177,14 +174,14 @@ func (b *builder) installNew() Step {
 func (b *builder) installSwitch(expect string, more ...Command) Step {
 	s := b.installNew()
 	s.Commands = append([]Command{b.diff(render{mode: renderer.ModeInstall}), b.ccmUpgrade("Install the CCM", render{mode: renderer.ModeInstall})}, more...)
-	s.Checks = []Check{{Description: "The CCM against the cluster", Command: b.checkRelease(), Expect: expect}}
+	s.Checks = []Check{{Description: b.text("installSwitch.Description"), Command: b.checkRelease(), Expect: expect}}
 	return s
 }
 
 // drainDelete moves an agent's pods away and deletes its Node, so that its
 // kubelet registers it anew.
 func drainDelete() Command {
-	c := script(KindKubectl, atWorkstation, "Agents, one at a time (NODE: its name): move its pods away and delete the Node object", `
+	c := script(KindKubectl, atWorkstation, prose("drainDelete.script", nil), `
 kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
 kubectl delete node "$NODE"`)
 	c.Main = true
@@ -194,9 +191,9 @@ kubectl delete node "$NODE"`)
 // providerIDCheck reads a node's providerID after it registered again.
 func providerIDCheck() Check {
 	return Check{
-		Description: "The node's provider ID",
+		Description: prose("providerIDCheck.Description", nil),
 		Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{"\n"}'`)),
-		Expect:      "aws:///<zone>/<instance-id>, within seconds of the registration.",
+		Expect:      prose("providerIDCheck.Expect", nil),
 	}
 }
 
@@ -204,14 +201,14 @@ func providerIDCheck() Check {
 func (b *builder) verifyAll() Step {
 	return Step{
 		ID:    "verify",
-		Title: "Check that the CCM runs and every node is its",
-		Why:   "check reads the release's manifest and the cluster: the CCM's pods, its lease, every node's provider ID and taints, and the version skew.",
+		Title: b.text("verifyAll.Title"),
+		Why:   b.text("verifyAll.Why"),
 		Checks: []Check{{
-			Description: "The CCM against the cluster",
+			Description: b.text("verifyAll.Description"),
 			Command:     mainCheck(b.checkRelease()),
-			Expect:      "Exit 0: a CCM pod ready on every control-plane node, its lease held, every node initialised. " + expectFix,
+			Expect:      b.text("verifyAll.Expect"),
 		}},
-		Rollback: Rollback{Description: "See the rollbacks of the steps of this phase."},
+		Rollback: Rollback{Description: b.text("verifyAll.Description.2")},
 	}
 }
 
@@ -228,27 +225,27 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 		Title: "Kubelets on --cloud-provider=external",
 		Why: "A kubelet on the external provider taints the node it registers uninitialized; a node that is already " +
 			"registered keeps its taints and its provider ID, so the running nodes need the next steps. " + extraWhy,
-		Notes:    append(notes, "Until the CCM runs (next step), nodes that join stay uninitialised: go on at once."),
+		Notes:    append(notes, b.text("externalKubelets.append")),
 		Snippets: snippets,
 		Commands: cmds,
 		Checks: []Check{{
 			Description: "The kubelets' flags",
 			Command:     b.checkRenderedWith(renderer.ModeInstall, nil),
-			Expect:      "No ✗ in the options area (options a component of this version no longer takes). " + expectFix,
+			Expect:      b.text("externalKubelets.Expect"),
 		}},
-		Rollback: Rollback{Description: "Restore the configuration and restart again.", Commands: rollback},
+		Rollback: Rollback{Description: b.text("externalKubelets.Description"), Commands: rollback},
 	}
 }
 
 // rke2Kubelets restarts RKE2 with the configuration.
 func rke2Kubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, "Restart RKE2: servers one at a time, then agents",
+	return snippets, script(KindNode, atEveryNode, prose("rke2Kubelets.script", nil),
 		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
 }
 
 // k3sKubelets restarts K3s with the configuration.
 func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, "Restart K3s: servers one at a time, then agents",
+	return snippets, script(KindNode, atEveryNode, prose("k3sKubelets.script", nil),
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
 }
 
@@ -257,9 +254,9 @@ func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
 func kubeadmKubelets(b *builder, snippets []Snippet) ([]Snippet, Command) {
 	snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
 		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
-		Note:    "On every node: add the flag to the flags kubeadm wrote (keep the others); the ConfigMap kube-system/kubeadm-config and the JoinConfiguration of new nodes get it as in the configuration of a new cluster below"},
+		Note:    b.text("kubeadmKubelets.Note")},
 		Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
-			Note: "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"})
+			Note: b.text("kubeadmKubelets.Note.2")})
 	return snippets, script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
 }
 
@@ -275,14 +272,12 @@ var holdServices = render{mode: renderer.ModeInstall, extraArgs: []string{k3sHol
 func (b *builder) lbStep(why string) Step {
 	return Step{
 		ID:       "load-balancers",
-		Title:    "List the Services of type LoadBalancer: the CCM makes an AWS load balancer for each",
+		Title:    b.text("lbStep.Title"),
 		Why:      why,
 		Commands: []Command{mainCmd(*b.lbServices())},
 		Checks: []Check{{
-			Description: "Who answers each Service now",
-			Expect: "For every Service listed you know whether something else answers it (MetalLB, ServiceLB, kube-vip): " +
-				"if so, install the CCM with its service controller off (the command with " + k3sHoldServices + " in during.install-ccm) " +
-				"until you move them, since two controllers would fight over the Service's status.",
+			Description: b.text("lbStep.Description"),
+			Expect:      b.text("lbStep.Expect"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -291,46 +286,42 @@ func (b *builder) lbStep(why string) Step {
 func noProviderPlan(b *builder) distroPlan {
 	r := b.r
 	name := renderer.DisplayName(r.Distro)
-	taint := script(KindKubectl, atWorkstation, "One node at a time (NODE: its name): taint it, so that the CCM initialises it",
+	taint := script(KindKubectl, atWorkstation, b.text("noProviderPlan.script"),
 		`kubectl taint node "$NODE" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule`)
 	taint.Main = true
 	taintStep := Step{
-		ID:    "initialise-nodes",
-		Title: "Let the CCM initialise the running nodes, one at a time",
-		Why: "The CCM's node controller initialises only nodes that carry the uninitialized taint; a node registered " +
-			"without a cloud provider has no provider ID, which the API server lets be set once (pkg/apis/core/validation " +
-			"ValidateNodeUpdate). Tainting a node by hand makes the CCM look its instance up by the node's name (its private " +
-			"DNS name, or its instance ID), set the provider ID, addresses and zone labels, and remove the taint. NoSchedule " +
-			"keeps running pods where they are.",
-		Notes:    []string{"A node the CCM cannot find keeps the taint: no new pods land on it. Remove the taint (kubectl taint node \"$NODE\" node.cloudprovider.kubernetes.io/uninitialized-) and fix its name or its instance's tags."},
+		ID:       "initialise-nodes",
+		Title:    b.text("noProviderPlan.Title"),
+		Why:      b.text("noProviderPlan.Why"),
+		Notes:    []string{b.text("noProviderPlan.Notes")},
 		Commands: []Command{taint},
 		Checks: []Check{
 			{
-				Description: "The node's provider ID and taints",
+				Description: b.text("noProviderPlan.Description"),
 				Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{" "}{.spec.taints[*].key}{"\n"}'`)),
-				Expect:      "aws:///<zone>/<instance-id>, and no node.cloudprovider.kubernetes.io/uninitialized, within seconds.",
+				Expect:      b.text("noProviderPlan.Expect"),
 			},
 			b.nodesInitialised(),
 		},
-		Rollback: Rollback{Description: "A provider ID stays once set; nothing in a cluster without a cloud provider reads it. Remove the taint of a node the CCM did not initialise."},
+		Rollback: Rollback{Description: b.text("noProviderPlan.Description.2")},
 	}
-	hold := b.ccmUpgrade("Or, while something else answers the LoadBalancer Services: the CCM with its service controller off", holdServices)
+	hold := b.ccmUpgrade(b.text("noProviderPlan.ccmUpgrade"), holdServices)
 	hold.Main = false
-	install := b.installSwitch("A CCM pod ready on every control-plane node, its lease held. The nodes without a provider ID are listed until during.initialise-nodes. "+expectFix, hold)
+	install := b.installSwitch(b.text("noProviderPlan.installSwitch"), hold)
 	return switchPlan(b, switchParts{
 		title: fmt.Sprintf("%s at Kubernetes %s without a cloud provider, onto the AWS CCM", name, r.KubeVersion),
 		summary: fmt.Sprintf("A %s cluster at Kubernetes %s that runs no cloud provider (its nodes have no provider ID) "+
 			"moves to the AWS CCM %s without re-registering a node: the kubelets move to the external provider, the CCM "+
 			"comes on, and each node, tainted by hand, is initialised by it.", name, r.KubeVersion, r.tag),
-		beforeSummary: "Nothing changes yet: check what the CCM needs and how it will find each node.",
-		duringSummary: "Kubelets external, CCM on, then the running nodes one at a time.",
-		expectNodes:   "Every PROVIDER-ID is <none>. Note the nodes whose NAME is neither their instance's private DNS name nor its instance ID: the CCM cannot find them, and they must register again under such a name.",
-		expectCheck:   "The nodes without provider ID listed (the CCM initialises them in during.initialise-nodes); every control-plane node shows where a CCM pod would run, and the CCM's version matches the API server's.",
+		beforeSummary: b.text("noProviderPlan.beforeSummary"),
+		duringSummary: b.text("noProviderPlan.duringSummary"),
+		expectNodes:   b.text("noProviderPlan.expectNodes"),
+		expectCheck:   b.text("noProviderPlan.expectCheck"),
 		tags:          name + " did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config).",
-		lbs:           "Without a cloud provider nothing in Kubernetes answers them, unless another load balancer implementation does; once its service controller runs, the CCM makes an ELB (or NLB) for each, with a new DNS name.",
+		lbs:           b.text("noProviderPlan.lbs"),
 		install:       install,
 		nodes:         taintStep,
-		upgrade:       "The AWS CCM is released per Kubernetes minor: upgrade one minor at a time and the CCM with it.",
+		upgrade:       b.text("noProviderPlan.upgrade"),
 	})
 }
 
@@ -338,36 +329,32 @@ func rke2BuiltinPlan(b *builder) distroPlan {
 	r := b.r
 	reregister := Step{
 		ID:    "reregister-nodes",
-		Title: "Register every node again, so that the CCM gives it an AWS provider ID",
-		Why: "A node of RKE2's own cloud controller has an rke2:// provider ID, which never changes (pkg/apis/core/validation " +
-			"ValidateNodeUpdate), and which the AWS CCM cannot read: from 1.30 it never initialises such a node, and every " +
-			"release leaves it out of its load balancers (kubernetes/cloud-provider-aws pkg/providers/v1/instances.go " +
-			"MapToAWSInstanceID, aws_loadbalancer.go). A kubelet on the external provider taints its node uninitialized when " +
-			"it registers it: the node becomes the CCM's by registering anew.",
+		Title: b.text("rke2BuiltinPlan.Title"),
+		Why:   b.text("rke2BuiltinPlan.Why"),
 		Notes: []string{
-			"Agents: drain, delete the Node, restart rke2-agent on the node.",
-			"Servers: do not delete a server's Node: RKE2 removes a server's etcd member when its Node is deleted. Replace servers one at a time by new machines that join with the configuration of during.external-provider, and remove the old ones as RKE2 documents (on Rancher: scale the control-plane pool up, then down).",
+			b.text("rke2BuiltinPlan.Notes"),
+			b.text("rke2BuiltinPlan.Notes.2"),
 		},
 		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart rke2-agent")},
 		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
-		Rollback: Rollback{Description: "Nothing per node: a node registered again keeps its aws:/// provider ID."},
+		Rollback: Rollback{Description: b.text("rke2BuiltinPlan.Description")},
 	}
-	install := b.installSwitch("A CCM pod ready on every server, its lease held. Exit 1 with one ✗ naming the nodes still on rke2:// provider IDs (and how many) is expected until during.reregister-nodes; any other ✗ is fixed first.")
+	install := b.installSwitch(b.text("rke2BuiltinPlan.installSwitch"))
 	return switchPlan(b, switchParts{
 		title: fmt.Sprintf("RKE2 at Kubernetes %s on its own cloud controller, onto the AWS CCM", r.KubeVersion),
 		summary: fmt.Sprintf("RKE2's own cloud controller (rke2-cloud-provider) initialised the nodes of this cluster at "+
 			"Kubernetes %s with rke2://<node name> provider IDs. The switch turns it off, installs the AWS CCM %s, and "+
 			"registers every node again so that the CCM gives it an AWS provider ID.", r.KubeVersion, r.tag),
-		beforeSummary: "Nothing changes yet: check what the CCM needs and how each node will be known to AWS.",
-		duringSummary: "RKE2's cloud controller off and the kubelets external, CCM on, nodes registered again.",
-		expectNodes:   "Every PROVIDER-ID reads rke2://<NAME>: RKE2's own cloud controller set it. Note the nodes whose NAME is neither their instance's private DNS name nor its instance ID: they register again under such a name.",
-		expectCheck:   "Exit 1, and the only ✗ is the one naming the nodes on rke2:// provider IDs, with their count. Every server shows where a CCM pod would run.",
-		tags:          "RKE2's own cloud controller did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config).",
-		lbs:           "RKE2 answers them only with enable-servicelb (ServiceLB, a controller of its own cloud controller); once the AWS CCM's service controller runs, it makes an ELB (or NLB) for each, with a new DNS name.",
-		kubelets:      "disable-cloud-controller turns RKE2's own cloud controller off, which would keep giving new nodes rke2:// provider IDs.",
+		beforeSummary: b.text("rke2BuiltinPlan.beforeSummary"),
+		duringSummary: b.text("rke2BuiltinPlan.duringSummary"),
+		expectNodes:   b.text("rke2BuiltinPlan.expectNodes"),
+		expectCheck:   b.text("rke2BuiltinPlan.expectCheck"),
+		tags:          b.text("rke2BuiltinPlan.tags"),
+		lbs:           b.text("rke2BuiltinPlan.lbs"),
+		kubelets:      b.text("rke2BuiltinPlan.kubelets"),
 		install:       install,
 		nodes:         reregister,
-		upgrade:       "The AWS CCM is released per Kubernetes minor: upgrade RKE2 one minor at a time and the CCM with it.",
+		upgrade:       b.text("rke2BuiltinPlan.upgrade"),
 	})
 }
 
@@ -398,7 +385,7 @@ func switchPlan(b *builder, p switchParts) distroPlan {
 		summary:       p.summary,
 		beforeSummary: p.beforeSummary,
 		duringSummary: p.duringSummary,
-		afterSummary:  "The CCM follows the cluster's minor on every upgrade.",
+		afterSummary:  b.text("switchPlan.afterSummary"),
 		before: []Step{
 			b.preflight(p.expectNodes, p.expectCheck),
 			b.iam("", true),
