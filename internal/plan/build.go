@@ -355,7 +355,7 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
 // kubelets are not given cloud-provider=external.
 func kubeletNotExternal(program, name, expect string) Check {
 	return Check{
-		Description: "Nodes whose kubelet is not told --cloud-provider=external (" + name + " records each node's arguments)",
+		Description: prose("kubeletNotExternal.Description", textData{Args: map[string]any{"name": name}}),
 		Command: ptr(script(KindKubectl, atWorkstation, "", `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.annotations.`+program+`\.io/node-args}{"\n"}{end}' \
   | grep -v 'cloud-provider=external' | cut -d' ' -f1`)),

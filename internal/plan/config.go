@@ -140,15 +140,15 @@ func rke2ConfigNotes(minor int) []string {
 	case all:
 		notes = append(notes, prose("rke2ConfigNotes.append", nil))
 	case first != "":
-		notes = append(notes, fmt.Sprintf("node-name-from-cloud-provider-metadata exists from %s in this line (%s): on an older patch leave it out and make each node's name its instance's private DNS name (node-name, or the instance's hostname as EC2 sets it).", first, rke2NoOpAWS.Source))
+		notes = append(notes, prose("rke2ConfigNotes.append.3", textData{Args: map[string]any{"first": first, "rke2NoOpAWSSource": rke2NoOpAWS.Source}}))
 	default:
 		notes = append(notes, prose("rke2ConfigNotes.append.2", nil))
 	}
 	notes = append(notes,
-		"disable-cloud-controller: true on every server: "+disableCCMNote(minor),
-		"No kube-apiserver-arg cloud-provider: RKE2 gives the API server the flag itself up to 1.32 and none from v1.33.0+rke2r1, and kube-apiserver exits on it from 1.33 ("+apiServerCP.Source+"). The Rancher documentation's recipe still sets it (rancher/rancher-docs#2281).",
-		"No node-external-ip on any node: with a cloud provider RKE2 refuses to start ("+mustChange("rke2", "node-external-ip").Source+"); the CCM writes the instance's addresses.",
-		"cloud-provider-name: aws is not the in-tree provider any more: from "+rke2NoOpAWS.ReleasesOf()+" it only names nodes, and before those releases it gives the kubelet and the controller manager --cloud-provider=aws, which 1.27 and later refuse.",
+		prose("rke2ConfigNotes.append.4", textData{Args: map[string]any{"disableCCMNoteMinor": disableCCMNote(minor)}}),
+		prose("rke2ConfigNotes.append.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
+		prose("rke2ConfigNotes.append.6", textData{Args: map[string]any{"mustChangeRke2NodeExternalIpSource": mustChange("rke2", "node-external-ip").Source}}),
+		prose("rke2ConfigNotes.append.7", textData{Args: map[string]any{"rke2NoOpAWSReleasesOf": rke2NoOpAWS.ReleasesOf()}}),
 	)
 	return notes
 }
@@ -159,7 +159,7 @@ func disableCCMNote(minor int) string {
 	if minor >= c.Minor {
 		return c.Says + " (" + c.Source + ")."
 	}
-	return "RKE2 of this minor turns its own cloud controller off by itself when cloud-provider-name is set, and " + c.ReleasesOf() + " no longer does (" + c.Source + "): set it now, so that the upgrade keeps it off."
+	return prose("disableCCMNote.text", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
 }
 
 // k3sConfig is config.yaml of a K3s server or agent on the external
@@ -219,7 +219,7 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	api := kubeadmAPI(r.minor)
 	notes := []string{
-		fmt.Sprintf("kubeadm 1.%d takes %s: v1beta4 is the default from 1.31, where extraArgs became a list of name and value, and 1.37 refuses v1beta3 (%s).", r.minor, api, mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source),
+		b.textWith("kubeadmClusterConfig.item.4", map[string]any{"api": api, "mustChangeKubeadmKubeadmK8sIoV1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
 		b.text("kubeadmClusterConfig.item"),
 		b.text("kubeadmClusterConfig.item.2"),
 		b.text("kubeadmClusterConfig.item.3"),
@@ -237,8 +237,8 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
-			Note: fmt.Sprintf("rke %s runs Kubernetes 1.%d; external-aws exists from rke v1.4.15 and v1.5.0", releases.RKELines[r.minor], r.minor)}},
+			Note: b.textWith("rkeClusterConfig.Note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
 		[]string{b.text("rkeClusterConfig.item"),
-			fmt.Sprintf("RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1.%d and is its last release line: plan the move to RKE2.", rkeLastMinor)}
+			b.text("rkeClusterConfig.item.2")}
 
 }

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"fmt"
-
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -109,14 +107,9 @@ kubelet-arg:
 
 	hold := render{mode: renderer.ModeInstall, extraArgs: []string{k3sHoldServices}}
 	install := Step{
-		ID:    "install-ccm",
-		Title: b.text("k3sPlan.Title.4"),
-		Why: fmt.Sprintf("There is no in-tree controller manager to hand over from, so no leader migration: the CCM is "+
-			"the only node controller from the start and leads under the Lease %s (K3s's embedded one uses "+
-			"k3s-cloud-controller-manager, pkg/daemons/control/server.go). %s keeps its service controller off while "+
-			"ServiceLB answers the LoadBalancer Services, so that two service controllers never act on one Service "+
-			"(service is the controller's name up to the 1.27 libraries and an alias of service-lb-controller from 1.28: "+
-			"k8s.io/cloud-provider names.CCMControllerAliases, which cmd/aws-cloud-controller-manager/main.go passes from v1.28).", ccmLease, k3sHoldServices),
+		ID:       "install-ccm",
+		Title:    b.text("k3sPlan.Title.4"),
+		Why:      b.text("k3sPlan.Why.7"),
 		Commands: []Command{b.diff(hold), b.ccmUpgrade(b.text("k3sPlan.ccmUpgrade"), hold)},
 		Checks: []Check{{
 			Description: b.text("k3sPlan.Description.4"),
@@ -215,13 +208,9 @@ kubelet-arg:
 		b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
 	)
 	return distroPlan{
-		title:    b.text("k3sPlan.title"),
-		strategy: Switch,
-		summary: fmt.Sprintf("K3s is built without the in-tree cloud providers (the providerless build tag): its embedded "+
-			"cloud controller (provider k3s) initialised the nodes with k3s://<node name> provider IDs and runs ServiceLB. "+
-			"Moving a K3s cluster at Kubernetes %s to the AWS CCM is therefore a switch, not a leader migration: the "+
-			"embedded node controllers go off, the CCM comes on, every node registers again to get an AWS provider ID, and "+
-			"then the LoadBalancer Services move from ServiceLB to ELBs.", r.KubeVersion),
+		title:         b.text("k3sPlan.title"),
+		strategy:      Switch,
+		summary:       b.text("k3sPlan.summary"),
 		beforeSummary: b.text("k3sPlan.beforeSummary"),
 		duringSummary: b.text("k3sPlan.duringSummary"),
 		afterSummary:  b.text("k3sPlan.afterSummary"),

@@ -6,7 +6,6 @@ import (
 )
 
 func kubeadmLeader(b *builder) leaderParts {
-	r := b.r
 	editConfig := run(KindCluster, atWorkstation, b.text("kubeadmLeader.run"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
 	// of the ConfigMap. With a ClusterConfiguration alone kubeadm defaults
@@ -38,11 +37,7 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hostname-override'`)
 
 	kcm := Step{
-		Why: fmt.Sprintf("kubeadm keeps the control plane's flags in the ClusterConfiguration of the ConfigMap kubeadm-config "+
-			"and writes them into the static pod manifests of /etc/kubernetes/manifests. The controller manager gets "+
-			"its own LeaderMigrationConfiguration, naming the controllers of a 1.%d controller manager as its built-in "+
-			"configuration does, under the Lease %s; kubeadm mounts only /etc/kubernetes/pki and its kubeconfig "+
-			"from /etc/kubernetes into it (cmd/kubeadm/app/phases/controlplane/volumes.go), so the file needs an extraVolume.", r.minor, r.LeaderName),
+		Why: b.text("kubeadmLeader.Why.2"),
 		Notes: []string{
 			b.text("kubeadmLeader.Notes"),
 			b.text("kubeadmLeader.Notes.2"),
@@ -146,11 +141,8 @@ kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.
 	restore := b.text("kubeadmLeader.restore")
 
 	return leaderParts{
-		title: b.text("kubeadmLeader.title"),
-		summary: fmt.Sprintf("Leader migration of a kubeadm cluster at Kubernetes %s from the in-tree aws provider to "+
-			"the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs "+
-			"the cloud controllers at any time; the control plane and the kubelets then switch to "+
-			"--cloud-provider=external, and the CCM drops leader migration.", r.KubeVersion, r.LeaderName),
+		title:         b.text("kubeadmLeader.title"),
+		summary:       b.text("kubeadmLeader.summary"),
 		duringSummary: b.text("kubeadmLeader.duringSummary"),
 		afterSummary:  b.text("kubeadmLeader.afterSummary"),
 		hostnameWhy:   b.text("kubeadmLeader.hostnameWhy"),

@@ -43,9 +43,7 @@ leaderName: %s
 func (b *builder) customLease() bool { return b.r.LeaderName != renderer.DefaultLeaderName }
 
 func (b *builder) kcmConfigNote() string {
-	return fmt.Sprintf("The controller manager's built-in configuration names the lease %s; this plan uses %s, so the "+
-		"controller manager gets its own LeaderMigrationConfiguration (%s, the same controllers as the built-in "+
-		"one). Write it on every control-plane node before the update.", renderer.DefaultLeaderName, b.r.LeaderName, kcmConfigPath)
+	return b.text("kcmConfigNote.text")
 }
 
 func rkeLeader(b *builder) leaderParts {
@@ -172,12 +170,8 @@ nodes:
 	restore := b.text("rkeLeader.restore")
 
 	return leaderParts{
-		title: "RKE1 (cluster.yml)",
-		summary: fmt.Sprintf("Leader migration of an RKE1 cluster at Kubernetes %s from the in-tree aws provider to the AWS "+
-			"CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs the "+
-			"cloud controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches to "+
-			"cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. RKE1 is at end "+
-			"of life: the upgrade after the migration stops at 1.%d.", r.KubeVersion, r.LeaderName, rkeLastMinor),
+		title:             "RKE1 (cluster.yml)",
+		summary:           b.text("rkeLeader.summary"),
 		duringSummary:     b.text("rkeLeader.duringSummary"),
 		afterSummary:      b.text("rkeLeader.afterSummary"),
 		preflightCommands: []Command{run(KindCluster, atRKE, b.text("rkeLeader.run.2"), "rke", "--version")},
@@ -223,7 +217,7 @@ func rkeUpgradeNotes(minor int) []string {
 		lines += fmt.Sprintf("1.%d: rke %s", m, rkeLineFor[m])
 	}
 	return []string{
-		"The rke CLI runs only the Kubernetes versions it lists (rke config --list-version --all): " + lines + " (rancher/rke release notes, \"RKE Kubernetes versions\").",
-		fmt.Sprintf("RKE1 is at end of life: rke v1.8 is the last release line and stops at 1.%d. Plan the move to RKE2 (whose cluster keeps the AWS CCM: install it there with --distro=rke2 --mode=install).", rkeLastMinor),
+		prose("rkeUpgradeNotes.item", textData{Args: map[string]any{"lines": lines}}),
+		prose("rkeUpgradeNotes.item.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
 	}
 }

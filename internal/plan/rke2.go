@@ -46,7 +46,6 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 }
 
 func rke2Leader(b *builder) leaderParts {
-	r := b.r
 	editCluster := script(KindCluster, atRancher, b.text("rke2Leader.script"),
 		`kubectl -n fleet-default edit clusters.provisioning.cattle.io "$CLUSTER_NAME"`)
 	kcmArgs := func(want string) *Command {
@@ -158,16 +157,12 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 	restore := b.text("rke2Leader.restore")
 
 	rke2Notes := []string{
-		fmt.Sprintf("From RKE2 %s, cloud-provider-name: aws passes no --cloud-provider at all and only names the node from instance metadata, and is deprecated for node-name-from-cloud-provider-metadata: true, which names the nodes the same (rancher/rke2 pkg/rke2/rke2_linux.go, pkg/cli/cmds/root.go at those tags). When the cluster reaches one of them, replace it; disable-cloud-controller: true stays, as RKE2 no longer turns its cloud controller off by itself.", strings.Join(rke2MetadataNameFrom, ", ")),
-		fmt.Sprintf("kube-apiserver has no --cloud-provider from 1.%d and exits on the unknown flag (pkg/kubeapiserver/options/cloudprovider.go, gone at v1.33.0; kubernetes/kubernetes#130162). Drop kube-apiserver-arg cloud-provider=external (from the plan's entry and from yours) with the move to one of those RKE2 releases (they pass the API server no --cloud-provider), and in any case before 1.%d; keep the kube-controller-manager and kubelet items, whose flag stays.", apiServerNoCloudProvider, apiServerNoCloudProvider),
+		b.textWith("rke2Leader.item", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
+		b.text("rke2Leader.item.2"),
 	}
 	return leaderParts{
-		title: b.text("rke2Leader.title"),
-		summary: fmt.Sprintf("Leader migration of an RKE2 cluster at Kubernetes %s that runs the in-tree provider "+
-			"(cloud-provider-name: aws) to the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease "+
-			"%s, so exactly one of them runs the cloud controllers at any time. The switch keeps cloud-provider-name: "+
-			"aws, which names the nodes after their EC2 private DNS names, and sets cloud-provider=external on every "+
-			"component through machineSelectorConfig.", r.KubeVersion, r.LeaderName),
+		title:         b.text("rke2Leader.title"),
+		summary:       b.text("rke2Leader.summary"),
 		duringSummary: b.text("rke2Leader.duringSummary"),
 		afterSummary:  b.text("rke2Leader.afterSummary"),
 		hostnameWhy:   b.text("rke2Leader.hostnameWhy"),
@@ -214,6 +209,6 @@ func rke2UpgradeSnippets() []Snippet {
     machineSelectorConfig:
       # ... your other entries, unchanged
 ` + rke2Entries(false),
-		Note: "From RKE2 " + strings.Join(rke2MetadataNameFrom, ", ") + " on, and before 1.33 at the latest: no kube-apiserver-arg cloud-provider",
+		Note: prose("rke2UpgradeSnippets.Note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
 	}}
 }

@@ -49,17 +49,12 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 			shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 	}, extra...)
 	return Step{
-		ID:    "preflight",
-		Title: b.text("preflight.Title"),
-		Why: fmt.Sprintf("The AWS CCM is released per Kubernetes minor and meant for its own minor (kubernetes/cloud-provider-aws "+
-			"docs/README.md, \"Compatibility with Kubernetes\"); chart %s deploys %s by default, so every command of this plan "+
-			"pins image.tag=%s (%s). check reads the cluster and tells, before anything changes, whether the CCM this plan "+
-			"installs lands on every control-plane node, can look up every node, and matches the API server's version "+
-			"(docs/check.md). nodes-before.txt is what the checks of the switch compare with.",
-			r.ChartVersion, defaultChartImage(r.ChartVersion), r.tag, r.tagSource),
+		ID:       "preflight",
+		Title:    b.text("preflight.Title"),
+		Why:      b.textWith("preflight.Why", map[string]any{"defaultChartImageChartVersion": defaultChartImage(r.ChartVersion)}),
 		Commands: cmds,
 		Checks: []Check{
-			{Description: "The server version", Expect: fmt.Sprintf("Server Version is v1.%d.x; if not, run this plan again with --kube-version set to it.", r.minor)},
+			{Description: "The server version", Expect: b.text("preflight.Expect")},
 			{Description: "The nodes", Expect: expectNodes},
 			{Description: b.text("preflight.Description"), Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
 		},
@@ -81,12 +76,7 @@ func (b *builder) hostnameLabel(why string, notes ...string) Step {
 	return Step{
 		ID:    "hostname-label",
 		Title: b.text("hostnameLabel.Title"),
-		Why: "The kubelet sets its node's kubernetes.io/hostname label to its own hostname (--hostname-override, else the " +
-			"host's name) at every start, on existing nodes too (pkg/kubelet/kubelet_node_status.go updateDefaultLabels, " +
-			"v1.26.15). Under the in-tree provider the node's name came from the EC2 API and the label from the host, so " +
-			"they can differ; " + why + " Local PersistentVolumes (local-path-provisioner, K3s's default StorageClass, " +
-			"OpenEBS, TopoLVM, local PVs) and nodeSelectors pinned to the old value stop matching, and a PV's nodeAffinity " +
-			"cannot be changed once set (pkg/apis/core/validation ValidatePersistentVolumeUpdate).",
+		Why:   b.textWith("hostnameLabel.Why", map[string]any{"why": why}),
 		Notes: append(notes,
 			b.text("hostnameLabel.append")),
 		Commands: []Command{
@@ -122,7 +112,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{
 		b.text("iam.item"),
-		fmt.Sprintf("The Rancher documentation's control-plane policy lacks %s and elasticloadbalancing:DeregisterTargets (and %s): under it a v1.35.3 CCM initialised no node (measured on moto by e2e/awsccm, TestCheckAWSCalibration).", upstream.ActionDescribeAZs, upstream.ActionInstanceTopology),
+		b.text("iam.item.2"),
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
 		Note: b.text("iam.Note")}}
@@ -133,7 +123,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		"kubernetes/cloud-provider-aws docs/prerequisites.md at %s lists what its control-plane policy allows; %s. A "+
 		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
 	if k3s {
-		why += b.neverCalledAWS() + " never called AWS, so its instances may have no instance profile at all: the servers need the control-plane policy, every node the node policy (the ecr-credential-provider pulls with it)."
+		why += b.textWith("iam.text", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
 			Note: b.text("iam.Note.2")})
 		notes = append(notes, b.text("iam.append"))
@@ -169,11 +159,7 @@ func (b *builder) clusterTags(previously string) Step {
 	return Step{
 		ID:    "cluster-tags",
 		Title: b.text("clusterTags.Title"),
-		Why: "The CCM takes its cluster ID from the kubernetes.io/cluster/<id> tag (or the legacy KubernetesCluster tag) " +
-			"of the EC2 instance it runs on, unless its cloud config sets KubernetesClusterID; with neither, a v1.26 CCM " +
-			"exits at start with \"AWS cloud failed to find ClusterID\" (kubernetes/cloud-provider-aws, " +
-			"pkg/providers/v1/tags.go). It finds the subnets for load balancers and the one security group per node it " +
-			"opens for them by the same tag. " + previously,
+		Why:   b.textWith("clusterTags.Why", map[string]any{"previously": previously}),
 		Notes: []string{
 			b.text("clusterTags.Notes"),
 		},
@@ -220,16 +206,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		}
 		v2 = append(v2, `"`+n.ServiceID+`"`)
 	}
-	why := "The in-tree provider read its settings from the file named by --cloud-config ([Global]: KubernetesClusterID, " +
-		"RoleARN, SubnetID, ElbSecurityGroup, ...; [ServiceOverride \"N\"] sections). The CCM reads the same format from " +
-		"its own --cloud-config and from nothing else. " + source + " The [ServiceOverride] Service names depend on the " +
-		"CCM's AWS SDK: releases on aws-sdk-go match endpoint IDs (" + strings.Join(v1, ", ") +
-		"); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") +
-		") and silently ignore an old name, sending the calls to the public endpoint (pkg/providers/v1 " +
-		"config/config.go GetResolver, and GetCustomEC2Resolver where aws_sdk.go builds the clients with NewFromConfig, " +
-		"at each tag; measured with v1.26.0 and v1.35.3 by e2e/awsccm). A file with both names works for both, so write each " +
-		"override twice now and no upgrade can lose it; aws-ccm-renderer check reads the file the CCM mounts and names " +
-		"an override its release ignores."
+	why := b.textWith("cloudConfig.text", map[string]any{"sDKv2Releases": upstream.SDKv2Releases(), "source": source, "v1": strings.Join(v1, ", "), "v2": strings.Join(v2, ", ")})
 	step := Step{
 		ID:    "cloud-config",
 		Title: b.text("cloudConfig.Title"),
@@ -298,11 +275,7 @@ func (b *builder) routes(kcmFlags Command, defaults string) Step {
 	s := Step{
 		ID:    "routes",
 		Title: b.text("routes.Title"),
-		Why: "The in-tree controller manager runs its route controller when it has --allocate-node-cidrs=true and " +
-			"--configure-cloud-routes (default true) (cmd/kube-controller-manager/app/core.go startRouteController, " +
-			"v1.26.15); with the aws provider it then writes a route per node's pod CIDR into the route table tagged for " +
-			"the cluster (legacy-cloud-providers aws/aws_routes.go). The renderer runs the CCM with " +
-			"--configure-cloud-routes=false: if the pod network relies on those routes, new nodes would get none. " + defaults,
+		Why:   b.textWith("routes.Why", map[string]any{"defaults": defaults}),
 		Commands: []Command{
 			kcmFlags,
 			script(KindAWS, atAWS, b.text("routes.script"), `
@@ -312,7 +285,7 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 		Rollback: readOnly(),
 	}
 	if b.r.ClusterCIDR != "" {
-		s.Checks = []Check{{Description: "Routes", Expect: fmt.Sprintf("Routes to instances for the pod CIDRs of %s: this plan renders the CCM with --configure-cloud-routes=true and --cluster-cidr=%s, and its route controller takes them over (the renderer warns about it on every render).", b.r.ClusterCIDR, b.r.ClusterCIDR)}}
+		s.Checks = []Check{{Description: "Routes", Expect: b.text("routes.Expect.2")}}
 	} else {
 		s.Checks = []Check{{Description: "Routes", Expect: b.text("routes.Expect")}}
 	}
@@ -323,19 +296,11 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 func ebsWhy(minor int) string {
 	switch {
 	case csiMigrationLocked(minor):
-		return fmt.Sprintf("In 1.%d CSI migration for EBS (CSIMigrationAWS) is GA and locked on (pkg/features/kube_features.go, "+
-			"on by default from 1.23, locked from 1.25): kubernetes.io/aws-ebs volumes are already served by the EBS CSI "+
-			"driver, which must therefore run, and the switch does not change that. Kubernetes 1.27 removes the in-tree plugin.", minor)
+		return prose("ebsWhy.text", textData{Args: map[string]any{"minor": minor}})
 	case csiMigrationDefaultOn(minor):
-		return fmt.Sprintf("In 1.%d CSI migration for EBS (CSIMigrationAWS) is on by default (pkg/features/kube_features.go): "+
-			"kubernetes.io/aws-ebs volumes are served by the EBS CSI driver, and the switch does not change that. A cluster "+
-			"that set feature-gates=CSIMigrationAWS=false still attaches them with the in-tree plugin, which works through "+
-			"the in-tree provider and stops at the switch: drop that gate, with the driver installed, before the switch.", minor)
+		return prose("ebsWhy.text.2", textData{Args: map[string]any{"minor": minor}})
 	}
-	return fmt.Sprintf("In 1.%d CSI migration for EBS (CSIMigrationAWS) is beta and off by default (pkg/features/kube_features.go): "+
-		"kubernetes.io/aws-ebs volumes are attached by the in-tree plugin, which works through the in-tree provider and "+
-		"stops at the switch. Install the EBS CSI driver and turn on CSIMigrationAWS on the controller managers and "+
-		"kubelets before the switch.", minor)
+	return prose("ebsWhy.text.3", textData{Args: map[string]any{"minor": minor}})
 }
 
 // ebsCSI checks that EBS volumes do not depend on the in-tree plugin.
@@ -403,10 +368,10 @@ func (b *builder) ecrFeatureGate() string {
 // ecr sets up the kubelet's image credential provider for ECR.
 func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) Step {
 	notes := []string{
-		fmt.Sprintf("The binary is ecr-credential-provider of kubernetes/cloud-provider-aws %s (`make ecr-credential-provider` at that tag builds it), on every node under the name the config gives it. It answers in %s, and the kubelet rejects an answer in another apiVersion than configured: binary and apiVersion change together with the minor.", b.r.tag, ecrPluginAPI(b.r.minor)),
+		b.textWith("ecr.item", map[string]any{"ecrPluginAPIMinor": ecrPluginAPI(b.r.minor)}),
 	}
 	if g := b.ecrFeatureGate(); g != "" {
-		notes = append(notes, "Before Kubernetes 1.24 the kubelet needs --feature-gates="+g+" for the plugin.")
+		notes = append(notes, b.textWith("ecr.append", map[string]any{"g": g}))
 	}
 	if len(apply) > 0 {
 		apply[0].Main = true
@@ -434,15 +399,12 @@ printf '{"apiVersion":"%s","kind":"CredentialProviderRequest","image":"%%s"}' "$
 
 // ecrInTree says why the plugin must be in place before 1.27.
 func ecrInTree(minor int) string {
-	return fmt.Sprintf("Kubelets pull from ECR with their built-in credential provider (amazon-ecr, "+
-		"pkg/credentialprovider/aws), which works whatever --cloud-provider says and is still in the kubelet of 1.%d. "+
-		"Kubernetes 1.27 removed it (kubernetes/kubernetes#116329): ECR pulls stop at the upgrade to 1.27 unless every "+
-		"kubelet runs the ecr-credential-provider plugin of kubernetes/cloud-provider-aws. Install it now, while both work.", minor)
+	return prose("ecrInTree.text", textData{Args: map[string]any{"minor": minor}})
 }
 
 func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
-		return fmt.Sprintf("ECR: before the kubelets reach 1.27, install the 1.27 release of ecr-credential-provider and set the provider's apiVersion to %s (before.ecr-credentials).", ecrPluginAPI(lastInTree+1))
+		return prose("ecrUpgradeNote.text.2", textData{Args: map[string]any{"ecrPluginAPILastInTree": ecrPluginAPI(lastInTree + 1)}})
 	}
 	return prose("ecrUpgradeNote.text", nil)
 }
@@ -453,12 +415,7 @@ func (b *builder) grantLease() Step {
 	return Step{
 		ID:    "grant-kcm-lease",
 		Title: b.text("grantLease.Title"),
-		Why: fmt.Sprintf("The Kubernetes 1.26 bootstrap RBAC policy lets %s create Leases but get and update only the "+
-			"Lease kube-controller-manager (plugin/pkg/auth/authorizer/rbac/bootstrappolicy at v1.26.15). Leader election "+
-			"starts with a get: refused, the in-tree controller manager never starts its cloud controllers under leader "+
-			"migration, and the CCM later takes the free lease at once while the in-tree provider is still configured. "+
-			"The renderer's --mode=migrate output carries such a Role, but it arrives with the CCM, one step too late.",
-			r.KCMUser),
+		Why:   b.text("grantLease.Why"),
 		Commands: []Command{
 			mainCmd(run(KindKubectl, atWorkstation, b.text("grantLease.run"), "kubectl", "-n", leaseNS, "create", "role", kcmRole,
 				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName)),
@@ -470,8 +427,7 @@ func (b *builder) grantLease() Step {
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			fmt.Sprintf("%s is the user in the in-tree controller manager's kubeconfig (its client certificate's CN): %s all use %s. If yours differs, run this plan with --kcm-user.", r.KCMUser,
-				renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and"), DefaultKCMUser),
+			b.textWith("grantLease.Notes", map[string]any{"alternativesDisplayNamesWithMigrateNamedRecordsTrueAnd": renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and")}),
 		},
 		Rollback: Rollback{
 			Description: b.text("grantLease.Description.2"),
@@ -488,7 +444,7 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 	take.Main = true
 	return Step{
 		ID:       "etcd-snapshot",
-		Title:    "Take an etcd snapshot before " + before,
+		Title:    b.textWith("etcdSnapshot.Title", map[string]any{"before": before}),
 		Why:      b.text("etcdSnapshot.Why"),
 		Commands: []Command{take},
 		Checks:   []Check{{Description: "The snapshot", Expect: b.text("etcdSnapshot.Expect")}},
@@ -508,37 +464,23 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.Checks = append(s.Checks, Check{
 		Description: b.text("kcmLeaderMigration.Description"),
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
-		Expect: fmt.Sprintf("Exit 0: the lease line of %s/%s says it is held by the in-tree kube-controller-manager. "+
-			"Exit 1 with that line a ✗ (the lease missing, expired or held by another): the controller manager does not run "+
-			"with leader migration, or may not take the lease (before.grant-kcm-lease); roll this step back.", leaseNS, b.r.LeaderName),
+		Expect:      b.text("kcmLeaderMigration.Expect"),
 	})
 	return s
 }
 
 // installMigrate installs the CCM beside the in-tree controller manager.
 func (b *builder) installMigrate() Step {
-	r := b.r
 	rd := render{mode: renderer.ModeMigrate}
 	return Step{
-		ID:    "install-ccm",
-		Title: b.text("installMigrate.Title"),
-		Why: fmt.Sprintf("The CCM starts on every control-plane node, leads its own controllers (Lease %s) and runs the "+
-			"cloud controllers only once it holds the Lease %s, which the in-tree controller manager keeps renewing. "+
-			"The renderer writes the CCM's LeaderMigrationConfiguration (the CCM's controllers by their current and "+
-			"pre-1.28 names), the Role that lets the in-tree controller manager at the lease, and this distribution's "+
-			"placement and tolerations. Cordoning holds nothing back: the DaemonSet controller gives a cordoned node its "+
-			"pod all the same (measured by e2e/cordon_test.go); the lease does. The chart wrapper records these options on the release and "+
-			"keeps them on every later upgrade, so an upgrade that forgets --mode=migrate stays in migrate mode "+
-			"(docs/chart-wrapper.md); a plain helm upgrade without it would drop leader migration.",
-			ccmLease, r.LeaderName),
+		ID:       "install-ccm",
+		Title:    b.text("installMigrate.Title"),
+		Why:      b.text("installMigrate.Why"),
 		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("installMigrate.ccmUpgrade"), rd)},
 		Checks: []Check{{
 			Description: b.text("installMigrate.Description"),
 			Command:     b.checkReleaseHolding(holderKCM),
-			Expect: fmt.Sprintf("Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; "+
-				"the Lease %s held by the CCM's leader; %s still held by the in-tree kube-controller-manager. A ✗ on %s "+
-				"saying the CCM's leader holds it: the in-tree controller manager is not in leader migration, roll back now.",
-				ccmLease, r.LeaderName, r.LeaderName),
+			Expect:      b.text("installMigrate.Expect"),
 		}},
 		Rollback: Rollback{
 			Description: b.text("installMigrate.Description.2"),
@@ -549,16 +491,11 @@ func (b *builder) installMigrate() Step {
 
 // handoverExpect is what check shows while the control plane is switched.
 func (b *builder) handoverExpect() string {
-	return fmt.Sprintf("The lease %s is always held: by the in-tree kube-controller-manager until the last controller "+
-		"manager with the in-tree provider restarts, then by the CCM's leader. A line saying it expired is expected for "+
-		"up to about 25 s while it changes hands (a lease duration of 15 s, then up to two retry periods of 2 s with "+
-		"jitter 1.2: k8s.io/client-go tools/leaderelection, the component-base defaults); longer means no controller "+
-		"manager runs the cloud controllers: roll back.", b.r.LeaderName)
+	return b.text("handoverExpect.text")
 }
 
 // verifyHandover checks that the CCM runs the cloud controllers.
 func (b *builder) verifyHandover(extra ...Check) Step {
-	r := b.r
 	return Step{
 		ID:    "verify",
 		Title: b.text("verifyHandover.Title"),
@@ -567,8 +504,7 @@ func (b *builder) verifyHandover(extra ...Check) Step {
 			{
 				Description: b.text("verifyHandover.Description"),
 				Command:     mainCheck(b.checkReleaseHolding(holderCCM)),
-				Expect: fmt.Sprintf("Exit 0: %s held by the CCM's leader (a ✗ when the in-tree kube-controller-manager still "+
-					"holds it), every node initialised by the AWS CCM. %s", r.LeaderName, expectFix),
+				Expect:      b.text("verifyHandover.Expect.3"),
 			},
 			{Description: b.text("verifyHandover.Description.2"), Command: b.nodesUnchanged(), Expect: b.text("verifyHandover.Expect")},
 			{Description: "Load balancers", Command: b.lbServices(), Expect: b.text("verifyHandover.Expect.2")},
@@ -604,10 +540,9 @@ func (b *builder) cleanup(extra ...Command) Step {
 		run(KindKubectl, atWorkstation, b.text("cleanup.run.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
 	}
 	return Step{
-		ID:    "cleanup",
-		Title: b.text("cleanup.Title"),
-		Why: fmt.Sprintf("The in-tree controller manager needed get and update on the Lease %s only while it took part "+
-			"in leader migration; least privilege says take them back, and drop the stale lease.", r.LeaderName),
+		ID:       "cleanup",
+		Title:    b.text("cleanup.Title"),
+		Why:      b.text("cleanup.Why"),
 		Commands: append(cmds, extra...),
 		Checks:   []Check{{Description: "The grant is gone", Command: b.canI("update"), Expect: "no"}},
 		Rollback: Rollback{Description: b.text("cleanup.Description")},
@@ -624,7 +559,7 @@ func (b *builder) upgradeNotes() []string {
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
-		notes = append(notes, "The cloud config: CCM releases on aws-sdk-go-v2 ("+upstream.SDKv2Releases()+") read the [ServiceOverride] sections by service ID; before.cloud-config wrote both names, so nothing changes (check names an override the release ignores).")
+		notes = append(notes, b.textWith("upgradeNotes.append", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
 	}
 	return notes
 }
@@ -643,7 +578,7 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 			notes = append(notes, b.text("upgrade.append"))
 		}
 	} else {
-		notes = append(notes, fmt.Sprintf("No CCM release of 1.%d is known to this version of aws-ccm-renderer: pick the latest v1.%d.x tag of registry.k8s.io/provider-aws/cloud-controller-manager.", next, next))
+		notes = append(notes, b.textWith("upgrade.append.2", map[string]any{"next": next}))
 	}
 	gate := b.checkRelease()
 	if len(cmds) == 0 {
@@ -672,5 +607,5 @@ func (b *builder) upgrade1(next int, tag string) Command {
 	// The new version is the cluster's by then: the chart wrapper asks the
 	// API server for it; with plain Helm only the operator knows it.
 	rd := render{mode: renderer.ModeInstall, tag: tag, noKubeVersion: true}
-	return b.ccmUpgrade(fmt.Sprintf("After the control plane runs 1.%d: the CCM of 1.%d", next, next), rd)
+	return b.ccmUpgrade(b.textWith("upgrade1.ccmUpgrade", map[string]any{"next": next}), rd)
 }

@@ -50,6 +50,9 @@ type textData struct {
 	DefaultLeaderName, DefaultKCMUser                              string
 	ActionDescribeAZs, ActionInstanceTopology, APIServerCPSource   string
 	RKELastMinor, APIServerNoCloudProvider                         int
+	// Args are what a text reads beyond these: the step's parts passed
+	// in, facts computed for it.
+	Args map[string]any
 }
 
 // data is the plan's textData.
@@ -67,6 +70,13 @@ func (b *builder) data() textData {
 
 // text is the plan's text of a name.
 func (b *builder) text(name string) string { return prose(name, b.data()) }
+
+// textWith is the plan's text of a name, with more to read in .Args.
+func (b *builder) textWith(name string, args map[string]any) string {
+	d := b.data()
+	d.Args = args
+	return prose(name, d)
+}
 
 // prose is the text of a name, written from data.
 func prose(name string, data any) string {

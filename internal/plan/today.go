@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -47,14 +46,14 @@ func (b *builder) versionNotes(cited []string) []string {
 			if slices.ContainsFunc(cited, func(n string) bool { return strings.Contains(n, ch.Source) }) {
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("%s %s (%s, from %s): %s (%s).", ch.Component, ch.Option, ch.Effect, ch.ReleasesOf(), ch.Says, ch.Source))
+			notes = append(notes, b.textWith("versionNotes.append", map[string]any{"chComponent": ch.Component, "chEffect": ch.Effect, "chOption": ch.Option, "chReleasesOf": ch.ReleasesOf(), "chSays": ch.Says, "chSource": ch.Source}))
 		}
 	}
 	for _, d := range releases.DefectsOf(b.r.tag) {
-		notes = append(notes, fmt.Sprintf("CCM %s: %s with %s; fixed in %s (%s).", b.r.tag, d.Summary, d.Flag, d.FixedIn, d.Source))
+		notes = append(notes, b.textWith("versionNotes.append.2", map[string]any{"dFixedIn": d.FixedIn, "dFlag": d.Flag, "dSource": d.Source, "dSummary": d.Summary}))
 	}
 	if m, ok := releases.Of(b.r.minor); ok && m.Unpromoted && m.Latest == b.r.tag {
-		notes = append(notes, fmt.Sprintf("%s is the newest 1.%d release the Go module proxy serves; its image is not yet seen in registry.k8s.io's promotion list: pull %s:%s once before relying on it, else pin an older patch with --ccm-version.", b.r.tag, b.r.minor, ImageRepo, b.r.tag))
+		notes = append(notes, b.textWith("versionNotes.append.3", map[string]any{"imageRepo": ImageRepo}))
 	}
 	return notes
 }
@@ -77,14 +76,9 @@ func newClusterPlan(b *builder) distroPlan {
 	snippets, notes := b.clusterConfig()
 	notes = append(notes, b.versionNotes(notes)...)
 	configure := Step{
-		ID:    "cluster-config",
-		Title: fmt.Sprintf("Write %s's configuration for the external cloud provider", name),
-		Why: fmt.Sprintf("Kubernetes 1.%d has no in-tree AWS provider: the kubelets must run with --cloud-provider=external, "+
-			"so that each node registers with the taint node.cloudprovider.kubernetes.io/uninitialized, which the CCM removes "+
-			"once it has set the node's provider ID (aws:///<zone>/<instance-id>), addresses and zone labels "+
-			"(kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go; k8s.io/cloud-provider controllers/node). No other "+
-			"cloud controller may run: a distribution's own would give the nodes provider IDs the CCM cannot use, and a "+
-			"provider ID never changes once set (pkg/apis/core/validation ValidateNodeUpdate).", r.minor),
+		ID:       "cluster-config",
+		Title:    b.textWith("newClusterPlan.Title", map[string]any{"name": name}),
+		Why:      b.text("newClusterPlan.Why.2"),
 		Notes:    notes,
 		Snippets: snippets,
 		Checks: []Check{{
@@ -96,7 +90,7 @@ func newClusterPlan(b *builder) distroPlan {
 	}
 	create := Step{
 		ID:    "create",
-		Title: fmt.Sprintf("Create the %s cluster; its nodes wait for the CCM", name),
+		Title: b.textWith("newClusterPlan.Title.2", map[string]any{"name": name}),
 		Why:   b.text("newClusterPlan.Why"),
 		Commands: []Command{
 			script(KindKubectl, atWorkstation, b.text("newClusterPlan.script"), shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
@@ -116,11 +110,9 @@ func newClusterPlan(b *builder) distroPlan {
 	}
 	before = append(before, configure)
 	return distroPlan{
-		title:    fmt.Sprintf("A new %s cluster at Kubernetes %s on the AWS CCM", name, r.KubeVersion),
-		strategy: Install,
-		summary: fmt.Sprintf("A new %s cluster at Kubernetes %s runs the AWS CCM from its first node: the AWS account "+
-			"prepared (IAM, tags), the cluster configured for the external cloud provider, the CCM %s installed pinned to the "+
-			"cluster's minor, and every node initialised by it.", name, r.KubeVersion, r.tag),
+		title:         b.textWith("newClusterPlan.title", map[string]any{"name": name}),
+		strategy:      Install,
+		summary:       b.textWith("newClusterPlan.summary", map[string]any{"name": name}),
 		phaseTitles:   [3]string{"Before the cluster", b.text("newClusterPlan.phaseTitles"), "Afterwards"},
 		beforeSummary: b.text("newClusterPlan.beforeSummary"),
 		duringSummary: b.text("newClusterPlan.duringSummary"),
@@ -158,11 +150,9 @@ func rkeConfigCheck(*builder) Command {
 func (b *builder) installNew() Step {
 	rd := render{mode: renderer.ModeInstall}
 	return Step{
-		ID:    "install-ccm",
-		Title: b.text("installNew.Title"),
-		Why: fmt.Sprintf("The renderer places the CCM on the control-plane nodes of %s with the tolerations it needs "+
-			"(the uninitialized taint among them), grants what the chart's role lacks and runs it on the host network; "+
-			"image.tag=%s is the CCM release of the cluster's minor (%s).", renderer.DisplayName(b.r.Distro), b.r.tag, b.r.tagSource),
+		ID:       "install-ccm",
+		Title:    b.text("installNew.Title"),
+		Why:      b.textWith("installNew.Why", map[string]any{"displayNameDistro": renderer.DisplayName(b.r.Distro)}),
 		Commands: []Command{b.ccmUpgrade("Install the CCM", rd)},
 		Checks:   []Check{b.nodesInitialised()},
 		Rollback: Rollback{Description: b.text("installNew.Description"), Commands: []Command{b.uninstall()}},
@@ -221,10 +211,9 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 	snippets, restart := parts[r.Distro].kubelets(b, snippets)
 	cmds, rollback := []Command{mainCmd(restart)}, []Command{restart}
 	return Step{
-		ID:    "external-provider",
-		Title: "Kubelets on --cloud-provider=external",
-		Why: "A kubelet on the external provider taints the node it registers uninitialized; a node that is already " +
-			"registered keeps its taints and its provider ID, so the running nodes need the next steps. " + extraWhy,
+		ID:       "external-provider",
+		Title:    "Kubelets on --cloud-provider=external",
+		Why:      b.textWith("externalKubelets.Why", map[string]any{"extraWhy": extraWhy}),
 		Notes:    append(notes, b.text("externalKubelets.append")),
 		Snippets: snippets,
 		Commands: cmds,
@@ -309,15 +298,13 @@ func noProviderPlan(b *builder) distroPlan {
 	hold.Main = false
 	install := b.installSwitch(b.text("noProviderPlan.installSwitch"), hold)
 	return switchPlan(b, switchParts{
-		title: fmt.Sprintf("%s at Kubernetes %s without a cloud provider, onto the AWS CCM", name, r.KubeVersion),
-		summary: fmt.Sprintf("A %s cluster at Kubernetes %s that runs no cloud provider (its nodes have no provider ID) "+
-			"moves to the AWS CCM %s without re-registering a node: the kubelets move to the external provider, the CCM "+
-			"comes on, and each node, tainted by hand, is initialised by it.", name, r.KubeVersion, r.tag),
+		title:         b.textWith("noProviderPlan.title", map[string]any{"name": name}),
+		summary:       b.textWith("noProviderPlan.summary", map[string]any{"name": name}),
 		beforeSummary: b.text("noProviderPlan.beforeSummary"),
 		duringSummary: b.text("noProviderPlan.duringSummary"),
 		expectNodes:   b.text("noProviderPlan.expectNodes"),
 		expectCheck:   b.text("noProviderPlan.expectCheck"),
-		tags:          name + " did not need them: tag the instances, subnets and security groups now, or set KubernetesClusterID in a cloud config (this plan with --cloud-config).",
+		tags:          b.textWith("noProviderPlan.tags", map[string]any{"name": name}),
 		lbs:           b.text("noProviderPlan.lbs"),
 		install:       install,
 		nodes:         taintStep,
@@ -326,7 +313,6 @@ func noProviderPlan(b *builder) distroPlan {
 }
 
 func rke2BuiltinPlan(b *builder) distroPlan {
-	r := b.r
 	reregister := Step{
 		ID:    "reregister-nodes",
 		Title: b.text("rke2BuiltinPlan.Title"),
@@ -341,10 +327,8 @@ func rke2BuiltinPlan(b *builder) distroPlan {
 	}
 	install := b.installSwitch(b.text("rke2BuiltinPlan.installSwitch"))
 	return switchPlan(b, switchParts{
-		title: fmt.Sprintf("RKE2 at Kubernetes %s on its own cloud controller, onto the AWS CCM", r.KubeVersion),
-		summary: fmt.Sprintf("RKE2's own cloud controller (rke2-cloud-provider) initialised the nodes of this cluster at "+
-			"Kubernetes %s with rke2://<node name> provider IDs. The switch turns it off, installs the AWS CCM %s, and "+
-			"registers every node again so that the CCM gives it an AWS provider ID.", r.KubeVersion, r.tag),
+		title:         b.text("rke2BuiltinPlan.title"),
+		summary:       b.text("rke2BuiltinPlan.summary"),
 		beforeSummary: b.text("rke2BuiltinPlan.beforeSummary"),
 		duringSummary: b.text("rke2BuiltinPlan.duringSummary"),
 		expectNodes:   b.text("rke2BuiltinPlan.expectNodes"),
