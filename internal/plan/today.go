@@ -72,12 +72,11 @@ kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.prov
 
 func newClusterPlan(b *builder) distroPlan {
 	r := b.r
-	name := renderer.DisplayName(r.Distro)
 	snippets, notes := b.clusterConfig()
 	notes = append(notes, b.versionNotes(notes)...)
 	configure := Step{
 		ID:       "cluster-config",
-		Title:    b.textWith("newClusterPlan.Title", map[string]any{"name": name}),
+		Title:    b.text("newClusterPlan.Title"),
 		Why:      b.text("newClusterPlan.Why.2"),
 		Notes:    notes,
 		Snippets: snippets,
@@ -90,7 +89,7 @@ func newClusterPlan(b *builder) distroPlan {
 	}
 	create := Step{
 		ID:    "create",
-		Title: b.textWith("newClusterPlan.Title.2", map[string]any{"name": name}),
+		Title: b.text("newClusterPlan.Title.2"),
 		Why:   b.text("newClusterPlan.Why"),
 		Commands: []Command{
 			script(KindKubectl, atWorkstation, b.text("newClusterPlan.script"), shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
@@ -110,9 +109,9 @@ func newClusterPlan(b *builder) distroPlan {
 	}
 	before = append(before, configure)
 	return distroPlan{
-		title:         b.textWith("newClusterPlan.title", map[string]any{"name": name}),
+		title:         b.text("newClusterPlan.title"),
 		strategy:      Install,
-		summary:       b.textWith("newClusterPlan.summary", map[string]any{"name": name}),
+		summary:       b.text("newClusterPlan.summary"),
 		phaseTitles:   [3]string{"Before the cluster", b.text("newClusterPlan.phaseTitles"), "Afterwards"},
 		beforeSummary: b.text("newClusterPlan.beforeSummary"),
 		duringSummary: b.text("newClusterPlan.duringSummary"),
@@ -152,7 +151,7 @@ func (b *builder) installNew() Step {
 	return Step{
 		ID:       "install-ccm",
 		Title:    b.text("installNew.Title"),
-		Why:      b.textWith("installNew.Why", map[string]any{"displayNameDistro": renderer.DisplayName(b.r.Distro)}),
+		Why:      b.text("installNew.Why"),
 		Commands: []Command{b.ccmUpgrade("Install the CCM", rd)},
 		Checks:   []Check{b.nodesInitialised()},
 		Rollback: Rollback{Description: b.text("installNew.Description"), Commands: []Command{b.uninstall()}},
@@ -273,8 +272,6 @@ func (b *builder) lbStep(why string) Step {
 }
 
 func noProviderPlan(b *builder) distroPlan {
-	r := b.r
-	name := renderer.DisplayName(r.Distro)
 	taint := script(KindKubectl, atWorkstation, b.text("noProviderPlan.script"),
 		`kubectl taint node "$NODE" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule`)
 	taint.Main = true
@@ -298,13 +295,13 @@ func noProviderPlan(b *builder) distroPlan {
 	hold.Main = false
 	install := b.installSwitch(b.text("noProviderPlan.installSwitch"), hold)
 	return switchPlan(b, switchParts{
-		title:         b.textWith("noProviderPlan.title", map[string]any{"name": name}),
-		summary:       b.textWith("noProviderPlan.summary", map[string]any{"name": name}),
+		title:         b.text("noProviderPlan.title"),
+		summary:       b.text("noProviderPlan.summary"),
 		beforeSummary: b.text("noProviderPlan.beforeSummary"),
 		duringSummary: b.text("noProviderPlan.duringSummary"),
 		expectNodes:   b.text("noProviderPlan.expectNodes"),
 		expectCheck:   b.text("noProviderPlan.expectCheck"),
-		tags:          b.textWith("noProviderPlan.tags", map[string]any{"name": name}),
+		tags:          b.text("noProviderPlan.tags"),
 		lbs:           b.text("noProviderPlan.lbs"),
 		install:       install,
 		nodes:         taintStep,
