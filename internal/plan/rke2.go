@@ -5,36 +5,66 @@ import (
 	"strings"
 )
 
-// roleSelector is a machineSelectorConfig selector for one Rancher role.
-func roleSelector(role string) string {
-	return `        machineLabelSelector:
-          matchLabels:
-            rke.cattle.io/` + role + `-role: "true"
-`
+// rancherSpec is the part of a provisioning cluster's spec the leader
+// migration writes.
+type rancherSpec struct {
+	Spec struct {
+		RKEConfig struct {
+			MachineGlobalConfig   rke2Config      `yaml:"machineGlobalConfig"`
+			MachineSelectorConfig []selectorEntry `yaml:"machineSelectorConfig"`
+		} `yaml:"rkeConfig"`
+	} `yaml:"spec"`
 }
 
-// rke2Args is a machineSelectorConfig entry that gives each role's
-// components their arguments.
-func rke2Entries(apiServer bool) string {
-	cp := `      - config:
-`
+// selectorEntry is a machineSelectorConfig entry: the arguments it gives
+// the components of the machines it selects.
+type selectorEntry struct {
+	Config               rke2Args `yaml:"config"`
+	MachineLabelSelector struct {
+		MatchLabels map[string]string `yaml:"matchLabels"`
+	} `yaml:"machineLabelSelector"`
+}
+
+// rke2Args are the components' arguments of an RKE2 or K3s configuration.
+type rke2Args struct {
+	KubeAPIServerArg                []string `yaml:"kube-apiserver-arg,omitempty"`
+	KubeControllerManagerArg        []string `yaml:"kube-controller-manager-arg,omitempty"`
+	KubeControllerManagerExtraMount []string `yaml:"kube-controller-manager-extra-mount,omitempty"`
+	KubeletArg                      []string `yaml:"kubelet-arg,omitempty"`
+}
+
+// selectorFor is the entry that gives the machines with a label its
+// arguments.
+func selectorFor(label, value string, args rke2Args) selectorEntry {
+	e := selectorEntry{Config: args}
+	e.MachineLabelSelector.MatchLabels = map[string]string{label: value}
+	return e
+}
+
+// roleEntry is the entry for the machines of one Rancher role.
+func roleEntry(role string, args rke2Args) selectorEntry {
+	return selectorFor("rke.cattle.io/"+role+"-role", "true", args)
+}
+
+// rke2Entries are the machineSelectorConfig entries that give each role's
+// components cloud-provider=external.
+func rke2Entries(apiServer bool) []selectorEntry {
+	ext := []string{"cloud-provider=external"}
+	cp := rke2Args{KubeControllerManagerArg: ext, KubeletArg: ext}
 	if apiServer {
-		cp += `          kube-apiserver-arg:
-            - cloud-provider=external
-`
+		cp.KubeAPIServerArg = ext
 	}
-	cp += `          kube-controller-manager-arg:
-            - cloud-provider=external
-          kubelet-arg:
-            - cloud-provider=external
-` + roleSelector("control-plane")
-	for _, role := range []string{"etcd", "worker"} {
-		cp += `      - config:
-          kubelet-arg:
-            - cloud-provider=external
-` + roleSelector(role)
-	}
-	return cp
+	return []selectorEntry{roleEntry("control-plane", cp), roleEntry("etcd", rke2Args{KubeletArg: ext}), roleEntry("worker", rke2Args{KubeletArg: ext})}
+}
+
+// rancherYAML is a provisioning cluster's spec.rkeConfig with the
+// plan's machineGlobalConfig and entries after the user's, the line
+// comment on the global option it annotates.
+func rancherYAML(global rke2Config, entries []selectorEntry, comments ...yamlComment) string {
+	var s rancherSpec
+	s.Spec.RKEConfig.MachineGlobalConfig = global
+	s.Spec.RKEConfig.MachineSelectorConfig = entries
+	return yamlOf(s, append(comments, headComment("spec.rkeConfig.machineSelectorConfig.0", "... your other entries, unchanged"))...)
 }
 
 // selectorEntries lists the machineSelectorConfig entries of a provisioning
@@ -65,17 +95,13 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 	kcmItems := []string{"enable-leader-migration=true"}
 	var kcmSnippetsExtra []Snippet
 	var kcmNotes []string
-	mount := ""
+	var mount []string
 	if b.customLease() {
 		kcmItems = append(kcmItems, "leader-migration-config="+kcmConfigPath)
-		mount = "          kube-controller-manager-extra-mount:\n            - " + kcmConfigPath + ":" + kcmConfigPath + ":ro\n"
+		mount = []string{kcmConfigPath + ":" + kcmConfigPath + ":ro"}
 		kcmSnippetsExtra = append(kcmSnippetsExtra, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
 			Note: b.text("rke2Leader.Note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
-	}
-	var list strings.Builder
-	for _, it := range kcmItems {
-		list.WriteString("            - " + it + "\n")
 	}
 	kcmNotes = append(kcmNotes,
 		b.text("rke2Leader.append"),
@@ -86,15 +112,9 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		Notes: kcmNotes,
 		Snippets: append([]Snippet{{
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
-			Content: `spec:
-  rkeConfig:
-    machineGlobalConfig:
-      cloud-provider-name: aws          # unchanged: the in-tree provider stays for now
-    machineSelectorConfig:
-      # ... your other entries, unchanged
-      - config:
-          kube-controller-manager-arg:
-` + list.String() + mount + roleSelector("control-plane"),
+			Content: rancherYAML(rke2Config{CloudProviderName: "aws"},
+				[]selectorEntry{roleEntry("control-plane", rke2Args{KubeControllerManagerArg: kcmItems, KubeControllerManagerExtraMount: mount})},
+				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", "unchanged: the in-tree provider stays for now")),
 			Note: b.text("rke2Leader.Note.2"),
 		}}, kcmSnippetsExtra...),
 		Commands: []Command{mainCmd(editCluster)},
@@ -122,16 +142,10 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		},
 		Snippets: []Snippet{{
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
-			Content: `spec:
-  rkeConfig:
-    machineGlobalConfig:
-      cloud-provider-name: aws          # keep: RKE2 names the nodes from instance metadata with it
-      disable-cloud-controller: true
-    machineSelectorConfig:
-      # ... your other entries, unchanged
-` + rke2Entries(true) + `      # then each entry of yours that sets kubelet-arg, kube-apiserver-arg or kube-controller-manager-arg,
-      # with cloud-provider=external added to each of those lists
-`,
+			Content: rancherYAML(rke2Config{CloudProviderName: "aws", DisableCloudController: true}, rke2Entries(true),
+				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", "keep: RKE2 names the nodes from instance metadata with it")) +
+				yamlComments(6, "then each entry of yours that sets kubelet-arg, kube-apiserver-arg or kube-controller-manager-arg,",
+					"with cloud-provider=external added to each of those lists"),
 			Note: b.text("rke2Leader.Note.3"),
 		}},
 		Commands: []Command{selectorEntries(b.text("rke2Leader.selectorEntries")), mainCmd(editCluster)},
@@ -201,14 +215,8 @@ f=$(grep -o -e '--cloud-config=[^" ]*' /var/lib/rancher/rke2/agent/pod-manifests
 func rke2UpgradeSnippets() []Snippet {
 	return []Snippet{{
 		File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
-		Content: `spec:
-  rkeConfig:
-    machineGlobalConfig:
-      node-name-from-cloud-provider-metadata: true   # instead of cloud-provider-name: aws
-      disable-cloud-controller: true
-    machineSelectorConfig:
-      # ... your other entries, unchanged
-` + rke2Entries(false),
+		Content: rancherYAML(rke2Config{NodeNameFromMetadata: true, DisableCloudController: true}, rke2Entries(false),
+			lineComment("spec.rkeConfig.machineGlobalConfig.node-name-from-cloud-provider-metadata", "instead of cloud-provider-name: aws")),
 		Note: prose("rke2UpgradeSnippets.Note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
 	}}
 }
