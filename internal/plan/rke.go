@@ -46,6 +46,42 @@ func (b *builder) kcmConfigNote() string {
 	return b.text("kcmConfigNote.text")
 }
 
+// rkeClusterYML is the part of RKE1's cluster.yml the leader migration
+// writes.
+type rkeClusterYML struct {
+	CloudProvider *rkeCloudProvider     `yaml:"cloud_provider,omitempty"`
+	Services      map[string]rkeService `yaml:"services,omitempty"`
+	Nodes         []rkeNode             `yaml:"nodes,omitempty"`
+}
+
+type rkeCloudProvider struct {
+	Name                        string `yaml:"name"`
+	UseInstanceMetadataHostname bool   `yaml:"useInstanceMetadataHostname,omitempty"`
+}
+
+// rkeService is a service of cluster.yml: its extra_args, a map or a
+// struct that keeps its flags in order.
+type rkeService struct {
+	ExtraArgs any `yaml:"extra_args"`
+}
+
+type rkeNode struct {
+	Address          string `yaml:"address"`
+	HostnameOverride string `yaml:"hostname_override"`
+}
+
+// rkeServices is the services section of one service's extra_args.
+func rkeServices(service string, extraArgs any) map[string]rkeService {
+	return map[string]rkeService{service: {ExtraArgs: extraArgs}}
+}
+
+// ecrKubeletArgs are the kubelet flags of the ECR credential provider.
+type ecrKubeletArgs struct {
+	Config       string `yaml:"image-credential-provider-config"`
+	BinDir       string `yaml:"image-credential-provider-bin-dir"`
+	FeatureGates string `yaml:"feature-gates,omitempty"`
+}
+
 func rkeLeader(b *builder) leaderParts {
 	r := b.r
 	rkeUp := run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up", "--config", "cluster.yml")
@@ -57,22 +93,17 @@ done`, containers, flags))
 		return &c
 	}
 
-	kcmSnippet := `cloud_provider:
-  name: aws            # unchanged, awsCloudProvider included
-services:
-  kube-controller:
-    extra_args:
-      enable-leader-migration: "true"
-`
+	kcmArgs := map[string]string{"enable-leader-migration": "true"}
 	var kcmSnippets []Snippet
 	var kcmNotes []string
 	if b.customLease() {
-		kcmSnippet += "      leader-migration-config: " + kcmConfigPath + "\n"
+		kcmArgs["leader-migration-config"] = kcmConfigPath
 		kcmSnippets = append(kcmSnippets, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
 			Note: b.text("rkeLeader.Note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
-	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: kcmSnippet,
+	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: yamlOf(rkeClusterYML{CloudProvider: &rkeCloudProvider{Name: "aws"}, Services: rkeServices("kube-controller", kcmArgs)},
+		lineComment("cloud_provider.name", "unchanged, awsCloudProvider included")),
 		Note: b.text("rkeLeader.Note.2")}}, kcmSnippets...)
 	kcmNotes = append(kcmNotes, b.text("rkeLeader.append"))
 	kcm := Step{
@@ -122,16 +153,14 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 		},
 		Snippets: []Snippet{{
 			File: "cluster.yml", Language: "yaml",
-			Content: `cloud_provider:
-  name: external-aws
-  useInstanceMetadataHostname: true   # false where before.node-names found a difference
-services:
-  kube-controller:
-    extra_args: {}     # enable-leader-migration and leader-migration-config removed; keep your other flags
-nodes:
-  - address: 10.0.1.10
-    hostname_override: ip-10-0-1-10.us-west-2.compute.internal   # only with useInstanceMetadataHostname: false: the node's NAME
-`,
+			Content: yamlOf(rkeClusterYML{
+				CloudProvider: &rkeCloudProvider{Name: "external-aws", UseInstanceMetadataHostname: true},
+				Services:      rkeServices("kube-controller", map[string]string{}),
+				Nodes:         []rkeNode{{Address: "10.0.1.10", HostnameOverride: "ip-10-0-1-10.us-west-2.compute.internal"}},
+			},
+				lineComment("cloud_provider.useInstanceMetadataHostname", "false where before.node-names found a difference"),
+				lineComment("services.kube-controller.extra_args", "enable-leader-migration and leader-migration-config removed; keep your other flags"),
+				lineComment("nodes.0.hostname_override", "only with useInstanceMetadataHostname: false: the node's NAME")),
 			Note: b.text("rkeLeader.Note.3"),
 		}},
 		Commands: []Command{mainCmd(rkeUp)},
@@ -139,7 +168,7 @@ nodes:
 			{Description: b.text("rkeLeader.Description.4"), Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{
 				Description: b.text("rkeLeader.Description.5"),
-				Command:     inspect("kube-apiserver kube-controller-manager kubelet", b.text("rkeLeader.inspect")),
+				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider= -e --hostname-override= -e --enable-leader-migration"),
 				Expect:      b.text("rkeLeader.Expect.2"),
 			},
 		},
@@ -150,15 +179,9 @@ nodes:
 	}
 
 	ecrConfigPath := "/etc/kubernetes/image-credential-provider/config.yaml"
-	ecrSnippet := `services:
-  kubelet:
-    extra_args:
-      image-credential-provider-config: /etc/kubernetes/image-credential-provider/config.yaml
-      image-credential-provider-bin-dir: /etc/kubernetes/image-credential-provider/bin
-`
-	if g := b.ecrFeatureGate(); g != "" {
-		ecrSnippet += "      feature-gates: " + g + "\n"
-	}
+	ecrSnippet := yamlOf(rkeClusterYML{Services: rkeServices("kubelet", ecrKubeletArgs{
+		Config: ecrConfigPath, BinDir: "/etc/kubernetes/image-credential-provider/bin", FeatureGates: b.ecrFeatureGate(),
+	})})
 
 	var rkeCleanup []Command
 	if b.customLease() {
@@ -183,7 +206,7 @@ nodes:
 		hostnameWhy:     b.text("rkeLeader.hostnameWhy"),
 		cloudConfig:     b.text("rkeLeader.cloudConfig"),
 		readCloudConfig: script(KindNode, atControlPlane, b.text("rkeLeader.script.3"), "sudo cat /etc/kubernetes/cloud-config"),
-		routeFlags:      *inspect("kube-controller-manager", b.text("rkeLeader.inspect.2")),
+		routeFlags:      *inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
 		routes:          b.text("rkeLeader.routes"),
 		ecrBinDir:       "/etc/kubernetes/image-credential-provider/bin",
 		ecrSnippets: []Snippet{
