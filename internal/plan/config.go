@@ -14,13 +14,14 @@ import (
 // options follow internal/releases' record of what each release removed or
 // changed.
 
-// rke2Config is the part of RKE2's config.yaml the plans set.
+// rke2Config is the part of RKE2's (and K3s's) config.yaml the plans set.
 type rke2Config struct {
 	CloudProviderName      string   `yaml:"cloud-provider-name,omitempty"`
 	DisableCloudController bool     `yaml:"disable-cloud-controller,omitempty"`
 	NodeNameFromMetadata   bool     `yaml:"node-name-from-cloud-provider-metadata,omitempty"`
 	Disable                []string `yaml:"disable,omitempty"`
 	KubeletArg             []string `yaml:"kubelet-arg,omitempty"`
+	NodeName               string   `yaml:"node-name,omitempty"`
 }
 
 // rancherCluster is the part of a provisioning cluster the plans set.

@@ -32,12 +32,10 @@ done`)
 		},
 		Snippets: []Snippet{{
 			File: "/etc/rancher/k3s/config.yaml", Language: "yaml",
-			Content: `# either: the node's name is its EC2 private DNS name (instance metadata local-hostname)
-node-name: ip-10-0-1-10.us-west-2.compute.internal
-# or: the kubelet gives the provider ID itself (availability zone and instance ID from instance metadata)
-# kubelet-arg:
-#   - provider-id=aws:///us-west-2a/i-0123456789abcdef0
-`,
+			Content: yamlOf(rke2Config{NodeName: "ip-10-0-1-10.us-west-2.compute.internal"},
+				headComment("node-name", "either: the node's name is its EC2 private DNS name (instance metadata local-hostname)")) +
+				yamlComments(0, "or: the kubelet gives the provider ID itself (availability zone and instance ID from instance metadata)",
+					"kubelet-arg:", "  - provider-id=aws:///us-west-2a/i-0123456789abcdef0"),
 			Note: b.text("k3sPlan.Note"),
 		}},
 		Commands: []Command{imds},
@@ -60,6 +58,8 @@ node-name: ip-10-0-1-10.us-west-2.compute.internal
 		Rollback: readOnly(),
 	}
 
+	external := []string{"cloud-provider=external"}
+	servers := rke2Config{DisableCloudController: true, KubeletArg: external}
 	disable := Step{
 		ID:    "disable-k3s-ccm",
 		Title: b.text("k3sPlan.Title.3"),
@@ -70,29 +70,13 @@ node-name: ip-10-0-1-10.us-west-2.compute.internal
 			b.text("k3sPlan.Notes.6"),
 		},
 		Snippets: []Snippet{
-			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: `disable-cloud-controller: true
-kubelet-arg:
-  - cloud-provider=external
-`},
-			{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: `kubelet-arg:
-  - cloud-provider=external
-`},
-			{File: "spec.rkeConfig of the provisioning cluster (K3s provisioned by Rancher)", Language: "yaml", Content: `spec:
-  rkeConfig:
-    machineGlobalConfig:
-      disable-cloud-controller: true
-      kubelet-arg:
-        - cloud-provider=external
-    machineSelectorConfig:
-      # every entry that sets kubelet-arg, for example:
-      - config:
-          kubelet-arg:
-            - max-pods=200                # its items, unchanged
-            - cloud-provider=external     # added
-        machineLabelSelector:
-          matchLabels:
-            rke.cattle.io/rke-machine-pool-name: big
-`, Note: b.text("k3sPlan.Note.2")},
+			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(servers)},
+			{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: yamlOf(rke2Config{KubeletArg: external})},
+			{File: "spec.rkeConfig of the provisioning cluster (K3s provisioned by Rancher)", Language: "yaml", Content: rancherYAMLAfter(
+				"every entry that sets kubelet-arg, for example:", servers,
+				[]selectorEntry{selectorFor("rke.cattle.io/rke-machine-pool-name", "big", rke2Args{KubeletArg: []string{"max-pods=200", "cloud-provider=external"}})},
+				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.0", "its items, unchanged"),
+				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.1", "added")), Note: b.text("k3sPlan.Note.2")},
 		},
 		Commands: []Command{
 			selectorEntries(b.text("k3sPlan.selectorEntries")),
@@ -150,9 +134,7 @@ kubelet-arg:
 		Notes: []string{
 			b.text("k3sPlan.Notes.9"),
 		},
-		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: `disable:
-  - servicelb
-`, Note: b.text("k3sPlan.Note.3")}},
+		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(rke2Config{Disable: []string{"servicelb"}}), Note: b.text("k3sPlan.Note.3")}},
 		Commands: []Command{
 			restartServers,
 			b.diff(elbs),

@@ -21,21 +21,30 @@ func (b *builder) kcmLMConfig() string {
 	if b.r.minor < 24 {
 		api = "controllermanager.config.k8s.io/v1beta1"
 	}
-	lock := "" // v1 has no resourceLock: its conversion sets leases
+	c := leaderMigrationConfig{APIVersion: api, Kind: "LeaderMigrationConfiguration", LeaderName: b.r.LeaderName}
+	// v1 has no resourceLock: its conversion sets leases.
 	if a, _ := renderer.MigrationAPIOf(api); a.ResourceLock {
-		lock = "resourceLock: leases\n"
+		c.ResourceLock = "leases"
 	}
-	return fmt.Sprintf(`apiVersion: %s
-kind: LeaderMigrationConfiguration
-leaderName: %s
-%scontrollerLeaders:
-  - name: route
-    component: "*"
-  - name: service
-    component: "*"
-  - name: cloud-node-lifecycle
-    component: "*"
-`, api, b.r.LeaderName, lock)
+	for _, name := range []string{"route", "service", "cloud-node-lifecycle"} {
+		c.ControllerLeaders = append(c.ControllerLeaders, controllerLeader{Name: name, Component: "*"})
+	}
+	return yamlOf(c)
+}
+
+// leaderMigrationConfig is a LeaderMigrationConfiguration
+// (k8s.io/controller-manager config/v1 and v1beta1).
+type leaderMigrationConfig struct {
+	APIVersion        string             `yaml:"apiVersion"`
+	Kind              string             `yaml:"kind"`
+	LeaderName        string             `yaml:"leaderName"`
+	ResourceLock      string             `yaml:"resourceLock,omitempty"`
+	ControllerLeaders []controllerLeader `yaml:"controllerLeaders"`
+}
+
+type controllerLeader struct {
+	Name      string `yaml:"name"`
+	Component quoted `yaml:"component"`
 }
 
 // customLease reports whether the lease is not the one the controller

@@ -58,13 +58,19 @@ func rke2Entries(apiServer bool) []selectorEntry {
 }
 
 // rancherYAML is a provisioning cluster's spec.rkeConfig with the
-// plan's machineGlobalConfig and entries after the user's, the line
-// comment on the global option it annotates.
+// plan's machineGlobalConfig and entries after the user's, the comments
+// on the options they annotate.
 func rancherYAML(global rke2Config, entries []selectorEntry, comments ...yamlComment) string {
+	return rancherYAMLAfter("... your other entries, unchanged", global, entries, comments...)
+}
+
+// rancherYAMLAfter is rancherYAML with another comment before the
+// entries.
+func rancherYAMLAfter(before string, global rke2Config, entries []selectorEntry, comments ...yamlComment) string {
 	var s rancherSpec
 	s.Spec.RKEConfig.MachineGlobalConfig = global
 	s.Spec.RKEConfig.MachineSelectorConfig = entries
-	return yamlOf(s, append(comments, headComment("spec.rkeConfig.machineSelectorConfig.0", "... your other entries, unchanged"))...)
+	return yamlOf(s, append(comments, headComment("spec.rkeConfig.machineSelectorConfig.0", before))...)
 }
 
 // selectorEntries lists the machineSelectorConfig entries of a provisioning
