@@ -5,6 +5,30 @@ import (
 	"slices"
 )
 
+// kubeadmClusterConfiguration is the part of a kubeadm.k8s.io/v1beta3
+// ClusterConfiguration the leader migration changes.
+type kubeadmClusterConfiguration struct {
+	APIVersion        string            `yaml:"apiVersion"`
+	Kind              string            `yaml:"kind"`
+	APIServer         *kubeadmComponent `yaml:"apiServer,omitempty"`
+	ControllerManager *kubeadmComponent `yaml:"controllerManager,omitempty"`
+}
+
+// kubeadmComponent is a control-plane component's flags and volumes;
+// ExtraVolumes nil leaves them out.
+type kubeadmComponent struct {
+	ExtraArgs    map[string]string `yaml:"extraArgs"`
+	ExtraVolumes *[]kubeadmVolume  `yaml:"extraVolumes,omitempty"`
+}
+
+type kubeadmVolume struct {
+	Name      string `yaml:"name"`
+	HostPath  string `yaml:"hostPath"`
+	MountPath string `yaml:"mountPath"`
+	ReadOnly  bool   `yaml:"readOnly"`
+	PathType  string `yaml:"pathType"`
+}
+
 func kubeadmLeader(b *builder) leaderParts {
 	editConfig := run(KindCluster, atWorkstation, b.text("kubeadmLeader.run"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
@@ -44,20 +68,13 @@ tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hos
 		},
 		Snippets: []Snippet{
 			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: b.text("kubeadmLeader.Note")},
-			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-controllerManager:
-  extraArgs:
-    cloud-provider: aws               # unchanged, as is cloud-config if you have one
-    enable-leader-migration: "true"
-    leader-migration-config: ` + kcmConfigPath + `
-  extraVolumes:
-    - name: kcm-leader-migration
-      hostPath: ` + kcmConfigPath + `
-      mountPath: ` + kcmConfigPath + `
-      readOnly: true
-      pathType: File
-`, Note: b.text("kubeadmLeader.Note.2")},
+			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
+				APIVersion: "kubeadm.k8s.io/v1beta3", Kind: "ClusterConfiguration",
+				ControllerManager: &kubeadmComponent{
+					ExtraArgs:    map[string]string{"cloud-provider": "aws", "enable-leader-migration": "true", "leader-migration-config": kcmConfigPath},
+					ExtraVolumes: &[]kubeadmVolume{{Name: "kcm-leader-migration", HostPath: kcmConfigPath, MountPath: kcmConfigPath, ReadOnly: true, PathType: "File"}},
+				},
+			}, lineComment("controllerManager.extraArgs.cloud-provider", "unchanged, as is cloud-config if you have one")), Note: b.text("kubeadmLeader.Note.2")},
 		},
 		Commands: []Command{
 			script(KindNode, atControlPlane, b.text("kubeadmLeader.script"), "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
@@ -88,15 +105,17 @@ controllerManager:
 			b.text("kubeadmLeader.Notes.8"),
 		},
 		Snippets: []Snippet{
-			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-apiServer:
-  extraArgs: {}                       # cloud-provider and cloud-config removed
-controllerManager:
-  extraArgs:
-    cloud-provider: external          # enable-leader-migration, leader-migration-config and cloud-config removed
-  extraVolumes: []                    # the kcm-leader-migration volume removed
-`, Note: b.text("kubeadmLeader.Note.3")},
+			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
+				APIVersion: "kubeadm.k8s.io/v1beta3", Kind: "ClusterConfiguration",
+				APIServer: &kubeadmComponent{ExtraArgs: map[string]string{}},
+				ControllerManager: &kubeadmComponent{
+					ExtraArgs:    map[string]string{"cloud-provider": "external"},
+					ExtraVolumes: &[]kubeadmVolume{},
+				},
+			},
+				lineComment("apiServer.extraArgs", "cloud-provider and cloud-config removed"),
+				lineComment("controllerManager.extraArgs.cloud-provider", "enable-leader-migration, leader-migration-config and cloud-config removed"),
+				lineComment("controllerManager.extraVolumes", "the kcm-leader-migration volume removed")), Note: b.text("kubeadmLeader.Note.3")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
 `, Note: "On every node"},
 			{File: "/etc/default/kubelet (Debian, Ubuntu) or /etc/sysconfig/kubelet (RHEL family)", Language: "sh", Content: `KUBELET_EXTRA_ARGS="... --cloud-provider=external ..."    # where it had --cloud-provider=aws; --cloud-config removed

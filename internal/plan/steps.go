@@ -191,7 +191,7 @@ func serviceOverrides() string {
 	var s strings.Builder
 	ec2 := upstream.AWSServices[0]
 	for i, name := range []string{ec2.EndpointID, ec2.ServiceID} {
-		fmt.Fprintf(&s, "    [ServiceOverride \"%d\"]\n    Service = %s\n    Region = us-west-2\n    URL = https://vpce-0123-ec2.us-west-2.vpce.amazonaws.com\n    SigningRegion = us-west-2\n", i+1, name)
+		fmt.Fprintf(&s, "[ServiceOverride \"%d\"]\nService = %s\nRegion = us-west-2\nURL = https://vpce-0123-ec2.us-west-2.vpce.amazonaws.com\nSigningRegion = us-west-2\n", i+1, name)
 	}
 	return s.String()
 }
@@ -229,31 +229,18 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 	step.Snippets = []Snippet{
 		{
 			File: "aws-cloud-config.yaml", Language: "yaml",
-			Content: fmt.Sprintf(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: aws-cloud-config
-  namespace: %s
-data:
-  cloud.conf: |
-    [Global]
-    # the settings of the in-tree provider's file, e.g.
-    KubernetesClusterID = my-cluster
-    # each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID
-%s`, ns, serviceOverrides()),
+			Content: yamlOf(configMap{APIVersion: "v1", Kind: "ConfigMap",
+				Metadata: objectMeta{Name: "aws-cloud-config", Namespace: ns},
+				Data: map[string]string{"cloud.conf": "[Global]\n# the settings of the in-tree provider's file, e.g.\nKubernetesClusterID = my-cluster\n" +
+					"# each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID\n" + serviceOverrides()}}),
 			Note: b.text("cloudConfig.Note"),
 		},
 		{
 			File: cloudConfigValues, Language: "yaml",
-			Content: `extraVolumes:
-  - name: aws-cloud-config
-    configMap:
-      name: aws-cloud-config
-extraVolumeMounts:
-  - name: aws-cloud-config
-    mountPath: ` + cloudConfigMount + `
-    readOnly: true
-`,
+			Content: yamlOf(cloudConfigChartValues{
+				ExtraVolumes:      []configMapVolume{{Name: "aws-cloud-config", ConfigMap: objectMeta{Name: "aws-cloud-config"}}},
+				ExtraVolumeMounts: []volumeMount{{Name: "aws-cloud-config", MountPath: cloudConfigMount, ReadOnly: true}},
+			}),
 			Note: b.text("cloudConfig.Note.2"),
 		},
 	}
@@ -335,16 +322,60 @@ func (b *builder) ecrConfig() string {
 	case m <= 25:
 		cfgVersion = "kubelet.config.k8s.io/v1beta1"
 	}
-	return fmt.Sprintf(`apiVersion: %s
-kind: CredentialProviderConfig
-providers:
-  - name: ecr-credential-provider
-    matchImages:
-      - "*.dkr.ecr.*.amazonaws.com"
-      - "*.dkr.ecr.*.amazonaws.com.cn"
-    defaultCacheDuration: "12h"
-    apiVersion: %s
-`, cfgVersion, ecrPluginAPI(m))
+	return yamlOf(credentialProviderConfig{APIVersion: cfgVersion, Kind: "CredentialProviderConfig",
+		Providers: []credentialProvider{{
+			Name:                 "ecr-credential-provider",
+			MatchImages:          []quoted{"*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr.*.amazonaws.com.cn"},
+			DefaultCacheDuration: "12h",
+			APIVersion:           ecrPluginAPI(m),
+		}},
+	})
+}
+
+// credentialProviderConfig is the kubelet's CredentialProviderConfig
+// (k8s.io/kubelet config/v1 CredentialProviderConfig).
+type credentialProviderConfig struct {
+	APIVersion string               `yaml:"apiVersion"`
+	Kind       string               `yaml:"kind"`
+	Providers  []credentialProvider `yaml:"providers"`
+}
+
+type credentialProvider struct {
+	Name                 string   `yaml:"name"`
+	MatchImages          []quoted `yaml:"matchImages"`
+	DefaultCacheDuration quoted   `yaml:"defaultCacheDuration"`
+	APIVersion           string   `yaml:"apiVersion"`
+}
+
+// configMap is a ConfigMap of string data.
+type configMap struct {
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Metadata   objectMeta        `yaml:"metadata"`
+	Data       map[string]string `yaml:"data"`
+}
+
+type objectMeta struct {
+	Name      string `yaml:"name"`
+	Namespace string `yaml:"namespace,omitempty"`
+}
+
+// cloudConfigChartValues are the chart values that mount the cloud
+// config's ConfigMap into the CCM.
+type cloudConfigChartValues struct {
+	ExtraVolumes      []configMapVolume `yaml:"extraVolumes"`
+	ExtraVolumeMounts []volumeMount     `yaml:"extraVolumeMounts"`
+}
+
+type configMapVolume struct {
+	Name      string     `yaml:"name"`
+	ConfigMap objectMeta `yaml:"configMap"`
+}
+
+type volumeMount struct {
+	Name      string `yaml:"name"`
+	MountPath string `yaml:"mountPath"`
+	ReadOnly  bool   `yaml:"readOnly"`
 }
 
 // ecrPluginAPI is the credential provider API the ecr-credential-provider of
