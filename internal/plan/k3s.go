@@ -75,8 +75,8 @@ done`)
 			{File: "spec.rkeConfig of the provisioning cluster (K3s provisioned by Rancher)", Language: "yaml", Content: rancherYAMLAfter(
 				"every entry that sets kubelet-arg, for example:", servers,
 				[]selectorEntry{selectorFor("rke.cattle.io/rke-machine-pool-name", "big", rke2Args{KubeletArg: []string{"max-pods=200", "cloud-provider=external"}})},
-				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.0", "its items, unchanged"),
-				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.1", "added")), Note: b.text("k3sPlan.Note.2")},
+				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.0", 16, "its items, unchanged"),
+				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.1", 5, "added")), Note: b.text("k3sPlan.Note.2")},
 		},
 		Commands: []Command{
 			selectorEntries(b.text("k3sPlan.selectorEntries")),

@@ -74,7 +74,7 @@ tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hos
 					ExtraArgs:    map[string]string{"cloud-provider": "aws", "enable-leader-migration": "true", "leader-migration-config": kcmConfigPath},
 					ExtraVolumes: &[]kubeadmVolume{{Name: "kcm-leader-migration", HostPath: kcmConfigPath, MountPath: kcmConfigPath, ReadOnly: true, PathType: "File"}},
 				},
-			}, lineComment("controllerManager.extraArgs.cloud-provider", "unchanged, as is cloud-config if you have one")), Note: b.text("kubeadmLeader.Note.2")},
+			}, lineComment("controllerManager.extraArgs.cloud-provider", 15, "unchanged, as is cloud-config if you have one")), Note: b.text("kubeadmLeader.Note.2")},
 		},
 		Commands: []Command{
 			script(KindNode, atControlPlane, b.text("kubeadmLeader.script"), "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
@@ -113,9 +113,9 @@ tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hos
 					ExtraVolumes: &[]kubeadmVolume{},
 				},
 			},
-				lineComment("apiServer.extraArgs", "cloud-provider and cloud-config removed"),
-				lineComment("controllerManager.extraArgs.cloud-provider", "enable-leader-migration, leader-migration-config and cloud-config removed"),
-				lineComment("controllerManager.extraVolumes", "the kcm-leader-migration volume removed")), Note: b.text("kubeadmLeader.Note.3")},
+				lineComment("apiServer.extraArgs", 23, "cloud-provider and cloud-config removed"),
+				lineComment("controllerManager.extraArgs.cloud-provider", 10, "enable-leader-migration, leader-migration-config and cloud-config removed"),
+				lineComment("controllerManager.extraVolumes", 20, "the kcm-leader-migration volume removed")), Note: b.text("kubeadmLeader.Note.3")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
 `, Note: "On every node"},
 			{File: "/etc/default/kubelet (Debian, Ubuntu) or /etc/sysconfig/kubelet (RHEL family)", Language: "sh", Content: `KUBELET_EXTRA_ARGS="... --cloud-provider=external ..."    # where it had --cloud-provider=aws; --cloud-config removed

@@ -112,7 +112,7 @@ done`, containers, flags))
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: yamlOf(rkeClusterYML{CloudProvider: &rkeCloudProvider{Name: "aws"}, Services: rkeServices("kube-controller", kcmArgs)},
-		lineComment("cloud_provider.name", "unchanged, awsCloudProvider included")),
+		lineComment("cloud_provider.name", 12, "unchanged, awsCloudProvider included")),
 		Note: b.text("rkeLeader.Note.2")}}, kcmSnippets...)
 	kcmNotes = append(kcmNotes, b.text("rkeLeader.append"))
 	kcm := Step{
@@ -167,9 +167,9 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 				Services:      rkeServices("kube-controller", map[string]string{}),
 				Nodes:         []rkeNode{{Address: "10.0.1.10", HostnameOverride: "ip-10-0-1-10.us-west-2.compute.internal"}},
 			},
-				lineComment("cloud_provider.useInstanceMetadataHostname", "false where before.node-names found a difference"),
-				lineComment("services.kube-controller.extra_args", "enable-leader-migration and leader-migration-config removed; keep your other flags"),
-				lineComment("nodes.0.hostname_override", "only with useInstanceMetadataHostname: false: the node's NAME")),
+				lineComment("cloud_provider.useInstanceMetadataHostname", 3, "false where before.node-names found a difference"),
+				lineComment("services.kube-controller.extra_args", 5, "enable-leader-migration and leader-migration-config removed; keep your other flags"),
+				lineComment("nodes.0.hostname_override", 3, "only with useInstanceMetadataHostname: false: the node's NAME")),
 			Note: b.text("rkeLeader.Note.3"),
 		}},
 		Commands: []Command{mainCmd(rkeUp)},

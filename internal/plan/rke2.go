@@ -10,7 +10,7 @@ import (
 type rancherSpec struct {
 	Spec struct {
 		RKEConfig struct {
-			MachineGlobalConfig   rke2Config      `yaml:"machineGlobalConfig"`
+			MachineGlobalConfig   any             `yaml:"machineGlobalConfig"`
 			MachineSelectorConfig []selectorEntry `yaml:"machineSelectorConfig"`
 		} `yaml:"rkeConfig"`
 	} `yaml:"spec"`
@@ -60,13 +60,13 @@ func rke2Entries(apiServer bool) []selectorEntry {
 // rancherYAML is a provisioning cluster's spec.rkeConfig with the
 // plan's machineGlobalConfig and entries after the user's, the comments
 // on the options they annotate.
-func rancherYAML(global rke2Config, entries []selectorEntry, comments ...yamlComment) string {
+func rancherYAML(global any, entries []selectorEntry, comments ...yamlComment) string {
 	return rancherYAMLAfter("... your other entries, unchanged", global, entries, comments...)
 }
 
 // rancherYAMLAfter is rancherYAML with another comment before the
 // entries.
-func rancherYAMLAfter(before string, global rke2Config, entries []selectorEntry, comments ...yamlComment) string {
+func rancherYAMLAfter(before string, global any, entries []selectorEntry, comments ...yamlComment) string {
 	var s rancherSpec
 	s.Spec.RKEConfig.MachineGlobalConfig = global
 	s.Spec.RKEConfig.MachineSelectorConfig = entries
@@ -120,7 +120,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
 			Content: rancherYAML(rke2Config{CloudProviderName: "aws"},
 				[]selectorEntry{roleEntry("control-plane", rke2Args{KubeControllerManagerArg: kcmItems, KubeControllerManagerExtraMount: mount})},
-				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", "unchanged: the in-tree provider stays for now")),
+				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", 10, "unchanged: the in-tree provider stays for now")),
 			Note: b.text("rke2Leader.Note.2"),
 		}}, kcmSnippetsExtra...),
 		Commands: []Command{mainCmd(editCluster)},
@@ -149,7 +149,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		Snippets: []Snippet{{
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
 			Content: rancherYAML(rke2Config{CloudProviderName: "aws", DisableCloudController: true}, rke2Entries(true),
-				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", "keep: RKE2 names the nodes from instance metadata with it")) +
+				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", 10, "keep: RKE2 names the nodes from instance metadata with it")) +
 				yamlComments(6, "then each entry of yours that sets kubelet-arg, kube-apiserver-arg or kube-controller-manager-arg,",
 					"with cloud-provider=external added to each of those lists"),
 			Note: b.text("rke2Leader.Note.3"),
@@ -221,8 +221,11 @@ f=$(grep -o -e '--cloud-config=[^" ]*' /var/lib/rancher/rke2/agent/pod-manifests
 func rke2UpgradeSnippets() []Snippet {
 	return []Snippet{{
 		File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
-		Content: rancherYAML(rke2Config{NodeNameFromMetadata: true, DisableCloudController: true}, rke2Entries(false),
-			lineComment("spec.rkeConfig.machineGlobalConfig.node-name-from-cloud-provider-metadata", "instead of cloud-provider-name: aws")),
+		Content: rancherYAML(struct {
+			NodeNameFromMetadata   bool `yaml:"node-name-from-cloud-provider-metadata"`
+			DisableCloudController bool `yaml:"disable-cloud-controller"`
+		}{true, true}, rke2Entries(false),
+			lineComment("spec.rkeConfig.machineGlobalConfig.node-name-from-cloud-provider-metadata", 3, "instead of cloud-provider-name: aws")),
 		Note: prose("rke2UpgradeSnippets.Note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
 	}}
 }

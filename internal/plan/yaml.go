@@ -23,15 +23,22 @@ func (s quoted) MarshalYAML() (any, error) {
 }
 
 // yamlComment annotates the node at a path of keys and sequence indexes:
-// line after its value, head on the lines before its key or item.
+// line after its value, gap spaces before it; head on the lines before
+// its key or item.
 type yamlComment struct {
 	path       string
 	line, head string
+	gap        int
 }
 
-// lineComment and headComment annotate the node at a dotted path
-// (spec.rkeConfig.machineSelectorConfig.0).
-func lineComment(path, text string) yamlComment { return yamlComment{path: path, line: "# " + text} }
+// lineComment annotates the node at a dotted path
+// (spec.rkeConfig.machineSelectorConfig.0) after its value, gap spaces
+// after it, so that a snippet's comments line up.
+func lineComment(path string, gap int, text string) yamlComment {
+	return yamlComment{path: path, line: "# " + text, gap: gap}
+}
+
+// headComment annotates the node at a dotted path on the line before it.
 func headComment(path, text string) yamlComment { return yamlComment{path: path, head: "# " + text} }
 
 // yamlOf marshals v with the comments; the plans' structs always marshal.
@@ -55,7 +62,13 @@ func yamlOf(v any, comments ...yamlComment) string {
 	if err := e.Encode(&n); err != nil {
 		panic(err)
 	}
-	return b.String()
+	out := b.String()
+	for _, c := range comments {
+		if c.line != "" && c.gap > 1 {
+			out = strings.Replace(out, " "+c.line+"\n", strings.Repeat(" ", c.gap)+c.line+"\n", 1)
+		}
+	}
+	return out
 }
 
 // yamlAt finds the node at a dotted path: the key node (the item itself
