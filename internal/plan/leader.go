@@ -1,8 +1,8 @@
 package plan
 
 // leaderParts are a distribution's parts of the leader migration plan
-// (rke, rke2, kubeadm): what leaderMigrationPlan, the one skeleton of the
-// plans from the in-tree provider, does not share. Adding a distribution
+// (every distribution with an in-tree provider): what leaderMigrationPlan,
+// the one skeleton of the plans from the in-tree provider, does not share. Adding a distribution
 // with an in-tree provider is adding its leaderParts.
 type leaderParts struct {
 	// title names the distribution and where its configuration lives;
