@@ -225,11 +225,11 @@ func (b *builder) diff(rd render) Command {
 	if rd.reset {
 		argv = append(argv, "--reset-options")
 	}
-	return run(KindRenderer, atWorkstation, b.text("diff.run"), argv...)
+	return run(KindRenderer, atWorkstation, b.text("build.diff.run"), argv...)
 }
 
 func (b *builder) uninstall() Command {
-	return run(KindRenderer, atWorkstation, b.text("uninstall.run"),
+	return run(KindRenderer, atWorkstation, b.text("build.uninstall.run"),
 		"helm", "uninstall", b.r.Release, "--namespace", b.r.Namespace, "--wait")
 }
 
@@ -345,7 +345,7 @@ func (b *builder) lbServices() *Command {
 // mirrorPodRouteFlags shows the controller managers' route flags, read off
 // their static pods' mirror pods (RKE2, kubeadm).
 func mirrorPodRouteFlags() Command {
-	return script(KindKubectl, atWorkstation, prose("mirrorPodRouteFlags.script", nil), `
+	return script(KindKubectl, atWorkstation, prose("build.mirrorPodRouteFlags.script", nil), `
 kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
   | grep -o -e '--allocate-node-cidrs=[a-z]*' -e '--configure-cloud-routes=[a-z]*' -e '--cluster-cidr=[^" ]*' | sort | uniq -c`)
 }
@@ -355,7 +355,7 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
 // kubelets are not given cloud-provider=external.
 func kubeletNotExternal(program, name, expect string) Check {
 	return Check{
-		Description: prose("kubeletNotExternal.Description", textData{Args: map[string]any{"name": name}}),
+		Description: prose("build.kubeletNotExternal.description", textData{Args: map[string]any{"name": name}}),
 		Command: ptr(script(KindKubectl, atWorkstation, "", `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.annotations.`+program+`\.io/node-args}{"\n"}{end}' \
   | grep -v 'cloud-provider=external' | cut -d' ' -f1`)),

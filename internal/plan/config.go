@@ -139,17 +139,17 @@ func rke2ConfigNotes(minor int) []string {
 	var notes []string
 	switch {
 	case all:
-		notes = append(notes, prose("rke2ConfigNotes.append", nil))
+		notes = append(notes, prose("config.rke2ConfigNotes.append", nil))
 	case first != "":
-		notes = append(notes, prose("rke2ConfigNotes.append.3", textData{Args: map[string]any{"first": first, "rke2NoOpAWSSource": rke2NoOpAWS.Source}}))
+		notes = append(notes, prose("config.rke2ConfigNotes.append.2", textData{Args: map[string]any{"first": first, "rke2NoOpAWSSource": rke2NoOpAWS.Source}}))
 	default:
-		notes = append(notes, prose("rke2ConfigNotes.append.2", nil))
+		notes = append(notes, prose("config.rke2ConfigNotes.append.3", nil))
 	}
 	notes = append(notes,
-		prose("rke2ConfigNotes.append.4", textData{Args: map[string]any{"disableCCMNoteMinor": disableCCMNote(minor)}}),
-		prose("rke2ConfigNotes.append.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
-		prose("rke2ConfigNotes.append.6", textData{Args: map[string]any{"mustChangeRke2NodeExternalIpSource": mustChange("rke2", "node-external-ip").Source}}),
-		prose("rke2ConfigNotes.append.7", textData{Args: map[string]any{"rke2NoOpAWSReleasesOf": rke2NoOpAWS.ReleasesOf()}}),
+		prose("config.rke2ConfigNotes.append.4", textData{Args: map[string]any{"disableCCMNoteMinor": disableCCMNote(minor)}}),
+		prose("config.rke2ConfigNotes.append.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
+		prose("config.rke2ConfigNotes.append.6", textData{Args: map[string]any{"mustChangeRke2NodeExternalIpSource": mustChange("rke2", "node-external-ip").Source}}),
+		prose("config.rke2ConfigNotes.append.7", textData{Args: map[string]any{"rke2NoOpAWSReleasesOf": rke2NoOpAWS.ReleasesOf()}}),
 	)
 	return notes
 }
@@ -160,7 +160,7 @@ func disableCCMNote(minor int) string {
 	if minor >= c.Minor {
 		return c.Says + " (" + c.Source + ")."
 	}
-	return prose("disableCCMNote.text", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
+	return prose("config.disableCCMNote.text", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
 }
 
 // k3sConfig is config.yaml of a K3s server or agent on the external
@@ -177,9 +177,9 @@ func k3sConfig(server bool) rke2Config {
 // k3sConfigNotes are what K3s's configuration rests on.
 func k3sConfigNotes() []string {
 	return []string{
-		prose("k3sConfigNotes.item", nil),
-		prose("k3sConfigNotes.item.2", nil),
-		prose("k3sConfigNotes.item.3", nil),
+		prose("config.k3sConfigNotes.item", nil),
+		prose("config.k3sConfigNotes.item.2", nil),
+		prose("config.k3sConfigNotes.item.3", nil),
 	}
 }
 
@@ -203,7 +203,7 @@ func rke2ClusterConfig(b *builder) ([]Snippet, []string) {
 		{File: "/etc/rancher/rke2/config.yaml (servers)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, true))},
 		{File: "/etc/rancher/rke2/config.yaml (agents)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, false))},
 		{File: "spec of the provisioning cluster (RKE2 provisioned by Rancher)", Language: "yaml", Content: mustYAML(rc),
-			Note: b.text("rke2ClusterConfig.Note")},
+			Note: b.text("config.rke2ClusterConfig.note")},
 	}, rke2ConfigNotes(r.minor)
 }
 
@@ -220,17 +220,17 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	api := kubeadmAPI(r.minor)
 	notes := []string{
-		b.textWith("kubeadmClusterConfig.item.4", map[string]any{"api": api, "mustChangeKubeadmKubeadmK8sIoV1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
-		b.text("kubeadmClusterConfig.item"),
-		b.text("kubeadmClusterConfig.item.2"),
-		b.text("kubeadmClusterConfig.item.3"),
+		b.textWith("config.kubeadmClusterConfig.item", map[string]any{"api": api, "mustChangeKubeadmKubeadmK8sIoV1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
+		b.text("config.kubeadmClusterConfig.item.2"),
+		b.text("config.kubeadmClusterConfig.item.3"),
+		b.text("config.kubeadmClusterConfig.item.4"),
 	}
 	return []Snippet{
 		{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
 			Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor), false)},
 		{File: "kubeadm-join.yaml (kubeadm join --config kubeadm-join.yaml, one per node)", Language: "yaml",
 			Content: kubeadmConfig(r.minor, "", true),
-			Note:    b.text("kubeadmClusterConfig.Note")},
+			Note:    b.text("config.kubeadmClusterConfig.note")},
 	}, notes
 }
 
@@ -238,8 +238,8 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
-			Note: b.textWith("rkeClusterConfig.Note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
-		[]string{b.text("rkeClusterConfig.item"),
-			b.text("rkeClusterConfig.item.2")}
+			Note: b.textWith("config.rkeClusterConfig.note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
+		[]string{b.text("config.rkeClusterConfig.item"),
+			b.text("config.rkeClusterConfig.item.2")}
 
 }

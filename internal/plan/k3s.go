@@ -10,12 +10,12 @@ const k3sHoldServices = "--set-arg=controllers=*,-service"
 
 func k3sPlan(b *builder) distroPlan {
 	r := b.r
-	restart := script(KindNode, atEveryNode, b.text("k3sPlan.script"),
+	restart := script(KindNode, atEveryNode, b.text("k3s.script"),
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
-	restartServers := script(KindNode, atControlPlane, b.text("k3sPlan.script.2"), "sudo systemctl restart k3s")
-	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", b.text("k3sPlan.kubeletNotExternal"))
+	restartServers := script(KindNode, atControlPlane, b.text("k3s.script.2"), "sudo systemctl restart k3s")
+	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", b.text("k3s.kubeletNotExternal"))
 
-	imds := script(KindNode, atEveryNode, b.text("k3sPlan.script.3"), `
+	imds := script(KindNode, atEveryNode, b.text("k3s.script.3"), `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
 for p in local-hostname instance-id placement/availability-zone; do
   printf '%s: %s\n' "$p" "$(curl -s -H "X-aws-ec2-metadata-token: $TOKEN" "http://169.254.169.254/latest/meta-data/$p")"
@@ -23,12 +23,12 @@ done`)
 	imds.Main = true
 	identity := Step{
 		ID:    "node-identity",
-		Title: b.text("k3sPlan.Title"),
-		Why:   b.text("k3sPlan.Why"),
+		Title: b.text("k3s.node-identity.title"),
+		Why:   b.text("k3s.node-identity.why"),
 		Notes: []string{
-			b.text("k3sPlan.Notes"),
-			b.text("k3sPlan.Notes.2"),
-			b.text("k3sPlan.Notes.3"),
+			b.text("k3s.node-identity.notes"),
+			b.text("k3s.node-identity.notes.2"),
+			b.text("k3s.node-identity.notes.3"),
 		},
 		Snippets: []Snippet{{
 			File: "/etc/rancher/k3s/config.yaml", Language: "yaml",
@@ -36,24 +36,24 @@ done`)
 				headComment("node-name", "either: the node's name is its EC2 private DNS name (instance metadata local-hostname)")) +
 				yamlComments(0, "or: the kubelet gives the provider ID itself (availability zone and instance ID from instance metadata)",
 					"kubelet-arg:", "  - provider-id=aws:///us-west-2a/i-0123456789abcdef0"),
-			Note: b.text("k3sPlan.Note"),
+			Note: b.text("k3s.node-identity.snippet.note"),
 		}},
 		Commands: []Command{imds},
 		Checks: []Check{{
-			Description: b.text("k3sPlan.Description"),
-			Expect:      b.text("k3sPlan.Expect"),
+			Description: b.text("k3s.node-identity.check.description"),
+			Expect:      b.text("k3s.node-identity.check.expect"),
 		}},
 		Rollback: readOnly(),
 	}
 
 	lbInventory := Step{
 		ID:       "load-balancers",
-		Title:    b.text("k3sPlan.Title.2"),
-		Why:      b.text("k3sPlan.Why.2"),
+		Title:    b.text("k3s.load-balancers.title"),
+		Why:      b.text("k3s.load-balancers.why"),
 		Commands: []Command{mainCmd(*b.lbServices())},
 		Checks: []Check{{
-			Description: b.text("k3sPlan.Description.2"),
-			Expect:      b.text("k3sPlan.Expect.2"),
+			Description: b.text("k3s.load-balancers.check.description"),
+			Expect:      b.text("k3s.load-balancers.check.expect"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -62,12 +62,12 @@ done`)
 	servers := rke2Config{DisableCloudController: true, KubeletArg: external}
 	disable := Step{
 		ID:    "disable-k3s-ccm",
-		Title: b.text("k3sPlan.Title.3"),
-		Why:   b.text("k3sPlan.Why.3"),
+		Title: b.text("k3s.disable-k3s-ccm.title"),
+		Why:   b.text("k3s.disable-k3s-ccm.why"),
 		Notes: []string{
-			b.text("k3sPlan.Notes.4"),
-			b.text("k3sPlan.Notes.5"),
-			b.text("k3sPlan.Notes.6"),
+			b.text("k3s.disable-k3s-ccm.notes"),
+			b.text("k3s.disable-k3s-ccm.notes.2"),
+			b.text("k3s.disable-k3s-ccm.notes.3"),
 		},
 		Snippets: []Snippet{
 			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(servers)},
@@ -76,15 +76,15 @@ done`)
 				"every entry that sets kubelet-arg, for example:", servers,
 				[]selectorEntry{selectorFor("rke.cattle.io/rke-machine-pool-name", "big", rke2Args{KubeletArg: []string{"max-pods=200", "cloud-provider=external"}})},
 				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.0", 16, "its items, unchanged"),
-				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.1", 5, "added")), Note: b.text("k3sPlan.Note.2")},
+				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.1", 5, "added")), Note: b.text("k3s.disable-k3s-ccm.snippet.note")},
 		},
 		Commands: []Command{
-			selectorEntries(b.text("k3sPlan.selectorEntries")),
+			selectorEntries(b.text("k3s.disable-k3s-ccm.command")),
 			mainCmd(restart),
 		},
 		Checks: []Check{nodeArgsExternal},
 		Rollback: Rollback{
-			Description: b.text("k3sPlan.Description.3"),
+			Description: b.text("k3s.disable-k3s-ccm.rollback.description"),
 			Commands:    []Command{restart},
 		},
 	}
@@ -92,114 +92,114 @@ done`)
 	hold := render{mode: renderer.ModeInstall, extraArgs: []string{k3sHoldServices}}
 	install := Step{
 		ID:       "install-ccm",
-		Title:    b.text("k3sPlan.Title.4"),
-		Why:      b.text("k3sPlan.Why.7"),
-		Commands: []Command{b.diff(hold), b.ccmUpgrade(b.text("k3sPlan.ccmUpgrade"), hold)},
+		Title:    b.text("k3s.install-ccm.title"),
+		Why:      b.text("k3s.install-ccm.why"),
+		Commands: []Command{b.diff(hold), b.ccmUpgrade(b.text("k3s.install-ccm.command"), hold)},
 		Checks: []Check{{
-			Description: b.text("k3sPlan.Description.4"),
+			Description: b.text("k3s.install-ccm.check.description"),
 			Command:     b.checkRelease(),
-			Expect:      b.text("k3sPlan.Expect.3"),
+			Expect:      b.text("k3s.install-ccm.check.expect"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("k3sPlan.Description.5"),
+			Description: b.text("k3s.install-ccm.rollback.description"),
 			Commands:    []Command{b.uninstall()},
 		},
 	}
 
 	reregister := Step{
 		ID:    "reregister-nodes",
-		Title: b.text("k3sPlan.Title.5"),
-		Why:   b.text("k3sPlan.Why.4"),
+		Title: b.text("k3s.reregister-nodes.title"),
+		Why:   b.text("k3s.reregister-nodes.why"),
 		Notes: []string{
-			b.text("k3sPlan.Notes.7"),
-			b.text("k3sPlan.Notes.8"),
+			b.text("k3s.reregister-nodes.notes"),
+			b.text("k3s.reregister-nodes.notes.2"),
 		},
 		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent")},
 		Checks: []Check{
 			providerIDCheck(),
 			{
-				Description: b.text("k3sPlan.Description.6"),
+				Description: b.text("k3s.reregister-nodes.check.description"),
 				Command:     b.checkRelease(),
-				Expect:      b.text("k3sPlan.Expect.4"),
+				Expect:      b.text("k3s.reregister-nodes.check.expect"),
 			},
 		},
-		Rollback: Rollback{Description: b.text("k3sPlan.Description.7")},
+		Rollback: Rollback{Description: b.text("k3s.reregister-nodes.rollback.description")},
 	}
 
 	elbs := render{mode: renderer.ModeInstall, reset: true}
 	lbSwitch := Step{
 		ID:    "load-balancers",
-		Title: b.text("k3sPlan.Title.6"),
-		Why:   b.text("k3sPlan.Why.5"),
+		Title: b.text("k3s.load-balancers.title.2"),
+		Why:   b.text("k3s.load-balancers.why.2"),
 		Notes: []string{
-			b.text("k3sPlan.Notes.9"),
+			b.text("k3s.load-balancers.notes"),
 		},
-		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(rke2Config{Disable: []string{"servicelb"}}), Note: b.text("k3sPlan.Note.3")}},
+		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(rke2Config{Disable: []string{"servicelb"}}), Note: b.text("k3s.load-balancers.snippet.note")}},
 		Commands: []Command{
 			restartServers,
 			b.diff(elbs),
-			b.ccmUpgrade(b.text("k3sPlan.ccmUpgrade.2"), elbs),
-			run(KindKubectl, atWorkstation, b.text("k3sPlan.run"), "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel),
+			b.ccmUpgrade(b.text("k3s.load-balancers.command"), elbs),
+			run(KindKubectl, atWorkstation, b.text("k3s.load-balancers.command.2"), "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel),
 		},
 		Checks: []Check{{
 			Description: "Load balancers",
 			Command:     b.lbServices(),
-			Expect:      b.text("k3sPlan.Expect.5"),
+			Expect:      b.text("k3s.load-balancers.check.expect.2"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("k3sPlan.Description.8"),
+			Description: b.text("k3s.load-balancers.rollback.description"),
 		},
 	}
 
 	verify := Step{
 		ID:    "verify",
-		Title: b.text("k3sPlan.Title.7"),
-		Why:   b.text("k3sPlan.Why.6"),
+		Title: b.text("k3s.verify.title"),
+		Why:   b.text("k3s.verify.why"),
 		Checks: []Check{
-			{Description: b.text("k3sPlan.Description.9"), Command: mainCheck(b.checkRelease()), Expect: b.text("k3sPlan.Expect.6")},
+			{Description: b.text("k3s.verify.check.description"), Command: mainCheck(b.checkRelease()), Expect: b.text("k3s.verify.check.expect")},
 			{Description: "ServiceLB is gone", Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "get", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel)), Expect: "No resources found."},
 		},
-		Rollback: Rollback{Description: b.text("k3sPlan.Description.10")},
+		Rollback: Rollback{Description: b.text("k3s.verify.rollback.description")},
 	}
 
 	snapshot := func(name string) Command {
-		return script(KindNode, atControlPlane, b.text("k3sPlan.script.4"), "sudo k3s etcd-snapshot save --name "+name)
+		return script(KindNode, atControlPlane, b.text("k3s.script.4"), "sudo k3s etcd-snapshot save --name "+name)
 	}
-	restore := b.text("k3sPlan.restore")
+	restore := b.text("k3s.restore")
 
 	before := []Step{
-		b.preflight(b.text("k3sPlan.preflight"),
-			b.text("k3sPlan.preflight.2")),
-		b.hostnameLabel(b.text("k3sPlan.hostnameLabel")),
+		b.preflight(b.text("k3s.preflight"),
+			b.text("k3s.preflight.2")),
+		b.hostnameLabel(b.text("k3s.hostnameLabel")),
 		identity,
 		b.iam("", true),
-		b.clusterTags(b.text("k3sPlan.clusterTags")),
+		b.clusterTags(b.text("k3s.clusterTags")),
 	}
 	if r.CloudConfig {
-		before = append(before, b.cloudConfig(b.text("k3sPlan.cloudConfig"), nil))
+		before = append(before, b.cloudConfig(b.text("k3s.cloudConfig"), nil))
 	}
 	before = append(before,
 		lbInventory,
-		b.ebsCSI(b.text("k3sPlan.ebsCSI")),
-		b.ecr(b.text("k3sPlan.ecr"),
+		b.ebsCSI(b.text("k3s.ebsCSI")),
+		b.ecr(b.text("k3s.ecr"),
 			"/var/lib/rancher/credentialprovider/bin",
 			[]Snippet{{
 				File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-				Note: b.text("k3sPlan.Note.4"),
+				Note: b.text("k3s.note"),
 			}}, []Command{restart}),
 		b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
 	)
 	return distroPlan{
-		title:         b.text("k3sPlan.title"),
+		title:         b.text("k3s.title"),
 		strategy:      Switch,
-		summary:       b.text("k3sPlan.summary"),
-		beforeSummary: b.text("k3sPlan.beforeSummary"),
-		duringSummary: b.text("k3sPlan.duringSummary"),
-		afterSummary:  b.text("k3sPlan.afterSummary"),
+		summary:       b.text("k3s.summary"),
+		beforeSummary: b.text("k3s.beforeSummary"),
+		duringSummary: b.text("k3s.duringSummary"),
+		afterSummary:  b.text("k3s.afterSummary"),
 		before:        before,
 		during:        []Step{disable, install, reregister, lbSwitch, verify},
 		after: []Step{
-			b.upgrade(b.text("k3sPlan.upgrade"), nil),
+			b.upgrade(b.text("k3s.after"), nil),
 		},
 	}
 }

@@ -30,7 +30,7 @@ type kubeadmVolume struct {
 }
 
 func kubeadmLeader(b *builder) leaderParts {
-	editConfig := run(KindCluster, atWorkstation, b.text("kubeadmLeader.run"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
+	editConfig := run(KindCluster, atWorkstation, b.text("kubeadm.run"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
 	// of the ConfigMap. With a ClusterConfiguration alone kubeadm defaults
 	// an InitConfiguration and detects localAPIEndpoint.advertiseAddress
@@ -39,11 +39,11 @@ func kubeadmLeader(b *builder) leaderParts {
 	// from the flags kubeadm wrote from it into the current manifest.
 	regenerate := func(components ...string) Command {
 		s := "sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \\\n  -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
-		cfg, desc := "cluster-configuration.yaml", b.text("kubeadmLeader.text")
+		cfg, desc := "cluster-configuration.yaml", b.text("kubeadm.text")
 		if slices.Contains(components, "apiserver") {
 			s += apiServerEndpoint
 			cfg = "kubeadm-config.yaml"
-			desc = b.text("kubeadmLeader.text.2")
+			desc = b.text("kubeadm.text.2")
 		}
 		for _, c := range components {
 			s += "sudo kubeadm init phase control-plane " + c + " --config " + cfg + "\n"
@@ -61,48 +61,48 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hostname-override'`)
 
 	kcm := Step{
-		Why: b.text("kubeadmLeader.Why.2"),
+		Why: b.text("kubeadm.kcm.why"),
 		Notes: []string{
-			b.text("kubeadmLeader.Notes"),
-			b.text("kubeadmLeader.Notes.2"),
+			b.text("kubeadm.kcm.notes"),
+			b.text("kubeadm.kcm.notes.2"),
 		},
 		Snippets: []Snippet{
-			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: b.text("kubeadmLeader.Note")},
+			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: b.text("kubeadm.kcm.snippet.note")},
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
 				APIVersion: "kubeadm.k8s.io/v1beta3", Kind: "ClusterConfiguration",
 				ControllerManager: &kubeadmComponent{
 					ExtraArgs:    map[string]string{"cloud-provider": "aws", "enable-leader-migration": "true", "leader-migration-config": kcmConfigPath},
 					ExtraVolumes: &[]kubeadmVolume{{Name: "kcm-leader-migration", HostPath: kcmConfigPath, MountPath: kcmConfigPath, ReadOnly: true, PathType: "File"}},
 				},
-			}, lineComment("controllerManager.extraArgs.cloud-provider", 15, "unchanged, as is cloud-config if you have one")), Note: b.text("kubeadmLeader.Note.2")},
+			}, lineComment("controllerManager.extraArgs.cloud-provider", 15, "unchanged, as is cloud-config if you have one")), Note: b.text("kubeadm.kcm.snippet.note.2")},
 		},
 		Commands: []Command{
-			script(KindNode, atControlPlane, b.text("kubeadmLeader.script"), "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
+			script(KindNode, atControlPlane, b.text("kubeadm.kcm.command"), "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
 			mainCmd(editConfig),
 			regenerate("controller-manager"),
 		},
 		Checks: []Check{{
-			Description: b.text("kubeadmLeader.Description"),
+			Description: b.text("kubeadm.kcm.check.description"),
 			Command:     kcmArgs("--enable-leader-migration=true"),
-			Expect:      b.text("kubeadmLeader.Expect"),
+			Expect:      b.text("kubeadm.kcm.check.expect"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("kubeadmLeader.Description.2"),
+			Description: b.text("kubeadm.kcm.rollback.description"),
 			Commands:    []Command{editConfig, regenerate("controller-manager")},
 		},
 	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: b.text("kubeadmLeader.Title"),
-		Why:   b.text("kubeadmLeader.Why"),
+		Title: b.text("kubeadm.switch.title"),
+		Why:   b.text("kubeadm.switch.why"),
 		Notes: []string{
-			b.text("kubeadmLeader.Notes.3"),
-			b.text("kubeadmLeader.Notes.4"),
-			b.text("kubeadmLeader.Notes.5"),
-			b.text("kubeadmLeader.Notes.6"),
-			b.text("kubeadmLeader.Notes.7"),
-			b.text("kubeadmLeader.Notes.8"),
+			b.text("kubeadm.switch.notes"),
+			b.text("kubeadm.switch.notes.2"),
+			b.text("kubeadm.switch.notes.3"),
+			b.text("kubeadm.switch.notes.4"),
+			b.text("kubeadm.switch.notes.5"),
+			b.text("kubeadm.switch.notes.6"),
 		},
 		Snippets: []Snippet{
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
@@ -115,16 +115,16 @@ tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hos
 			},
 				lineComment("apiServer.extraArgs", 23, "cloud-provider and cloud-config removed"),
 				lineComment("controllerManager.extraArgs.cloud-provider", 10, "enable-leader-migration, leader-migration-config and cloud-config removed"),
-				lineComment("controllerManager.extraVolumes", 20, "the kcm-leader-migration volume removed")), Note: b.text("kubeadmLeader.Note.3")},
+				lineComment("controllerManager.extraVolumes", 20, "the kcm-leader-migration volume removed")), Note: b.text("kubeadm.switch.snippet.note")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
 `, Note: "On every node"},
 			{File: "/etc/default/kubelet (Debian, Ubuntu) or /etc/sysconfig/kubelet (RHEL family)", Language: "sh", Content: `KUBELET_EXTRA_ARGS="... --cloud-provider=external ..."    # where it had --cloud-provider=aws; --cloud-config removed
-`, Note: b.text("kubeadmLeader.Note.4")},
+`, Note: b.text("kubeadm.switch.snippet.note.2")},
 		},
 		Commands: []Command{
 			mainCmd(editConfig),
 			regenerate("apiserver", "controller-manager"),
-			script(KindNode, atEveryNode, b.text("kubeadmLeader.script.2"), `
+			script(KindNode, atEveryNode, b.text("kubeadm.switch.command"), `
 for f in `+kubeletEnvFiles+`; do
   [ ! -f "$f" ] || sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/g' -e 's/ --cloud-config=[^ "]*//g' -e 's/--cloud-config=[^ "]* *//g' "$f"
 done
@@ -133,16 +133,16 @@ sudo systemctl restart kubelet`),
 		},
 		Checks: []Check{
 			{
-				Description: b.text("kubeadmLeader.Description.3"),
+				Description: b.text("kubeadm.switch.check.description"),
 				Command:     ptr(script(KindNode, atControlPlane, "", `sudo diff kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml`)),
-				Expect:      b.text("kubeadmLeader.Expect.2"),
+				Expect:      b.text("kubeadm.switch.check.expect"),
 			},
-			{Description: b.text("kubeadmLeader.Description.4"), Command: b.checkRelease(), Expect: b.handoverExpect()},
-			{Description: b.text("kubeadmLeader.Description.5"), Command: kcmArgs("--cloud-provider=external"), Expect: b.text("kubeadmLeader.Expect.3")},
-			{Description: b.text("kubeadmLeader.Description.6"), Command: &kubeletFlags, Expect: b.text("kubeadmLeader.Expect.4")},
+			{Description: b.text("kubeadm.switch.check.description.2"), Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: b.text("kubeadm.switch.check.description.3"), Command: kcmArgs("--cloud-provider=external"), Expect: b.text("kubeadm.switch.check.expect.2")},
+			{Description: b.text("kubeadm.switch.check.description.4"), Command: &kubeletFlags, Expect: b.text("kubeadm.switch.check.expect.3")},
 		},
 		Rollback: Rollback{
-			Description: b.text("kubeadmLeader.Description.7"),
+			Description: b.text("kubeadm.switch.rollback.description"),
 			Commands:    []Command{editConfig, regenerate("apiserver", "controller-manager")},
 		},
 	}
@@ -152,32 +152,32 @@ sudo systemctl restart kubelet`),
 		ecrFlags += " --feature-gates=" + g
 	}
 	snapshot := func(name string) Command {
-		return script(KindKubectl, atWorkstation, b.text("kubeadmLeader.script.3"), fmt.Sprintf(`
+		return script(KindKubectl, atWorkstation, b.text("kubeadm.script"), fmt.Sprintf(`
 kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.1:2379 \
   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
   --key=/etc/kubernetes/pki/etcd/server.key snapshot save /var/lib/etcd/%s.db`, name))
 	}
-	restore := b.text("kubeadmLeader.restore")
+	restore := b.text("kubeadm.restore")
 
 	return leaderParts{
-		title:         b.text("kubeadmLeader.title"),
-		summary:       b.text("kubeadmLeader.summary"),
-		duringSummary: b.text("kubeadmLeader.duringSummary"),
-		afterSummary:  b.text("kubeadmLeader.afterSummary"),
-		hostnameWhy:   b.text("kubeadmLeader.hostnameWhy"),
-		cloudConfig:   b.text("kubeadmLeader.cloudConfig"),
-		readCloudConfig: script(KindNode, atControlPlane, b.text("kubeadmLeader.script.4"), `
+		title:         b.text("kubeadm.title"),
+		summary:       b.text("kubeadm.summary"),
+		duringSummary: b.text("kubeadm.duringSummary"),
+		afterSummary:  b.text("kubeadm.afterSummary"),
+		hostnameWhy:   b.text("kubeadm.hostnameWhy"),
+		cloudConfig:   b.text("kubeadm.cloudConfig"),
+		readCloudConfig: script(KindNode, atControlPlane, b.text("kubeadm.readCloudConfig"), `
 f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
   -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
 [ -n "$f" ] && sudo cat "$f"`),
 		routeFlags: mirrorPodRouteFlags(),
-		routes:     b.text("kubeadmLeader.routes"),
+		routes:     b.text("kubeadm.routes"),
 		ecrBinDir:  "/etc/kubernetes/image-credential-provider/bin",
 		ecrSnippets: []Snippet{
 			{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-				Note: b.text("kubeadmLeader.Note.5")},
+				Note: b.text("kubeadm.ecrSnippets.note")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
-`, Note: b.text("kubeadmLeader.Note.6")},
+`, Note: b.text("kubeadm.ecrSnippets.note.2")},
 		},
 		ecrApply:   []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")},
 		snapshot:   snapshot,
@@ -185,12 +185,12 @@ f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get conf
 		kcm:        kcm,
 		switchStep: switchStep,
 		verify: []Check{{
-			Description: b.text("kubeadmLeader.Description.8"),
+			Description: b.text("kubeadm.verify.description"),
 			Command:     kcmArgs("--cloud-provider=aws"),
 			Expect:      "0",
 		}},
-		cleanup: []Command{script(KindNode, atControlPlane, b.text("kubeadmLeader.script.5"), "sudo rm "+kcmConfigPath)},
-		upgrade: b.text("kubeadmLeader.upgrade"),
+		cleanup: []Command{script(KindNode, atControlPlane, b.text("kubeadm.cleanup"), "sudo rm "+kcmConfigPath)},
+		upgrade: b.text("kubeadm.upgrade"),
 	}
 }
 

@@ -67,7 +67,7 @@ func leaderMigrationPlan(b *builder, p leaderParts) distroPlan {
 		b.ebsCSI(ebsWhy(r.minor)),
 		b.ecr(ecrInTree(r.minor), p.ecrBinDir, p.ecrSnippets, p.ecrApply),
 		b.grantLease(),
-		b.etcdSnapshot(b.text("leaderMigrationPlan.etcdSnapshot"), p.snapshot("pre-leader-migration"), p.restore),
+		b.etcdSnapshot(b.text("leader.etcdSnapshot"), p.snapshot("pre-leader-migration"), p.restore),
 		b.kcmLeaderMigration(p.kcm),
 		b.installMigrate(),
 	)
@@ -77,7 +77,7 @@ func leaderMigrationPlan(b *builder, p leaderParts) distroPlan {
 		title:         p.title,
 		strategy:      LeaderMigration,
 		summary:       p.summary,
-		beforeSummary: b.text("leaderMigrationPlan.beforeSummary"),
+		beforeSummary: b.text("leader.beforeSummary"),
 		duringSummary: p.duringSummary,
 		afterSummary:  p.afterSummary,
 		before:        before,

@@ -52,7 +52,7 @@ type controllerLeader struct {
 func (b *builder) customLease() bool { return b.r.LeaderName != renderer.DefaultLeaderName }
 
 func (b *builder) kcmConfigNote() string {
-	return b.text("kcmConfigNote.text")
+	return b.text("rke.kcmConfigNote.text")
 }
 
 // rkeClusterYML is the part of RKE1's cluster.yml the leader migration
@@ -108,57 +108,57 @@ done`, containers, flags))
 	if b.customLease() {
 		kcmArgs["leader-migration-config"] = kcmConfigPath
 		kcmSnippets = append(kcmSnippets, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: b.text("rkeLeader.Note")})
+			Note: b.text("rke.note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: yamlOf(rkeClusterYML{CloudProvider: &rkeCloudProvider{Name: "aws"}, Services: rkeServices("kube-controller", kcmArgs)},
 		lineComment("cloud_provider.name", 12, "unchanged, awsCloudProvider included")),
-		Note: b.text("rkeLeader.Note.2")}}, kcmSnippets...)
-	kcmNotes = append(kcmNotes, b.text("rkeLeader.append"))
+		Note: b.text("rke.note.2")}}, kcmSnippets...)
+	kcmNotes = append(kcmNotes, b.text("rke.append"))
 	kcm := Step{
-		Why:      b.text("rkeLeader.Why"),
+		Why:      b.text("rke.kcm.why"),
 		Notes:    kcmNotes,
 		Snippets: kcmSnippets,
 		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{{
-			Description: b.text("rkeLeader.Description"),
+			Description: b.text("rke.kcm.check.description"),
 			Command:     inspect("kube-controller-manager", "--cloud-provider= -e --enable-leader-migration"),
 			Expect:      "kube-controller-manager: --cloud-provider=aws --enable-leader-migration=true",
 		}},
 		Rollback: Rollback{
-			Description: b.text("rkeLeader.Description.2"),
+			Description: b.text("rke.kcm.rollback.description"),
 			Commands:    []Command{rkeUp},
 		},
 	}
 
-	imds := script(KindNode, atEveryNode, b.text("rkeLeader.script"), `
+	imds := script(KindNode, atEveryNode, b.text("rke.script"), `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
 curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta-data/hostname; echo`)
 	imds.Main = true
 	nodeNames := Step{
 		ID:    "node-names",
-		Title: b.text("rkeLeader.Title"),
-		Why:   b.text("rkeLeader.Why.2"),
+		Title: b.text("rke.node-names.title"),
+		Why:   b.text("rke.node-names.why"),
 		Notes: []string{
-			b.text("rkeLeader.Notes"),
+			b.text("rke.node-names.notes"),
 		},
 		Commands: []Command{imds},
 		Checks: []Check{{
-			Description: b.text("rkeLeader.Description.3"),
-			Expect:      b.text("rkeLeader.Expect"),
+			Description: b.text("rke.node-names.check.description"),
+			Expect:      b.text("rke.node-names.check.expect"),
 		}},
 		Rollback: readOnly(),
 	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: b.text("rkeLeader.Title.2"),
-		Why:   b.text("rkeLeader.Why.3"),
+		Title: b.text("rke.switch.title"),
+		Why:   b.text("rke.switch.why"),
 		Notes: []string{
-			b.text("rkeLeader.Notes.2"),
-			b.text("rkeLeader.Notes.3"),
-			b.text("rkeLeader.Notes.4"),
-			b.text("rkeLeader.Notes.5"),
+			b.text("rke.switch.notes"),
+			b.text("rke.switch.notes.2"),
+			b.text("rke.switch.notes.3"),
+			b.text("rke.switch.notes.4"),
 		},
 		Snippets: []Snippet{{
 			File: "cluster.yml", Language: "yaml",
@@ -170,19 +170,19 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 				lineComment("cloud_provider.useInstanceMetadataHostname", 3, "false where before.node-names found a difference"),
 				lineComment("services.kube-controller.extra_args", 5, "enable-leader-migration and leader-migration-config removed; keep your other flags"),
 				lineComment("nodes.0.hostname_override", 3, "only with useInstanceMetadataHostname: false: the node's NAME")),
-			Note: b.text("rkeLeader.Note.3"),
+			Note: b.text("rke.switch.snippet.note"),
 		}},
 		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{
-			{Description: b.text("rkeLeader.Description.4"), Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: b.text("rke.switch.check.description"), Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{
-				Description: b.text("rkeLeader.Description.5"),
+				Description: b.text("rke.switch.check.description.2"),
 				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider= -e --hostname-override= -e --enable-leader-migration"),
-				Expect:      b.text("rkeLeader.Expect.2"),
+				Expect:      b.text("rke.switch.check.expect"),
 			},
 		},
 		Rollback: Rollback{
-			Description: b.text("rkeLeader.Description.6"),
+			Description: b.text("rke.switch.rollback.description"),
 			Commands:    []Command{rkeUp},
 		},
 	}
@@ -194,34 +194,34 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 
 	var rkeCleanup []Command
 	if b.customLease() {
-		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, b.text("rkeLeader.script.2"), "sudo rm "+kcmConfigPath))
+		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, b.text("rke.script.2"), "sudo rm "+kcmConfigPath))
 	}
 	snapshot := func(name string) Command {
-		return run(KindCluster, atRKE, b.text("rkeLeader.run"), "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
+		return run(KindCluster, atRKE, b.text("rke.run"), "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
 	}
-	restore := b.text("rkeLeader.restore")
+	restore := b.text("rke.restore")
 
 	return leaderParts{
 		title:             "RKE1 (cluster.yml)",
-		summary:           b.text("rkeLeader.summary"),
-		duringSummary:     b.text("rkeLeader.duringSummary"),
-		afterSummary:      b.text("rkeLeader.afterSummary"),
-		preflightCommands: []Command{run(KindCluster, atRKE, b.text("rkeLeader.run.2"), "rke", "--version")},
+		summary:           b.text("rke.summary"),
+		duringSummary:     b.text("rke.duringSummary"),
+		afterSummary:      b.text("rke.afterSummary"),
+		preflightCommands: []Command{run(KindCluster, atRKE, b.text("rke.preflightCommands"), "rke", "--version")},
 		preflightChecks: []Check{{
 			Description: "The RKE CLI",
-			Expect:      b.text("rkeLeader.Expect.3"),
+			Expect:      b.text("rke.preflightChecks.expect"),
 		}},
 		own:             []Step{nodeNames},
-		hostnameWhy:     b.text("rkeLeader.hostnameWhy"),
-		cloudConfig:     b.text("rkeLeader.cloudConfig"),
-		readCloudConfig: script(KindNode, atControlPlane, b.text("rkeLeader.script.3"), "sudo cat /etc/kubernetes/cloud-config"),
+		hostnameWhy:     b.text("rke.hostnameWhy"),
+		cloudConfig:     b.text("rke.cloudConfig"),
+		readCloudConfig: script(KindNode, atControlPlane, b.text("rke.readCloudConfig"), "sudo cat /etc/kubernetes/cloud-config"),
 		routeFlags:      *inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
-		routes:          b.text("rkeLeader.routes"),
+		routes:          b.text("rke.routes"),
 		ecrBinDir:       "/etc/kubernetes/image-credential-provider/bin",
 		ecrSnippets: []Snippet{
 			{File: ecrConfigPath, Language: "yaml", Content: b.ecrConfig(),
-				Note: b.text("rkeLeader.Note.4")},
-			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: b.text("rkeLeader.Note.5")},
+				Note: b.text("rke.ecrSnippets.note")},
+			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: b.text("rke.ecrSnippets.note.2")},
 		},
 		ecrApply:   []Command{rkeUp},
 		snapshot:   snapshot,
@@ -229,12 +229,12 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 		kcm:        kcm,
 		switchStep: switchStep,
 		verify: []Check{{
-			Description: b.text("rkeLeader.Description.7"),
+			Description: b.text("rke.verify.description"),
 			Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider="),
-			Expect:      b.text("rkeLeader.Expect.4"),
+			Expect:      b.text("rke.verify.expect"),
 		}},
 		cleanup:      rkeCleanup,
-		upgrade:      b.text("rkeLeader.upgrade"),
+		upgrade:      b.text("rke.upgrade"),
 		upgradeNotes: rkeUpgradeNotes(r.minor),
 	}
 }
@@ -249,7 +249,7 @@ func rkeUpgradeNotes(minor int) []string {
 		lines += fmt.Sprintf("1.%d: rke %s", m, rkeLineFor[m])
 	}
 	return []string{
-		prose("rkeUpgradeNotes.item", textData{Args: map[string]any{"lines": lines}}),
-		prose("rkeUpgradeNotes.item.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
+		prose("rke.item", textData{Args: map[string]any{"lines": lines}}),
+		prose("rke.item.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
 	}
 }

@@ -82,7 +82,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 }
 
 func rke2Leader(b *builder) leaderParts {
-	editCluster := script(KindCluster, atRancher, b.text("rke2Leader.script"),
+	editCluster := script(KindCluster, atRancher, b.text("rke2.script"),
 		`kubectl -n fleet-default edit clusters.provisioning.cattle.io "$CLUSTER_NAME"`)
 	kcmArgs := func(want string) *Command {
 		c := script(KindKubectl, atWorkstation, "", fmt.Sprintf(`
@@ -90,13 +90,13 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 		return &c
 	}
 	cloudProviderName := Check{
-		Description: b.text("rke2Leader.Description"),
+		Description: b.text("rke2.description"),
 		Command: ptr(script(KindCluster, atRancher, "", `
 kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
   -o jsonpath='{.spec.rkeConfig.machineGlobalConfig.cloud-provider-name}{"\n"}'`)),
-		Expect: b.text("rke2Leader.Expect"),
+		Expect: b.text("rke2.expect"),
 	}
-	kubeletExternal := kubeletNotExternal("rke2", "RKE2", b.text("rke2Leader.kubeletNotExternal"))
+	kubeletExternal := kubeletNotExternal("rke2", "RKE2", b.text("rke2.kubeletNotExternal"))
 
 	kcmItems := []string{"enable-leader-migration=true"}
 	var kcmSnippetsExtra []Snippet
@@ -106,45 +106,45 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		kcmItems = append(kcmItems, "leader-migration-config="+kcmConfigPath)
 		mount = []string{kcmConfigPath + ":" + kcmConfigPath + ":ro"}
 		kcmSnippetsExtra = append(kcmSnippetsExtra, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: b.text("rke2Leader.Note")})
+			Note: b.text("rke2.note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmNotes = append(kcmNotes,
-		b.text("rke2Leader.append"),
-		b.text("rke2Leader.append.2"),
+		b.text("rke2.append"),
+		b.text("rke2.append.2"),
 	)
 	kcm := Step{
-		Why:   b.text("rke2Leader.Why"),
+		Why:   b.text("rke2.kcm.why"),
 		Notes: kcmNotes,
 		Snippets: append([]Snippet{{
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
 			Content: rancherYAML(rke2Config{CloudProviderName: "aws"},
 				[]selectorEntry{roleEntry("control-plane", rke2Args{KubeControllerManagerArg: kcmItems, KubeControllerManagerExtraMount: mount})},
 				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", 10, "unchanged: the in-tree provider stays for now")),
-			Note: b.text("rke2Leader.Note.2"),
+			Note: b.text("rke2.kcm.snippet.note"),
 		}}, kcmSnippetsExtra...),
 		Commands: []Command{mainCmd(editCluster)},
 		Checks: []Check{{
-			Description: b.text("rke2Leader.Description.2"),
+			Description: b.text("rke2.kcm.check.description"),
 			Command:     kcmArgs("--enable-leader-migration=true"),
-			Expect:      b.text("rke2Leader.Expect.2"),
+			Expect:      b.text("rke2.kcm.check.expect"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("rke2Leader.Description.3"),
+			Description: b.text("rke2.kcm.rollback.description"),
 			Commands:    []Command{editCluster},
 		},
 	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: b.text("rke2Leader.Title"),
-		Why:   b.text("rke2Leader.Why.2"),
+		Title: b.text("rke2.switch.title"),
+		Why:   b.text("rke2.switch.why"),
 		Notes: []string{
-			b.text("rke2Leader.Notes"),
-			b.text("rke2Leader.Notes.2"),
-			b.text("rke2Leader.Notes.3"),
-			b.text("rke2Leader.Notes.4"),
-			b.text("rke2Leader.Notes.5"),
+			b.text("rke2.switch.notes"),
+			b.text("rke2.switch.notes.2"),
+			b.text("rke2.switch.notes.3"),
+			b.text("rke2.switch.notes.4"),
+			b.text("rke2.switch.notes.5"),
 		},
 		Snippets: []Snippet{{
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
@@ -152,65 +152,65 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 				lineComment("spec.rkeConfig.machineGlobalConfig.cloud-provider-name", 10, "keep: RKE2 names the nodes from instance metadata with it")) +
 				yamlComments(6, "then each entry of yours that sets kubelet-arg, kube-apiserver-arg or kube-controller-manager-arg,",
 					"with cloud-provider=external added to each of those lists"),
-			Note: b.text("rke2Leader.Note.3"),
+			Note: b.text("rke2.switch.snippet.note"),
 		}},
-		Commands: []Command{selectorEntries(b.text("rke2Leader.selectorEntries")), mainCmd(editCluster)},
+		Commands: []Command{selectorEntries(b.text("rke2.switch.command")), mainCmd(editCluster)},
 		Checks: []Check{
 			cloudProviderName,
-			{Description: b.text("rke2Leader.Description.4"), Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: b.text("rke2.switch.check.description"), Command: b.checkRelease(), Expect: b.handoverExpect()},
 			kubeletExternal,
 		},
 		Rollback: Rollback{
-			Description: b.text("rke2Leader.Description.5"),
+			Description: b.text("rke2.switch.rollback.description"),
 			Commands:    []Command{editCluster},
 		},
 	}
 
 	var cleanupCmds []Command
 	if b.customLease() {
-		cleanupCmds = append(cleanupCmds, script(KindNode, atControlPlane, b.text("rke2Leader.script.2"), "sudo rm "+kcmConfigPath))
+		cleanupCmds = append(cleanupCmds, script(KindNode, atControlPlane, b.text("rke2.script.2"), "sudo rm "+kcmConfigPath))
 	}
-	snapshot := script(KindCluster, atRancher, b.text("rke2Leader.script.3"), `
+	snapshot := script(KindCluster, atRancher, b.text("rke2.script.3"), `
 gen=$(kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.etcdSnapshotCreate.generation}')
 kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" --type merge \
   -p "{\"spec\":{\"rkeConfig\":{\"etcdSnapshotCreate\":{\"generation\":$((gen + 1))}}}}"`)
-	restore := b.text("rke2Leader.restore")
+	restore := b.text("rke2.restore")
 
 	rke2Notes := []string{
-		b.textWith("rke2Leader.item", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
-		b.text("rke2Leader.item.2"),
+		b.textWith("rke2.item", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
+		b.text("rke2.item.2"),
 	}
 	return leaderParts{
-		title:         b.text("rke2Leader.title"),
-		summary:       b.text("rke2Leader.summary"),
-		duringSummary: b.text("rke2Leader.duringSummary"),
-		afterSummary:  b.text("rke2Leader.afterSummary"),
-		hostnameWhy:   b.text("rke2Leader.hostnameWhy"),
-		hostnameNotes: []string{b.text("rke2Leader.hostnameNotes")},
-		cloudConfig:   b.text("rke2Leader.cloudConfig"),
-		readCloudConfig: script(KindNode, atControlPlane, b.text("rke2Leader.script.4"), `
+		title:         b.text("rke2.title"),
+		summary:       b.text("rke2.summary"),
+		duringSummary: b.text("rke2.duringSummary"),
+		afterSummary:  b.text("rke2.afterSummary"),
+		hostnameWhy:   b.text("rke2.hostnameWhy"),
+		hostnameNotes: []string{b.text("rke2.hostnameNotes")},
+		cloudConfig:   b.text("rke2.cloudConfig"),
+		readCloudConfig: script(KindNode, atControlPlane, b.text("rke2.readCloudConfig"), `
 f=$(grep -o -e '--cloud-config=[^" ]*' /var/lib/rancher/rke2/agent/pod-manifests/kube-controller-manager.yaml | head -n 1 | cut -d= -f2)
 [ -n "$f" ] && sudo cat "$f"`),
 		routeFlags: mirrorPodRouteFlags(),
-		routes:     b.text("rke2Leader.routes"),
+		routes:     b.text("rke2.routes"),
 		ecrBinDir:  "/var/lib/rancher/credentialprovider/bin",
 		ecrSnippets: []Snippet{{
 			File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-			Note: b.text("rke2Leader.Note.4"),
+			Note: b.text("rke2.ecrSnippets.note"),
 		}},
-		ecrApply: []Command{script(KindNode, atEveryNode, b.text("rke2Leader.script.5"),
+		ecrApply: []Command{script(KindNode, atEveryNode, b.text("rke2.ecrApply"),
 			"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")},
 		snapshot:   func(string) Command { return snapshot },
 		restore:    restore,
 		kcm:        kcm,
 		switchStep: switchStep,
 		verify: []Check{
-			{Description: b.text("rke2Leader.Description.6"), Command: kcmArgs("--enable-leader-migration"), Expect: "0"},
+			{Description: b.text("rke2.verify.description"), Command: kcmArgs("--enable-leader-migration"), Expect: "0"},
 			kubeletExternal,
 			cloudProviderName,
 		},
 		cleanup:         cleanupCmds,
-		upgrade:         b.text("rke2Leader.upgrade"),
+		upgrade:         b.text("rke2.upgrade"),
 		upgradeNotes:    rke2Notes,
 		upgradeSnippets: rke2UpgradeSnippets(),
 	}
@@ -226,6 +226,6 @@ func rke2UpgradeSnippets() []Snippet {
 			DisableCloudController bool `yaml:"disable-cloud-controller"`
 		}{true, true}, rke2Entries(false),
 			lineComment("spec.rkeConfig.machineGlobalConfig.node-name-from-cloud-provider-metadata", 3, "instead of cloud-provider-name: aws")),
-		Note: prose("rke2UpgradeSnippets.Note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
+		Note: prose("rke2.note.2", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
 	}}
 }

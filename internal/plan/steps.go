@@ -13,7 +13,7 @@ import (
 // in. A step's ID is its name here; Build prefixes the phase.
 
 func readOnly() Rollback {
-	return Rollback{Description: prose("readOnly.Description", nil)}
+	return Rollback{Description: prose("steps.readOnly.description", nil)}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -44,19 +44,19 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 	r := b.r
 	mode := b.firstMode()
 	cmds := append([]Command{
-		run(KindKubectl, atWorkstation, b.text("preflight.run"), "kubectl", "version"),
-		script(KindKubectl, atWorkstation, b.text("preflight.script"),
+		run(KindKubectl, atWorkstation, b.text("steps.preflight.run"), "kubectl", "version"),
+		script(KindKubectl, atWorkstation, b.text("steps.preflight.script"),
 			shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 	}, extra...)
 	return Step{
 		ID:       "preflight",
-		Title:    b.text("preflight.Title"),
-		Why:      b.textWith("preflight.Why", map[string]any{"defaultChartImageChartVersion": defaultChartImage(r.ChartVersion)}),
+		Title:    b.text("steps.preflight.title"),
+		Why:      b.textWith("steps.preflight.why", map[string]any{"defaultChartImageChartVersion": defaultChartImage(r.ChartVersion)}),
 		Commands: cmds,
 		Checks: []Check{
-			{Description: "The server version", Expect: b.text("preflight.Expect")},
+			{Description: "The server version", Expect: b.text("steps.preflight.check.expect")},
 			{Description: "The nodes", Expect: expectNodes},
-			{Description: b.text("preflight.Description"), Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
+			{Description: b.text("steps.preflight.check.description"), Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
 		},
 		Rollback: readOnly(),
 	}
@@ -67,7 +67,7 @@ func defaultChartImage(chartVersion string) string {
 	if tag, ok := upstream.DefaultImageTag(chartVersion); ok {
 		return tag
 	}
-	return prose("defaultChartImage.text", nil)
+	return prose("steps.defaultChartImage.text", nil)
 }
 
 // hostnameLabel finds what depends on the kubernetes.io/hostname label,
@@ -75,24 +75,24 @@ func defaultChartImage(chartVersion string) string {
 func (b *builder) hostnameLabel(why string, notes ...string) Step {
 	return Step{
 		ID:    "hostname-label",
-		Title: b.text("hostnameLabel.Title"),
-		Why:   b.textWith("hostnameLabel.Why", map[string]any{"why": why}),
+		Title: b.text("steps.hostname-label.title"),
+		Why:   b.textWith("steps.hostname-label.why", map[string]any{"why": why}),
 		Notes: append(notes,
-			b.text("hostnameLabel.append")),
+			b.text("steps.hostname-label.notes")),
 		Commands: []Command{
-			mainCmd(script(KindKubectl, atWorkstation, b.text("hostnameLabel.script"), `
+			mainCmd(script(KindKubectl, atWorkstation, b.text("steps.hostname-label.command"), `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.labels.kubernetes\.io/hostname}{"\n"}{end}' \
   | awk '$1 != $2'`)),
-			script(KindKubectl, atWorkstation, b.text("hostnameLabel.script.2"), `
+			script(KindKubectl, atWorkstation, b.text("steps.hostname-label.command.2"), `
 kubectl get pv -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.nodeAffinity.required.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
   | awk 'NF > 1'`),
-			script(KindKubectl, atWorkstation, b.text("hostnameLabel.script.3"), `
+			script(KindKubectl, atWorkstation, b.text("steps.hostname-label.command.3"), `
 kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{.spec.nodeSelector.kubernetes\.io/hostname}{" "}{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
   | awk 'NF > 1'`),
 		},
 		Checks: []Check{{
-			Description: b.text("hostnameLabel.Description"),
-			Expect:      b.text("hostnameLabel.Expect"),
+			Description: b.text("steps.hostname-label.check.description"),
+			Expect:      b.text("steps.hostname-label.check.expect"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -111,43 +111,43 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{
-		b.text("iam.item"),
-		b.text("iam.item.2"),
+		b.text("steps.iam.item"),
+		b.text("steps.iam.item.2"),
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: b.text("iam.Note")}}
-	attach := []Command{(script(KindAWS, atAWS, b.text("iam.script"),
+		Note: b.text("steps.iam.note")}}
+	attach := []Command{(script(KindAWS, atAWS, b.text("steps.iam.script"),
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
 	why := fmt.Sprintf("The CCM calls AWS with the credentials of the instance it runs on, a control-plane node, and "+
 		"kubernetes/cloud-provider-aws docs/prerequisites.md at %s lists what its control-plane policy allows; %s. A "+
 		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
 	if k3s {
-		why += b.textWith("iam.text", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
+		why += b.textWith("steps.iam.text", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
-			Note: b.text("iam.Note.2")})
-		notes = append(notes, b.text("iam.append"))
+			Note: b.text("steps.iam.note.2")})
+		notes = append(notes, b.text("steps.iam.append"))
 	} else {
 		why += who
 	}
 	return Step{
 		ID:       "iam",
-		Title:    b.text("iam.Title"),
+		Title:    b.text("steps.iam.title"),
 		Why:      why,
 		Notes:    notes,
 		Snippets: snippets,
 		Commands: attach,
 		Checks: []Check{{
-			Description: b.text("iam.Description"),
+			Description: b.text("steps.iam.check.description"),
 			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
-			Expect:      b.text("iam.Expect"),
+			Expect:      b.text("steps.iam.check.expect"),
 		}, {
-			Description: b.text("iam.Description.2"),
+			Description: b.text("steps.iam.check.description.2"),
 			Command:     ptr(script(KindAWS, atAWS, "", simulate)),
-			Expect:      b.text("iam.Expect.2"),
+			Expect:      b.text("steps.iam.check.expect.2"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("iam.Description.3"),
+			Description: b.text("steps.iam.rollback.description"),
 			Commands: []Command{script(KindAWS, atAWS, "",
 				`aws iam delete-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager`)},
 		},
@@ -158,29 +158,29 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 func (b *builder) clusterTags(previously string) Step {
 	return Step{
 		ID:    "cluster-tags",
-		Title: b.text("clusterTags.Title"),
-		Why:   b.textWith("clusterTags.Why", map[string]any{"previously": previously}),
+		Title: b.text("steps.cluster-tags.title"),
+		Why:   b.textWith("steps.cluster-tags.why", map[string]any{"previously": previously}),
 		Notes: []string{
-			b.text("clusterTags.Notes"),
+			b.text("steps.cluster-tags.notes"),
 		},
 		Commands: []Command{
-			script(KindAWS, atAWS, b.text("clusterTags.script"), `
+			script(KindAWS, atAWS, b.text("steps.cluster-tags.command"), `
 aws ec2 describe-instances --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`),
-			script(KindAWS, atAWS, b.text("clusterTags.script.2"), `
+			script(KindAWS, atAWS, b.text("steps.cluster-tags.command.2"), `
 aws ec2 describe-subnets --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Subnets[].[SubnetId,AvailabilityZone]' --output text`),
-			script(KindAWS, atAWS, b.text("clusterTags.script.3"), `
+			script(KindAWS, atAWS, b.text("steps.cluster-tags.command.3"), `
 aws ec2 describe-security-groups --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'SecurityGroups[].[GroupId,GroupName]' --output text`),
 		},
 		Checks: []Check{{
-			Description: b.text("clusterTags.Description"),
+			Description: b.text("steps.cluster-tags.check.description"),
 			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
-			Expect:      b.text("clusterTags.Expect"),
+			Expect:      b.text("steps.cluster-tags.check.expect"),
 		}, {
-			Description: b.text("clusterTags.Description.2"),
-			Expect:      b.text("clusterTags.Expect.2"),
+			Description: b.text("steps.cluster-tags.check.description.2"),
+			Expect:      b.text("steps.cluster-tags.check.expect.2"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -206,13 +206,13 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		}
 		v2 = append(v2, `"`+n.ServiceID+`"`)
 	}
-	why := b.textWith("cloudConfig.text", map[string]any{"sDKv2Releases": upstream.SDKv2Releases(), "source": source, "v1": strings.Join(v1, ", "), "v2": strings.Join(v2, ", ")})
+	why := b.textWith("steps.cloudConfig.text", map[string]any{"sDKv2Releases": upstream.SDKv2Releases(), "source": source, "v1": strings.Join(v1, ", "), "v2": strings.Join(v2, ", ")})
 	step := Step{
 		ID:    "cloud-config",
-		Title: b.text("cloudConfig.Title"),
+		Title: b.text("steps.cloud-config.title"),
 		Why:   why,
 		Rollback: Rollback{
-			Description: b.text("cloudConfig.Description"),
+			Description: b.text("steps.cloud-config.rollback.description"),
 			Commands:    []Command{run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "delete", "configmap", "aws-cloud-config")},
 		},
 	}
@@ -220,8 +220,8 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		read.Main = true
 		step.Commands = []Command{*read}
 		step.Checks = []Check{{
-			Description: b.text("cloudConfig.Description.2"),
-			Expect:      b.text("cloudConfig.Expect"),
+			Description: b.text("steps.cloudConfig.description"),
+			Expect:      b.text("steps.cloudConfig.expect"),
 		}}
 		step.Rollback = readOnly()
 		return step
@@ -233,7 +233,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 				Metadata: objectMeta{Name: "aws-cloud-config", Namespace: ns},
 				Data: map[string]string{"cloud.conf": "[Global]\n# the settings of the in-tree provider's file, e.g.\nKubernetesClusterID = my-cluster\n" +
 					"# each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID\n" + serviceOverrides()}}),
-			Note: b.text("cloudConfig.Note"),
+			Note: b.text("steps.cloudConfig.note"),
 		},
 		{
 			File: cloudConfigValues, Language: "yaml",
@@ -241,17 +241,17 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 				ExtraVolumes:      []configMapVolume{{Name: "aws-cloud-config", ConfigMap: objectMeta{Name: "aws-cloud-config"}}},
 				ExtraVolumeMounts: []volumeMount{{Name: "aws-cloud-config", MountPath: cloudConfigMount, ReadOnly: true}},
 			}),
-			Note: b.text("cloudConfig.Note.2"),
+			Note: b.text("steps.cloudConfig.note.2"),
 		},
 	}
-	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, b.text("cloudConfig.run"), "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cloudConfig.run"), "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
 	if read != nil {
 		step.Commands = append([]Command{*read}, step.Commands...)
 	}
 	step.Checks = []Check{{
 		Description: "The ConfigMap",
 		Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
-		Expect:      b.text("cloudConfig.Expect.2"),
+		Expect:      b.text("steps.cloudConfig.expect.2"),
 	}}
 	return step
 }
@@ -261,20 +261,20 @@ func (b *builder) routes(kcmFlags Command, defaults string) Step {
 	kcmFlags.Main = true
 	s := Step{
 		ID:    "routes",
-		Title: b.text("routes.Title"),
-		Why:   b.textWith("routes.Why", map[string]any{"defaults": defaults}),
+		Title: b.text("steps.routes.title"),
+		Why:   b.textWith("steps.routes.why", map[string]any{"defaults": defaults}),
 		Commands: []Command{
 			kcmFlags,
-			script(KindAWS, atAWS, b.text("routes.script"), `
+			script(KindAWS, atAWS, b.text("steps.routes.command"), `
 aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'RouteTables[].[RouteTableId,Routes[?InstanceId].[DestinationCidrBlock,InstanceId]]' --output text`),
 		},
 		Rollback: readOnly(),
 	}
 	if b.r.ClusterCIDR != "" {
-		s.Checks = []Check{{Description: "Routes", Expect: b.text("routes.Expect.2")}}
+		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.expect")}}
 	} else {
-		s.Checks = []Check{{Description: "Routes", Expect: b.text("routes.Expect")}}
+		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.expect.2")}}
 	}
 	return s
 }
@@ -283,29 +283,29 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 func ebsWhy(minor int) string {
 	switch {
 	case csiMigrationLocked(minor):
-		return prose("ebsWhy.text", textData{Args: map[string]any{"minor": minor}})
+		return prose("steps.ebsWhy.text", textData{Args: map[string]any{"minor": minor}})
 	case csiMigrationDefaultOn(minor):
-		return prose("ebsWhy.text.2", textData{Args: map[string]any{"minor": minor}})
+		return prose("steps.ebsWhy.text.2", textData{Args: map[string]any{"minor": minor}})
 	}
-	return prose("ebsWhy.text.3", textData{Args: map[string]any{"minor": minor}})
+	return prose("steps.ebsWhy.text.3", textData{Args: map[string]any{"minor": minor}})
 }
 
 // ebsCSI checks that EBS volumes do not depend on the in-tree plugin.
 func (b *builder) ebsCSI(why string) Step {
 	return Step{
 		ID:    "ebs-csi",
-		Title: b.text("ebsCSI.Title"),
+		Title: b.text("steps.ebs-csi.title"),
 		Why:   why,
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, b.text("ebsCSI.run"), "kubectl", "get", "pv",
+			mainCmd(run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command"), "kubectl", "get", "pv",
 				"-o", "custom-columns=NAME:.metadata.name,IN-TREE-EBS:.spec.awsElasticBlockStore.volumeID,CSI:.spec.csi.driver")),
-			run(KindKubectl, atWorkstation, b.text("ebsCSI.run.2"), "kubectl", "get", "storageclass",
+			run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command.2"), "kubectl", "get", "storageclass",
 				"-o", "custom-columns=NAME:.metadata.name,PROVISIONER:.provisioner"),
 			run(KindKubectl, atWorkstation, "The EBS CSI driver", "kubectl", "get", "csidriver", "ebs.csi.aws.com"),
 		},
 		Checks: []Check{{
 			Description: "EBS",
-			Expect:      b.text("ebsCSI.Expect"),
+			Expect:      b.text("steps.ebs-csi.check.expect"),
 		}},
 		Rollback: readOnly(),
 	}
@@ -399,45 +399,45 @@ func (b *builder) ecrFeatureGate() string {
 // ecr sets up the kubelet's image credential provider for ECR.
 func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) Step {
 	notes := []string{
-		b.textWith("ecr.item", map[string]any{"ecrPluginAPIMinor": ecrPluginAPI(b.r.minor)}),
+		b.textWith("steps.ecr.item", map[string]any{"ecrPluginAPIMinor": ecrPluginAPI(b.r.minor)}),
 	}
 	if g := b.ecrFeatureGate(); g != "" {
-		notes = append(notes, b.textWith("ecr.append", map[string]any{"g": g}))
+		notes = append(notes, b.textWith("steps.ecr.append", map[string]any{"g": g}))
 	}
 	if len(apply) > 0 {
 		apply[0].Main = true
 	}
 	return Step{
 		ID:       "ecr-credentials",
-		Title:    b.text("ecr.Title"),
+		Title:    b.text("steps.ecr-credentials.title"),
 		Why:      why,
 		Notes:    notes,
 		Snippets: snippets,
 		Commands: append([]Command{
-			script(KindKubectl, atWorkstation, b.text("ecr.script"),
+			script(KindKubectl, atWorkstation, b.text("steps.ecr-credentials.command"),
 				`kubectl get pods --all-namespaces -o jsonpath='{..image}' | tr ' ' '\n' | grep '\.dkr\.ecr\.' | sort -u`),
 		}, apply...),
 		Checks: []Check{{
-			Description: b.text("ecr.Description"),
+			Description: b.text("steps.ecr-credentials.check.description"),
 			Command: ptr(script(KindNode, atEveryNode, "", fmt.Sprintf(`
 printf '{"apiVersion":"%s","kind":"CredentialProviderRequest","image":"%%s"}' "$ECR_IMAGE" \
   | sudo %s/ecr-credential-provider`, ecrPluginAPI(b.r.minor), binDir))),
-			Expect: b.text("ecr.Expect"),
+			Expect: b.text("steps.ecr-credentials.check.expect"),
 		}},
-		Rollback: Rollback{Description: b.text("ecr.Description.2")},
+		Rollback: Rollback{Description: b.text("steps.ecr-credentials.rollback.description")},
 	}
 }
 
 // ecrInTree says why the plugin must be in place before 1.27.
 func ecrInTree(minor int) string {
-	return prose("ecrInTree.text", textData{Args: map[string]any{"minor": minor}})
+	return prose("steps.ecrInTree.text", textData{Args: map[string]any{"minor": minor}})
 }
 
 func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
-		return prose("ecrUpgradeNote.text.2", textData{Args: map[string]any{"ecrPluginAPILastInTree": ecrPluginAPI(lastInTree + 1)}})
+		return prose("steps.ecrUpgradeNote.text", textData{Args: map[string]any{"ecrPluginAPILastInTree": ecrPluginAPI(lastInTree + 1)}})
 	}
-	return prose("ecrUpgradeNote.text", nil)
+	return prose("steps.ecrUpgradeNote.text.2", nil)
 }
 
 // grantLease lets the in-tree controller manager take the migration lease.
@@ -445,23 +445,23 @@ func (b *builder) grantLease() Step {
 	r := b.r
 	return Step{
 		ID:    "grant-kcm-lease",
-		Title: b.text("grantLease.Title"),
-		Why:   b.text("grantLease.Why"),
+		Title: b.text("steps.grant-kcm-lease.title"),
+		Why:   b.text("steps.grant-kcm-lease.why"),
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, b.text("grantLease.run"), "kubectl", "-n", leaseNS, "create", "role", kcmRole,
+			mainCmd(run(KindKubectl, atWorkstation, b.text("steps.grant-kcm-lease.command"), "kubectl", "-n", leaseNS, "create", "role", kcmRole,
 				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName)),
-			run(KindKubectl, atWorkstation, b.text("grantLease.run.2"), "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
+			run(KindKubectl, atWorkstation, b.text("steps.grant-kcm-lease.command.2"), "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
 				"--role="+kcmRole, "--user="+r.KCMUser),
 		},
 		Checks: []Check{
-			{Description: b.text("grantLease.Description"), Command: b.canI("update"), Expect: "yes"},
+			{Description: b.text("steps.grant-kcm-lease.check.description"), Command: b.canI("update"), Expect: "yes"},
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			b.textWith("grantLease.Notes", map[string]any{"alternativesDisplayNamesWithMigrateNamedRecordsTrueAnd": renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and")}),
+			b.textWith("steps.grant-kcm-lease.notes", map[string]any{"alternativesDisplayNamesWithMigrateNamedRecordsTrueAnd": renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and")}),
 		},
 		Rollback: Rollback{
-			Description: b.text("grantLease.Description.2"),
+			Description: b.text("steps.grant-kcm-lease.rollback.description"),
 			Commands: []Command{
 				run(KindKubectl, atWorkstation, "", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole),
 			},
@@ -475,10 +475,10 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 	take.Main = true
 	return Step{
 		ID:       "etcd-snapshot",
-		Title:    b.textWith("etcdSnapshot.Title", map[string]any{"before": before}),
-		Why:      b.text("etcdSnapshot.Why"),
+		Title:    b.textWith("steps.etcd-snapshot.title", map[string]any{"before": before}),
+		Why:      b.text("steps.etcd-snapshot.why"),
 		Commands: []Command{take},
-		Checks:   []Check{{Description: "The snapshot", Expect: b.text("etcdSnapshot.Expect")}},
+		Checks:   []Check{{Description: "The snapshot", Expect: b.text("steps.etcd-snapshot.check.expect")}},
 		Rollback: Rollback{Description: "Nothing to undo. " + restore},
 	}
 }
@@ -487,15 +487,15 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 // on in the in-tree controller manager.
 func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.ID = "kcm-leader-migration"
-	s.Title = b.text("kcmLeaderMigration.text")
+	s.Title = b.text("steps.kcmLeaderMigration.text")
 	s.Why = fmt.Sprintf("With --enable-leader-migration the in-tree controller manager runs its cloud controllers "+
 		"(cloud-node-lifecycle, service and route, as a 1.%d controller manager names them) only while it holds the "+
 		"Lease %s; its other controllers stay under its own lease. From now on that lease decides which controller "+
 		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
 	s.Checks = append(s.Checks, Check{
-		Description: b.text("kcmLeaderMigration.Description"),
+		Description: b.text("steps.kcmLeaderMigration.description"),
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
-		Expect:      b.text("kcmLeaderMigration.Expect"),
+		Expect:      b.text("steps.kcmLeaderMigration.expect"),
 	})
 	return s
 }
@@ -505,16 +505,16 @@ func (b *builder) installMigrate() Step {
 	rd := render{mode: renderer.ModeMigrate}
 	return Step{
 		ID:       "install-ccm",
-		Title:    b.text("installMigrate.Title"),
-		Why:      b.text("installMigrate.Why"),
-		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("installMigrate.ccmUpgrade"), rd)},
+		Title:    b.text("steps.install-ccm.title"),
+		Why:      b.text("steps.install-ccm.why"),
+		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("steps.install-ccm.command"), rd)},
 		Checks: []Check{{
-			Description: b.text("installMigrate.Description"),
+			Description: b.text("steps.install-ccm.check.description"),
 			Command:     b.checkReleaseHolding(holderKCM),
-			Expect:      b.text("installMigrate.Expect"),
+			Expect:      b.text("steps.install-ccm.check.expect"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("installMigrate.Description.2"),
+			Description: b.text("steps.install-ccm.rollback.description"),
 			Commands:    []Command{b.uninstall()},
 		},
 	}
@@ -522,25 +522,25 @@ func (b *builder) installMigrate() Step {
 
 // handoverExpect is what check shows while the control plane is switched.
 func (b *builder) handoverExpect() string {
-	return b.text("handoverExpect.text")
+	return b.text("steps.handoverExpect.text")
 }
 
 // verifyHandover checks that the CCM runs the cloud controllers.
 func (b *builder) verifyHandover(extra ...Check) Step {
 	return Step{
 		ID:    "verify",
-		Title: b.text("verifyHandover.Title"),
-		Why:   b.text("verifyHandover.Why"),
+		Title: b.text("steps.verify.title"),
+		Why:   b.text("steps.verify.why"),
 		Checks: append([]Check{
 			{
-				Description: b.text("verifyHandover.Description"),
+				Description: b.text("steps.verify.check.description"),
 				Command:     mainCheck(b.checkReleaseHolding(holderCCM)),
-				Expect:      b.text("verifyHandover.Expect.3"),
+				Expect:      b.text("steps.verify.check.expect"),
 			},
-			{Description: b.text("verifyHandover.Description.2"), Command: b.nodesUnchanged(), Expect: b.text("verifyHandover.Expect")},
-			{Description: "Load balancers", Command: b.lbServices(), Expect: b.text("verifyHandover.Expect.2")},
+			{Description: b.text("steps.verify.check.description.2"), Command: b.nodesUnchanged(), Expect: b.text("steps.verify.check.expect.2")},
+			{Description: "Load balancers", Command: b.lbServices(), Expect: b.text("steps.verify.check.expect.3")},
 		}, extra...),
-		Rollback: Rollback{Description: b.text("verifyHandover.Description.3")},
+		Rollback: Rollback{Description: b.text("steps.verify.rollback.description")},
 	}
 }
 
@@ -549,16 +549,16 @@ func (b *builder) installMode() Step {
 	rd := render{mode: renderer.ModeInstall}
 	return Step{
 		ID:       "ccm-install-mode",
-		Title:    b.text("installMode.Title"),
-		Why:      b.text("installMode.Why"),
+		Title:    b.text("steps.ccm-install-mode.title"),
+		Why:      b.text("steps.ccm-install-mode.why"),
 		Commands: []Command{b.diff(rd), b.ccmUpgrade("The CCM alone", rd)},
 		Checks: []Check{{
-			Description: b.text("installMode.Description"),
+			Description: b.text("steps.ccm-install-mode.check.description"),
 			Command:     b.checkRelease(),
-			Expect:      b.text("installMode.Expect"),
+			Expect:      b.text("steps.ccm-install-mode.check.expect"),
 		}},
 		Rollback: Rollback{
-			Description: b.text("installMode.Description.2"),
+			Description: b.text("steps.ccm-install-mode.rollback.description"),
 		},
 	}
 }
@@ -567,16 +567,16 @@ func (b *builder) installMode() Step {
 func (b *builder) cleanup(extra ...Command) Step {
 	r := b.r
 	cmds := []Command{
-		mainCmd(run(KindKubectl, atWorkstation, b.text("cleanup.run"), "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
-		run(KindKubectl, atWorkstation, b.text("cleanup.run.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
+		mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cleanup.run"), "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
+		run(KindKubectl, atWorkstation, b.text("steps.cleanup.run.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
 	}
 	return Step{
 		ID:       "cleanup",
-		Title:    b.text("cleanup.Title"),
-		Why:      b.text("cleanup.Why"),
+		Title:    b.text("steps.cleanup.title"),
+		Why:      b.text("steps.cleanup.why"),
 		Commands: append(cmds, extra...),
 		Checks:   []Check{{Description: "The grant is gone", Command: b.canI("update"), Expect: "no"}},
-		Rollback: Rollback{Description: b.text("cleanup.Description")},
+		Rollback: Rollback{Description: b.text("steps.cleanup.rollback.description")},
 	}
 }
 
@@ -585,12 +585,12 @@ func (b *builder) cleanup(extra ...Command) Step {
 func (b *builder) upgradeNotes() []string {
 	r := b.r
 	notes := []string{
-		b.text("upgradeNotes.item"),
-		b.text("upgradeNotes.item.2"),
+		b.text("steps.upgradeNotes.item"),
+		b.text("steps.upgradeNotes.item.2"),
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
-		notes = append(notes, b.textWith("upgradeNotes.append", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
+		notes = append(notes, b.textWith("steps.upgradeNotes.append", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
 	}
 	return notes
 }
@@ -606,10 +606,10 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	if ok {
 		cmds = append(cmds, b.upgrade1(next, tag))
 		if r.Helm {
-			notes = append(notes, b.text("upgrade.append"))
+			notes = append(notes, b.text("steps.upgrade.append"))
 		}
 	} else {
-		notes = append(notes, b.textWith("upgrade.append.2", map[string]any{"next": next}))
+		notes = append(notes, b.textWith("steps.upgrade.append.2", map[string]any{"next": next}))
 	}
 	gate := b.checkRelease()
 	if len(cmds) == 0 {
@@ -617,17 +617,17 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	}
 	return Step{
 		ID:       "upgrade",
-		Title:    b.text("upgrade.Title"),
+		Title:    b.text("steps.upgrade.title"),
 		Why:      how,
 		Notes:    notes,
 		Commands: cmds,
 		Checks: append([]Check{{
-			Description: b.text("upgrade.Description"),
+			Description: b.text("steps.upgrade.check.description"),
 			Command:     gate,
-			Expect:      b.text("upgrade.Expect"),
+			Expect:      b.text("steps.upgrade.check.expect"),
 		}}, checks...),
 		Rollback: Rollback{
-			Description: b.text("upgrade.Description.2"),
+			Description: b.text("steps.upgrade.rollback.description"),
 			Commands:    []Command{run(KindRenderer, atWorkstation, "", "helm", "rollback", r.Release, "--namespace", r.Namespace, "--wait")},
 		},
 	}
@@ -638,5 +638,5 @@ func (b *builder) upgrade1(next int, tag string) Command {
 	// The new version is the cluster's by then: the chart wrapper asks the
 	// API server for it; with plain Helm only the operator knows it.
 	rd := render{mode: renderer.ModeInstall, tag: tag, noKubeVersion: true}
-	return b.ccmUpgrade(b.textWith("upgrade1.ccmUpgrade", map[string]any{"next": next}), rd)
+	return b.ccmUpgrade(b.textWith("steps.upgrade1.ccmUpgrade", map[string]any{"next": next}), rd)
 }

@@ -61,7 +61,7 @@ func TestTexts(t *testing.T) {
 	if got := b.text("upgradeInTree"); strings.Contains(got, "\n") || !strings.Contains(got, "its ECR credential provider are gone") {
 		t.Errorf("upgradeInTree = %q: want one line", got)
 	}
-	if got := b.textWith("etcdSnapshot.Title", map[string]any{"before": "the switch"}); got != "Take an etcd snapshot before the switch" {
+	if got := b.textWith("steps.etcd-snapshot.title", map[string]any{"before": "the switch"}); got != "Take an etcd snapshot before the switch" {
 		t.Errorf("etcdSnapshot.Title = %q", got)
 	}
 }
@@ -71,7 +71,7 @@ func TestTexts(t *testing.T) {
 func TestTextErrors(t *testing.T) {
 	for name, f := range map[string]func(){
 		"no such text":  func() { prose("no.such.text", textData{}) },
-		"missing .Args": func() { prose("etcdSnapshot.Title", textData{}) },
+		"missing .Args": func() { prose("steps.etcd-snapshot.title", textData{}) },
 	} {
 		func() {
 			defer func() {

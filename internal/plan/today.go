@@ -46,14 +46,14 @@ func (b *builder) versionNotes(cited []string) []string {
 			if slices.ContainsFunc(cited, func(n string) bool { return strings.Contains(n, ch.Source) }) {
 				continue
 			}
-			notes = append(notes, b.textWith("versionNotes.append", map[string]any{"chComponent": ch.Component, "chEffect": ch.Effect, "chOption": ch.Option, "chReleasesOf": ch.ReleasesOf(), "chSays": ch.Says, "chSource": ch.Source}))
+			notes = append(notes, b.textWith("today.versionNotes.append", map[string]any{"chComponent": ch.Component, "chEffect": ch.Effect, "chOption": ch.Option, "chReleasesOf": ch.ReleasesOf(), "chSays": ch.Says, "chSource": ch.Source}))
 		}
 	}
 	for _, d := range releases.DefectsOf(b.r.tag) {
-		notes = append(notes, b.textWith("versionNotes.append.2", map[string]any{"dFixedIn": d.FixedIn, "dFlag": d.Flag, "dSource": d.Source, "dSummary": d.Summary}))
+		notes = append(notes, b.textWith("today.versionNotes.append.2", map[string]any{"dFixedIn": d.FixedIn, "dFlag": d.Flag, "dSource": d.Source, "dSummary": d.Summary}))
 	}
 	if m, ok := releases.Of(b.r.minor); ok && m.Unpromoted && m.Latest == b.r.tag {
-		notes = append(notes, b.textWith("versionNotes.append.3", map[string]any{"imageRepo": ImageRepo}))
+		notes = append(notes, b.textWith("today.versionNotes.append.3", map[string]any{"imageRepo": ImageRepo}))
 	}
 	return notes
 }
@@ -62,11 +62,11 @@ func (b *builder) versionNotes(cited []string) []string {
 // provider ID and no uninitialized taint.
 func (b *builder) nodesInitialised() Check {
 	return Check{
-		Description: b.text("nodesInitialised.Description"),
+		Description: b.text("today.nodesInitialised.description"),
 		Command: ptr(script(KindKubectl, atWorkstation, "", `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.providerID}{" "}{.spec.taints[?(@.key=="node.cloudprovider.kubernetes.io/uninitialized")].effect}{"\n"}{end}' \
   | awk '$2 !~ /^aws:\/\// || $3 != ""'`)),
-		Expect: b.text("nodesInitialised.Expect"),
+		Expect: b.text("today.nodesInitialised.expect"),
 	}
 }
 
@@ -76,49 +76,49 @@ func newClusterPlan(b *builder) distroPlan {
 	notes = append(notes, b.versionNotes(notes)...)
 	configure := Step{
 		ID:       "cluster-config",
-		Title:    b.text("newClusterPlan.Title"),
-		Why:      b.text("newClusterPlan.Why.2"),
+		Title:    b.text("today.cluster-config.title"),
+		Why:      b.text("today.cluster-config.why"),
 		Notes:    notes,
 		Snippets: snippets,
 		Checks: []Check{{
 			Description: "The configuration",
 			Command:     ptr(mainCmd(b.configCheck())),
-			Expect:      b.text("newClusterPlan.Expect"),
+			Expect:      b.text("today.cluster-config.check.expect"),
 		}},
-		Rollback: Rollback{Description: b.text("newClusterPlan.Description")},
+		Rollback: Rollback{Description: b.text("today.cluster-config.rollback.description")},
 	}
 	create := Step{
 		ID:    "create",
-		Title: b.text("newClusterPlan.Title.2"),
-		Why:   b.text("newClusterPlan.Why"),
+		Title: b.text("today.create.title"),
+		Why:   b.text("today.create.why"),
 		Commands: []Command{
-			script(KindKubectl, atWorkstation, b.text("newClusterPlan.script"), shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
+			script(KindKubectl, atWorkstation, b.text("today.create.command"), shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 		},
 		Checks: []Check{{
-			Description: b.text("newClusterPlan.Description.2"),
+			Description: b.text("today.create.check.description"),
 			Command:     mainCheck(b.checkRenderedAWS(renderer.ModeInstall)),
-			Expect:      b.text("newClusterPlan.Expect.2"),
+			Expect:      b.text("today.create.check.expect"),
 		}},
-		Rollback: Rollback{Description: b.text("newClusterPlan.Description.3")},
+		Rollback: Rollback{Description: b.text("today.create.rollback.description")},
 	}
-	tags := byHand(b.clusterTags(b.text("newClusterPlan.clusterTags")))
+	tags := byHand(b.clusterTags(b.text("today.newClusterPlan.clusterTags")))
 	tags.Commands[0].Main = true
 	before := []Step{byHand(b.iam("", true)), tags}
 	if r.CloudConfig {
-		before = append(before, b.cloudConfig(b.text("newClusterPlan.cloudConfig"), nil))
+		before = append(before, b.cloudConfig(b.text("today.newClusterPlan.cloudConfig"), nil))
 	}
 	before = append(before, configure)
 	return distroPlan{
-		title:         b.text("newClusterPlan.title"),
+		title:         b.text("today.newClusterPlan.title"),
 		strategy:      Install,
-		summary:       b.text("newClusterPlan.summary"),
-		phaseTitles:   [3]string{"Before the cluster", b.text("newClusterPlan.phaseTitles"), "Afterwards"},
-		beforeSummary: b.text("newClusterPlan.beforeSummary"),
-		duringSummary: b.text("newClusterPlan.duringSummary"),
-		afterSummary:  b.text("newClusterPlan.afterSummary"),
+		summary:       b.text("today.newClusterPlan.summary"),
+		phaseTitles:   [3]string{"Before the cluster", b.text("today.newClusterPlan.phaseTitles"), "Afterwards"},
+		beforeSummary: b.text("today.newClusterPlan.beforeSummary"),
+		duringSummary: b.text("today.newClusterPlan.duringSummary"),
+		afterSummary:  b.text("today.newClusterPlan.afterSummary"),
 		before:        before,
 		during:        []Step{create, b.installNew(), b.verifyAll()},
-		after:         []Step{b.upgrade(b.text("newClusterPlan.upgrade"), nil)},
+		after:         []Step{b.upgrade(b.text("today.newClusterPlan.after"), nil)},
 	}
 }
 
@@ -127,21 +127,21 @@ func newClusterPlan(b *builder) distroPlan {
 func (b *builder) configCheck() Command { return parts[b.r.Distro].configCheck(b) }
 
 func rke2ConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, prose("rke2ConfigCheck.script", nil),
+	return script(KindNode, atEveryNode, prose("today.rke2ConfigCheck.script", nil),
 		`sudo grep -h -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)' /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null`)
 }
 
 func k3sConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, prose("k3sConfigCheck.script", nil),
+	return script(KindNode, atEveryNode, prose("today.k3sConfigCheck.script", nil),
 		`sudo grep -h -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)' /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null`)
 }
 
 func kubeadmConfigCheck(*builder) Command {
-	return run(KindCluster, atControlPlane, prose("kubeadmConfigCheck.run", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
+	return run(KindCluster, atControlPlane, prose("today.kubeadmConfigCheck.run", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
 }
 
 func rkeConfigCheck(*builder) Command {
-	return script(KindCluster, atRKE, prose("rkeConfigCheck.script", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
+	return script(KindCluster, atRKE, prose("today.rkeConfigCheck.script", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
 
 }
 
@@ -150,11 +150,11 @@ func (b *builder) installNew() Step {
 	rd := render{mode: renderer.ModeInstall}
 	return Step{
 		ID:       "install-ccm",
-		Title:    b.text("installNew.Title"),
-		Why:      b.text("installNew.Why"),
+		Title:    b.text("today.install-ccm.title"),
+		Why:      b.text("today.install-ccm.why"),
 		Commands: []Command{b.ccmUpgrade("Install the CCM", rd)},
 		Checks:   []Check{b.nodesInitialised()},
-		Rollback: Rollback{Description: b.text("installNew.Description"), Commands: []Command{b.uninstall()}},
+		Rollback: Rollback{Description: b.text("today.install-ccm.rollback.description"), Commands: []Command{b.uninstall()}},
 	}
 }
 
@@ -163,14 +163,14 @@ func (b *builder) installNew() Step {
 func (b *builder) installSwitch(expect string, more ...Command) Step {
 	s := b.installNew()
 	s.Commands = append([]Command{b.diff(render{mode: renderer.ModeInstall}), b.ccmUpgrade("Install the CCM", render{mode: renderer.ModeInstall})}, more...)
-	s.Checks = []Check{{Description: b.text("installSwitch.Description"), Command: b.checkRelease(), Expect: expect}}
+	s.Checks = []Check{{Description: b.text("today.installSwitch.description"), Command: b.checkRelease(), Expect: expect}}
 	return s
 }
 
 // drainDelete moves an agent's pods away and deletes its Node, so that its
 // kubelet registers it anew.
 func drainDelete() Command {
-	c := script(KindKubectl, atWorkstation, prose("drainDelete.script", nil), `
+	c := script(KindKubectl, atWorkstation, prose("today.drainDelete.script", nil), `
 kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
 kubectl delete node "$NODE"`)
 	c.Main = true
@@ -180,9 +180,9 @@ kubectl delete node "$NODE"`)
 // providerIDCheck reads a node's providerID after it registered again.
 func providerIDCheck() Check {
 	return Check{
-		Description: prose("providerIDCheck.Description", nil),
+		Description: prose("today.providerIDCheck.description", nil),
 		Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{"\n"}'`)),
-		Expect:      prose("providerIDCheck.Expect", nil),
+		Expect:      prose("today.providerIDCheck.expect", nil),
 	}
 }
 
@@ -190,14 +190,14 @@ func providerIDCheck() Check {
 func (b *builder) verifyAll() Step {
 	return Step{
 		ID:    "verify",
-		Title: b.text("verifyAll.Title"),
-		Why:   b.text("verifyAll.Why"),
+		Title: b.text("today.verify.title"),
+		Why:   b.text("today.verify.why"),
 		Checks: []Check{{
-			Description: b.text("verifyAll.Description"),
+			Description: b.text("today.verify.check.description"),
 			Command:     mainCheck(b.checkRelease()),
-			Expect:      b.text("verifyAll.Expect"),
+			Expect:      b.text("today.verify.check.expect"),
 		}},
-		Rollback: Rollback{Description: b.text("verifyAll.Description.2")},
+		Rollback: Rollback{Description: b.text("today.verify.rollback.description")},
 	}
 }
 
@@ -212,28 +212,28 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 	return Step{
 		ID:       "external-provider",
 		Title:    "Kubelets on --cloud-provider=external",
-		Why:      b.textWith("externalKubelets.Why", map[string]any{"extraWhy": extraWhy}),
-		Notes:    append(notes, b.text("externalKubelets.append")),
+		Why:      b.textWith("today.external-provider.why", map[string]any{"extraWhy": extraWhy}),
+		Notes:    append(notes, b.text("today.external-provider.notes")),
 		Snippets: snippets,
 		Commands: cmds,
 		Checks: []Check{{
 			Description: "The kubelets' flags",
 			Command:     b.checkRenderedWith(renderer.ModeInstall, nil),
-			Expect:      b.text("externalKubelets.Expect"),
+			Expect:      b.text("today.external-provider.check.expect"),
 		}},
-		Rollback: Rollback{Description: b.text("externalKubelets.Description"), Commands: rollback},
+		Rollback: Rollback{Description: b.text("today.external-provider.rollback.description"), Commands: rollback},
 	}
 }
 
 // rke2Kubelets restarts RKE2 with the configuration.
 func rke2Kubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, prose("rke2Kubelets.script", nil),
+	return snippets, script(KindNode, atEveryNode, prose("today.rke2Kubelets.script", nil),
 		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
 }
 
 // k3sKubelets restarts K3s with the configuration.
 func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, prose("k3sKubelets.script", nil),
+	return snippets, script(KindNode, atEveryNode, prose("today.k3sKubelets.script", nil),
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
 }
 
@@ -242,9 +242,9 @@ func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
 func kubeadmKubelets(b *builder, snippets []Snippet) ([]Snippet, Command) {
 	snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
 		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
-		Note:    b.text("kubeadmKubelets.Note")},
+		Note:    b.text("today.kubeadmKubelets.note")},
 		Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
-			Note: b.text("kubeadmKubelets.Note.2")})
+			Note: b.text("today.kubeadmKubelets.note.2")})
 	return snippets, script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
 }
 
@@ -260,82 +260,82 @@ var holdServices = render{mode: renderer.ModeInstall, extraArgs: []string{k3sHol
 func (b *builder) lbStep(why string) Step {
 	return Step{
 		ID:       "load-balancers",
-		Title:    b.text("lbStep.Title"),
+		Title:    b.text("today.load-balancers.title"),
 		Why:      why,
 		Commands: []Command{mainCmd(*b.lbServices())},
 		Checks: []Check{{
-			Description: b.text("lbStep.Description"),
-			Expect:      b.text("lbStep.Expect"),
+			Description: b.text("today.load-balancers.check.description"),
+			Expect:      b.text("today.load-balancers.check.expect"),
 		}},
 		Rollback: readOnly(),
 	}
 }
 
 func noProviderPlan(b *builder) distroPlan {
-	taint := script(KindKubectl, atWorkstation, b.text("noProviderPlan.script"),
+	taint := script(KindKubectl, atWorkstation, b.text("today.noProviderPlan.script"),
 		`kubectl taint node "$NODE" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule`)
 	taint.Main = true
 	taintStep := Step{
 		ID:       "initialise-nodes",
-		Title:    b.text("noProviderPlan.Title"),
-		Why:      b.text("noProviderPlan.Why"),
-		Notes:    []string{b.text("noProviderPlan.Notes")},
+		Title:    b.text("today.initialise-nodes.title"),
+		Why:      b.text("today.initialise-nodes.why"),
+		Notes:    []string{b.text("today.initialise-nodes.notes")},
 		Commands: []Command{taint},
 		Checks: []Check{
 			{
-				Description: b.text("noProviderPlan.Description"),
+				Description: b.text("today.initialise-nodes.check.description"),
 				Command:     ptr(script(KindKubectl, atWorkstation, "", `kubectl get node "$NODE" -o jsonpath='{.spec.providerID}{" "}{.spec.taints[*].key}{"\n"}'`)),
-				Expect:      b.text("noProviderPlan.Expect"),
+				Expect:      b.text("today.initialise-nodes.check.expect"),
 			},
 			b.nodesInitialised(),
 		},
-		Rollback: Rollback{Description: b.text("noProviderPlan.Description.2")},
+		Rollback: Rollback{Description: b.text("today.initialise-nodes.rollback.description")},
 	}
-	hold := b.ccmUpgrade(b.text("noProviderPlan.ccmUpgrade"), holdServices)
+	hold := b.ccmUpgrade(b.text("today.noProviderPlan.ccmUpgrade"), holdServices)
 	hold.Main = false
-	install := b.installSwitch(b.text("noProviderPlan.installSwitch"), hold)
+	install := b.installSwitch(b.text("today.noProviderPlan.installSwitch"), hold)
 	return switchPlan(b, switchParts{
-		title:         b.text("noProviderPlan.title"),
-		summary:       b.text("noProviderPlan.summary"),
-		beforeSummary: b.text("noProviderPlan.beforeSummary"),
-		duringSummary: b.text("noProviderPlan.duringSummary"),
-		expectNodes:   b.text("noProviderPlan.expectNodes"),
-		expectCheck:   b.text("noProviderPlan.expectCheck"),
-		tags:          b.text("noProviderPlan.tags"),
-		lbs:           b.text("noProviderPlan.lbs"),
+		title:         b.text("today.noProviderPlan.title"),
+		summary:       b.text("today.noProviderPlan.summary"),
+		beforeSummary: b.text("today.noProviderPlan.beforeSummary"),
+		duringSummary: b.text("today.noProviderPlan.duringSummary"),
+		expectNodes:   b.text("today.noProviderPlan.expectNodes"),
+		expectCheck:   b.text("today.noProviderPlan.expectCheck"),
+		tags:          b.text("today.noProviderPlan.tags"),
+		lbs:           b.text("today.noProviderPlan.lbs"),
 		install:       install,
 		nodes:         taintStep,
-		upgrade:       b.text("noProviderPlan.upgrade"),
+		upgrade:       b.text("today.noProviderPlan.upgrade"),
 	})
 }
 
 func rke2BuiltinPlan(b *builder) distroPlan {
 	reregister := Step{
 		ID:    "reregister-nodes",
-		Title: b.text("rke2BuiltinPlan.Title"),
-		Why:   b.text("rke2BuiltinPlan.Why"),
+		Title: b.text("today.reregister-nodes.title"),
+		Why:   b.text("today.reregister-nodes.why"),
 		Notes: []string{
-			b.text("rke2BuiltinPlan.Notes"),
-			b.text("rke2BuiltinPlan.Notes.2"),
+			b.text("today.reregister-nodes.notes"),
+			b.text("today.reregister-nodes.notes.2"),
 		},
 		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart rke2-agent")},
 		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
-		Rollback: Rollback{Description: b.text("rke2BuiltinPlan.Description")},
+		Rollback: Rollback{Description: b.text("today.reregister-nodes.rollback.description")},
 	}
-	install := b.installSwitch(b.text("rke2BuiltinPlan.installSwitch"))
+	install := b.installSwitch(b.text("today.rke2BuiltinPlan.installSwitch"))
 	return switchPlan(b, switchParts{
-		title:         b.text("rke2BuiltinPlan.title"),
-		summary:       b.text("rke2BuiltinPlan.summary"),
-		beforeSummary: b.text("rke2BuiltinPlan.beforeSummary"),
-		duringSummary: b.text("rke2BuiltinPlan.duringSummary"),
-		expectNodes:   b.text("rke2BuiltinPlan.expectNodes"),
-		expectCheck:   b.text("rke2BuiltinPlan.expectCheck"),
-		tags:          b.text("rke2BuiltinPlan.tags"),
-		lbs:           b.text("rke2BuiltinPlan.lbs"),
-		kubelets:      b.text("rke2BuiltinPlan.kubelets"),
+		title:         b.text("today.rke2BuiltinPlan.title"),
+		summary:       b.text("today.rke2BuiltinPlan.summary"),
+		beforeSummary: b.text("today.rke2BuiltinPlan.beforeSummary"),
+		duringSummary: b.text("today.rke2BuiltinPlan.duringSummary"),
+		expectNodes:   b.text("today.rke2BuiltinPlan.expectNodes"),
+		expectCheck:   b.text("today.rke2BuiltinPlan.expectCheck"),
+		tags:          b.text("today.rke2BuiltinPlan.tags"),
+		lbs:           b.text("today.rke2BuiltinPlan.lbs"),
+		kubelets:      b.text("today.rke2BuiltinPlan.kubelets"),
 		install:       install,
 		nodes:         reregister,
-		upgrade:       b.text("rke2BuiltinPlan.upgrade"),
+		upgrade:       b.text("today.rke2BuiltinPlan.upgrade"),
 	})
 }
 
@@ -366,7 +366,7 @@ func switchPlan(b *builder, p switchParts) distroPlan {
 		summary:       p.summary,
 		beforeSummary: p.beforeSummary,
 		duringSummary: p.duringSummary,
-		afterSummary:  b.text("switchPlan.afterSummary"),
+		afterSummary:  b.text("today.switchPlan.afterSummary"),
 		before: []Step{
 			b.preflight(p.expectNodes, p.expectCheck),
 			b.iam("", true),
