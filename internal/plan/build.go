@@ -225,11 +225,11 @@ func (b *builder) diff(rd render) Command {
 	if rd.reset {
 		argv = append(argv, "--reset-options")
 	}
-	return run(KindRenderer, atWorkstation, b.text("build.diff.run"), argv...)
+	return run(KindRenderer, atWorkstation, b.text("build.diff"), argv...)
 }
 
 func (b *builder) uninstall() Command {
-	return run(KindRenderer, atWorkstation, b.text("build.uninstall.run"),
+	return run(KindRenderer, atWorkstation, b.text("build.uninstall"),
 		"helm", "uninstall", b.r.Release, "--namespace", b.r.Namespace, "--wait")
 }
 
@@ -345,7 +345,7 @@ func (b *builder) lbServices() *Command {
 // mirrorPodRouteFlags shows the controller managers' route flags, read off
 // their static pods' mirror pods (RKE2, kubeadm).
 func mirrorPodRouteFlags() Command {
-	return script(KindKubectl, atWorkstation, prose("build.mirrorPodRouteFlags.script", nil), `
+	return script(KindKubectl, atWorkstation, prose("build.mirrorPodRouteFlags", nil), `
 kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
   | grep -o -e '--allocate-node-cidrs=[a-z]*' -e '--configure-cloud-routes=[a-z]*' -e '--cluster-cidr=[^" ]*' | sort | uniq -c`)
 }

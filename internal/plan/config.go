@@ -139,17 +139,17 @@ func rke2ConfigNotes(minor int) []string {
 	var notes []string
 	switch {
 	case all:
-		notes = append(notes, prose("config.rke2ConfigNotes.append", nil))
+		notes = append(notes, prose("config.rke2ConfigNotes.notes", nil))
 	case first != "":
-		notes = append(notes, prose("config.rke2ConfigNotes.append.2", textData{Args: map[string]any{"first": first, "rke2NoOpAWSSource": rke2NoOpAWS.Source}}))
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.2", textData{Args: map[string]any{"first": first, "rke2NoOpAWSSource": rke2NoOpAWS.Source}}))
 	default:
-		notes = append(notes, prose("config.rke2ConfigNotes.append.3", nil))
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.3", nil))
 	}
 	notes = append(notes,
-		prose("config.rke2ConfigNotes.append.4", textData{Args: map[string]any{"disableCCMNoteMinor": disableCCMNote(minor)}}),
-		prose("config.rke2ConfigNotes.append.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
-		prose("config.rke2ConfigNotes.append.6", textData{Args: map[string]any{"mustChangeRke2NodeExternalIpSource": mustChange("rke2", "node-external-ip").Source}}),
-		prose("config.rke2ConfigNotes.append.7", textData{Args: map[string]any{"rke2NoOpAWSReleasesOf": rke2NoOpAWS.ReleasesOf()}}),
+		prose("config.rke2ConfigNotes.notes.4", textData{Args: map[string]any{"disableCCMNoteMinor": disableCCMNote(minor)}}),
+		prose("config.rke2ConfigNotes.notes.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
+		prose("config.rke2ConfigNotes.notes.6", textData{Args: map[string]any{"mustChangeRke2NodeExternalIpSource": mustChange("rke2", "node-external-ip").Source}}),
+		prose("config.rke2ConfigNotes.notes.7", textData{Args: map[string]any{"rke2NoOpAWSReleasesOf": rke2NoOpAWS.ReleasesOf()}}),
 	)
 	return notes
 }
@@ -160,7 +160,7 @@ func disableCCMNote(minor int) string {
 	if minor >= c.Minor {
 		return c.Says + " (" + c.Source + ")."
 	}
-	return prose("config.disableCCMNote.text", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
+	return prose("config.disableCCMNote", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
 }
 
 // k3sConfig is config.yaml of a K3s server or agent on the external
@@ -177,9 +177,9 @@ func k3sConfig(server bool) rke2Config {
 // k3sConfigNotes are what K3s's configuration rests on.
 func k3sConfigNotes() []string {
 	return []string{
-		prose("config.k3sConfigNotes.item", nil),
-		prose("config.k3sConfigNotes.item.2", nil),
-		prose("config.k3sConfigNotes.item.3", nil),
+		prose("config.k3sConfigNotes", nil),
+		prose("config.k3sConfigNotes.2", nil),
+		prose("config.k3sConfigNotes.3", nil),
 	}
 }
 
@@ -220,10 +220,10 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	api := kubeadmAPI(r.minor)
 	notes := []string{
-		b.textWith("config.kubeadmClusterConfig.item", map[string]any{"api": api, "mustChangeKubeadmKubeadmK8sIoV1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
-		b.text("config.kubeadmClusterConfig.item.2"),
-		b.text("config.kubeadmClusterConfig.item.3"),
-		b.text("config.kubeadmClusterConfig.item.4"),
+		b.textWith("config.kubeadmClusterConfig.notes", map[string]any{"api": api, "mustChangeKubeadmKubeadmK8sIoV1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
+		b.text("config.kubeadmClusterConfig.notes.2"),
+		b.text("config.kubeadmClusterConfig.notes.3"),
+		b.text("config.kubeadmClusterConfig.notes.4"),
 	}
 	return []Snippet{
 		{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
@@ -239,7 +239,7 @@ func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
 			Note: b.textWith("config.rkeClusterConfig.note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
-		[]string{b.text("config.rkeClusterConfig.item"),
-			b.text("config.rkeClusterConfig.item.2")}
+		[]string{b.text("config.rkeClusterConfig"),
+			b.text("config.rkeClusterConfig.2")}
 
 }

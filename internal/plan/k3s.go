@@ -10,12 +10,12 @@ const k3sHoldServices = "--set-arg=controllers=*,-service"
 
 func k3sPlan(b *builder) distroPlan {
 	r := b.r
-	restart := script(KindNode, atEveryNode, b.text("k3s.script"),
+	restart := script(KindNode, atEveryNode, b.text("k3s.restart"),
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
-	restartServers := script(KindNode, atControlPlane, b.text("k3s.script.2"), "sudo systemctl restart k3s")
-	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", b.text("k3s.kubeletNotExternal"))
+	restartServers := script(KindNode, atControlPlane, b.text("k3s.restartServers"), "sudo systemctl restart k3s")
+	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", b.text("k3s.nodeArgsExternal.kubeletNotExternal"))
 
-	imds := script(KindNode, atEveryNode, b.text("k3s.script.3"), `
+	imds := script(KindNode, atEveryNode, b.text("k3s.imds"), `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')
 for p in local-hostname instance-id placement/availability-zone; do
   printf '%s: %s\n' "$p" "$(curl -s -H "X-aws-ec2-metadata-token: $TOKEN" "http://169.254.169.254/latest/meta-data/$p")"
@@ -79,7 +79,7 @@ done`)
 				lineComment("spec.rkeConfig.machineSelectorConfig.0.config.kubelet-arg.1", 5, "added")), Note: b.text("k3s.disable-k3s-ccm.snippet.note")},
 		},
 		Commands: []Command{
-			selectorEntries(b.text("k3s.disable-k3s-ccm.command")),
+			selectorEntries(b.text("k3s.disable-k3s-ccm.command.selectorEntries")),
 			mainCmd(restart),
 		},
 		Checks: []Check{nodeArgsExternal},
@@ -94,7 +94,7 @@ done`)
 		ID:       "install-ccm",
 		Title:    b.text("k3s.install-ccm.title"),
 		Why:      b.text("k3s.install-ccm.why"),
-		Commands: []Command{b.diff(hold), b.ccmUpgrade(b.text("k3s.install-ccm.command"), hold)},
+		Commands: []Command{b.diff(hold), b.ccmUpgrade(b.text("k3s.install-ccm.command.ccmUpgrade"), hold)},
 		Checks: []Check{{
 			Description: b.text("k3s.install-ccm.check.description"),
 			Command:     b.checkRelease(),
@@ -138,8 +138,8 @@ done`)
 		Commands: []Command{
 			restartServers,
 			b.diff(elbs),
-			b.ccmUpgrade(b.text("k3s.load-balancers.command"), elbs),
-			run(KindKubectl, atWorkstation, b.text("k3s.load-balancers.command.2"), "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel),
+			b.ccmUpgrade(b.text("k3s.load-balancers.command.ccmUpgrade"), elbs),
+			run(KindKubectl, atWorkstation, b.text("k3s.load-balancers.command"), "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel),
 		},
 		Checks: []Check{{
 			Description: "Load balancers",
@@ -163,29 +163,29 @@ done`)
 	}
 
 	snapshot := func(name string) Command {
-		return script(KindNode, atControlPlane, b.text("k3s.script.4"), "sudo k3s etcd-snapshot save --name "+name)
+		return script(KindNode, atControlPlane, b.text("k3s.snapshot"), "sudo k3s etcd-snapshot save --name "+name)
 	}
 	restore := b.text("k3s.restore")
 
 	before := []Step{
-		b.preflight(b.text("k3s.preflight"),
-			b.text("k3s.preflight.2")),
-		b.hostnameLabel(b.text("k3s.hostnameLabel")),
+		b.preflight(b.text("k3s.before.preflight"),
+			b.text("k3s.before.preflight.2")),
+		b.hostnameLabel(b.text("k3s.before.hostnameLabel")),
 		identity,
 		b.iam("", true),
-		b.clusterTags(b.text("k3s.clusterTags")),
+		b.clusterTags(b.text("k3s.before.clusterTags")),
 	}
 	if r.CloudConfig {
-		before = append(before, b.cloudConfig(b.text("k3s.cloudConfig"), nil))
+		before = append(before, b.cloudConfig(b.text("k3s.before.cloudConfig"), nil))
 	}
 	before = append(before,
 		lbInventory,
-		b.ebsCSI(b.text("k3s.ebsCSI")),
-		b.ecr(b.text("k3s.ecr"),
+		b.ebsCSI(b.text("k3s.before.ebsCSI")),
+		b.ecr(b.text("k3s.before.ecr"),
 			"/var/lib/rancher/credentialprovider/bin",
 			[]Snippet{{
 				File: "/var/lib/rancher/credentialprovider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-				Note: b.text("k3s.note"),
+				Note: b.text("k3s.before.note"),
 			}}, []Command{restart}),
 		b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
 	)
@@ -199,7 +199,7 @@ done`)
 		before:        before,
 		during:        []Step{disable, install, reregister, lbSwitch, verify},
 		after: []Step{
-			b.upgrade(b.text("k3s.after"), nil),
+			b.upgrade(b.text("k3s.after.upgrade"), nil),
 		},
 	}
 }

@@ -30,7 +30,7 @@ type kubeadmVolume struct {
 }
 
 func kubeadmLeader(b *builder) leaderParts {
-	editConfig := run(KindCluster, atWorkstation, b.text("kubeadm.run"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
+	editConfig := run(KindCluster, atWorkstation, b.text("kubeadm.editConfig"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
 	// of the ConfigMap. With a ClusterConfiguration alone kubeadm defaults
 	// an InitConfiguration and detects localAPIEndpoint.advertiseAddress
@@ -39,11 +39,11 @@ func kubeadmLeader(b *builder) leaderParts {
 	// from the flags kubeadm wrote from it into the current manifest.
 	regenerate := func(components ...string) Command {
 		s := "sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \\\n  -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
-		cfg, desc := "cluster-configuration.yaml", b.text("kubeadm.text")
+		cfg, desc := "cluster-configuration.yaml", b.text("kubeadm.cfg")
 		if slices.Contains(components, "apiserver") {
 			s += apiServerEndpoint
 			cfg = "kubeadm-config.yaml"
-			desc = b.text("kubeadm.text.2")
+			desc = b.text("kubeadm.desc")
 		}
 		for _, c := range components {
 			s += "sudo kubeadm init phase control-plane " + c + " --config " + cfg + "\n"
@@ -152,7 +152,7 @@ sudo systemctl restart kubelet`),
 		ecrFlags += " --feature-gates=" + g
 	}
 	snapshot := func(name string) Command {
-		return script(KindKubectl, atWorkstation, b.text("kubeadm.script"), fmt.Sprintf(`
+		return script(KindKubectl, atWorkstation, b.text("kubeadm.snapshot"), fmt.Sprintf(`
 kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.1:2379 \
   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
   --key=/etc/kubernetes/pki/etcd/server.key snapshot save /var/lib/etcd/%s.db`, name))

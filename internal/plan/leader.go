@@ -67,7 +67,7 @@ func leaderMigrationPlan(b *builder, p leaderParts) distroPlan {
 		b.ebsCSI(ebsWhy(r.minor)),
 		b.ecr(ecrInTree(r.minor), p.ecrBinDir, p.ecrSnippets, p.ecrApply),
 		b.grantLease(),
-		b.etcdSnapshot(b.text("leader.etcdSnapshot"), p.snapshot("pre-leader-migration"), p.restore),
+		b.etcdSnapshot(b.text("leader.before.etcdSnapshot"), p.snapshot("pre-leader-migration"), p.restore),
 		b.kcmLeaderMigration(p.kcm),
 		b.installMigrate(),
 	)

@@ -52,7 +52,7 @@ type controllerLeader struct {
 func (b *builder) customLease() bool { return b.r.LeaderName != renderer.DefaultLeaderName }
 
 func (b *builder) kcmConfigNote() string {
-	return b.text("rke.kcmConfigNote.text")
+	return b.text("rke.kcmConfigNote")
 }
 
 // rkeClusterYML is the part of RKE1's cluster.yml the leader migration
@@ -108,13 +108,13 @@ done`, containers, flags))
 	if b.customLease() {
 		kcmArgs["leader-migration-config"] = kcmConfigPath
 		kcmSnippets = append(kcmSnippets, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: b.text("rke.note")})
+			Note: b.text("rke.kcmSnippets.note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: yamlOf(rkeClusterYML{CloudProvider: &rkeCloudProvider{Name: "aws"}, Services: rkeServices("kube-controller", kcmArgs)},
 		lineComment("cloud_provider.name", 12, "unchanged, awsCloudProvider included")),
-		Note: b.text("rke.note.2")}}, kcmSnippets...)
-	kcmNotes = append(kcmNotes, b.text("rke.append"))
+		Note: b.text("rke.kcmSnippets.note.2")}}, kcmSnippets...)
+	kcmNotes = append(kcmNotes, b.text("rke.kcmNotes"))
 	kcm := Step{
 		Why:      b.text("rke.kcm.why"),
 		Notes:    kcmNotes,
@@ -131,7 +131,7 @@ done`, containers, flags))
 		},
 	}
 
-	imds := script(KindNode, atEveryNode, b.text("rke.script"), `
+	imds := script(KindNode, atEveryNode, b.text("rke.imds"), `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
 curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta-data/hostname; echo`)
 	imds.Main = true
@@ -194,10 +194,10 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 
 	var rkeCleanup []Command
 	if b.customLease() {
-		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, b.text("rke.script.2"), "sudo rm "+kcmConfigPath))
+		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, b.text("rke.rkeCleanup"), "sudo rm "+kcmConfigPath))
 	}
 	snapshot := func(name string) Command {
-		return run(KindCluster, atRKE, b.text("rke.run"), "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
+		return run(KindCluster, atRKE, b.text("rke.snapshot"), "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
 	}
 	restore := b.text("rke.restore")
 
@@ -249,7 +249,7 @@ func rkeUpgradeNotes(minor int) []string {
 		lines += fmt.Sprintf("1.%d: rke %s", m, rkeLineFor[m])
 	}
 	return []string{
-		prose("rke.item", textData{Args: map[string]any{"lines": lines}}),
-		prose("rke.item.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
+		prose("rke.rkeUpgradeNotes", textData{Args: map[string]any{"lines": lines}}),
+		prose("rke.rkeUpgradeNotes.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
 	}
 }

@@ -82,7 +82,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 }
 
 func rke2Leader(b *builder) leaderParts {
-	editCluster := script(KindCluster, atRancher, b.text("rke2.script"),
+	editCluster := script(KindCluster, atRancher, b.text("rke2.editCluster"),
 		`kubectl -n fleet-default edit clusters.provisioning.cattle.io "$CLUSTER_NAME"`)
 	kcmArgs := func(want string) *Command {
 		c := script(KindKubectl, atWorkstation, "", fmt.Sprintf(`
@@ -90,13 +90,13 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 		return &c
 	}
 	cloudProviderName := Check{
-		Description: b.text("rke2.description"),
+		Description: b.text("rke2.cloudProviderName.description"),
 		Command: ptr(script(KindCluster, atRancher, "", `
 kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
   -o jsonpath='{.spec.rkeConfig.machineGlobalConfig.cloud-provider-name}{"\n"}'`)),
-		Expect: b.text("rke2.expect"),
+		Expect: b.text("rke2.cloudProviderName.expect"),
 	}
-	kubeletExternal := kubeletNotExternal("rke2", "RKE2", b.text("rke2.kubeletNotExternal"))
+	kubeletExternal := kubeletNotExternal("rke2", "RKE2", b.text("rke2.kubeletExternal.kubeletNotExternal"))
 
 	kcmItems := []string{"enable-leader-migration=true"}
 	var kcmSnippetsExtra []Snippet
@@ -106,12 +106,12 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		kcmItems = append(kcmItems, "leader-migration-config="+kcmConfigPath)
 		mount = []string{kcmConfigPath + ":" + kcmConfigPath + ":ro"}
 		kcmSnippetsExtra = append(kcmSnippetsExtra, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: b.text("rke2.note")})
+			Note: b.text("rke2.kcmSnippetsExtra.note")})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmNotes = append(kcmNotes,
-		b.text("rke2.append"),
-		b.text("rke2.append.2"),
+		b.text("rke2.kcmNotes"),
+		b.text("rke2.kcmNotes.2"),
 	)
 	kcm := Step{
 		Why:   b.text("rke2.kcm.why"),
@@ -154,7 +154,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 					"with cloud-provider=external added to each of those lists"),
 			Note: b.text("rke2.switch.snippet.note"),
 		}},
-		Commands: []Command{selectorEntries(b.text("rke2.switch.command")), mainCmd(editCluster)},
+		Commands: []Command{selectorEntries(b.text("rke2.switch.command.selectorEntries")), mainCmd(editCluster)},
 		Checks: []Check{
 			cloudProviderName,
 			{Description: b.text("rke2.switch.check.description"), Command: b.checkRelease(), Expect: b.handoverExpect()},
@@ -168,17 +168,17 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 
 	var cleanupCmds []Command
 	if b.customLease() {
-		cleanupCmds = append(cleanupCmds, script(KindNode, atControlPlane, b.text("rke2.script.2"), "sudo rm "+kcmConfigPath))
+		cleanupCmds = append(cleanupCmds, script(KindNode, atControlPlane, b.text("rke2.cleanupCmds"), "sudo rm "+kcmConfigPath))
 	}
-	snapshot := script(KindCluster, atRancher, b.text("rke2.script.3"), `
+	snapshot := script(KindCluster, atRancher, b.text("rke2.snapshot"), `
 gen=$(kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.etcdSnapshotCreate.generation}')
 kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" --type merge \
   -p "{\"spec\":{\"rkeConfig\":{\"etcdSnapshotCreate\":{\"generation\":$((gen + 1))}}}}"`)
 	restore := b.text("rke2.restore")
 
 	rke2Notes := []string{
-		b.textWith("rke2.item", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
-		b.text("rke2.item.2"),
+		b.textWith("rke2.rke2Notes", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
+		b.text("rke2.rke2Notes.2"),
 	}
 	return leaderParts{
 		title:         b.text("rke2.title"),
@@ -226,6 +226,6 @@ func rke2UpgradeSnippets() []Snippet {
 			DisableCloudController bool `yaml:"disable-cloud-controller"`
 		}{true, true}, rke2Entries(false),
 			lineComment("spec.rkeConfig.machineGlobalConfig.node-name-from-cloud-provider-metadata", 3, "instead of cloud-provider-name: aws")),
-		Note: prose("rke2.note.2", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
+		Note: prose("rke2.note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
 	}}
 }

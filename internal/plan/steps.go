@@ -44,8 +44,8 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 	r := b.r
 	mode := b.firstMode()
 	cmds := append([]Command{
-		run(KindKubectl, atWorkstation, b.text("steps.preflight.run"), "kubectl", "version"),
-		script(KindKubectl, atWorkstation, b.text("steps.preflight.script"),
+		run(KindKubectl, atWorkstation, b.text("steps.preflight.cmds"), "kubectl", "version"),
+		script(KindKubectl, atWorkstation, b.text("steps.preflight.cmds.2"),
 			shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 	}, extra...)
 	return Step{
@@ -67,7 +67,7 @@ func defaultChartImage(chartVersion string) string {
 	if tag, ok := upstream.DefaultImageTag(chartVersion); ok {
 		return tag
 	}
-	return prose("steps.defaultChartImage.text", nil)
+	return prose("steps.defaultChartImage", nil)
 }
 
 // hostnameLabel finds what depends on the kubernetes.io/hostname label,
@@ -111,22 +111,22 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{
-		b.text("steps.iam.item"),
-		b.text("steps.iam.item.2"),
+		b.text("steps.iam.notes"),
+		b.text("steps.iam.notes.2"),
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: b.text("steps.iam.note")}}
-	attach := []Command{(script(KindAWS, atAWS, b.text("steps.iam.script"),
+		Note: b.text("steps.iam.snippets.note")}}
+	attach := []Command{(script(KindAWS, atAWS, b.text("steps.iam.attach"),
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
 	why := fmt.Sprintf("The CCM calls AWS with the credentials of the instance it runs on, a control-plane node, and "+
 		"kubernetes/cloud-provider-aws docs/prerequisites.md at %s lists what its control-plane policy allows; %s. A "+
 		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
 	if k3s {
-		why += b.textWith("steps.iam.text", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
+		why += b.textWith("steps.iam.why", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
-			Note: b.text("steps.iam.note.2")})
-		notes = append(notes, b.text("steps.iam.append"))
+			Note: b.text("steps.iam.snippets.note.2")})
+		notes = append(notes, b.text("steps.iam.notes.3"))
 	} else {
 		why += who
 	}
@@ -206,7 +206,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		}
 		v2 = append(v2, `"`+n.ServiceID+`"`)
 	}
-	why := b.textWith("steps.cloudConfig.text", map[string]any{"sDKv2Releases": upstream.SDKv2Releases(), "source": source, "v1": strings.Join(v1, ", "), "v2": strings.Join(v2, ", ")})
+	why := b.textWith("steps.cloudConfig.why", map[string]any{"sDKv2Releases": upstream.SDKv2Releases(), "source": source, "v1": strings.Join(v1, ", "), "v2": strings.Join(v2, ", ")})
 	step := Step{
 		ID:    "cloud-config",
 		Title: b.text("steps.cloud-config.title"),
@@ -220,8 +220,8 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		read.Main = true
 		step.Commands = []Command{*read}
 		step.Checks = []Check{{
-			Description: b.text("steps.cloudConfig.description"),
-			Expect:      b.text("steps.cloudConfig.expect"),
+			Description: b.text("steps.cloudConfig.check.description"),
+			Expect:      b.text("steps.cloudConfig.check.expect"),
 		}}
 		step.Rollback = readOnly()
 		return step
@@ -233,7 +233,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 				Metadata: objectMeta{Name: "aws-cloud-config", Namespace: ns},
 				Data: map[string]string{"cloud.conf": "[Global]\n# the settings of the in-tree provider's file, e.g.\nKubernetesClusterID = my-cluster\n" +
 					"# each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID\n" + serviceOverrides()}}),
-			Note: b.text("steps.cloudConfig.note"),
+			Note: b.text("steps.cloudConfig.snippet.note"),
 		},
 		{
 			File: cloudConfigValues, Language: "yaml",
@@ -241,17 +241,17 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 				ExtraVolumes:      []configMapVolume{{Name: "aws-cloud-config", ConfigMap: objectMeta{Name: "aws-cloud-config"}}},
 				ExtraVolumeMounts: []volumeMount{{Name: "aws-cloud-config", MountPath: cloudConfigMount, ReadOnly: true}},
 			}),
-			Note: b.text("steps.cloudConfig.note.2"),
+			Note: b.text("steps.cloudConfig.snippet.note.2"),
 		},
 	}
-	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cloudConfig.run"), "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cloudConfig.command"), "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
 	if read != nil {
 		step.Commands = append([]Command{*read}, step.Commands...)
 	}
 	step.Checks = []Check{{
 		Description: "The ConfigMap",
 		Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
-		Expect:      b.text("steps.cloudConfig.expect.2"),
+		Expect:      b.text("steps.cloudConfig.check.expect.2"),
 	}}
 	return step
 }
@@ -272,9 +272,9 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 		Rollback: readOnly(),
 	}
 	if b.r.ClusterCIDR != "" {
-		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.expect")}}
+		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.check.expect")}}
 	} else {
-		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.expect.2")}}
+		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.check.expect.2")}}
 	}
 	return s
 }
@@ -283,11 +283,11 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 func ebsWhy(minor int) string {
 	switch {
 	case csiMigrationLocked(minor):
-		return prose("steps.ebsWhy.text", textData{Args: map[string]any{"minor": minor}})
+		return prose("steps.ebsWhy", textData{Args: map[string]any{"minor": minor}})
 	case csiMigrationDefaultOn(minor):
-		return prose("steps.ebsWhy.text.2", textData{Args: map[string]any{"minor": minor}})
+		return prose("steps.ebsWhy.2", textData{Args: map[string]any{"minor": minor}})
 	}
-	return prose("steps.ebsWhy.text.3", textData{Args: map[string]any{"minor": minor}})
+	return prose("steps.ebsWhy.3", textData{Args: map[string]any{"minor": minor}})
 }
 
 // ebsCSI checks that EBS volumes do not depend on the in-tree plugin.
@@ -399,10 +399,10 @@ func (b *builder) ecrFeatureGate() string {
 // ecr sets up the kubelet's image credential provider for ECR.
 func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) Step {
 	notes := []string{
-		b.textWith("steps.ecr.item", map[string]any{"ecrPluginAPIMinor": ecrPluginAPI(b.r.minor)}),
+		b.textWith("steps.ecr.notes", map[string]any{"ecrPluginAPIMinor": ecrPluginAPI(b.r.minor)}),
 	}
 	if g := b.ecrFeatureGate(); g != "" {
-		notes = append(notes, b.textWith("steps.ecr.append", map[string]any{"g": g}))
+		notes = append(notes, b.textWith("steps.ecr.notes.2", map[string]any{"g": g}))
 	}
 	if len(apply) > 0 {
 		apply[0].Main = true
@@ -430,14 +430,14 @@ printf '{"apiVersion":"%s","kind":"CredentialProviderRequest","image":"%%s"}' "$
 
 // ecrInTree says why the plugin must be in place before 1.27.
 func ecrInTree(minor int) string {
-	return prose("steps.ecrInTree.text", textData{Args: map[string]any{"minor": minor}})
+	return prose("steps.ecrInTree", textData{Args: map[string]any{"minor": minor}})
 }
 
 func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
-		return prose("steps.ecrUpgradeNote.text", textData{Args: map[string]any{"ecrPluginAPILastInTree": ecrPluginAPI(lastInTree + 1)}})
+		return prose("steps.ecrUpgradeNote", textData{Args: map[string]any{"ecrPluginAPILastInTree": ecrPluginAPI(lastInTree + 1)}})
 	}
-	return prose("steps.ecrUpgradeNote.text.2", nil)
+	return prose("steps.ecrUpgradeNote.2", nil)
 }
 
 // grantLease lets the in-tree controller manager take the migration lease.
@@ -487,15 +487,15 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 // on in the in-tree controller manager.
 func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.ID = "kcm-leader-migration"
-	s.Title = b.text("steps.kcmLeaderMigration.text")
+	s.Title = b.text("steps.kcmLeaderMigration.title")
 	s.Why = fmt.Sprintf("With --enable-leader-migration the in-tree controller manager runs its cloud controllers "+
 		"(cloud-node-lifecycle, service and route, as a 1.%d controller manager names them) only while it holds the "+
 		"Lease %s; its other controllers stay under its own lease. From now on that lease decides which controller "+
 		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
 	s.Checks = append(s.Checks, Check{
-		Description: b.text("steps.kcmLeaderMigration.description"),
+		Description: b.text("steps.kcmLeaderMigration.check.description"),
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
-		Expect:      b.text("steps.kcmLeaderMigration.expect"),
+		Expect:      b.text("steps.kcmLeaderMigration.check.expect"),
 	})
 	return s
 }
@@ -507,7 +507,7 @@ func (b *builder) installMigrate() Step {
 		ID:       "install-ccm",
 		Title:    b.text("steps.install-ccm.title"),
 		Why:      b.text("steps.install-ccm.why"),
-		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("steps.install-ccm.command"), rd)},
+		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("steps.install-ccm.command.ccmUpgrade"), rd)},
 		Checks: []Check{{
 			Description: b.text("steps.install-ccm.check.description"),
 			Command:     b.checkReleaseHolding(holderKCM),
@@ -522,7 +522,7 @@ func (b *builder) installMigrate() Step {
 
 // handoverExpect is what check shows while the control plane is switched.
 func (b *builder) handoverExpect() string {
-	return b.text("steps.handoverExpect.text")
+	return b.text("steps.handoverExpect")
 }
 
 // verifyHandover checks that the CCM runs the cloud controllers.
@@ -567,8 +567,8 @@ func (b *builder) installMode() Step {
 func (b *builder) cleanup(extra ...Command) Step {
 	r := b.r
 	cmds := []Command{
-		mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cleanup.run"), "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
-		run(KindKubectl, atWorkstation, b.text("steps.cleanup.run.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
+		mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cleanup.cmds"), "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
+		run(KindKubectl, atWorkstation, b.text("steps.cleanup.cmds.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
 	}
 	return Step{
 		ID:       "cleanup",
@@ -585,12 +585,12 @@ func (b *builder) cleanup(extra ...Command) Step {
 func (b *builder) upgradeNotes() []string {
 	r := b.r
 	notes := []string{
-		b.text("steps.upgradeNotes.item"),
-		b.text("steps.upgradeNotes.item.2"),
+		b.text("steps.upgradeNotes.notes"),
+		b.text("steps.upgradeNotes.notes.2"),
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
-		notes = append(notes, b.textWith("steps.upgradeNotes.append", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
+		notes = append(notes, b.textWith("steps.upgradeNotes.notes.3", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
 	}
 	return notes
 }
@@ -606,10 +606,10 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	if ok {
 		cmds = append(cmds, b.upgrade1(next, tag))
 		if r.Helm {
-			notes = append(notes, b.text("steps.upgrade.append"))
+			notes = append(notes, b.text("steps.upgrade.notes"))
 		}
 	} else {
-		notes = append(notes, b.textWith("steps.upgrade.append.2", map[string]any{"next": next}))
+		notes = append(notes, b.textWith("steps.upgrade.notes.2", map[string]any{"next": next}))
 	}
 	gate := b.checkRelease()
 	if len(cmds) == 0 {

@@ -46,14 +46,14 @@ func (b *builder) versionNotes(cited []string) []string {
 			if slices.ContainsFunc(cited, func(n string) bool { return strings.Contains(n, ch.Source) }) {
 				continue
 			}
-			notes = append(notes, b.textWith("today.versionNotes.append", map[string]any{"chComponent": ch.Component, "chEffect": ch.Effect, "chOption": ch.Option, "chReleasesOf": ch.ReleasesOf(), "chSays": ch.Says, "chSource": ch.Source}))
+			notes = append(notes, b.textWith("today.versionNotes.notes", map[string]any{"chComponent": ch.Component, "chEffect": ch.Effect, "chOption": ch.Option, "chReleasesOf": ch.ReleasesOf(), "chSays": ch.Says, "chSource": ch.Source}))
 		}
 	}
 	for _, d := range releases.DefectsOf(b.r.tag) {
-		notes = append(notes, b.textWith("today.versionNotes.append.2", map[string]any{"dFixedIn": d.FixedIn, "dFlag": d.Flag, "dSource": d.Source, "dSummary": d.Summary}))
+		notes = append(notes, b.textWith("today.versionNotes.notes.2", map[string]any{"dFixedIn": d.FixedIn, "dFlag": d.Flag, "dSource": d.Source, "dSummary": d.Summary}))
 	}
 	if m, ok := releases.Of(b.r.minor); ok && m.Unpromoted && m.Latest == b.r.tag {
-		notes = append(notes, b.textWith("today.versionNotes.append.3", map[string]any{"imageRepo": ImageRepo}))
+		notes = append(notes, b.textWith("today.versionNotes.notes.3", map[string]any{"imageRepo": ImageRepo}))
 	}
 	return notes
 }
@@ -101,11 +101,11 @@ func newClusterPlan(b *builder) distroPlan {
 		}},
 		Rollback: Rollback{Description: b.text("today.create.rollback.description")},
 	}
-	tags := byHand(b.clusterTags(b.text("today.newClusterPlan.clusterTags")))
+	tags := byHand(b.clusterTags(b.text("today.newClusterPlan.tags.clusterTags")))
 	tags.Commands[0].Main = true
 	before := []Step{byHand(b.iam("", true)), tags}
 	if r.CloudConfig {
-		before = append(before, b.cloudConfig(b.text("today.newClusterPlan.cloudConfig"), nil))
+		before = append(before, b.cloudConfig(b.text("today.newClusterPlan.before.cloudConfig"), nil))
 	}
 	before = append(before, configure)
 	return distroPlan{
@@ -118,7 +118,7 @@ func newClusterPlan(b *builder) distroPlan {
 		afterSummary:  b.text("today.newClusterPlan.afterSummary"),
 		before:        before,
 		during:        []Step{create, b.installNew(), b.verifyAll()},
-		after:         []Step{b.upgrade(b.text("today.newClusterPlan.after"), nil)},
+		after:         []Step{b.upgrade(b.text("today.newClusterPlan.after.upgrade"), nil)},
 	}
 }
 
@@ -127,21 +127,21 @@ func newClusterPlan(b *builder) distroPlan {
 func (b *builder) configCheck() Command { return parts[b.r.Distro].configCheck(b) }
 
 func rke2ConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, prose("today.rke2ConfigCheck.script", nil),
+	return script(KindNode, atEveryNode, prose("today.rke2ConfigCheck", nil),
 		`sudo grep -h -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)' /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null`)
 }
 
 func k3sConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, prose("today.k3sConfigCheck.script", nil),
+	return script(KindNode, atEveryNode, prose("today.k3sConfigCheck", nil),
 		`sudo grep -h -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)' /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null`)
 }
 
 func kubeadmConfigCheck(*builder) Command {
-	return run(KindCluster, atControlPlane, prose("today.kubeadmConfigCheck.run", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
+	return run(KindCluster, atControlPlane, prose("today.kubeadmConfigCheck", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
 }
 
 func rkeConfigCheck(*builder) Command {
-	return script(KindCluster, atRKE, prose("today.rkeConfigCheck.script", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
+	return script(KindCluster, atRKE, prose("today.rkeConfigCheck", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
 
 }
 
@@ -163,14 +163,14 @@ func (b *builder) installNew() Step {
 func (b *builder) installSwitch(expect string, more ...Command) Step {
 	s := b.installNew()
 	s.Commands = append([]Command{b.diff(render{mode: renderer.ModeInstall}), b.ccmUpgrade("Install the CCM", render{mode: renderer.ModeInstall})}, more...)
-	s.Checks = []Check{{Description: b.text("today.installSwitch.description"), Command: b.checkRelease(), Expect: expect}}
+	s.Checks = []Check{{Description: b.text("today.installSwitch.check.description"), Command: b.checkRelease(), Expect: expect}}
 	return s
 }
 
 // drainDelete moves an agent's pods away and deletes its Node, so that its
 // kubelet registers it anew.
 func drainDelete() Command {
-	c := script(KindKubectl, atWorkstation, prose("today.drainDelete.script", nil), `
+	c := script(KindKubectl, atWorkstation, prose("today.drainDelete.c", nil), `
 kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data
 kubectl delete node "$NODE"`)
 	c.Main = true
@@ -227,13 +227,13 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 
 // rke2Kubelets restarts RKE2 with the configuration.
 func rke2Kubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, prose("today.rke2Kubelets.script", nil),
+	return snippets, script(KindNode, atEveryNode, prose("today.rke2Kubelets", nil),
 		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
 }
 
 // k3sKubelets restarts K3s with the configuration.
 func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, prose("today.k3sKubelets.script", nil),
+	return snippets, script(KindNode, atEveryNode, prose("today.k3sKubelets", nil),
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
 }
 
@@ -242,9 +242,9 @@ func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
 func kubeadmKubelets(b *builder, snippets []Snippet) ([]Snippet, Command) {
 	snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
 		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
-		Note:    b.text("today.kubeadmKubelets.note")},
+		Note:    b.text("today.kubeadmKubelets.snippets.note")},
 		Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
-			Note: b.text("today.kubeadmKubelets.note.2")})
+			Note: b.text("today.kubeadmKubelets.snippets.note.2")})
 	return snippets, script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
 }
 
@@ -272,7 +272,7 @@ func (b *builder) lbStep(why string) Step {
 }
 
 func noProviderPlan(b *builder) distroPlan {
-	taint := script(KindKubectl, atWorkstation, b.text("today.noProviderPlan.script"),
+	taint := script(KindKubectl, atWorkstation, b.text("today.noProviderPlan.taint"),
 		`kubectl taint node "$NODE" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule`)
 	taint.Main = true
 	taintStep := Step{
@@ -291,9 +291,9 @@ func noProviderPlan(b *builder) distroPlan {
 		},
 		Rollback: Rollback{Description: b.text("today.initialise-nodes.rollback.description")},
 	}
-	hold := b.ccmUpgrade(b.text("today.noProviderPlan.ccmUpgrade"), holdServices)
+	hold := b.ccmUpgrade(b.text("today.noProviderPlan.hold.ccmUpgrade"), holdServices)
 	hold.Main = false
-	install := b.installSwitch(b.text("today.noProviderPlan.installSwitch"), hold)
+	install := b.installSwitch(b.text("today.noProviderPlan.install.installSwitch"), hold)
 	return switchPlan(b, switchParts{
 		title:         b.text("today.noProviderPlan.title"),
 		summary:       b.text("today.noProviderPlan.summary"),
@@ -322,7 +322,7 @@ func rke2BuiltinPlan(b *builder) distroPlan {
 		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
 		Rollback: Rollback{Description: b.text("today.reregister-nodes.rollback.description")},
 	}
-	install := b.installSwitch(b.text("today.rke2BuiltinPlan.installSwitch"))
+	install := b.installSwitch(b.text("today.rke2BuiltinPlan.install.installSwitch"))
 	return switchPlan(b, switchParts{
 		title:         b.text("today.rke2BuiltinPlan.title"),
 		summary:       b.text("today.rke2BuiltinPlan.summary"),
