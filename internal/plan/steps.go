@@ -119,9 +119,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 	attach := []Command{(script(KindAWS, atAWS, b.text("steps.iam.attach"),
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
-	why := fmt.Sprintf("The CCM calls AWS with the credentials of the instance it runs on, a control-plane node, and "+
-		"kubernetes/cloud-provider-aws docs/prerequisites.md at %s lists what its control-plane policy allows; %s. A "+
-		"denied call shows only in the CCM's log and events. ", r.tag, iamMissingBy(r.tag))
+	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag)}) + " "
 	if k3s {
 		why += b.textWith("steps.iam.why", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
@@ -488,10 +486,7 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.ID = "kcm-leader-migration"
 	s.Title = b.text("steps.kcmLeaderMigration.title")
-	s.Why = fmt.Sprintf("With --enable-leader-migration the in-tree controller manager runs its cloud controllers "+
-		"(cloud-node-lifecycle, service and route, as a 1.%d controller manager names them) only while it holds the "+
-		"Lease %s; its other controllers stay under its own lease. From now on that lease decides which controller "+
-		"manager runs the cloud controllers, and the CCM, installed next, waits for it. ", b.r.minor, b.r.LeaderName) + s.Why
+	s.Why = b.text("steps.kcmLeaderMigration.why") + " " + s.Why
 	s.Checks = append(s.Checks, Check{
 		Description: b.text("steps.kcmLeaderMigration.check.description"),
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
