@@ -25,11 +25,7 @@ done`)
 		ID:    "node-identity",
 		Title: b.text("k3s.node-identity.title"),
 		Why:   b.text("k3s.node-identity.why"),
-		Notes: []string{
-			b.text("k3s.node-identity.notes"),
-			b.text("k3s.node-identity.notes.2"),
-			b.text("k3s.node-identity.notes.3"),
-		},
+		Notes: b.texts("k3s.node-identity.notes"),
 		Snippets: []Snippet{{
 			File: "/etc/rancher/k3s/config.yaml", Language: "yaml",
 			Content: yamlOf(rke2Config{NodeName: "ip-10-0-1-10.us-west-2.compute.internal"},
@@ -64,11 +60,7 @@ done`)
 		ID:    "disable-k3s-ccm",
 		Title: b.text("k3s.disable-k3s-ccm.title"),
 		Why:   b.text("k3s.disable-k3s-ccm.why"),
-		Notes: []string{
-			b.text("k3s.disable-k3s-ccm.notes"),
-			b.text("k3s.disable-k3s-ccm.notes.2"),
-			b.text("k3s.disable-k3s-ccm.notes.3"),
-		},
+		Notes: b.texts("k3s.disable-k3s-ccm.notes"),
 		Snippets: []Snippet{
 			{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(servers)},
 			{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: yamlOf(rke2Config{KubeletArg: external})},
@@ -107,13 +99,10 @@ done`)
 	}
 
 	reregister := Step{
-		ID:    "reregister-nodes",
-		Title: b.text("k3s.reregister-nodes.title"),
-		Why:   b.text("k3s.reregister-nodes.why"),
-		Notes: []string{
-			b.text("k3s.reregister-nodes.notes"),
-			b.text("k3s.reregister-nodes.notes.2"),
-		},
+		ID:       "reregister-nodes",
+		Title:    b.text("k3s.reregister-nodes.title"),
+		Why:      b.text("k3s.reregister-nodes.why"),
+		Notes:    b.texts("k3s.reregister-nodes.notes"),
 		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent")},
 		Checks: []Check{
 			providerIDCheck(),

@@ -61,11 +61,8 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hostname-override'`)
 
 	kcm := Step{
-		Why: b.text("kubeadm.kcm.why"),
-		Notes: []string{
-			b.text("kubeadm.kcm.notes"),
-			b.text("kubeadm.kcm.notes.2"),
-		},
+		Why:   b.text("kubeadm.kcm.why"),
+		Notes: b.texts("kubeadm.kcm.notes"),
 		Snippets: []Snippet{
 			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: b.text("kubeadm.kcm.snippet.note")},
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
@@ -96,14 +93,7 @@ tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hos
 		ID:    "switch",
 		Title: b.text("kubeadm.switch.title"),
 		Why:   b.text("kubeadm.switch.why"),
-		Notes: []string{
-			b.text("kubeadm.switch.notes"),
-			b.text("kubeadm.switch.notes.2"),
-			b.text("kubeadm.switch.notes.3"),
-			b.text("kubeadm.switch.notes.4"),
-			b.text("kubeadm.switch.notes.5"),
-			b.text("kubeadm.switch.notes.6"),
-		},
+		Notes: b.texts("kubeadm.switch.notes"),
 		Snippets: []Snippet{
 			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
 				APIVersion: "kubeadm.k8s.io/v1beta3", Kind: "ClusterConfiguration",

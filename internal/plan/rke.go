@@ -154,12 +154,7 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 		ID:    "switch",
 		Title: b.text("rke.switch.title"),
 		Why:   b.text("rke.switch.why"),
-		Notes: []string{
-			b.text("rke.switch.notes"),
-			b.text("rke.switch.notes.2"),
-			b.text("rke.switch.notes.3"),
-			b.text("rke.switch.notes.4"),
-		},
+		Notes: b.texts("rke.switch.notes"),
 		Snippets: []Snippet{{
 			File: "cluster.yml", Language: "yaml",
 			Content: yamlOf(rkeClusterYML{

@@ -139,13 +139,7 @@ kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" \
 		ID:    "switch",
 		Title: b.text("rke2.switch.title"),
 		Why:   b.text("rke2.switch.why"),
-		Notes: []string{
-			b.text("rke2.switch.notes"),
-			b.text("rke2.switch.notes.2"),
-			b.text("rke2.switch.notes.3"),
-			b.text("rke2.switch.notes.4"),
-			b.text("rke2.switch.notes.5"),
-		},
+		Notes: b.texts("rke2.switch.notes"),
 		Snippets: []Snippet{{
 			File: "spec.rkeConfig of the provisioning cluster", Language: "yaml",
 			Content: rancherYAML(rke2Config{CloudProviderName: "aws", DisableCloudController: true}, rke2Entries(true),

@@ -110,10 +110,7 @@ CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 descri
 aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
-	notes := []string{
-		b.text("steps.iam.notes"),
-		b.text("steps.iam.notes.2"),
-	}
+	notes := []string{b.text("steps.iam.notes"), b.text("steps.iam.notes.2")}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
 		Note: b.text("steps.iam.snippets.note")}}
 	attach := []Command{(script(KindAWS, atAWS, b.text("steps.iam.attach"),

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"embed"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -70,6 +71,16 @@ func (b *builder) data() textData {
 
 // text is the plan's text of a name.
 func (b *builder) text(name string) string { return prose(name, b.data()) }
+
+// texts are the plan's texts name, name.2, name.3, ...: as many as
+// texts/ defines, the notes of a step one a paragraph.
+func (b *builder) texts(name string) []string {
+	l := []string{b.text(name)}
+	for i := 2; texts.Lookup(name+"."+strconv.Itoa(i)) != nil; i++ {
+		l = append(l, b.text(name+"."+strconv.Itoa(i)))
+	}
+	return l
+}
 
 // textWith is the plan's text of a name, with more to read in .Args.
 func (b *builder) textWith(name string, args map[string]any) string {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,7 @@ func TestTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := regexp.MustCompile(`(?:\.text|\.textWith|prose)\("([^"]+)"`)
+	call := regexp.MustCompile(`(?:\.text|\.texts|\.textWith|prose)\("([^"]+)"`)
 	used := map[string]bool{}
 	for _, f := range files {
 		if !strings.HasSuffix(f.Name(), ".go") || strings.HasSuffix(f.Name(), "_test.go") {
@@ -27,6 +28,9 @@ func TestTexts(t *testing.T) {
 		}
 		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
 			used[m[1]] = true
+			for i := 2; texts.Lookup(m[1]+"."+strconv.Itoa(i)) != nil && strings.Contains(m[0], "texts("); i++ {
+				used[m[1]+"."+strconv.Itoa(i)] = true
+			}
 			if texts.Lookup(m[1]) == nil {
 				t.Errorf("%s names the text %q, which no file of texts/ defines", f.Name(), m[1])
 			}
@@ -60,6 +64,10 @@ func TestTexts(t *testing.T) {
 	// A text's line breaks in its file are spaces.
 	if got := b.text("upgradeInTree"); strings.Contains(got, "\n") || !strings.Contains(got, "its ECR credential provider are gone") {
 		t.Errorf("upgradeInTree = %q: want one line", got)
+	}
+	// texts collects name, name.2, ... while texts/ defines them.
+	if got := b.texts("k3s.node-identity.notes"); len(got) != 3 || got[2] != b.text("k3s.node-identity.notes.3") {
+		t.Errorf("texts(k3s.node-identity.notes) = %q: want its three notes", got)
 	}
 	if got := b.textWith("steps.etcd-snapshot.title", map[string]any{"before": "the switch"}); got != "Take an etcd snapshot before the switch" {
 		t.Errorf("etcdSnapshot.Title = %q", got)

@@ -311,13 +311,10 @@ func noProviderPlan(b *builder) distroPlan {
 
 func rke2BuiltinPlan(b *builder) distroPlan {
 	reregister := Step{
-		ID:    "reregister-nodes",
-		Title: b.text("today.reregister-nodes.title"),
-		Why:   b.text("today.reregister-nodes.why"),
-		Notes: []string{
-			b.text("today.reregister-nodes.notes"),
-			b.text("today.reregister-nodes.notes.2"),
-		},
+		ID:       "reregister-nodes",
+		Title:    b.text("today.reregister-nodes.title"),
+		Why:      b.text("today.reregister-nodes.why"),
+		Notes:    b.texts("today.reregister-nodes.notes"),
 		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart rke2-agent")},
 		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
 		Rollback: Rollback{Description: b.text("today.reregister-nodes.rollback.description")},
