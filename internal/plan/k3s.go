@@ -10,8 +10,7 @@ const k3sHoldServices = "--set-arg=controllers=*,-service"
 
 func k3sPlan(b *builder) distroPlan {
 	r := b.r
-	restart := script(KindNode, atEveryNode, b.text("k3s.restart"),
-		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
+	restart := k3sRestart(b)
 	restartServers := script(KindNode, atControlPlane, b.text("k3s.restartServers"), "sudo systemctl restart k3s")
 	nodeArgsExternal := kubeletNotExternal("k3s", "K3s", b.text("k3s.nodeArgsExternal.kubeletNotExternal"))
 

@@ -169,7 +169,7 @@ f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get conf
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
 `, Note: b.text("kubeadm.ecrSnippets.note.2")},
 		},
-		ecrApply:   []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")},
+		ecrApply:   []Command{kubeadmRestart(b)},
 		snapshot:   snapshot,
 		restore:    restore,
 		kcm:        kcm,

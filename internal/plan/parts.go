@@ -20,10 +20,11 @@ type distroParts struct {
 	config func(*builder) ([]Snippet, []string)
 	// configCheck reads that configuration back.
 	configCheck func(*builder) Command
-	// kubelets moves the running kubelets to the external provider: the
-	// snippets to show (config's, or others) and the command that applies
-	// them, which also rolls them back.
-	kubelets func(*builder, []Snippet) ([]Snippet, Command)
+	// restart applies the configuration on every node, and rolls it back.
+	restart func(*builder) Command
+	// kubeletSnippets are what moves the running kubelets to the external
+	// provider, when not config's snippets.
+	kubeletSnippets func(*builder) []Snippet
 }
 
 // parts is set in init: the plans' functions read it.
@@ -31,9 +32,9 @@ var parts map[renderer.Distro]distroParts
 
 func init() {
 	parts = map[renderer.Distro]distroParts{
-		renderer.DistroRKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, kubelets: rkeKubelets},
-		renderer.DistroRKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, kubelets: rke2Kubelets},
-		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, kubelets: k3sKubelets},
-		renderer.DistroKubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, kubelets: kubeadmKubelets},
+		renderer.DistroRKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, restart: rkeRestart},
+		renderer.DistroRKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, restart: rke2Restart},
+		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, restart: k3sRestart},
+		renderer.DistroKubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
 	}
 }

@@ -207,7 +207,11 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 	r := b.r
 	snippets, notes := b.clusterConfig()
 	notes = append(notes, b.versionNotes(notes)...)
-	snippets, restart := parts[r.Distro].kubelets(b, snippets)
+	p := parts[r.Distro]
+	restart := p.restart(b)
+	if p.kubeletSnippets != nil {
+		snippets = p.kubeletSnippets(b)
+	}
 	cmds, rollback := []Command{mainCmd(restart)}, []Command{restart}
 	return Step{
 		ID:       "external-provider",
@@ -225,32 +229,36 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 	}
 }
 
-// rke2Kubelets restarts RKE2 with the configuration.
-func rke2Kubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, prose("today.rke2Kubelets", nil),
+// rke2Restart restarts RKE2 with its configuration.
+func rke2Restart(*builder) Command {
+	return script(KindNode, atEveryNode, prose("today.rke2Restart", nil),
 		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
 }
 
-// k3sKubelets restarts K3s with the configuration.
-func k3sKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, script(KindNode, atEveryNode, prose("today.k3sKubelets", nil),
+// k3sRestart restarts K3s with its configuration.
+func k3sRestart(*builder) Command {
+	return script(KindNode, atEveryNode, prose("today.k3sRestart", nil),
 		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
 }
 
-// kubeadmKubelets adds the flag to the flags kubeadm wrote, and to the
-// configuration of new nodes, then restarts the kubelets.
-func kubeadmKubelets(b *builder, snippets []Snippet) ([]Snippet, Command) {
-	snippets = append(snippets[:0], Snippet{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
-		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
-		Note:    b.text("today.kubeadmKubelets.snippets.note")},
-		Snippet{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
-			Note: b.text("today.kubeadmKubelets.snippets.note.2")})
-	return snippets, script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
+// kubeadmRestart restarts the kubelets with their flags.
+func kubeadmRestart(*builder) Command {
+	return script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
 }
 
-// rkeKubelets applies cluster.yml.
-func rkeKubelets(_ *builder, snippets []Snippet) ([]Snippet, Command) {
-	return snippets, run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up")
+// kubeadmKubeletSnippets add the flag to the flags kubeadm wrote, and to
+// the configuration of new nodes.
+func kubeadmKubeletSnippets(b *builder) []Snippet {
+	return []Snippet{{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
+		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
+		Note:    b.text("today.kubeadmKubelets.snippets.note")},
+		{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
+			Note: b.text("today.kubeadmKubelets.snippets.note.2")}}
+}
+
+// rkeRestart applies cluster.yml.
+func rkeRestart(*builder) Command {
+	return run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up")
 }
 
 // holdServices is the render that keeps the CCM's service controller off.
