@@ -141,15 +141,15 @@ func rke2ConfigNotes(minor int) []string {
 	case all:
 		notes = append(notes, prose("config.rke2ConfigNotes.notes", nil))
 	case first != "":
-		notes = append(notes, prose("config.rke2ConfigNotes.notes.2", textData{Args: map[string]any{"first": first, "rke2NoOpAWSSource": rke2NoOpAWS.Source}}))
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.2", textData{Args: map[string]any{"first": first, "noOpSource": rke2NoOpAWS.Source}}))
 	default:
 		notes = append(notes, prose("config.rke2ConfigNotes.notes.3", nil))
 	}
 	notes = append(notes,
-		prose("config.rke2ConfigNotes.notes.4", textData{Args: map[string]any{"disableCCMNoteMinor": disableCCMNote(minor)}}),
+		prose("config.rke2ConfigNotes.notes.4", textData{Args: map[string]any{"disableCCMNote": disableCCMNote(minor)}}),
 		prose("config.rke2ConfigNotes.notes.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
-		prose("config.rke2ConfigNotes.notes.6", textData{Args: map[string]any{"mustChangeRke2NodeExternalIpSource": mustChange("rke2", "node-external-ip").Source}}),
-		prose("config.rke2ConfigNotes.notes.7", textData{Args: map[string]any{"rke2NoOpAWSReleasesOf": rke2NoOpAWS.ReleasesOf()}}),
+		prose("config.rke2ConfigNotes.notes.6", textData{Args: map[string]any{"nodeExternalIPSource": mustChange("rke2", "node-external-ip").Source}}),
+		prose("config.rke2ConfigNotes.notes.7", textData{Args: map[string]any{"noOpReleases": rke2NoOpAWS.ReleasesOf()}}),
 	)
 	return notes
 }
@@ -220,7 +220,7 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	api := kubeadmAPI(r.minor)
 	notes := []string{
-		b.textWith("config.kubeadmClusterConfig.notes", map[string]any{"api": api, "mustChangeKubeadmKubeadmK8sIoV1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
+		b.textWith("config.kubeadmClusterConfig.notes", map[string]any{"api": api, "v1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
 		b.text("config.kubeadmClusterConfig.notes.2"),
 		b.text("config.kubeadmClusterConfig.notes.3"),
 		b.text("config.kubeadmClusterConfig.notes.4"),

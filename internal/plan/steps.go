@@ -51,7 +51,7 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 	return Step{
 		ID:       "preflight",
 		Title:    b.text("steps.preflight.title"),
-		Why:      b.textWith("steps.preflight.why", map[string]any{"defaultChartImageChartVersion": defaultChartImage(r.ChartVersion)}),
+		Why:      b.textWith("steps.preflight.why", map[string]any{"chartImage": defaultChartImage(r.ChartVersion)}),
 		Commands: cmds,
 		Checks: []Check{
 			{Description: "The server version", Expect: b.text("steps.preflight.check.expect")},
@@ -394,7 +394,7 @@ func (b *builder) ecrFeatureGate() string {
 // ecr sets up the kubelet's image credential provider for ECR.
 func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) Step {
 	notes := []string{
-		b.textWith("steps.ecr.notes", map[string]any{"ecrPluginAPIMinor": ecrPluginAPI(b.r.minor)}),
+		b.textWith("steps.ecr.notes", map[string]any{"pluginAPI": ecrPluginAPI(b.r.minor)}),
 	}
 	if g := b.ecrFeatureGate(); g != "" {
 		notes = append(notes, b.textWith("steps.ecr.notes.2", map[string]any{"g": g}))
@@ -430,7 +430,7 @@ func ecrInTree(minor int) string {
 
 func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
-		return prose("steps.ecrUpgradeNote", textData{Args: map[string]any{"ecrPluginAPILastInTree": ecrPluginAPI(lastInTree + 1)}})
+		return prose("steps.ecrUpgradeNote", textData{Args: map[string]any{"pluginAPI": ecrPluginAPI(lastInTree + 1)}})
 	}
 	return prose("steps.ecrUpgradeNote.2", nil)
 }
@@ -453,7 +453,7 @@ func (b *builder) grantLease() Step {
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			b.textWith("steps.grant-kcm-lease.notes", map[string]any{"alternativesDisplayNamesWithMigrateNamedRecordsTrueAnd": renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and")}),
+			b.textWith("steps.grant-kcm-lease.notes", map[string]any{"distros": renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and")}),
 		},
 		Rollback: Rollback{
 			Description: b.text("steps.grant-kcm-lease.rollback.description"),
