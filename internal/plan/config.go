@@ -40,7 +40,9 @@ type kubeadmArg struct {
 	Value string `yaml:"value"`
 }
 
-// mustYAML marshals v; the plans' structs always marshal.
+// mustYAML marshals v with kyaml (sequences level with their keys), as the
+// new-cluster snippets print; yamlOf (yaml.go) indents them, as the
+// migration steps' snippets print. The plans' structs always marshal.
 func mustYAML(v any) string {
 	b, err := yaml.Marshal(v)
 	if err != nil {
