@@ -14,13 +14,14 @@ import (
 // options follow internal/releases' record of what each release removed or
 // changed.
 
-// rke2Config is the part of RKE2's config.yaml the plans set.
+// rke2Config is the part of RKE2's (and K3s's) config.yaml the plans set.
 type rke2Config struct {
 	CloudProviderName      string   `yaml:"cloud-provider-name,omitempty"`
 	DisableCloudController bool     `yaml:"disable-cloud-controller,omitempty"`
 	NodeNameFromMetadata   bool     `yaml:"node-name-from-cloud-provider-metadata,omitempty"`
 	Disable                []string `yaml:"disable,omitempty"`
 	KubeletArg             []string `yaml:"kubelet-arg,omitempty"`
+	NodeName               string   `yaml:"node-name,omitempty"`
 }
 
 // rancherCluster is the part of a provisioning cluster the plans set.
@@ -39,7 +40,9 @@ type kubeadmArg struct {
 	Value string `yaml:"value"`
 }
 
-// mustYAML marshals v; the plans' structs always marshal.
+// mustYAML marshals v with kyaml (sequences level with their keys), as the
+// new-cluster snippets print; yamlOf (yaml.go) indents them, as the
+// migration steps' snippets print. The plans' structs always marshal.
 func mustYAML(v any) string {
 	b, err := yaml.Marshal(v)
 	if err != nil {
@@ -138,17 +141,17 @@ func rke2ConfigNotes(minor int) []string {
 	var notes []string
 	switch {
 	case all:
-		notes = append(notes, "node-name-from-cloud-provider-metadata: true names each node after its instance's private DNS name (instance metadata local-hostname), which the CCM looks its instance up by (rancher/rke2 pkg/rke2/rke2.go).")
+		notes = append(notes, prose("config.rke2ConfigNotes.notes", nil))
 	case first != "":
-		notes = append(notes, fmt.Sprintf("node-name-from-cloud-provider-metadata exists from %s in this line (%s): on an older patch leave it out and make each node's name its instance's private DNS name (node-name, or the instance's hostname as EC2 sets it).", first, rke2NoOpAWS.Source))
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.2", textData{Args: map[string]any{"first": first, "noOpSource": rke2NoOpAWS.Source}}))
 	default:
-		notes = append(notes, "RKE2 of this minor has no node-name-from-cloud-provider-metadata: make each node's name its instance's private DNS name (node-name: ip-10-0-1-10.us-west-2.compute.internal, or the hostname EC2 gives the instance), or its instance ID (resource-based names, i-0123456789abcdef0.us-west-2.compute.internal), which the CCM both look up.")
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.3", nil))
 	}
 	notes = append(notes,
-		"disable-cloud-controller: true on every server: "+disableCCMNote(minor),
-		"No kube-apiserver-arg cloud-provider: RKE2 gives the API server the flag itself up to 1.32 and none from v1.33.0+rke2r1, and kube-apiserver exits on it from 1.33 ("+apiServerCP.Source+"). The Rancher documentation's recipe still sets it (rancher/rancher-docs#2281).",
-		"No node-external-ip on any node: with a cloud provider RKE2 refuses to start ("+mustChange("rke2", "node-external-ip").Source+"); the CCM writes the instance's addresses.",
-		"cloud-provider-name: aws is not the in-tree provider any more: from "+rke2NoOpAWS.ReleasesOf()+" it only names nodes, and before those releases it gives the kubelet and the controller manager --cloud-provider=aws, which 1.27 and later refuse.",
+		prose("config.rke2ConfigNotes.notes.4", textData{Args: map[string]any{"disableCCMNote": disableCCMNote(minor)}}),
+		prose("config.rke2ConfigNotes.notes.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
+		prose("config.rke2ConfigNotes.notes.6", textData{Args: map[string]any{"nodeExternalIPSource": mustChange("rke2", "node-external-ip").Source}}),
+		prose("config.rke2ConfigNotes.notes.7", textData{Args: map[string]any{"noOpReleases": rke2NoOpAWS.ReleasesOf()}}),
 	)
 	return notes
 }
@@ -159,7 +162,7 @@ func disableCCMNote(minor int) string {
 	if minor >= c.Minor {
 		return c.Says + " (" + c.Source + ")."
 	}
-	return "RKE2 of this minor turns its own cloud controller off by itself when cloud-provider-name is set, and " + c.ReleasesOf() + " no longer does (" + c.Source + "): set it now, so that the upgrade keeps it off."
+	return prose("config.disableCCMNote", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
 }
 
 // k3sConfig is config.yaml of a K3s server or agent on the external
@@ -176,9 +179,9 @@ func k3sConfig(server bool) rke2Config {
 // k3sConfigNotes are what K3s's configuration rests on.
 func k3sConfigNotes() []string {
 	return []string{
-		"disable-cloud-controller turns off the node controllers of K3s's embedded cloud controller, which would give new nodes k3s:// provider IDs the CCM cannot use; with it K3s no longer gives the kubelet --cloud-provider=external, so kubelet-arg sets it (k3s pkg/daemons/agent/agent_linux.go). It must be the same on every server.",
-		"disable: servicelb turns off the embedded cloud controller's service controller, ServiceLB, which would answer LoadBalancer Services beside the CCM's (k3s docs/adrs/servicelb-ccm.md). Keep it only if you want ServiceLB and no AWS load balancers: then render the CCM with --set-arg=controllers=*,-service.",
-		"K3s names each node after its hostname: make it its instance's private DNS name (the hostname EC2 gives an instance with IP-based names) or its instance ID (resource-based names), which the CCM looks up, or set node-name.",
+		prose("config.k3sConfigNotes", nil),
+		prose("config.k3sConfigNotes.2", nil),
+		prose("config.k3sConfigNotes.3", nil),
 	}
 }
 
@@ -202,7 +205,7 @@ func rke2ClusterConfig(b *builder) ([]Snippet, []string) {
 		{File: "/etc/rancher/rke2/config.yaml (servers)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, true))},
 		{File: "/etc/rancher/rke2/config.yaml (agents)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, false))},
 		{File: "spec of the provisioning cluster (RKE2 provisioned by Rancher)", Language: "yaml", Content: mustYAML(rc),
-			Note: "Instead of the files: Rancher writes machineGlobalConfig to every machine, leaving out what a role does not take (disable-cloud-controller on workers); a machineSelectorConfig entry that sets one of these keys replaces it on its machines (" + rancherPlanner + "). In Rancher's UI, the cloud provider is External, not Amazon"},
+			Note: b.text("config.rke2ClusterConfig.note")},
 	}, rke2ConfigNotes(r.minor)
 }
 
@@ -219,17 +222,17 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	api := kubeadmAPI(r.minor)
 	notes := []string{
-		fmt.Sprintf("kubeadm 1.%d takes %s: v1beta4 is the default from 1.31, where extraArgs became a list of name and value, and 1.37 refuses v1beta3 (%s).", r.minor, api, mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source),
-		"nodeRegistration.name is each node's name: its instance's private DNS name (or its instance ID, resource-based names), which the CCM looks up; kubeadm's default, the hostname, is that name when EC2 set the hostname. One JoinConfiguration per node, with its own name.",
-		"The kubelet's cloud-provider=external makes each node register with the uninitialized taint, which the CCM removes once it has set the node's provider ID, addresses and zone. The controller manager's is harmless from 1.31, where it runs no cloud controllers whatever the flag says.",
-		"Nothing for the API server: it has no --cloud-provider from 1.33 and exits on it (" + apiServerCP.Source + ").",
+		b.textWith("config.kubeadmClusterConfig.notes", map[string]any{"api": api, "v1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
+		b.text("config.kubeadmClusterConfig.notes.2"),
+		b.text("config.kubeadmClusterConfig.notes.3"),
+		b.text("config.kubeadmClusterConfig.notes.4"),
 	}
 	return []Snippet{
 		{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
 			Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor), false)},
 		{File: "kubeadm-join.yaml (kubeadm join --config kubeadm-join.yaml, one per node)", Language: "yaml",
 			Content: kubeadmConfig(r.minor, "", true),
-			Note:    "With the discovery section kubeadm join needs (kubeadm token create --print-join-command prints its values)"},
+			Note:    b.text("config.kubeadmClusterConfig.note")},
 	}, notes
 }
 
@@ -237,8 +240,8 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
-			Note: fmt.Sprintf("rke %s runs Kubernetes 1.%d; external-aws exists from rke v1.4.15 and v1.5.0", releases.RKELines[r.minor], r.minor)}},
-		[]string{"external-aws gives kube-apiserver, kube-controller-manager and the kubelets --cloud-provider=external, and useInstanceMetadataHostname names each node after its instance's private DNS name (rancher/rke cluster/plan.go, v1.4.15 to v1.6.3).",
-			fmt.Sprintf("RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1.%d and is its last release line: plan the move to RKE2.", rkeLastMinor)}
+			Note: b.textWith("config.rkeClusterConfig.note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
+		[]string{b.text("config.rkeClusterConfig"),
+			b.text("config.rkeClusterConfig.2")}
 
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -42,13 +41,14 @@ func policyJSON(actions []string) string {
 // iamMissingBy says what a role without the newer actions loses, per tag.
 func iamMissingBy(tag string) string {
 	v := version.MustParseGeneric(tag)
+	args := textData{Args: map[string]any{"tag": tag, "describeAZs": upstream.ActionDescribeAZs, "instanceTopology": upstream.ActionInstanceTopology}}
 	switch {
 	case releases.LabelsZoneID(tag):
-		return fmt.Sprintf("the %s CCM initialises no node without %s (it labels each node with its zone ID) and ensures no load balancer; it asks for %s too", tag, upstream.ActionDescribeAZs, upstream.ActionInstanceTopology)
+		return prose("facts.iamMissingBy.zoneID", args)
 	case v.AtLeast(version.MustParseGeneric(releases.IAMAdded[0].Since[0])):
-		return fmt.Sprintf("the %s CCM ensures no load balancer without %s (it looks up the zones of the ELB's subnets)", tag, upstream.ActionDescribeAZs)
+		return prose("facts.iamMissingBy.loadBalancers", args)
 	}
-	return fmt.Sprintf("the %s CCM needs exactly the actions below", tag)
+	return prose("facts.iamMissingBy.none", args)
 }
 
 // The facts of internal/releases the steps name.

@@ -5,9 +5,32 @@ import (
 	"slices"
 )
 
-func kubeadmPlan(b *builder) distroPlan {
-	r := b.r
-	editConfig := run(KindCluster, atWorkstation, "Merge the snippet into data.ClusterConfiguration", "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
+// kubeadmClusterConfiguration is the part of a kubeadm.k8s.io/v1beta3
+// ClusterConfiguration the leader migration changes.
+type kubeadmClusterConfiguration struct {
+	APIVersion        string            `yaml:"apiVersion"`
+	Kind              string            `yaml:"kind"`
+	APIServer         *kubeadmComponent `yaml:"apiServer,omitempty"`
+	ControllerManager *kubeadmComponent `yaml:"controllerManager,omitempty"`
+}
+
+// kubeadmComponent is a control-plane component's flags and volumes;
+// ExtraVolumes nil leaves them out.
+type kubeadmComponent struct {
+	ExtraArgs    map[string]string `yaml:"extraArgs"`
+	ExtraVolumes *[]kubeadmVolume  `yaml:"extraVolumes,omitempty"`
+}
+
+type kubeadmVolume struct {
+	Name      string `yaml:"name"`
+	HostPath  string `yaml:"hostPath"`
+	MountPath string `yaml:"mountPath"`
+	ReadOnly  bool   `yaml:"readOnly"`
+	PathType  string `yaml:"pathType"`
+}
+
+func kubeadmLeader(b *builder) leaderParts {
+	editConfig := run(KindCluster, atWorkstation, b.text("kubeadm.editConfig"), "kubectl", "-n", "kube-system", "edit", "configmap", "kubeadm-config")
 	// regenerate writes static pod manifests from the ClusterConfiguration
 	// of the ConfigMap. With a ClusterConfiguration alone kubeadm defaults
 	// an InitConfiguration and detects localAPIEndpoint.advertiseAddress
@@ -16,11 +39,11 @@ func kubeadmPlan(b *builder) distroPlan {
 	// from the flags kubeadm wrote from it into the current manifest.
 	regenerate := func(components ...string) Command {
 		s := "sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \\\n  -o jsonpath='{.data.ClusterConfiguration}' > cluster-configuration.yaml\n"
-		cfg, desc := "cluster-configuration.yaml", "Write the static pod manifests from the new ClusterConfiguration; the kubelet restarts the pods"
+		cfg, desc := "cluster-configuration.yaml", b.text("kubeadm.cfg")
 		if slices.Contains(components, "apiserver") {
 			s += apiServerEndpoint
 			cfg = "kubeadm-config.yaml"
-			desc = "Write the static pod manifests from the new ClusterConfiguration and this node's API endpoint (an InitConfiguration with the --advertise-address and --secure-port of its current manifest, kept in kube-apiserver.yaml.before outside the manifest directory); the kubelet restarts the pods"
+			desc = b.text("kubeadm.desc")
 		}
 		for _, c := range components {
 			s += "sudo kubeadm init phase control-plane " + c + " --config " + cfg + "\n"
@@ -37,101 +60,61 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml | g
 	kubeletFlags := script(KindNode, atEveryNode, "", `
 tr '\0' '\n' < "/proc/$(pidof kubelet)/cmdline" | grep -e '^--cloud-' -e '^--hostname-override'`)
 
-	kcm := b.kcmLeaderMigration(Step{
-		Why: fmt.Sprintf("kubeadm keeps the control plane's flags in the ClusterConfiguration of the ConfigMap kubeadm-config "+
-			"and writes them into the static pod manifests of /etc/kubernetes/manifests. The controller manager gets "+
-			"its own LeaderMigrationConfiguration, naming the controllers of a 1.%d controller manager as its built-in "+
-			"configuration does, under the Lease %s; kubeadm mounts only /etc/kubernetes/pki and its kubeconfig "+
-			"from /etc/kubernetes into it (cmd/kubeadm/app/phases/controlplane/volumes.go), so the file needs an extraVolume.", r.minor, r.LeaderName),
-		Notes: []string{
-			"The ClusterConfiguration of kubeadm 1.22 to 1.30 is kubeadm.k8s.io/v1beta3, where extraArgs is a map.",
-			"Editing the ConfigMap changes nothing on the nodes by itself; it keeps kubeadm upgrade from undoing the change. kubeadm init phase control-plane writes the manifest (\"Reconfiguring a kubeadm cluster\" in the Kubernetes documentation).",
-		},
+	kcm := Step{
+		Why:   b.text("kubeadm.kcm.why"),
+		Notes: b.texts("kubeadm.kcm.notes"),
 		Snippets: []Snippet{
-			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: "On every control-plane node"},
-			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-controllerManager:
-  extraArgs:
-    cloud-provider: aws               # unchanged, as is cloud-config if you have one
-    enable-leader-migration: "true"
-    leader-migration-config: ` + kcmConfigPath + `
-  extraVolumes:
-    - name: kcm-leader-migration
-      hostPath: ` + kcmConfigPath + `
-      mountPath: ` + kcmConfigPath + `
-      readOnly: true
-      pathType: File
-`, Note: "Merge into the existing controllerManager section; keep its other extraArgs and extraVolumes"},
+			{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(), Note: b.text("kubeadm.kcm.snippet.note")},
+			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
+				APIVersion: "kubeadm.k8s.io/v1beta3", Kind: "ClusterConfiguration",
+				ControllerManager: &kubeadmComponent{
+					ExtraArgs:    map[string]string{"cloud-provider": "aws", "enable-leader-migration": "true", "leader-migration-config": kcmConfigPath},
+					ExtraVolumes: &[]kubeadmVolume{{Name: "kcm-leader-migration", HostPath: kcmConfigPath, MountPath: kcmConfigPath, ReadOnly: true, PathType: "File"}},
+				},
+			}, lineComment("controllerManager.extraArgs.cloud-provider", 15, "unchanged, as is cloud-config if you have one")), Note: b.text("kubeadm.kcm.snippet.note.2")},
 		},
 		Commands: []Command{
-			script(KindNode, atControlPlane, "Put the file in place", "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
+			script(KindNode, atControlPlane, b.text("kubeadm.kcm.command"), "sudo install -m 0644 kcm-leader-migration.yaml "+kcmConfigPath),
 			mainCmd(editConfig),
 			regenerate("controller-manager"),
 		},
 		Checks: []Check{{
-			Description: "The controller managers' flags",
+			Description: b.text("kubeadm.kcm.check.description"),
 			Command:     kcmArgs("--enable-leader-migration=true"),
-			Expect:      "The number of control-plane nodes (their static pods' mirror pods show the flags).",
+			Expect:      b.text("kubeadm.kcm.check.expect"),
 		}},
 		Rollback: Rollback{
-			Description: "Remove the two extraArgs and the extraVolume from the ClusterConfiguration and write the manifest again on each control-plane node. Only while the CCM is not installed.",
+			Description: b.text("kubeadm.kcm.rollback.description"),
 			Commands:    []Command{editConfig, regenerate("controller-manager")},
 		},
-	})
+	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: "Switch the control plane and every kubelet to the external provider",
-		Why: "A controller manager with --cloud-provider=external runs no cloud controllers, so the CCM, waiting for the " +
-			"lease, takes them over; the kubelets stop using the in-tree provider. Under the in-tree provider a kubelet " +
-			"took its node's name from the provider (cmd/kubelet/app/server.go getNodeName, v1.26.15); with external it " +
-			"uses --hostname-override or the host's name, which must be that same name, or the kubelet registers a new Node. " +
-			"The manifests: kubeadm init phase control-plane given a ClusterConfiguration alone defaults an InitConfiguration " +
-			"and sets its localAPIEndpoint.advertiseAddress to the address of the default route's interface " +
-			"(cmd/kubeadm/app/util/config/initconfiguration.go documentMapToInitConfiguration, SetInitDynamicDefaults, " +
-			"SetAPIEndpointDynamicDefaults; k8s.io/apimachinery pkg/util/net ChooseHostInterface; v1.26.5), and writes the API " +
-			"server's --advertise-address, --secure-port, probes and kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint " +
-			"annotation from it (cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand, GetStaticPodSpecs): on a " +
-			"node with several interfaces, or whose address was given to kubeadm init or join, the regenerated API server would " +
-			"advertise another address, and kubeadm upgrade reads the endpoint back from that annotation (cmd/kubeadm/app/util/config/cluster.go " +
-			"getAPIEndpointFromPodAnnotation). So the API server's manifest is written from an InitConfiguration with this " +
-			"node's localAPIEndpoint, taken from its current manifest, rather than edited by hand: kubeadm writes it as " +
-			"kubeadm upgrade will, from the ConfigMap and the endpoint. The kubelet: kubeadm's systemd drop-in 10-kubeadm.conf starts it with " +
-			"$KUBELET_KUBEADM_ARGS from /var/lib/kubelet/kubeadm-flags.env and then $KUBELET_EXTRA_ARGS from " +
-			"/etc/sysconfig/kubelet, which the Debian package makes /etc/default/kubelet (kubernetes/release " +
-			"cmd/kubepkg/templates/latest/deb/kubeadm/10-kubeadm.conf and rpm/kubeadm/10-kubeadm.conf at v0.15.1; " +
-			"cmd/krel/templates/latest/kubeadm/10-kubeadm.conf and kubeadm.spec from v0.16.0), and a flag given twice takes " +
-			"its last value (the kubelet parses its flags with spf13/pflag v1.0.5, stringValue.Set): a --cloud-provider=aws in " +
-			"KUBELET_EXTRA_ARGS outlives an edit of kubeadm-flags.env alone, so every file is edited and the check reads the " +
-			"running kubelet's own command line.",
-		Notes: []string{
-			"Control-plane nodes first, one at a time: manifests, then the kubelet; then the workers. Controller managers not yet switched keep the in-tree provider and leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
-			"Before restarting a kubelet, compare `hostname` with the node's NAME in nodes-before.txt: if they differ, add --hostname-override=<NAME> to KUBELET_KUBEADM_ARGS (kubeadm writes it there itself for a node that joined under another name).",
-			"The kubelet's command: the lines systemctl cat kubelet prints are drop-ins of yours that set the flags themselves (Environment=): edit them too before the restart.",
-			"If the manifests were written with --patches (kubeadm init, join or upgrade), give kubeadm init phase control-plane the same --patches directory.",
-			"For nodes that join later, set nodeRegistration.kubeletExtraArgs.cloud-provider: external in the JoinConfiguration you use.",
-			"Keep kubernetesVersion as it is: switch first, check, then upgrade (after.upgrade).",
-		},
+		Title: b.text("kubeadm.switch.title"),
+		Why:   b.text("kubeadm.switch.why"),
+		Notes: b.texts("kubeadm.switch.notes"),
 		Snippets: []Snippet{
-			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: `apiVersion: kubeadm.k8s.io/v1beta3
-kind: ClusterConfiguration
-apiServer:
-  extraArgs: {}                       # cloud-provider and cloud-config removed
-controllerManager:
-  extraArgs:
-    cloud-provider: external          # enable-leader-migration, leader-migration-config and cloud-config removed
-  extraVolumes: []                    # the kcm-leader-migration volume removed
-`, Note: "Remove exactly these keys and the volume; keep everything else"},
+			{File: "ClusterConfiguration (ConfigMap kube-system/kubeadm-config)", Language: "yaml", Content: yamlOf(kubeadmClusterConfiguration{
+				APIVersion: "kubeadm.k8s.io/v1beta3", Kind: "ClusterConfiguration",
+				APIServer: &kubeadmComponent{ExtraArgs: map[string]string{}},
+				ControllerManager: &kubeadmComponent{
+					ExtraArgs:    map[string]string{"cloud-provider": "external"},
+					ExtraVolumes: &[]kubeadmVolume{},
+				},
+			},
+				lineComment("apiServer.extraArgs", 23, "cloud-provider and cloud-config removed"),
+				lineComment("controllerManager.extraArgs.cloud-provider", 10, "enable-leader-migration, leader-migration-config and cloud-config removed"),
+				lineComment("controllerManager.extraVolumes", 20, "the kcm-leader-migration volume removed")), Note: b.text("kubeadm.switch.snippet.note")},
 			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... --cloud-provider=external ..."   # was --cloud-provider=aws; --cloud-config removed
 `, Note: "On every node"},
 			{File: "/etc/default/kubelet (Debian, Ubuntu) or /etc/sysconfig/kubelet (RHEL family)", Language: "sh", Content: `KUBELET_EXTRA_ARGS="... --cloud-provider=external ..."    # where it had --cloud-provider=aws; --cloud-config removed
-`, Note: "On every node where the file sets either flag: the kubelet takes the last --cloud-provider, and this one comes after kubeadm-flags.env"},
+`, Note: b.text("kubeadm.switch.snippet.note.2")},
 		},
 		Commands: []Command{
 			mainCmd(editConfig),
 			regenerate("apiserver", "controller-manager"),
-			script(KindNode, atEveryNode, "The kubelet: its flags in every file they come from, your own drop-ins listed, then the restart", `
+			script(KindNode, atEveryNode, b.text("kubeadm.switch.command"), `
 for f in `+kubeletEnvFiles+`; do
   [ ! -f "$f" ] || sudo sed -i -e 's/--cloud-provider=aws/--cloud-provider=external/g' -e 's/ --cloud-config=[^ "]*//g' -e 's/--cloud-config=[^ "]* *//g' "$f"
 done
@@ -140,16 +123,16 @@ sudo systemctl restart kubelet`),
 		},
 		Checks: []Check{
 			{
-				Description: "The API server's manifest, on each control-plane node, against the copy made before",
+				Description: b.text("kubeadm.switch.check.description"),
 				Command:     ptr(script(KindNode, atControlPlane, "", `sudo diff kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml`)),
-				Expect:      "Only the --cloud-provider and --cloud-config lines gone (and a volume of the cloud config you removed from the ClusterConfiguration). Any other difference, --advertise-address above all: put the copy back (sudo cp kube-apiserver.yaml.before /etc/kubernetes/manifests/kube-apiserver.yaml) and find out why before going on.",
+				Expect:      b.text("kubeadm.switch.check.expect"),
 			},
-			{Description: "While the control plane is switched, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
-			{Description: "The controller managers' flags", Command: kcmArgs("--cloud-provider=external"), Expect: "The number of control-plane nodes."},
-			{Description: "The running kubelet's flags, on every node", Command: &kubeletFlags, Expect: "--cloud-provider=external (if several --cloud-provider lines, the last is external: the kubelet takes the last), no --cloud-config, and --hostname-override=<NAME> where the host's name is not the NAME."},
+			{Description: b.text("kubeadm.switch.check.description.2"), Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: b.text("kubeadm.switch.check.description.3"), Command: kcmArgs("--cloud-provider=external"), Expect: b.text("kubeadm.switch.check.expect.2")},
+			{Description: b.text("kubeadm.switch.check.description.4"), Command: &kubeletFlags, Expect: b.text("kubeadm.switch.check.expect.3")},
 		},
 		Rollback: Rollback{
-			Description: "Restore the ClusterConfiguration of before.kcm-leader-migration, write the manifests again, and set --cloud-provider=aws (and --cloud-config) again in the files you changed (kubeadm-flags.env, and /etc/default/kubelet or /etc/sysconfig/kubelet where they had it), then restart the kubelet. The CCM, still in migrate mode, keeps the lease until the controller managers take it back. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Description: b.text("kubeadm.switch.rollback.description"),
 			Commands:    []Command{editConfig, regenerate("apiserver", "controller-manager")},
 		},
 	}
@@ -159,61 +142,45 @@ sudo systemctl restart kubelet`),
 		ecrFlags += " --feature-gates=" + g
 	}
 	snapshot := func(name string) Command {
-		return script(KindKubectl, atWorkstation, "A snapshot from the etcd member of one control-plane node (NODE: its name), with the etcdctl of kubeadm's etcd pod, into the host's /var/lib/etcd", fmt.Sprintf(`
+		return script(KindKubectl, atWorkstation, b.text("kubeadm.snapshot"), fmt.Sprintf(`
 kubectl -n kube-system exec "etcd-$NODE" -- etcdctl --endpoints=https://127.0.0.1:2379 \
   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
   --key=/etc/kubernetes/pki/etcd/server.key snapshot save /var/lib/etcd/%s.db`, name))
 	}
-	const restore = "A restore is etcdutl snapshot restore on every etcd member (\"Operating etcd clusters for Kubernetes\" in the Kubernetes documentation); with an external etcd, snapshot it as you run it."
+	restore := b.text("kubeadm.restore")
 
-	return distroPlan{
-		title:    "kubeadm (ClusterConfiguration in kube-system/kubeadm-config)",
-		strategy: LeaderMigration,
-		summary: fmt.Sprintf("Leader migration of a kubeadm cluster at Kubernetes %s from the in-tree aws provider to "+
-			"the AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease %s, so exactly one of them runs "+
-			"the cloud controllers at any time; the control plane and the kubelets then switch to "+
-			"--cloud-provider=external, and the CCM drops leader migration.", r.KubeVersion, r.LeaderName),
-		beforeSummary: "The cluster still runs the in-tree provider. Check what the CCM needs, let the in-tree controller manager use the migration lease, then install the CCM beside it.",
-		duringSummary: "The static pods and the kubelets move to --cloud-provider=external, node by node; the lease passes to the CCM.",
-		afterSummary:  "The CCM alone: leader migration off, the migration's grants and files removed, then the upgrade past 1.26.",
-		before: []Step{
-			b.preflight(nodesInTree, checkBeforeLM),
-			b.hostnameLabel("on kubeadm the label is the host's name, or the --hostname-override kubeadm wrote into kubeadm-flags.env, and after the switch the kubelet must use the node's name (during.switch): every node listed gets a new label value."),
-			b.iam("", false),
-			b.clusterTags(tagsInTree),
-			b.cloudConfig("kubeadm passes it as cloud-config in apiServer.extraArgs and controllerManager.extraArgs of the ClusterConfiguration, and to the kubelets in /var/lib/kubelet/kubeadm-flags.env.",
-				ptr(script(KindNode, atControlPlane, "The in-tree provider's config", `
+	return leaderParts{
+		title:         b.text("kubeadm.title"),
+		summary:       b.text("kubeadm.summary"),
+		duringSummary: b.text("kubeadm.duringSummary"),
+		afterSummary:  b.text("kubeadm.afterSummary"),
+		hostnameWhy:   b.text("kubeadm.hostnameWhy"),
+		cloudConfig:   b.text("kubeadm.cloudConfig"),
+		readCloudConfig: script(KindNode, atControlPlane, b.text("kubeadm.readCloudConfig"), `
 f=$(sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get configmap kubeadm-config \
   -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^ *cloud-config: *//p' | head -n 1)
-[ -n "$f" ] && sudo cat "$f"`))),
-			b.routes(mirrorPodRouteFlags(),
-				"kubeadm gives the controller manager --allocate-node-cidrs=true and --cluster-cidr when networking.podSubnet is set, and no --configure-cloud-routes (cmd/kubeadm/app/phases/controlplane/manifests.go, v1.26.15): the route controller then runs unless extraArgs turn it off."),
-			b.ebsCSI(ebsWhy(r.minor)),
-			b.ecr(ecrInTree(r.minor), "/etc/kubernetes/image-credential-provider/bin", []Snippet{
-				{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
-					Note: "On every node, with the binary at /etc/kubernetes/image-credential-provider/bin/ecr-credential-provider"},
-				{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
-`, Note: "Add the flags on every node; for nodes that join later, put them into nodeRegistration.kubeletExtraArgs"},
-			}, []Command{script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")}),
-			b.grantLease(),
-			b.etcdSnapshot("the controller manager changes", snapshot("pre-leader-migration"), restore),
-			kcm,
-			b.installMigrate(),
+[ -n "$f" ] && sudo cat "$f"`),
+		routeFlags: mirrorPodRouteFlags(),
+		routes:     b.text("kubeadm.routes"),
+		ecrBinDir:  "/etc/kubernetes/image-credential-provider/bin",
+		ecrSnippets: []Snippet{
+			{File: "/etc/kubernetes/image-credential-provider/config.yaml", Language: "yaml", Content: b.ecrConfig(),
+				Note: b.text("kubeadm.ecrSnippets.note")},
+			{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh", Content: `KUBELET_KUBEADM_ARGS="... ` + ecrFlags + `"
+`, Note: b.text("kubeadm.ecrSnippets.note.2")},
 		},
-		during: []Step{
-			b.etcdSnapshot("the switch", snapshot("pre-switch"), restore),
-			switchStep,
-			b.verifyHandover(Check{
-				Description: "No controller manager with the in-tree provider",
-				Command:     kcmArgs("--cloud-provider=aws"),
-				Expect:      "0",
-			}),
-		},
-		after: []Step{
-			b.installMode(),
-			b.cleanup(script(KindNode, atControlPlane, "The controller manager's leader migration config (no manifest mounts it any more)", "sudo rm "+kcmConfigPath)),
-			b.upgrade(upgradeInTree+" kubeadm upgrade apply, one minor at a time, then the kubelets.", nil),
-		},
+		ecrApply:   []Command{kubeadmRestart(b)},
+		snapshot:   snapshot,
+		restore:    restore,
+		kcm:        kcm,
+		switchStep: switchStep,
+		verify: []Check{{
+			Description: b.text("kubeadm.verify.description"),
+			Command:     kcmArgs("--cloud-provider=aws"),
+			Expect:      "0",
+		}},
+		cleanup: []Command{script(KindNode, atControlPlane, b.text("kubeadm.cleanup"), "sudo rm "+kcmConfigPath)},
+		upgrade: b.text("kubeadm.upgrade"),
 	}
 }
 

@@ -6,9 +6,11 @@ import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 // its record (renderer.Profile), which holds its facts. TestParts holds
 // the map to the records: one entry per distribution but auto.
 type distroParts struct {
-	// plan is the distribution's plan from what runs it now by default:
-	// the in-tree provider, or its own cloud controller when it has no
-	// in-tree provider.
+	// leader are the distribution's parts of the leader migration plan,
+	// its plan from the in-tree provider; nil when it has none.
+	leader func(*builder) leaderParts
+	// plan is the distribution's plan from its own cloud controller when
+	// it has no in-tree provider; nil otherwise.
 	plan func(*builder) distroPlan
 	// builtin is the plan from its own cloud controller, when that is not
 	// plan; nil otherwise.
@@ -18,10 +20,11 @@ type distroParts struct {
 	config func(*builder) ([]Snippet, []string)
 	// configCheck reads that configuration back.
 	configCheck func(*builder) Command
-	// kubelets moves the running kubelets to the external provider: the
-	// snippets to show (config's, or others) and the command that applies
-	// them, which also rolls them back.
-	kubelets func(*builder, []Snippet) ([]Snippet, Command)
+	// restart applies the configuration on every node, and rolls it back.
+	restart func(*builder) Command
+	// kubeletSnippets are what moves the running kubelets to the external
+	// provider, when not config's snippets.
+	kubeletSnippets func(*builder) []Snippet
 }
 
 // parts is set in init: the plans' functions read it.
@@ -29,9 +32,9 @@ var parts map[renderer.Distro]distroParts
 
 func init() {
 	parts = map[renderer.Distro]distroParts{
-		renderer.DistroRKE:     {plan: rkePlan, config: rkeClusterConfig, configCheck: rkeConfigCheck, kubelets: rkeKubelets},
-		renderer.DistroRKE2:    {plan: rke2Plan, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, kubelets: rke2Kubelets},
-		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, kubelets: k3sKubelets},
-		renderer.DistroKubeadm: {plan: kubeadmPlan, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, kubelets: kubeadmKubelets},
+		renderer.DistroRKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, restart: rkeRestart},
+		renderer.DistroRKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, restart: rke2Restart},
+		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, restart: k3sRestart},
+		renderer.DistroKubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
 	}
 }
