@@ -1,5 +1,5 @@
 # The release (docs/release.md): make dist VERSION=vX.Y.Z writes into
-# $(DIST) (dist/), by internal/dist:
+# $(DIST) (dist/), by hack/dist, the command over internal/dist:
 #
 #   aws-ccm-renderer_<version>_<os>_<arch>.tar.gz (.zip for Windows)
 #       both programs, static, -trimpath, the version stamped
@@ -45,7 +45,7 @@ dist: dist-files images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KE
 # Everything of make dist but the images (images.mk), which integration/dist
 # builds while integration/images builds the images.
 dist-files: tools-dist ## make dist without the images
-	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} GO=$(GO) $(GO) run ./internal/dist \
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} GO=$(GO) $(GO) run ./hack/dist \
 		-version '$(VERSION)' -out '$(DIST)' -platforms '$(PLATFORMS)' \
 		-helm3 '$(HELM3)' -helm4 '$(HELM4)' -cyclonedx '$(CYCLONEDX)' \
 		-sign-key '$(SIGN_KEY)' -keyring '$(KEYRING)' -charts '$(DIST_CHARTS)'

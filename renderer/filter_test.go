@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 )
 
 // filterCase is one table test of a filter: input YAML (one object or
@@ -61,17 +63,9 @@ func runFilterCases(t *testing.T, cases []filterCase) {
 	}
 }
 
-const dsHead = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ccm
-  namespace: kube-system
-spec:
-  template:
-    spec:
-`
-
-func ds(podSpec string) string { return dsHead + podSpec }
+// ds is the tests' CCM DaemonSet (the shared fixture) with a pod spec of
+// the test's.
+func ds(podSpec string) string { return ccmtest.DaemonSet(ccmtest.Options{PodSpec: podSpec}) }
 
 // ccmContainer is the workload of the test inputs: its CCM container is "ccm".
 var ccmContainer = Workload{Containers: []string{"ccm"}}

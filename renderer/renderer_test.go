@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -408,8 +409,8 @@ func TestPatchedDocumentsKeepTheirStyle(t *testing.T) {
 		"  - apiGroups:\n    - \"\"\n    resources:\n    - nodes\n    verbs:\n    - '*'\n" +
 		"  - apiGroups:\n    - \"\"\n    resources:\n    - serviceaccounts\n    verbs:\n    - create\n" +
 		"  - apiGroups:\n    - \"\"\n    resources:\n    - serviceaccounts/token\n    verbs:\n    - create\n"
-	rest := "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ccm\nroleRef:\n  kind: ClusterRole\n  name: ccm\nsubjects:\n- kind: ServiceAccount\n  name: ccm\n  namespace: kube-system\n" +
-		"---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ccm\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      serviceAccountName: ccm\n      containers:\n        - name: ccm\n          image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\n"
+	// The fixture's binding and workload, with this role in place of its.
+	rest := docs(ccmtest.Docs(ccmtest.Options{Account: true})[2:]...)
 	out, err := render(DefaultOptions(), []byte(role+rest))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -16,12 +17,25 @@ import (
 // re-runs produce them. Each test is a table: input YAML and options, then
 // what the output must be, or the error it must give (with no output).
 
+// The CCM release the safety tests vary: the shared fixture with its
+// account, on control-plane nodes, at a CCM of the last minor that can
+// migrate.
+var (
+	safetyCCM = ccmtest.Options{Image: ccmtest.ImageTag("v1.26.1"), Args: []string{"--v=2", "--cloud-provider=aws"}, ControlPlane: true, Account: true}
+	ccmDocs   = ccmtest.Docs(safetyCCM)
+
+	saDoc, roleDoc, bindDoc, dsDoc = ccmDocs[0], ccmDocs[1], ccmDocs[2], ccmDocs[3]
+)
+
+// dsWithImage is dsDoc running another image.
+func dsWithImage(image string) string {
+	o := safetyCCM
+	o.Image = image
+	return ccmtest.DaemonSet(o)
+}
+
 const (
-	saDoc   = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ccm\n  namespace: kube-system\n"
-	roleDoc = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ccm\nrules:\n- apiGroups: [\"\"]\n  resources: [serviceaccounts]\n  verbs: [create]\n- apiGroups: [\"\"]\n  resources: [serviceaccounts/token]\n  verbs: [create]\n"
-	bindDoc = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ccm\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: ccm\nsubjects:\n- kind: ServiceAccount\n  name: ccm\n  namespace: kube-system\n"
-	dsDoc   = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ccm\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      serviceAccountName: ccm\n      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"\"\n      containers:\n      - name: ccm\n        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1\n        args: [--v=2, --cloud-provider=aws]\n"
-	caDoc   = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cluster-autoscaler\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cluster-autoscaler\n        image: registry.k8s.io/autoscaling/cluster-autoscaler:v1.26.2\n        command: [./cluster-autoscaler, --cloud-provider=aws, --v=4]\n"
+	caDoc = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cluster-autoscaler\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cluster-autoscaler\n        image: registry.k8s.io/autoscaling/cluster-autoscaler:v1.26.2\n        command: [./cluster-autoscaler, --cloud-provider=aws, --v=4]\n"
 )
 
 // docs joins documents with separators.
@@ -211,9 +225,9 @@ func TestDuplicateKeys(t *testing.T) {
 // TestWhichWorkload (class 3): the CCM is what runs its executable or image,
 // not what takes --cloud-provider=aws.
 func TestWhichWorkload(t *testing.T) {
-	mirrored := strings.Replace(dsDoc, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", "harbor.corp.example:8443/mirror/registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", 1)
+	mirrored := dsWithImage("harbor.corp.example:8443/mirror/" + ccmtest.ImageTag("v1.26.1"))
 	own := strings.Replace(dsDoc, "image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", "image: corp.example/ccm:26\n        command: [/usr/local/bin/aws-cloud-controller-manager]", 1)
-	unusual := strings.Replace(dsDoc, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", "corp.example/cloud/ccm-build:v1.26.1", 1)
+	unusual := dsWithImage("corp.example/cloud/ccm-build:v1.26.1")
 	patched := func(t *testing.T, _ []byte, objs []*yaml.RNode, _ []string) {
 		t.Helper()
 		if got := field(t, find(objs, "DaemonSet", "ccm"), "spec", "template", "spec", "hostNetwork"); got != "true" {

@@ -10,7 +10,7 @@ import (
 // cluster, is refused in migrate mode; skew is warned about.
 func TestVersions(t *testing.T) {
 	withImage := func(image string) string {
-		return docs(saDoc, roleDoc, bindDoc, strings.Replace(dsDoc, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", image, 1))
+		return docs(saDoc, roleDoc, bindDoc, dsWithImage(image))
 	}
 	cases := []struct {
 		name     string

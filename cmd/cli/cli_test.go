@@ -10,7 +10,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 )
 
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -20,7 +20,8 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 	return code, out.String(), errOut.String()
 }
 
-const ccm = testtools.MinimalCCM
+// ccm is the smallest manifest the renderer takes, the shared fixture.
+var ccm = ccmtest.Manifest(ccmtest.Options{})
 
 func TestRender(t *testing.T) {
 	code, out, errOut := run(t, ccm, "--distro=rke2", "--set-arg", "v=4")
@@ -278,7 +279,7 @@ func TestWarningsReachTheTerminal(t *testing.T) {
 			if c.plugin {
 				t.Setenv("HELM_PLUGIN_NAME", "aws-ccm")
 			}
-			in := testtools.MinimalCCM + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ccm}\n" +
+			in := ccm + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: ccm}\n" +
 				"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ccm}\nsubjects: [{kind: ServiceAccount, name: default, namespace: kube-system}]\n" +
 				"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ccm}\nrules: [{apiGroups: [\"\"], resources: [serviceaccounts, serviceaccounts/token], verbs: [get, create]}]\n"
 			var out, errOut bytes.Buffer

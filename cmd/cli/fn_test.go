@@ -10,51 +10,18 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// fnItems are the objects of a small CCM release, each with the
+// fnCCM is the small CCM release the function is sent (the shared
+// fixture with its account, on control-plane nodes), at a CCM of the
+// minor a migration of 1.26 runs.
+var fnCCM = ccmtest.Options{Image: ccmtest.ImageTag("v1.26.14"), Args: []string{"--v=2", "--cloud-provider=aws"}, ControlPlane: true, Account: true}
+
+// fnItems are the objects of fnCCM, each of which resourceList gives the
 // bookkeeping annotations kustomize puts on the items it sends a function.
-var fnItems = []string{`apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: ccm
-  namespace: kube-system`, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: ccm
-rules:
-- apiGroups: [""]
-  resources: [serviceaccounts]
-  verbs: [create]
-- apiGroups: [""]
-  resources: [nodes]
-  verbs: ['*']`, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: ccm
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: ccm
-subjects:
-- kind: ServiceAccount
-  name: ccm
-  namespace: kube-system`, `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ccm
-  namespace: kube-system
-spec:
-  template:
-    spec:
-      serviceAccountName: ccm
-      nodeSelector:
-        node-role.kubernetes.io/control-plane: ""
-      containers:
-      - name: ccm
-        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14
-        args: [--v=2, --cloud-provider=aws]`}
+var fnItems = ccmtest.Docs(fnCCM)
 
 // bookkeeping returns the annotations kustomize adds to item i.
 func bookkeeping(i int) map[string]string {
@@ -372,7 +339,9 @@ func TestFnErrors(t *testing.T) {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: opts\ndata:\n" + data
 	}
 	badDS := strings.Replace(fnItems[3], "containers:", "containers: not-a-list\n      x:", 1)
-	ccm135 := strings.Replace(fnItems[3], ":v1.26.14", ":v1.35.0", 1)
+	newer := fnCCM
+	newer.Image = ccmtest.Image
+	ccm135 := ccmtest.DaemonSet(newer)
 	// Found before the workload is patched, refused after.
 	badRole := strings.Replace(fnItems[1], "rules:", "rules: not-a-list\nx:", 1)
 	cases := []struct {

@@ -1,10 +1,11 @@
-// Package dist tests the release make dist writes (internal/dist,
-// dist.mk) with the tools that consume it: the archives unpacked and their
-// programs run, checksums.txt checked by sha256sum, the SBOMs held to the
-// modules Go recorded in the programs, two builds compared byte for byte,
-// the Helm 4 plugin installed (and refused when changed) by the real Helm
-// 4, the Helm 3 plugin installed by the real Helm 3, and the wrapper chart's
-// repository used by both.
+// Package dist tests the release make dist writes (hack/dist over
+// internal/dist, dist.mk) with the tools that consume it: the archives
+// unpacked and their programs run, checksums.txt checked by sha256sum, the
+// SBOMs held to the modules Go recorded in the programs, two builds
+// compared byte for byte, the Helm 4 plugin installed (and refused when
+// changed) by the real Helm 4, the Helm 3 plugin installed by the real Helm
+// 3, and the wrapper chart's repository used by both. internal/dist's own
+// tests hold each piece to its rules without the tools.
 //
 // The tests build the host's platform and linux/arm64 (one
 // cross-compiled), as make test must stay quick; make dist builds every
@@ -463,15 +464,15 @@ func TestSBOM(t *testing.T) {
 	}
 }
 
-// distProgram builds internal/dist, which make dist runs, for the tests of
+// distProgram builds hack/dist, which make dist runs, for the tests of
 // its refusals.
 func distProgram(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "dist")
-	cmd := exec.Command("go", "build", "-o", p, "./internal/dist")
+	cmd := exec.Command("go", "build", "-o", p, "./hack/dist")
 	cmd.Dir = testtools.Root()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./internal/dist: %v\n%s", err, out)
+		t.Fatalf("go build ./hack/dist: %v\n%s", err, out)
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -22,24 +23,15 @@ func renderedManifest(t *testing.T, o renderer.Options, workload string) string 
 	return string(out.Bytes())
 }
 
-const ccmDaemonSet = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: other
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ccm
-  namespace: kube-system
-spec:
-  template:
-    spec:
-      containers:
-        - name: ccm
-          image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14
-          args: [--v=2]
-`
+// releaseManifest is a release's manifest: a ConfigMap, then the CCM of
+// the shared fixture running image with --v=2.
+func releaseManifest(image string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n---\n" +
+		ccmtest.Manifest(ccmtest.Options{Image: image, Args: []string{"--v=2"}})
+}
+
+// ccmDaemonSet is a release of the CCM of Kubernetes 1.26.
+var ccmDaemonSet = releaseManifest(ccmtest.ImageTag("v1.26.14"))
 
 func TestRecordedOptionsOf(t *testing.T) {
 	o := renderer.DefaultOptions()
@@ -69,7 +61,7 @@ func TestRecordedOptionsOf(t *testing.T) {
 	// is found by its annotation.
 	o = renderer.DefaultOptions()
 	o.Distro, o.Target = renderer.DistroK3s, "DaemonSet/kube-system/ccm"
-	custom := strings.Replace(ccmDaemonSet, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14", "example.com/my-ccm:1", 1)
+	custom := releaseManifest("example.com/my-ccm:1")
 	got, ok, err = recordedOptionsOf(renderedManifest(t, o, custom))
 	if err != nil || !ok || got.Distro != renderer.DistroK3s || got.Target != o.Target {
 		t.Errorf("--target workload: %+v %v %v", got, ok, err)

@@ -1,4 +1,4 @@
-package main
+package dist
 
 import (
 	"archive/tar"
@@ -19,11 +19,11 @@ import (
 	"time"
 )
 
-// writeArchive packs files of dir (names relative to it, at the archive's
+// WriteArchive packs files of dir (names relative to it, at the archive's
 // top) into a .tar.gz or a .zip. Only what is named goes in, in the order
 // given, each with the time epoch, owner root (0) and mode 0755 (the
 // programs) or 0644: the archive depends on the files' contents only.
-func writeArchive(file, dir string, names []string, zipped bool, epoch time.Time) error {
+func WriteArchive(file, dir string, names []string, zipped bool, epoch time.Time) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err
@@ -107,9 +107,10 @@ func writeZip(w io.Writer, dir string, names []string, epoch time.Time) error {
 	return zw.Close()
 }
 
-// writeChecksums writes checksums.txt: the SHA-256 of each file, as
-// sha256sum prints it (sha256sum -c checks it), sorted by name.
-func writeChecksums(out string, names []string) (string, error) {
+// WriteChecksums writes out/checksums.txt: the SHA-256 of each file of
+// out named, as sha256sum prints it (sha256sum -c checks it), sorted by
+// name. It returns the name it wrote.
+func WriteChecksums(out string, names []string) (string, error) {
 	var buf bytes.Buffer
 	for _, name := range slices.Sorted(slices.Values(names)) {
 		f, err := os.Open(filepath.Join(out, name))
@@ -128,9 +129,9 @@ func writeChecksums(out string, names []string) (string, error) {
 	return name, os.WriteFile(filepath.Join(out, name), buf.Bytes(), 0o644)
 }
 
-// command runs a program in dir with env (nil: this process's) and returns
+// Command runs a program in dir with env (nil: this process's) and returns
 // its stdout; its error carries the program's last line on stderr.
-func command(dir string, env []string, name string, args ...string) ([]byte, error) {
+func Command(dir string, env []string, name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
@@ -145,9 +146,9 @@ func command(dir string, env []string, name string, args ...string) ([]byte, err
 	return stdout.Bytes(), nil
 }
 
-// stamp sets the time of every file and directory under dir to epoch, for
+// Stamp sets the time of every file and directory under dir to epoch, for
 // the tools that pack a directory as they find it (helm plugin package).
-func stamp(dir string, epoch time.Time) error {
+func Stamp(dir string, epoch time.Time) error {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
 		paths = append(paths, p)

@@ -1,4 +1,4 @@
-package main
+package dist
 
 import (
 	"fmt"
@@ -9,37 +9,49 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// ChartDir is the wrapper chart.
+// ChartDir is the wrapper chart, in the repository.
 var ChartDir = filepath.Join("charts", "aws-ccm-rancher")
+
+// ChartDependencies are the packages (NAME-VERSION.tgz) of the
+// dependencies a Chart.lock pins.
+func ChartDependencies(lock []byte) ([]string, error) {
+	var l struct {
+		Dependencies []struct{ Name, Version string } `json:"dependencies"`
+	}
+	if err := yaml.Unmarshal(lock, &l); err != nil || len(l.Dependencies) == 0 {
+		return nil, fmt.Errorf("no dependencies read (%v)", err)
+	}
+	var names []string
+	for _, dep := range l.Dependencies {
+		names = append(names, dep.Name+"-"+dep.Version+".tgz")
+	}
+	return names, nil
+}
 
 // chartRepo writes the wrapper chart's repository into charts/ of the
 // output: the chart packaged by Helm 3 with its dependency (the upstream
-// chart at the version Chart.lock pins: a package found in c.charts, else
+// chart at the version Chart.lock pins: a package found in c.Charts, else
 // downloaded by helm dependency build), signed with the release key when
 // there is one, and index.yaml (relative URLs: the directory is served as
 // it is), which carries Chart.yaml's catalog.cattle.io annotations that
 // Rancher Apps reads.
-func (c *config) chartRepo() ([]string, error) {
+func (c *Config) chartRepo() ([]string, error) {
 	stage := filepath.Join(c.work, "chart", "aws-ccm-rancher")
-	src := os.DirFS(ChartDir)
-	if err := os.CopyFS(stage, src); err != nil {
+	if err := os.CopyFS(stage, os.DirFS(c.path(ChartDir))); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(ChartDir, "Chart.lock"))
+	b, err := os.ReadFile(c.path(ChartDir, "Chart.lock"))
 	if err != nil {
 		return nil, fmt.Errorf("the wrapper chart's Chart.lock, which pins its dependency: %v", err)
 	}
-	var lock struct {
-		Dependencies []struct{ Name, Version string } `json:"dependencies"`
-	}
-	if err := yaml.Unmarshal(b, &lock); err != nil || len(lock.Dependencies) == 0 {
-		return nil, fmt.Errorf("%s: no dependencies read (%v)", filepath.Join(ChartDir, "Chart.lock"), err)
+	deps, err := ChartDependencies(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(ChartDir, "Chart.lock"), err)
 	}
 	helm := helmEnv(c.work)
-	for _, dep := range lock.Dependencies {
-		name := dep.Name + "-" + dep.Version + ".tgz"
+	for _, name := range deps {
 		found := ""
-		for _, d := range c.charts {
+		for _, d := range c.Charts {
 			if p := filepath.Join(d, name); fileExists(p) {
 				found = p
 				break
@@ -47,8 +59,8 @@ func (c *config) chartRepo() ([]string, error) {
 		}
 		if found == "" {
 			// No local copy: Helm downloads what Chart.lock pins.
-			if _, err := command("", helm, c.helm3, "dependency", "build", stage); err != nil {
-				return nil, fmt.Errorf("the wrapper chart's dependency %s is in none of %q and downloading it failed (set AWS_CCM_CHARTS to a directory holding it): %w", name, c.charts, err)
+			if _, err := c.exec("", helm, c.Helm3, "dependency", "build", stage); err != nil {
+				return nil, fmt.Errorf("the wrapper chart's dependency %s is in none of %q and downloading it failed (set AWS_CCM_CHARTS to a directory holding it): %w", name, c.Charts, err)
 			}
 			break
 		}
@@ -63,15 +75,11 @@ func (c *config) chartRepo() ([]string, error) {
 			return nil, err
 		}
 	}
-	repo := filepath.Join(c.out, "charts")
-	args := []string{"package", stage, "--destination", repo}
-	if c.signKey != "" {
-		args = append(args, "--sign", "--key", c.signKey, "--keyring", c.keyring)
-	}
-	if _, err := command("", helm, c.helm3, args...); err != nil {
+	repo := filepath.Join(c.Out, "charts")
+	if _, err := c.exec("", helm, c.Helm3, append([]string{"package", stage, "--destination", repo}, c.signArgs(false)...)...); err != nil {
 		return nil, err
 	}
-	if _, err := command("", helm, c.helm3, "repo", "index", repo); err != nil {
+	if _, err := c.exec("", helm, c.Helm3, "repo", "index", repo); err != nil {
 		return nil, err
 	}
 	entries, err := os.ReadDir(repo)

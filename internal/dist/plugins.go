@@ -1,4 +1,4 @@
-package main
+package dist
 
 import (
 	"bytes"
@@ -17,36 +17,79 @@ func PluginVersion(version, goos, goarch string) string {
 	return strings.TrimPrefix(version, "v") + "+" + goos + "." + goarch
 }
 
-// helm4Plugin has Helm 4 package the postrenderer/v1 plugin with the
-// platform's renderer: plugin/aws-ccm/plugin.yaml with the version set and,
-// on Windows, the command's .exe.
-func (c *config) helm4Plugin(p platform, renderer string) ([]string, error) {
-	src, err := os.ReadFile(filepath.Join("plugin", "aws-ccm", "plugin.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	version := PluginVersion(c.version, p.os, p.arch)
-	var yaml bytes.Buffer
+// helm4Command is the command line of plugin/aws-ccm/plugin.yaml that
+// Helm4PluginYAML gives the platform's file name.
+const helm4Command = "- command: ${HELM_PLUGIN_DIR}/aws-ccm-renderer"
+
+// Helm4PluginYAML is plugin/aws-ccm/plugin.yaml for a platform: the
+// version set to PluginVersion's and, on Windows, the command's .exe.
+func Helm4PluginYAML(src []byte, version string, p Platform) ([]byte, error) {
+	var out bytes.Buffer
 	seen := 0
 	for line := range strings.Lines(string(src)) {
 		switch {
 		case strings.HasPrefix(line, "version:"):
-			line = "version: " + version + "\n"
+			line = "version: " + PluginVersion(version, p.OS, p.Arch) + "\n"
 			seen++
-		case strings.TrimSpace(line) == "- command: ${HELM_PLUGIN_DIR}/aws-ccm-renderer":
-			line = strings.TrimSuffix(line, "\n") + p.exe("") + "\n"
+		case strings.TrimSpace(line) == helm4Command:
+			line = strings.TrimSuffix(line, "\n") + p.Exe("") + "\n"
 			seen++
 		}
-		yaml.WriteString(line)
+		out.WriteString(line)
 	}
 	if seen != 2 {
 		return nil, fmt.Errorf("plugin/aws-ccm/plugin.yaml: no version line or no command ${HELM_PLUGIN_DIR}/aws-ccm-renderer to set")
+	}
+	return out.Bytes(), nil
+}
+
+// Helm3PluginYAML is plugin/helm3/aws-ccm/plugin.yaml with the release's
+// version, without the v.
+func Helm3PluginYAML(src []byte, version string) ([]byte, error) {
+	var out bytes.Buffer
+	set := false
+	for line := range strings.Lines(string(src)) {
+		if strings.HasPrefix(line, "version:") {
+			line, set = "version: "+strings.TrimPrefix(version, "v")+"\n", true
+		}
+		out.WriteString(line)
+	}
+	if !set {
+		return nil, fmt.Errorf("%s: no version line to set", filepath.Join("plugin", "helm3", "aws-ccm", "plugin.yaml"))
+	}
+	return out.Bytes(), nil
+}
+
+// signArgs are the arguments that have helm package and helm plugin
+// package sign with the release key; without one, plugin package is told
+// not to (Helm 4 signs by default), and helm package needs nothing.
+func (c *Config) signArgs(plugin bool) []string {
+	switch {
+	case c.SignKey != "":
+		return []string{"--sign", "--key", c.SignKey, "--keyring", c.Keyring}
+	case plugin:
+		return []string{"--sign=false"}
+	}
+	return nil
+}
+
+// helm4Plugin has Helm 4 package the postrenderer/v1 plugin with the
+// platform's renderer: plugin/aws-ccm/plugin.yaml (Helm4PluginYAML) and
+// the program, dated at the epoch.
+func (c *Config) helm4Plugin(p Platform, renderer string) ([]string, error) {
+	src, err := os.ReadFile(c.path("plugin", "aws-ccm", "plugin.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	yaml, err := Helm4PluginYAML(src, c.Version, p)
+	if err != nil {
+		return nil, err
 	}
 	dir := filepath.Join(c.work, "helm4-"+p.String(), "aws-ccm")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(dir, "plugin.yaml"), yaml.Bytes(), 0o644); err != nil {
+	if err := writeFile(filepath.Join(dir, "plugin.yaml"), yaml, 0o644); err != nil {
 		return nil, err
 	}
 	bin, err := os.ReadFile(renderer)
@@ -56,20 +99,15 @@ func (c *config) helm4Plugin(p platform, renderer string) ([]string, error) {
 	if err := writeFile(filepath.Join(dir, filepath.Base(renderer)), bin, 0o755); err != nil {
 		return nil, err
 	}
-	if err := stamp(dir, c.epoch); err != nil {
+	if err := Stamp(dir, c.Epoch); err != nil {
 		return nil, err
 	}
-	args := []string{"plugin", "package", dir, "--destination", c.out}
-	if c.signKey != "" {
-		args = append(args, "--sign", "--key", c.signKey, "--keyring", c.keyring)
-	} else {
-		args = append(args, "--sign=false")
-	}
-	if _, err := command("", helmEnv(c.work), c.helm4, args...); err != nil {
+	args := append([]string{"plugin", "package", dir, "--destination", c.Out}, c.signArgs(true)...)
+	if _, err := c.exec("", helmEnv(c.work), c.Helm4, args...); err != nil {
 		return nil, err
 	}
-	tgz := "aws-ccm-" + version + ".tgz"
-	if c.signKey != "" {
+	tgz := "aws-ccm-" + PluginVersion(c.Version, p.OS, p.Arch) + ".tgz"
+	if c.SignKey != "" {
 		return []string{tgz, tgz + ".prov"}, nil
 	}
 	return []string{tgz}, nil
@@ -105,25 +143,17 @@ func Helm3PluginArchive(version string) string {
 }
 
 // helm3Plugin packs the Helm 3 plugin, plugin/helm3/aws-ccm with the
-// release's version, into an archive with plugin.yaml at its top: what
-// helm plugin install takes by its URL (Helm 3 looks for plugin.yaml at the
-// top of what it unpacks), or unpacked into a directory.
-func (c *config) helm3Plugin() ([]string, error) {
-	src := filepath.Join("plugin", "helm3", "aws-ccm")
+// release's version (Helm3PluginYAML), into an archive with plugin.yaml at
+// its top: what helm plugin install takes by its URL (Helm 3 looks for
+// plugin.yaml at the top of what it unpacks), or unpacked into a directory.
+func (c *Config) helm3Plugin() ([]string, error) {
+	src := c.path("plugin", "helm3", "aws-ccm")
 	yaml, err := os.ReadFile(filepath.Join(src, "plugin.yaml"))
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	set := false
-	for line := range strings.Lines(string(yaml)) {
-		if strings.HasPrefix(line, "version:") {
-			line, set = "version: "+strings.TrimPrefix(c.version, "v")+"\n", true
-		}
-		out.WriteString(line)
-	}
-	if !set {
-		return nil, fmt.Errorf("%s: no version line to set", filepath.Join(src, "plugin.yaml"))
+	if yaml, err = Helm3PluginYAML(yaml, c.Version); err != nil {
+		return nil, err
 	}
 	script, err := os.ReadFile(filepath.Join(src, "install-binary.sh"))
 	if err != nil {
@@ -133,13 +163,13 @@ func (c *config) helm3Plugin() ([]string, error) {
 	if err := os.MkdirAll(stage, 0o755); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(stage, "plugin.yaml"), out.Bytes(), 0o644); err != nil {
+	if err := writeFile(filepath.Join(stage, "plugin.yaml"), yaml, 0o644); err != nil {
 		return nil, err
 	}
 	if err := writeFile(filepath.Join(stage, "install-binary.sh"), script, 0o755); err != nil {
 		return nil, err
 	}
-	name := Helm3PluginArchive(c.version)
-	return []string{name}, writeArchive(filepath.Join(c.out, name), stage,
-		[]string{"plugin.yaml", "install-binary.sh"}, false, c.epoch)
+	name := Helm3PluginArchive(c.Version)
+	return []string{name}, WriteArchive(filepath.Join(c.Out, name), stage,
+		[]string{"plugin.yaml", "install-binary.sh"}, false, c.Epoch)
 }

@@ -312,21 +312,6 @@ func ReadTar(t testing.TB, r io.Reader, entry func(h *tar.Header, content []byte
 	}
 }
 
-// MinimalCCM is the smallest manifest the renderer takes: a DaemonSet that
-// runs the AWS CCM's image and nothing else.
-const MinimalCCM = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ccm
-  namespace: kube-system
-spec:
-  template:
-    spec:
-      containers:
-      - name: ccm
-        image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0
-`
-
 // ShellWords has the POSIX shell sh split a command line into words.
 func ShellWords(t testing.TB, sh, line string) []string {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 )
 
 // TestMain runs the tests without the environment variables that pick a
@@ -28,7 +29,8 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 	return code, out.String(), errOut.String()
 }
 
-const ccm = testtools.MinimalCCM
+// ccm is the smallest manifest the renderer takes, the shared fixture.
+var ccm = ccmtest.Manifest(ccmtest.Options{})
 
 // TestCommands: the Helm program has the chart commands and check as
 // commands of their own, and the lean program's commands beside them.
