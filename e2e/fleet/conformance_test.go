@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/generated"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -37,12 +38,12 @@ func TestFleetConformance(t *testing.T) {
 	}
 	registerClusters(t, ns, labels)
 	deployments := targetIn(t, applyIn(t, bundleCopy(t), ns), ns)
-	conformance.Run(t, conformance.Fleet, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.Fleet, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		d, ok := deployments[cluster[c.Name]]
 		if !ok {
-			return conformance.Result{Err: errors.New("fleet target gives the cluster no BundleDeployment")}
+			return conformancetest.Result{Err: errors.New("fleet target gives the cluster no BundleDeployment")}
 		}
-		var r conformance.Result
+		var r conformancetest.Result
 		r.Stdout, r.Stderr, r.Err = deploy(t, d, true)
 		if r.Err == nil {
 			r.Objects = guardResolved(t, deployedObjects(t, r.Stdout))

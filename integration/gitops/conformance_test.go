@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -17,7 +18,7 @@ import (
 // and the destination cluster's version as Argo CD's repo server sends
 // them. The chart is a package in the source directory (no network here).
 func TestArgoCDConformance(t *testing.T) {
-	conformance.Run(t, conformance.ArgoCD, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.ArgoCD, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		pkg, err := os.ReadFile(testtools.UpstreamChart(t, c.ChartVersion))
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +32,7 @@ func TestArgoCDConformance(t *testing.T) {
 		if c.CCMTag != "" {
 			params = append(params, argoParam{Name: "helm-set", Array: []string{"image.tag=" + c.CCMTag}})
 		}
-		var r conformance.Result
+		var r conformancetest.Result
 		r.Stdout, r.Stderr, r.Err = cmpRun{params: params, kube: c.KubeVersion, files: map[string]string{chart: string(pkg)}}.run(t)
 		return r
 	})
@@ -43,7 +44,7 @@ func TestHelmfileConformance(t *testing.T) {
 	url := testtools.LoopbackChartRepo(t)
 	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
 	env := helmfileEnv(t)
-	conformance.Run(t, conformance.Helmfile, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.Helmfile, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		state := map[string]any{"repo": url, "distro": c.Distro, "mode": c.Mode, "kubeVersion": c.KubeVersion, "chartVersion": c.ChartVersion}
 		if c.CCMTag != "" {
 			state["values"] = map[string]any{"image": map[string]any{"tag": c.CCMTag}}
@@ -57,6 +58,6 @@ func TestHelmfileConformance(t *testing.T) {
 		}
 		values := filepath.Join(t.TempDir(), "state.yaml")
 		testtools.WriteFile(t, values, b)
-		return conformance.Command(t, env, testtools.Helmfile(t), "--file", file, "--state-values-file", values, "template")
+		return conformancetest.Command(t, env, testtools.Helmfile(t), "--file", file, "--state-values-file", values, "template")
 	})
 }

@@ -4,17 +4,18 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
 // TestConformance runs the conformance table through the Helm 3
 // post-renderer: helm template --post-renderer aws-ccm-renderer.
 func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.PostRenderer, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.PostRenderer, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		args := []string{"template", "ccm", testtools.UpstreamChart(t, c.ChartVersion), "--namespace", "kube-system", "--post-renderer", testtools.Renderer(t)}
 		for _, a := range conformance.RendererArgs(c) {
 			args = append(args, "--post-renderer-args="+a)
 		}
-		return conformance.Command(t, testtools.HelmEnv(t), testtools.Helm3(t), append(args, conformance.ChartValues(c)...)...)
+		return conformancetest.Command(t, testtools.HelmEnv(t), testtools.Helm3(t), append(args, conformance.ChartValues(c)...)...)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -12,11 +13,11 @@ import (
 // docs say.
 func TestConformance(t *testing.T) {
 	helm, env := helm4WithPlugin(t)
-	conformance.Run(t, conformance.Helm4Plugin, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.Helm4Plugin, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		args := []string{"template", "ccm", testtools.UpstreamChart(t, c.ChartVersion), "--namespace", "kube-system", "--post-renderer", "aws-ccm"}
 		for _, a := range conformance.RendererArgs(c) {
 			args = append(args, "--post-renderer-args="+a)
 		}
-		return conformance.Command(t, env, helm, append(args, conformance.ChartValues(c)...)...)
+		return conformancetest.Command(t, env, helm, append(args, conformance.ChartValues(c)...)...)
 	})
 }

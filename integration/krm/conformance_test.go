@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -13,7 +14,7 @@ import (
 // under the real kustomize CLI, configured by a ConfigMap whose keys are
 // the option table's.
 func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.KRMFunction, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.KRMFunction, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		var data strings.Builder
 		o := c.Options()
 		for _, key := range []renderer.Opt{renderer.OptDistro, renderer.OptMode, renderer.OptKubeVersion, renderer.OptStrict} {
@@ -22,8 +23,8 @@ func TestConformance(t *testing.T) {
 				data.WriteString("  " + string(key) + ": " + strconv.Quote(v) + "\n")
 			}
 		}
-		var r conformance.Result
-		r.Stdout, r.Stderr, r.Err = kustomizeBuild(t, kustomizeDir(t, conformance.ChartOutput(t, c), configMapFC(data.String())))
+		var r conformancetest.Result
+		r.Stdout, r.Stderr, r.Err = kustomizeBuild(t, kustomizeDir(t, conformancetest.ChartOutput(t, c), configMapFC(data.String())))
 		return r
 	})
 }

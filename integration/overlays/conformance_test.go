@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -14,15 +15,15 @@ import (
 // The overlays see the cluster's version when they are generated, not when
 // kustomize builds.
 func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.Overlays, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.Overlays, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		gen := filepath.Join(t.TempDir(), "overlays")
 		args := append([]string{"overlays", "--out", gen}, conformance.RendererArgs(c)...)
-		r := conformance.Command(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
+		r := conformancetest.Command(t, testtools.HelmEnv(t), testtools.Renderer(t), args...)
 		if r.Err != nil {
 			return r
 		}
 		generated := r.Shown
-		r = conformance.Command(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", overlayDirFrom(t, gen, conformance.ChartOutput(t, c), c.Distro, c.Mode))
+		r = conformancetest.Command(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", overlayDirFrom(t, gen, conformancetest.ChartOutput(t, c), c.Distro, c.Mode))
 		r.Shown = generated + r.Shown
 		return r
 	})

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -12,8 +13,8 @@ import (
 // runs the renderer in-process; --kube-version is the cluster's version
 // for the chart and the renderer both.
 func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.ChartWrapper, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.ChartWrapper, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		args := append([]string{"template", "ccm", testtools.UpstreamChart(t, c.ChartVersion), "--namespace", "kube-system"}, conformance.RendererArgs(c)...)
-		return conformance.Command(t, testtools.HelmEnv(t), testtools.Renderer(t), append(args, conformance.ChartValues(c)...)...)
+		return conformancetest.Command(t, testtools.HelmEnv(t), testtools.Renderer(t), append(args, conformance.ChartValues(c)...)...)
 	})
 }

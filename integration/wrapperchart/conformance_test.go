@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -16,7 +17,7 @@ import (
 // user reads besides the manifests are the chart's notes.
 func TestConformance(t *testing.T) {
 	dir := testtools.WrapperChart(t)
-	conformance.Run(t, conformance.WrapperChart, func(t *testing.T, c conformance.Case) conformance.Result {
+	conformancetest.Run(t, conformance.WrapperChart, func(t *testing.T, c conformance.Case) conformancetest.Result {
 		sets := []string{"distro=" + string(c.Distro), "mode=" + string(c.Mode)}
 		if c.CCMTag != "" {
 			sets = append(sets, "aws-cloud-controller-manager.image.tag="+c.CCMTag)
@@ -29,7 +30,7 @@ func TestConformance(t *testing.T) {
 			}
 		}
 		manifests, notes, err := install(t, dir, c.KubeVersion, files, sets)
-		r := conformance.Result{Stdout: []byte(manifests), Err: err, Shown: notes}
+		r := conformancetest.Result{Stdout: []byte(manifests), Err: err, Shown: notes}
 		if err != nil {
 			r.Stderr = []byte(err.Error())
 		}

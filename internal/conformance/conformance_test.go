@@ -11,7 +11,7 @@ import (
 )
 
 // TestEveryFrontEnd: each front end's test package runs it through the
-// table (conformance.Run with its FrontEnd), and each limit names a case of
+// table (conformancetest.Run with its FrontEnd), and each limit names a case of
 // the table and says why.
 func TestEveryFrontEnd(t *testing.T) {
 	names := map[string]bool{}
@@ -22,7 +22,7 @@ func TestEveryFrontEnd(t *testing.T) {
 		names[c.Name] = true
 	}
 	for _, fe := range FrontEnds {
-		call := "conformance.Run(t, conformance." + fe.ID + ","
+		call := "conformancetest.Run(t, conformance." + fe.ID + ","
 		files, err := filepath.Glob(filepath.Join(testtools.Root(), filepath.FromSlash(fe.Where), "*_test.go"))
 		if err != nil || len(files) == 0 {
 			t.Errorf("%s: no test files in %s (%v)", fe.Name, fe.Where, err)

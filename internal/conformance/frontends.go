@@ -31,7 +31,7 @@ var (
 			}
 			return ""
 		}, Limit: wrapperChartLimit,
-		Unrecorded: "a chart cannot annotate the upstream chart's DaemonSet; the chart wrapper's upgrade reads the options from the release's values instead"}
+		Unrecorded: "the upstream chart has no value for the DaemonSet's annotations: the options the renderer records there (aws-ccm-renderer.io/options) are missing"}
 	Fleet = FrontEnd{ID: "Fleet", Name: "the Fleet bundle", Where: "e2e/fleet",
 		Pins: ClusterRelease, Guard: true, Limit: fleetLimit}
 )
@@ -89,7 +89,7 @@ func fleetLimit(c Case) (Limit, bool) {
 		return Limit{Want: Rendered, Why: "the bundle deploys, by the cluster's kubernetes-minor label, " + pinned}, true
 	case c.Distro != renderer.DistroAuto && p.RancherProvider == "":
 		return Limit{Want: Rendered, Distro: renderer.DistroAuto,
-			Why: "Rancher gives the distribution no provider.cattle.io value of its own: its clusters get the auto component"}, true
+			Why: "its record names no value of Rancher's provider.cattle.io label for the example's customizations to select: its clusters get the auto component"}, true
 	}
 	return Limit{}, false
 }
