@@ -269,7 +269,7 @@ func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool)
 		return is, true
 	}
 	is.Message = fmt.Sprintf("no instance in %s has its name as private DNS name, nor its InternalIP: the CCM never initialises it", a.Region)
-	is.Fix = "check the account and region (--aws-region), and that the node runs on EC2"
+	is.Fix = fixInstanceRegion
 	return is, true
 }
 
@@ -320,7 +320,7 @@ func clusterIDRule(v *View) []Finding {
 		}
 		return append(out, Finding{Area: AreaClusterID, Severity: Error,
 			Message: "no instance of a node carries kubernetes.io/cluster/<ID> (or KubernetesCluster) and the cloud config names no KubernetesClusterID: the CCM exits at start (AWS cloud failed to find ClusterID)",
-			Fix:     "tag every node's instance (and the cluster's subnets and node security group) kubernetes.io/cluster/<ID>=owned, and set KubernetesClusterID = <ID> in the cloud config"})
+			Fix:     fixClusterTags})
 	}
 	missing := Finding{Area: AreaClusterID, Severity: Error,
 		Message: fmt.Sprintf("no cluster tag (cluster %s, from %s): the CCM finds such an instance by name only when tagged, and leaves it out of every load balancer and its security group rules", id, from)}

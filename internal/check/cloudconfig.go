@@ -336,7 +336,7 @@ func cloudConfigKeysRule(v *View) []Finding {
 					what = "a key CCM " + tag + " does not read (" + readsWhen(rec) + ")"
 				}
 				f.Severity, f.Message = Warning, fmt.Sprintf("[Global] %s is %s: CCM %s ignores it", name, what, tag)
-				f.Fix = "remove it, or run a release that reads it"
+				f.Fix = fixUnreadKey
 				if fatal {
 					f.Severity = Error
 					f.Message = fmt.Sprintf("[Global] %s is %s: CCM %s refuses a cloud config with a key it does not know and exits (unable to read AWS cloud provider config file)", name, what, tag)

@@ -176,7 +176,7 @@ func takeoverRule(v *View) []Finding {
 		}
 		i := nodeIssue{node: ref, Finding: Finding{Area: AreaService, Severity: Warning,
 			Message: "type LoadBalancer without an AWS load balancer: once the CCM's service controller runs it creates one for each (a Classic ELB, or an NLB with the annotation service.beta.kubernetes.io/aws-load-balancer-type: nlb), and the Service's address becomes the load balancer's new DNS name (*.elb.amazonaws.com)",
-			Fix:     "to hold them back until their clients and DNS records can follow, render the CCM with --set-arg=controllers=*,-service (it then runs no service controller); let it run once they can"}}
+			Fix:     fixHoldServices}}
 		if held {
 			i.Severity, i.Fix = Info, ""
 			i.Message = "type LoadBalancer, held back: the CCM runs with --controllers=*,-service; once its service controller runs it creates an AWS load balancer for each, and the Service's address becomes the load balancer's new DNS name (*.elb.amazonaws.com)"

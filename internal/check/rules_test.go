@@ -43,6 +43,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// TestRuleSymptoms: every rule says what an operator sees when it finds an
+// error and what to do (docs/troubleshooting.md), each in one line.
+func TestRuleSymptoms(t *testing.T) {
+	for _, r := range Rules {
+		if strings.TrimSpace(r.Symptom) == "" || strings.TrimSpace(r.Fix) == "" {
+			t.Errorf("rule %s: symptom %q, fix %q; want both", r.Name, r.Symptom, r.Fix)
+		}
+		if strings.Contains(r.Symptom+r.Fix, "\n") {
+			t.Errorf("rule %s: a symptom or fix of more than one line", r.Name)
+		}
+	}
+}
+
 // TestAreas: the areas come from Rules, each once, in the order of their
 // first rules; an AWS area is one of AWS rules alone (iam has the
 // cluster's rule of the events' denials too).
