@@ -23,19 +23,6 @@ const (
 	Error   Severity = "error"   // the CCM will not work, or not everywhere
 )
 
-// Symbol is the mark a person reads at a glance.
-func (s Severity) Symbol() string {
-	switch s {
-	case OK:
-		return "✓"
-	case Warning:
-		return "!"
-	case Error:
-		return "✗"
-	}
-	return "·"
-}
-
 // The areas a finding belongs to; Rules gives each its rules and its place
 // in a report (Areas).
 const (
@@ -271,6 +258,11 @@ func (r *Report) finish() {
 			r.Summary.Warnings++
 		}
 	}
+}
+
+// Failed returns the report of a cluster check could not read.
+func Failed(context, server string, err error) *Report {
+	return &Report{Context: context, Server: server, Error: err.Error(), Distribution: Distribution{Detected: DistroUnknown}, Nodes: []NodeReport{}, Leases: []LeaseReport{}, Permissions: []Permission{}, Findings: []Finding{}}
 }
 
 // Problems reports whether the report holds an error.

@@ -19,6 +19,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -327,7 +328,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	out := cmd.OutOrStdout()
 	colour := !f.noColor && terminal.Colour(out)
 	if f.output == "json" {
-		if err := check.WriteJSON(out, reports); err != nil {
+		if err := output.WriteJSON(out, reports); err != nil {
 			return cli.WriteError(err)
 		}
 	} else {
@@ -335,13 +336,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			if i > 0 {
 				fmt.Fprintln(out)
 			}
-			if err := check.WriteTable(out, r, colour); err != nil {
+			if err := output.WriteTable(out, r, colour); err != nil {
 				return cli.WriteError(err)
 			}
 		}
 		if len(reports) > 1 {
 			fmt.Fprintln(out)
-			if err := check.WriteSummary(out, reports, colour); err != nil {
+			if err := output.WriteSummary(out, reports, colour); err != nil {
 				return cli.WriteError(err)
 			}
 		}
