@@ -21,9 +21,6 @@ func SampleReport(t *testing.T) *Report {
 	return Evaluate(s)
 }
 
-// HealthyAWS is a snapshot of a cluster with a healthy AWS account.
-func HealthyAWS(t *testing.T) *Snapshot { return healthyAWS(t) }
-
 // TodayReport is a report with today's findings: options, other cloud
 // controllers, providerIDs with their source, the plan.
 func TodayReport(t *testing.T) *Report {

@@ -9,13 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -169,7 +166,7 @@ func iamRule(v *View) []Finding {
 		s := byAction[action]
 		sort.Strings(s.objects)
 		f := Finding{Area: AreaIAM, Severity: Error, Subject: action,
-			Message: fmt.Sprintf("AWS refused it to the cloud controllers (%s): %s on %s, last %s ago", s.d.code, strings.Join(s.reasons, ", "), someOf(s.objects), v.since(s.last))}
+			Message: fmt.Sprintf("AWS refused it to the cloud controllers (%s): %s on %s, last %s ago", s.d.code, strings.Join(s.reasons, ", "), SomeOf(s.objects), v.since(s.last))}
 		if len(s.objects) > 1 {
 			f.Subjects, f.Count = s.objects, len(s.objects)
 		}
@@ -179,9 +176,9 @@ func iamRule(v *View) []Finding {
 			if s.encoded {
 				f.Fix += "decode the message's encoded authorization failure message (aws sts decode-authorization-message --encoded-message <it> --query DecodedMessage --output text) or "
 			}
-			f.Fix += "look the refusal up in CloudTrail (errorCode " + s.d.code + "), then add it to the control-plane instances' IAM role; " + v.iamPolicyHint()
+			f.Fix += "look the refusal up in CloudTrail (errorCode " + s.d.code + "), then add it to the control-plane instances' IAM role; " + v.IAMPolicyHint()
 		} else {
-			f.Fix = "add " + action + " to the IAM policy of the control-plane instances' role (the CCM runs there and calls AWS with it); " + v.iamPolicyHint()
+			f.Fix = "add " + action + " to the IAM policy of the control-plane instances' role (the CCM runs there and calls AWS with it); " + v.IAMPolicyHint()
 		}
 		if v.Now.Sub(s.last) > staleAfter {
 			f.Severity = Info
@@ -212,8 +209,8 @@ func (v *View) uninitialised() int {
 	return n
 }
 
-// iamPolicyHint says where the whole policy of the CCM's release is.
-func (v *View) iamPolicyHint() string {
+// IAMPolicyHint says where the whole policy of the CCM's release is.
+func (v *View) IAMPolicyHint() string {
 	hint := "the CCM's release needs the control-plane policy of kubernetes/cloud-provider-aws docs/prerequisites.md at its tag"
 	d := v.Distribution.Detected
 	if _, ok := renderer.ProfileFor(renderer.Distro(d)); !ok || d == string(renderer.DistroAuto) {
@@ -232,135 +229,4 @@ func (v *View) iamPolicyHint() string {
 		}
 	}
 	return hint + ", which " + cmd + " --step before.iam prints"
-}
-
-// principals simulates the policies of the principals the CCM calls AWS
-// as (--aws-ccm-principal, else the control-plane instances' instance
-// profile roles) against the actions of the CCM's release.
-func (r *awsReader) principals(ctx context.Context) {
-	type who struct{ arn, from string }
-	var ps []who
-	if p := r.s.AWSOptions.Principal; p != "" {
-		ps = append(ps, who{p, "flag"})
-	} else {
-		var profiles []string
-		for _, in := range r.controlPlaneInstances() {
-			if in.Profile != "" && !slices.Contains(profiles, in.Profile) {
-				profiles = append(profiles, in.Profile)
-			}
-		}
-		sort.Strings(profiles)
-		for _, arn := range profiles {
-			_, name, _ := strings.Cut(arn, ":instance-profile/")
-			if i := strings.LastIndexByte(name, '/'); i >= 0 {
-				name = name[i+1:]
-			}
-			out, err := r.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
-			if !r.done(AreaIAM, "iam:GetInstanceProfile", err) {
-				continue
-			}
-			ip := AWSInstanceProfile{ARN: arn, Roles: []string{}}
-			for _, role := range out.InstanceProfile.Roles {
-				ip.Roles = append(ip.Roles, aws.ToString(role.Arn))
-				ps = append(ps, who{aws.ToString(role.Arn), arn})
-			}
-			r.mu.Lock()
-			r.acct.Profiles = append(r.acct.Profiles, ip)
-			r.mu.Unlock()
-		}
-	}
-	actions := upstream.IAMControlPlane(r.s.ccmRelease())
-	for _, p := range ps {
-		sim := AWSSimulation{Principal: p.arn, From: p.from, Decisions: map[string]string{}}
-		pg := iam.NewSimulatePrincipalPolicyPaginator(r.iam, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(p.arn), ActionNames: actions})
-		ok := true
-		for pg.HasMorePages() {
-			out, err := pg.NextPage(ctx)
-			if ok = r.done(AreaIAM, "iam:SimulatePrincipalPolicy", err); !ok {
-				break
-			}
-			for _, e := range out.EvaluationResults {
-				sim.Decisions[aws.ToString(e.EvalActionName)] = string(e.EvalDecision)
-			}
-		}
-		if ok {
-			r.mu.Lock()
-			r.acct.Simulations = append(r.acct.Simulations, sim)
-			r.mu.Unlock()
-		}
-	}
-}
-
-// controlPlaneInstances are the instances of the control-plane nodes.
-func (r *awsReader) controlPlaneInstances() []AWSInstance {
-	var out []AWSInstance
-	idx := indexInstances(r.acct.Instances)
-	for i := range r.s.Nodes {
-		n := &r.s.Nodes[i]
-		if cp, _, _ := controlPlane(n); !cp {
-			continue
-		}
-		if in, ok := idx.ofNode(n, true); ok {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-// iamSimulationRule: the principals the CCM calls AWS as may do what the
-// CCM release's policy lists (iam:SimulatePrincipalPolicy).
-func iamSimulationRule(v *View) []Finding {
-	a := v.AWS
-	if a == nil {
-		return nil
-	}
-	out := v.unreadFindings(AreaIAM)
-	tag := v.ccmRelease()
-	actions := upstream.IAMControlPlane(tag)
-	for _, s := range a.Simulations {
-		var denied []string
-		for _, act := range actions {
-			if d := s.Decisions[act]; d != "allowed" {
-				denied = append(denied, act)
-			}
-		}
-		subject := s.Principal
-		if s.From != "flag" {
-			subject += " (instance profile " + s.From + ")"
-		}
-		if len(denied) == 0 {
-			out = append(out, Finding{Area: AreaIAM, Severity: OK, Subject: subject,
-				Message: fmt.Sprintf("may do all %d actions of CCM %s's policy (simulated)", len(actions), tag)})
-			continue
-		}
-		msg := fmt.Sprintf("may not %s (simulated against CCM %s's policy)", joinAnd(denied), tag)
-		if slices.Contains(denied, upstream.ActionDescribeAZs) {
-			switch {
-			case releases.LabelsZoneID(v.ccmRelease()):
-				msg += ": without " + upstream.ActionDescribeAZs + " it initialises no node and ensures no load balancer"
-			case releases.HasAction(v.ccmRelease(), releases.ActionDescribeAZs):
-				msg += ": without " + upstream.ActionDescribeAZs + " it ensures no load balancer"
-			}
-		}
-		f := Finding{Area: AreaIAM, Severity: Error, Subject: subject, Message: msg,
-			Fix: "add " + plural(len(denied), "it", "them") + " to the policy of " + s.Principal + "; " + v.iamPolicyHint()}
-		if len(denied) > 1 {
-			f.Subjects, f.Count = denied, len(denied)
-		}
-		out = append(out, f)
-	}
-	if len(a.Simulations) == 0 && len(a.unread(AreaIAM)) == 0 && (v.AWSOptions == nil || v.AWSOptions.Principal == "") {
-		cps := 0
-		for _, ni := range v.nodeInstances() {
-			if cp, _, _ := controlPlane(ni.node); cp {
-				cps++
-			}
-		}
-		if cps > 0 {
-			out = append(out, Finding{Area: AreaIAM, Severity: Warning,
-				Message: "no control-plane instance has an instance profile: the CCM has no AWS credentials there unless it is given others",
-				Fix:     "attach an instance profile whose role has the CCM's policy; if the CCM gets credentials another way, name them with --aws-ccm-principal ARN"})
-		}
-	}
-	return out
 }

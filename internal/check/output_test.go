@@ -81,21 +81,20 @@ func TestWriteSummary(t *testing.T) {
 }
 
 // TestSchema: the JSON output follows the schema docs/check.md documents:
-// reports made here, a cluster that could not be read, and the real
+// reports made here (awscheck's TestAWSSchema: with --aws), a cluster that
+// could not be read, and the real
 // outputs the real-cluster tests keep as golden files; and the schema
 // rejects what it should.
 func TestSchema(t *testing.T) {
 	s := schematest.Compile(t, "check.schema.json")
 	var b bytes.Buffer
-	withAWS := check.HealthyAWS(t)
-	withAWS.AWS.Unread = []check.AWSUnread{{Area: check.AreaSubnet, Action: "ec2:DescribeSubnets", Code: "UnauthorizedOperation", Message: "no", Denied: true}}
 	todayReport := check.TodayReport(t)
 	for _, area := range []string{check.AreaOptions, check.AreaControllers, check.AreaPlan} {
 		if !slices.ContainsFunc(todayReport.Findings, func(f check.Finding) bool { return f.Area == area }) {
 			t.Errorf("no %s finding: %+v", area, todayReport.Findings)
 		}
 	}
-	if err := output.WriteJSON(&b, []*check.Report{check.SampleReport(t), check.Failed("gone", "https://127.0.0.1:1", errors.New("refused")), check.Evaluate(withAWS), todayReport}); err != nil {
+	if err := output.WriteJSON(&b, []*check.Report{check.SampleReport(t), check.Failed("gone", "https://127.0.0.1:1", errors.New("refused")), todayReport}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `"source": "kubernetes/kubernetes pkg/kubeapiserver/options/cloudprovider.go`) {
@@ -136,44 +135,5 @@ func TestSchema(t *testing.T) {
 	cluster["findings"].([]any)[0].(map[string]any)["severity"] = "fatal"
 	if err := s.Validate(doc); err == nil {
 		t.Error("the schema took severity fatal")
-	}
-}
-
-// TestAWSOutput: the AWS areas in the table (the area column as wide as
-// its longest name) and the fleet summary's AWS column.
-func TestAWSOutput(t *testing.T) {
-	healthy := check.Evaluate(check.HealthyAWS(t))
-	s := check.HealthyAWS(t)
-	s.AWS.Instances[1].Tags = nil
-	s.AWS.Unread = []check.AWSUnread{{Area: check.AreaLoadBalancer, Action: "elasticloadbalancing:DescribeLoadBalancers", Code: "AccessDenied", Denied: true}}
-	faulty := check.Evaluate(s)
-	faulty.Context = "prod"
-	var b strings.Builder
-	if err := output.WriteTable(&b, faulty, false); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	t.Log("\n" + out)
-	for _, want := range []string{
-		"  ✗ cluster-id      instance i-0789: no cluster tag",
-		"                    → aws ec2 create-tags --resources i-0789 --tags Key=kubernetes.io/cluster/c1,Value=owned",
-		"  · load-balancer   elasticloadbalancing:DescribeLoadBalancers: could not read: AWS refused check elasticloadbalancing:DescribeLoadBalancers (AccessDenied)",
-		"                    → grant elasticloadbalancing:DescribeLoadBalancers to the identity check runs as",
-		"  ✓ security-group  2 instances: i-0123 and i-0789: one security group tagged",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no line %q", want)
-		}
-	}
-	b.Reset()
-	if err := output.WriteSummary(&b, []*check.Report{healthy, faulty, check.RKE2Report(t)}, false); err != nil {
-		t.Fatal(err)
-	}
-	sum := b.String()
-	t.Log("\n" + sum)
-	for _, want := range []string{"AWS\n", "us-west-2: ok\n", "us-west-2: 2 errors, 1 unread\n", "  -\n"} {
-		if !strings.Contains(sum, want) {
-			t.Errorf("summary lacks %q", want)
-		}
 	}
 }

@@ -268,14 +268,14 @@ func Failed(context, server string, err error) *Report {
 // Problems reports whether the report holds an error.
 func (r *Report) Problems() bool { return r.Summary.Errors > 0 }
 
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-func joinAnd(items []string) string {
+func JoinAnd(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""

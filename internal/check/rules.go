@@ -53,8 +53,8 @@ const (
 	fixDistroAuto     = "render with --distro=auto"
 	fixMigrateAgain   = "render it again with aws-ccm-renderer --mode=migrate"
 	fixUnreadKey      = "remove it, or run a release that reads it"
-	fixClusterTags    = "tag every node's instance (and the cluster's subnets and node security group) kubernetes.io/cluster/<ID>=owned, and set KubernetesClusterID = <ID> in the cloud config"
-	fixInstanceRegion = "check the account and region (--aws-region), and that the node runs on EC2"
+	FixClusterTags    = "tag every node's instance (and the cluster's subnets and node security group) kubernetes.io/cluster/<ID>=owned, and set KubernetesClusterID = <ID> in the cloud config"
+	FixInstanceRegion = "check the account and region (--aws-region), and that the node runs on EC2"
 	fixHoldServices   = "to hold them back until their clients and DNS records can follow, render the CCM with --set-arg=controllers=*,-service (it then runs no service controller); let it run once they can"
 )
 
@@ -87,21 +87,21 @@ var Rules = []Rule{
 	{"controllers", AreaControllers, ClusterRule, SymptomSecurity,
 		"turn the distribution's cloud controller off (the finding gives the setting); keep one AWS CCM", controllersRule},
 	{"aws account", AreaAWS, AWSRule, SymptomAWSUnread,
-		"give the identity check runs as the read-only policy in docs/check.md; choose it with --aws-profile and --aws-region", awsAccountRule},
-	{"instance", AreaInstance, AWSRule, SymptomUninitialized, fixInstanceRegion, instanceRule},
-	{"cluster id", AreaClusterID, AWSRule, SymptomUninitialized, fixClusterTags, clusterIDRule},
+		"give the identity check runs as the read-only policy in docs/check.md; choose it with --aws-profile and --aws-region", nil},
+	{"instance", AreaInstance, AWSRule, SymptomUninitialized, FixInstanceRegion, nil},
+	{"cluster id", AreaClusterID, AWSRule, SymptomUninitialized, FixClusterTags, nil},
 	{"security group", AreaSecurityGroup, AWSRule, SymptomLoadBalancer,
-		"tag one security group of each node's instance kubernetes.io/cluster/<ID>=owned", securityGroupRule},
+		"tag one security group of each node's instance kubernetes.io/cluster/<ID>=owned", nil},
 	{"subnet", AreaSubnet, AWSRule, SymptomLoadBalancer,
-		"give each zone of the nodes a subnet tagged kubernetes.io/cluster/<ID>=shared and kubernetes.io/role/elb=1 (internal: kubernetes.io/role/internal-elb=1)", subnetRule},
+		"give each zone of the nodes a subnet tagged kubernetes.io/cluster/<ID>=shared and kubernetes.io/role/elb=1 (internal: kubernetes.io/role/internal-elb=1)", nil},
 	{"iam", AreaIAM, ClusterRule, SymptomUninitialized,
 		"add the refused action to the IAM policy of the control-plane instances' role", iamRule},
 	{"iam simulation", AreaIAM, AWSRule, SymptomUninitialized,
-		"add the denied actions to the policy of the principal the CCM calls AWS as (--aws-ccm-principal names another)", iamSimulationRule},
+		"add the denied actions to the policy of the principal the CCM calls AWS as (--aws-ccm-principal names another)", nil},
 	{"metadata", AreaMetadata, AWSRule, SymptomNoCCM,
-		"run the CCM with hostNetwork: true, or aws ec2 modify-instance-metadata-options --http-put-response-hop-limit 2", metadataRule},
+		"run the CCM with hostNetwork: true, or aws ec2 modify-instance-metadata-options --http-put-response-hop-limit 2", nil},
 	{"load balancer", AreaLoadBalancer, AWSRule, SymptomLoadBalancer,
-		"kubectl describe service shows the CCM's events; turn another controller's Service webhook off to have the CCM serve them", loadBalancerRule},
+		"kubectl describe service shows the CCM's events; turn another controller's Service webhook off to have the CCM serve them", nil},
 	{"service", AreaService, ClusterRule, SymptomLoadBalancer,
 		"on K3s, disable servicelb on the servers and delete ServiceLB's DaemonSets (plan step during.load-balancers)", serviceRule},
 	{"load balancer takeover", AreaService, ClusterRule, SymptomNewAddress, fixHoldServices, takeoverRule},
@@ -230,7 +230,7 @@ func migrationConfigRule(v *View) []Finding {
 			return nil
 		}
 		f.Severity = Warning
-		f.Message = fmt.Sprintf("the LeaderMigrationConfiguration names %s but not service-lb-controller: a CCM built on Kubernetes 1.28+ libraries starts its service controller outside the migration lock", joinAnd(names))
+		f.Message = fmt.Sprintf("the LeaderMigrationConfiguration names %s but not service-lb-controller: a CCM built on Kubernetes 1.28+ libraries starts its service controller outside the migration lock", JoinAnd(names))
 		f.Fix = "render with aws-ccm-renderer --mode=migrate, whose configuration names the current and the pre-1.28 controller names"
 	}
 	return []Finding{f}
@@ -319,7 +319,7 @@ func placementRule(v *View) []Finding {
 	}
 	if workersWithout > 0 {
 		out = append(out, Finding{Area: AreaPlacement, Severity: OK,
-			Message: fmt.Sprintf("no CCM pod on the %d %s without the control-plane role, as intended", workersWithout, plural(workersWithout, "node", "nodes"))})
+			Message: fmt.Sprintf("no CCM pod on the %d %s without the control-plane role, as intended", workersWithout, Plural(workersWithout, "node", "nodes"))})
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/awscheck"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -172,7 +173,7 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
 	_ = cmd.RegisterFlagCompletionFunc("aws-profile", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return check.AWSProfiles(), cobra.ShellCompDirectiveNoFileComp
+		return awscheck.Profiles(), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc("aws-region", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("upgrade-to", cobra.NoFileCompletions)

@@ -1,4 +1,4 @@
-package check
+package awscheck
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
@@ -22,10 +23,10 @@ func vpcFilter(ids []string) []ec2types.Filter {
 // subnets reads the subnets of the instances' VPCs: one paged
 // DescribeSubnets for them all.
 func (r *awsReader) subnets(ctx context.Context) {
-	vpcRead(ctx, r, AreaSubnet, "ec2:DescribeSubnets", ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{Filters: vpcFilter(r.vpcIDs)}),
-		func(page *ec2.DescribeSubnetsOutput) (out []AWSSubnet) {
+	vpcRead(ctx, r, check.AreaSubnet, "ec2:DescribeSubnets", ec2.NewDescribeSubnetsPaginator(r.ec2, &ec2.DescribeSubnetsInput{Filters: vpcFilter(r.vpcIDs)}),
+		func(page *ec2.DescribeSubnetsOutput) (out []check.AWSSubnet) {
 			for _, s := range page.Subnets {
-				out = append(out, AWSSubnet{ID: aws.ToString(s.SubnetId), VPC: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), Tags: tagsOf(s.Tags)})
+				out = append(out, check.AWSSubnet{ID: aws.ToString(s.SubnetId), VPC: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), Tags: tagsOf(s.Tags)})
 			}
 			return out
 		}, &r.acct.Subnets)
@@ -33,10 +34,10 @@ func (r *awsReader) subnets(ctx context.Context) {
 
 // routeTables reads the route tables of the instances' VPCs.
 func (r *awsReader) routeTables(ctx context.Context) {
-	vpcRead(ctx, r, AreaSubnet, "ec2:DescribeRouteTables", ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: vpcFilter(r.vpcIDs)}),
-		func(page *ec2.DescribeRouteTablesOutput) (out []AWSRouteTable) {
+	vpcRead(ctx, r, check.AreaSubnet, "ec2:DescribeRouteTables", ec2.NewDescribeRouteTablesPaginator(r.ec2, &ec2.DescribeRouteTablesInput{Filters: vpcFilter(r.vpcIDs)}),
+		func(page *ec2.DescribeRouteTablesOutput) (out []check.AWSRouteTable) {
 			for _, t := range page.RouteTables {
-				rt := AWSRouteTable{ID: aws.ToString(t.RouteTableId), VPC: aws.ToString(t.VpcId)}
+				rt := check.AWSRouteTable{ID: aws.ToString(t.RouteTableId), VPC: aws.ToString(t.VpcId)}
 				for _, a := range t.Associations {
 					if aws.ToBool(a.Main) {
 						rt.Main = true
@@ -60,7 +61,7 @@ func (r *awsReader) routeTables(ctx context.Context) {
 // balancer out of local, wavelength and outpost zones).
 func (r *awsReader) zones(ctx context.Context) {
 	out, err := r.ec2.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
-	if !r.done(AreaSubnet, "ec2:DescribeAvailabilityZones", err) {
+	if !r.done(check.AreaSubnet, "ec2:DescribeAvailabilityZones", err) {
 		return
 	}
 	types := map[string]string{}
@@ -74,16 +75,16 @@ func (r *awsReader) zones(ctx context.Context) {
 
 // subnetChoice is the subnet the CCM picks for a load balancer in a zone.
 type subnetChoice struct {
-	subnet AWSSubnet
+	subnet check.AWSSubnet
 	public bool
 }
 
 // elbSubnets is findELBSubnets of the release for a VPC: per zone, the
 // subnet an internet-facing (internal false) or internal load balancer
 // goes to, and why not where a subnet has no route table.
-func (v *View) elbSubnets(vpc, clusterID string, internal bool) (map[string]subnetChoice, []string) {
+func elbSubnets(v *check.View, vpc, clusterID string, internal bool) (map[string]subnetChoice, []string) {
 	a := v.AWS
-	var cands []AWSSubnet
+	var cands []check.AWSSubnet
 	for _, s := range a.Subnets {
 		if s.VPC == vpc && (hasClusterTag(s.Tags, clusterID) || !hasAnyClusterKey(s.Tags)) {
 			cands = append(cands, s)
@@ -91,7 +92,7 @@ func (v *View) elbSubnets(vpc, clusterID string, internal bool) (map[string]subn
 	}
 	if len(cands) == 0 {
 		// The CCM falls back to its own subnet.
-		if own := v.ownSubnet(vpc); own != "" {
+		if own := ownSubnet(v, vpc); own != "" {
 			for _, s := range a.Subnets {
 				if s.ID == own {
 					cands = append(cands, s)
@@ -103,7 +104,7 @@ func (v *View) elbSubnets(vpc, clusterID string, internal bool) (map[string]subn
 	if internal {
 		roleTag = tagRoleInternal
 	}
-	zoneTypes := releases.HasAction(v.ccmRelease(), releases.ActionDescribeAZs)
+	zoneTypes := releases.HasAction(ccmRelease(v.Snapshot), releases.ActionDescribeAZs)
 	choice := map[string]subnetChoice{}
 	var problems []string
 	for _, s := range cands {
@@ -112,7 +113,7 @@ func (v *View) elbSubnets(vpc, clusterID string, internal bool) (map[string]subn
 				continue
 			}
 		}
-		public, ok := a.subnetPublic(s)
+		public, ok := subnetPublic(a, s)
 		if !ok {
 			problems = append(problems, "could not locate routing table for subnet "+s.ID)
 			continue
@@ -145,14 +146,14 @@ func (v *View) elbSubnets(vpc, clusterID string, internal bool) (map[string]subn
 
 // ownSubnet is the subnet the CCM runs in: the cloud config's SubnetID,
 // else a control-plane instance's.
-func (v *View) ownSubnet(vpc string) string {
+func ownSubnet(v *check.View, vpc string) string {
 	if v.CloudConfig != nil {
-		if s := globalSetting(v.CloudConfig.Text, "SubnetID"); s != "" {
+		if s := check.GlobalSetting(v.CloudConfig.Text, "SubnetID"); s != "" {
 			return s
 		}
 	}
-	for _, ni := range v.nodeInstances() {
-		if cp, _, _ := controlPlane(ni.node); cp && ni.instance.VPC == vpc {
+	for _, ni := range nodeInstances(v) {
+		if cp, _, _ := check.IsControlPlane(ni.node); cp && ni.instance.VPC == vpc {
 			return ni.instance.Subnet
 		}
 	}
@@ -162,8 +163,8 @@ func (v *View) ownSubnet(vpc string) string {
 // subnetPublic is isSubnetPublic: the subnet's route table (the one
 // associated with it, else the VPC's main one) routes to an internet
 // gateway. ok is false when it has none.
-func (a *AWSAccount) subnetPublic(s AWSSubnet) (public, ok bool) {
-	var table *AWSRouteTable
+func subnetPublic(a *check.AWSAccount, s check.AWSSubnet) (public, ok bool) {
+	var table *check.AWSRouteTable
 	for i := range a.RouteTables {
 		if slices.Contains(a.RouteTables[i].Subnets, s.ID) {
 			table = &a.RouteTables[i]
@@ -190,25 +191,25 @@ func (a *AWSAccount) subnetPublic(s AWSSubnet) (public, ok bool) {
 // subnetRule: per VPC and zone of the nodes, the subnet the CCM picks for
 // an internet-facing and an internal load balancer, and untagged subnets
 // of a VPC other clusters share.
-func subnetRule(v *View) []Finding {
+func subnetRule(v *check.View) []check.Finding {
 	a := v.AWS
 	if a == nil {
 		return nil
 	}
-	if u := a.unread(AreaSubnet); len(u) > 0 {
-		return v.unreadFindings(AreaSubnet)
+	if u := unread(a, check.AreaSubnet); len(u) > 0 {
+		return unreadFindings(v, check.AreaSubnet)
 	}
-	id, _ := v.clusterID()
+	id, _ := clusterID(v)
 	if id == "" {
 		return nil
 	}
 	zonesOf := map[string][]string{}
-	for _, ni := range v.nodeInstances() {
+	for _, ni := range nodeInstances(v) {
 		if vpc := ni.instance.VPC; vpc != "" && !slices.Contains(zonesOf[vpc], ni.instance.Zone) {
 			zonesOf[vpc] = append(zonesOf[vpc], ni.instance.Zone)
 		}
 	}
-	var out []Finding
+	var out []check.Finding
 	for _, vpc := range slices.Sorted(maps.Keys(zonesOf)) {
 		zones := zonesOf[vpc]
 		sort.Strings(zones)
@@ -225,9 +226,9 @@ func subnetRule(v *View) []Finding {
 			if internal {
 				kind, role = "internal", tagRoleInternal
 			}
-			choice, problems := v.elbSubnets(vpc, id, internal)
+			choice, problems := elbSubnets(v, vpc, id, internal)
 			for _, p := range problems {
-				out = append(out, Finding{Area: AreaSubnet, Severity: Error, Subject: vpc,
+				out = append(out, check.Finding{Area: check.AreaSubnet, Severity: check.Error, Subject: vpc,
 					Message: p + ": the CCM fails every " + kind + " load balancer", Fix: "associate the subnet with a route table, or give the VPC a main one"})
 			}
 			if len(problems) > 0 {
@@ -238,7 +239,7 @@ func subnetRule(v *View) []Finding {
 				if !internal {
 					what = "a public subnet (routed to an internet gateway) of " + vpc + " tagged for the cluster (or for none)"
 				}
-				out = append(out, Finding{Area: AreaSubnet, Severity: Error, Subject: vpc,
+				out = append(out, check.Finding{Area: check.AreaSubnet, Severity: check.Error, Subject: vpc,
 					Message: "no subnet for an " + kind + " load balancer: the CCM fails every one (could not find any suitable subnets for creating the ELB)",
 					Fix:     fmt.Sprintf("give each zone of the nodes %s, with the tags %s%s=shared and %s=1", what, tagClusterPrefix, id, role)})
 				continue
@@ -260,15 +261,15 @@ func subnetRule(v *View) []Finding {
 				}
 			}
 			if len(picked) > 0 {
-				out = append(out, Finding{Area: AreaSubnet, Severity: OK, Subject: vpc, Message: kind + " load balancers go to " + strings.Join(picked, ", ")})
+				out = append(out, check.Finding{Area: check.AreaSubnet, Severity: check.OK, Subject: vpc, Message: kind + " load balancers go to " + strings.Join(picked, ", ")})
 			}
 			if len(missing) > 0 {
-				out = append(out, Finding{Area: AreaSubnet, Severity: Warning, Subject: vpc,
-					Message: fmt.Sprintf("no subnet for an %s load balancer in %s, where nodes run: its load balancers do not reach that zone", kind, joinAnd(missing)),
+				out = append(out, check.Finding{Area: check.AreaSubnet, Severity: check.Warning, Subject: vpc,
+					Message: fmt.Sprintf("no subnet for an %s load balancer in %s, where nodes run: its load balancers do not reach that zone", kind, check.JoinAnd(missing)),
 					Fix:     fmt.Sprintf("add a subnet there tagged %s%s=shared and %s=1", tagClusterPrefix, id, role)})
 			}
 			if len(shared) > 0 {
-				out = append(out, Finding{Area: AreaSubnet, Severity: Warning, Subject: joinAnd(shared),
+				out = append(out, check.Finding{Area: check.AreaSubnet, Severity: check.Warning, Subject: check.JoinAnd(shared),
 					Message: fmt.Sprintf("untagged, in a VPC where subnets are tagged for other clusters (%s): every cluster's CCM may pick it for its %s load balancers", strings.Join(slices.Sorted(maps.Keys(others)), ", "), kind),
 					Fix:     fmt.Sprintf("tag the subnets this cluster's load balancers should use %s%s=shared, and the others for their clusters", tagClusterPrefix, id)})
 			}

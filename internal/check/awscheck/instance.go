@@ -1,11 +1,9 @@
-package check
+package awscheck
 
 import (
 	"context"
 	"fmt"
 	"maps"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -14,23 +12,25 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 )
 
 // instances reads the instances behind the nodes: by the instance IDs of
 // their providerIDs (and names that are instance IDs), by the names the
 // CCM looks up (private-dns-name), and, for a node found by neither, by
-// its InternalIP, with filters of at most awsFilterValues values.
+// its check.InternalIP, with filters of at most awsFilterValues values.
 func (r *awsReader) instances(ctx context.Context) {
 	var ids, names []string
 	for i := range r.s.Nodes {
 		n := &r.s.Nodes[i]
 		if n.Spec.ProviderID != "" {
-			if id, fargate, ok := instanceIDOf(n.Spec.ProviderID); ok && !fargate {
+			if id, fargate, ok := check.InstanceIDOf(n.Spec.ProviderID); ok && !fargate {
 				ids = append(ids, id)
 			}
 			continue
 		}
-		if id, ok := nameAsInstanceID(n.Name, true); ok {
+		if id, ok := check.NameAsInstanceID(n.Name, true); ok {
 			ids = append(ids, id)
 			continue
 		}
@@ -47,7 +47,7 @@ func (r *awsReader) instances(ctx context.Context) {
 	for i := range r.s.Nodes {
 		n := &r.s.Nodes[i]
 		if n.Spec.ProviderID == "" && !byDNS[n.Name] && !strings.HasPrefix(n.Name, "i-") {
-			if ip := internalIP(n); ip != "" {
+			if ip := check.InternalIP(n); ip != "" {
 				ips = append(ips, ip)
 			}
 		}
@@ -60,7 +60,7 @@ func (r *awsReader) describeInstances(ctx context.Context, filter string, values
 	for chunk := range slices.Chunk(values, awsFilterValues) {
 		p := ec2.NewDescribeInstancesPaginator(r.ec2, &ec2.DescribeInstancesInput{
 			Filters: []ec2types.Filter{{Name: aws.String(filter), Values: chunk}}, MaxResults: aws.Int32(1000)})
-		if !ec2Pages(ctx, r, AreaInstance, "ec2:DescribeInstances", p, func(page *ec2.DescribeInstancesOutput) {
+		if !ec2Pages(ctx, r, check.AreaInstance, "ec2:DescribeInstances", p, func(page *ec2.DescribeInstancesOutput) {
 			for _, res := range page.Reservations {
 				for _, in := range res.Instances {
 					if id := aws.ToString(in.InstanceId); !seen[id] {
@@ -75,8 +75,8 @@ func (r *awsReader) describeInstances(ctx context.Context, filter string, values
 	}
 }
 
-func instanceOf(in ec2types.Instance) AWSInstance {
-	out := AWSInstance{ID: aws.ToString(in.InstanceId), PrivateDNSName: aws.ToString(in.PrivateDnsName), PrivateIP: aws.ToString(in.PrivateIpAddress),
+func instanceOf(in ec2types.Instance) check.AWSInstance {
+	out := check.AWSInstance{ID: aws.ToString(in.InstanceId), PrivateDNSName: aws.ToString(in.PrivateDnsName), PrivateIP: aws.ToString(in.PrivateIpAddress),
 		VPC: aws.ToString(in.VpcId), Subnet: aws.ToString(in.SubnetId), Tags: tagsOf(in.Tags)}
 	if in.State != nil {
 		out.State = string(in.State.Name)
@@ -115,20 +115,20 @@ func (r *awsReader) vpcs(ctx context.Context) {
 		return
 	}
 	out, err := r.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: ids})
-	if !r.done(AreaInstance, "ec2:DescribeVpcs", err) {
+	if !r.done(check.AreaInstance, "ec2:DescribeVpcs", err) {
 		return
 	}
-	var vpcs []AWSVPC
+	var vpcs []check.AWSVPC
 	dhcp := map[string][]int{}
 	for _, v := range out.Vpcs {
-		vpcs = append(vpcs, AWSVPC{ID: aws.ToString(v.VpcId)})
+		vpcs = append(vpcs, check.AWSVPC{ID: aws.ToString(v.VpcId)})
 		if d := aws.ToString(v.DhcpOptionsId); d != "" && d != "default" {
 			dhcp[d] = append(dhcp[d], len(vpcs)-1)
 		}
 	}
 	if len(dhcp) > 0 {
 		opts, err := r.ec2.DescribeDhcpOptions(ctx, &ec2.DescribeDhcpOptionsInput{DhcpOptionsIds: slices.Sorted(maps.Keys(dhcp))})
-		if r.done(AreaInstance, "ec2:DescribeDhcpOptions", err) {
+		if r.done(check.AreaInstance, "ec2:DescribeDhcpOptions", err) {
 			for _, o := range opts.DhcpOptions {
 				for _, c := range o.DhcpConfigurations {
 					if aws.ToString(c.Key) == "domain-name" && len(c.Values) > 0 {
@@ -148,11 +148,11 @@ func (r *awsReader) vpcs(ctx context.Context) {
 // instanceIndex finds the instances read by ID and, the non-terminated
 // ones (the CCM's filter), by private DNS name.
 type instanceIndex struct {
-	byID, byDNS map[string]AWSInstance
+	byID, byDNS map[string]check.AWSInstance
 }
 
-func indexInstances(ins []AWSInstance) instanceIndex {
-	x := instanceIndex{byID: make(map[string]AWSInstance, len(ins)), byDNS: make(map[string]AWSInstance, len(ins))}
+func indexInstances(ins []check.AWSInstance) instanceIndex {
+	x := instanceIndex{byID: make(map[string]check.AWSInstance, len(ins)), byDNS: make(map[string]check.AWSInstance, len(ins))}
 	for _, in := range ins {
 		x.byID[in.ID] = in
 		if in.PrivateDNSName != "" && in.State != "terminated" {
@@ -166,16 +166,16 @@ func indexInstances(ins []AWSInstance) instanceIndex {
 // instance ID, else by its name (an instance ID, or the private DNS name
 // of a non-terminated instance; cuts: the release cuts a name that is an
 // instance ID at the first dot). ok is false when none.
-func (x instanceIndex) ofNode(n *corev1.Node, cuts bool) (AWSInstance, bool) {
+func (x instanceIndex) ofNode(n *corev1.Node, cuts bool) (check.AWSInstance, bool) {
 	if n.Spec.ProviderID != "" {
-		id, fargate, ok := instanceIDOf(n.Spec.ProviderID)
+		id, fargate, ok := check.InstanceIDOf(n.Spec.ProviderID)
 		if !ok || fargate {
-			return AWSInstance{}, false
+			return check.AWSInstance{}, false
 		}
 		in, ok := x.byID[id]
 		return in, ok
 	}
-	if id, ok := nameAsInstanceID(n.Name, cuts); ok {
+	if id, ok := check.NameAsInstanceID(n.Name, cuts); ok {
 		in, ok := x.byID[id]
 		return in, ok
 	}
@@ -183,53 +183,11 @@ func (x instanceIndex) ofNode(n *corev1.Node, cuts bool) (AWSInstance, bool) {
 	return in, ok
 }
 
-var instanceIDForm = regexp.MustCompile(`^i-[^/]*$`)
-
-// instanceIDOf reads the instance ID out of a providerID as the CCM does
-// (MapToAWSInstanceID, the same at v1.26.0 and v1.35.3): a value without
-// the aws:// scheme is read as aws:///VALUE, and the last path segment is
-// the ID, which must start with i- (or fargate- for Fargate nodes, which
-// have no instance). ok is false when the CCM refuses it ("Invalid format
-// for AWS instance").
-func instanceIDOf(providerID string) (id string, fargate, ok bool) {
-	s := providerID
-	if !strings.HasPrefix(s, "aws://") {
-		s = "aws:///" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", false, false
-	}
-	tokens := strings.Split(strings.Trim(u.Path, "/"), "/")
-	last := tokens[len(tokens)-1]
-	switch {
-	case strings.HasPrefix(last, "fargate-"):
-		return last, true, true
-	case instanceIDForm.MatchString(last):
-		return last, false, true
-	}
-	return "", false, false
-}
-
-// nameAsInstanceID is the instance ID a node name that is one stands for
-// (resource-based hostnames: i-0abc, or i-0abc.us-west-2.compute.internal
-// where the CCM cuts the name at the first dot, from v1.26.11, v1.27.2 and
-// v1.28.0; v1.26.0 sends the whole name). ok is false for other names.
-func nameAsInstanceID(name string, cuts bool) (string, bool) {
-	if !strings.HasPrefix(name, "i-") {
-		return "", false
-	}
-	if cuts {
-		name, _, _ = strings.Cut(name, ".")
-	}
-	return name, true
-}
-
 // cutsInstanceIDNames: the release reads a node name
 // i-0abc.REGION.compute.internal as instance i-0abc (v1.26.11+, v1.27.2,
 // v1.28.0+); v1.26.0 sends the whole name to EC2.
-func (v *View) cutsInstanceIDNames() bool {
-	r, err := version.ParseGeneric(v.ccmRelease())
+func cutsInstanceIDNames(v *check.View) bool {
+	r, err := version.ParseGeneric(ccmRelease(v.Snapshot))
 	if err != nil {
 		return true
 	}
@@ -248,8 +206,8 @@ func (v *View) cutsInstanceIDNames() bool {
 // the CCM exits whenever a node has such a providerID. v1.23.20, v1.24.19,
 // v1.25.15, v1.26.11, v1.27.6 and v1.28.0 log it instead; fixed is the
 // first such release of the minor.
-func (v *View) panicsOnProviderID() (fixed string, panics bool) {
-	r, err := version.ParseGeneric(v.ccmRelease())
+func panicsOnProviderID(v *check.View) (fixed string, panics bool) {
+	r, err := version.ParseGeneric(ccmRelease(v.Snapshot))
 	if err != nil || r.Major() != 1 {
 		return "", false
 	}
@@ -263,137 +221,137 @@ func (v *View) panicsOnProviderID() (fixed string, panics bool) {
 // nodeInstance is a node and the instance the CCM finds for it.
 type nodeInstance struct {
 	node     *corev1.Node
-	instance AWSInstance
+	instance check.AWSInstance
 }
 
 // nodeInstances are the nodes whose instance the CCM finds.
-func (v *View) nodeInstances() []nodeInstance { return v.aws.nodes }
+func nodeInstances(v *check.View) []nodeInstance { return shared(v).nodes }
 
 // instanceRule: per node, the instance the CCM looks up exists and runs,
 // and the node's name or providerID is what the release looks up.
-func instanceRule(v *View) []Finding {
+func instanceRule(v *check.View) []check.Finding {
 	a := v.AWS
 	if a == nil {
 		return nil
 	}
-	if u := a.unread(AreaInstance); len(u) > 0 && u[0].Action == "ec2:DescribeInstances" {
-		return v.unreadFindings(AreaInstance)
+	if u := unread(a, check.AreaInstance); len(u) > 0 && u[0].Action == "ec2:DescribeInstances" {
+		return unreadFindings(v, check.AreaInstance)
 	}
-	id, _ := v.clusterID()
-	var issues []nodeIssue
+	id, _ := clusterID(v)
+	var issues []check.NodeIssue
 	for i := range v.Nodes {
-		n := v.Nodes[i].node
-		if is, ok := v.instanceIssue(n, id); ok {
+		n := v.Nodes[i].Node()
+		if is, ok := instanceIssue(v, n, id); ok {
 			issues = append(issues, is)
 		}
 	}
-	return append(groupNodes(issues), v.unreadFindings(AreaInstance)...)
+	return append(check.GroupNodes(issues), unreadFindings(v, check.AreaInstance)...)
 }
 
-func (v *View) instanceIssue(n *corev1.Node, clusterID string) (nodeIssue, bool) {
+func instanceIssue(v *check.View, n *corev1.Node, clusterID string) (check.NodeIssue, bool) {
 	a := v.AWS
-	is := nodeIssue{node: n.Name, Finding: Finding{Area: AreaInstance}}
-	tag := v.ccmRelease()
+	is := check.NodeIssue{Node: n.Name, Finding: check.Finding{Area: check.AreaInstance}}
+	tag := ccmRelease(v.Snapshot)
 	if pid := n.Spec.ProviderID; pid != "" {
-		iid, fargate, ok := instanceIDOf(pid)
+		iid, fargate, ok := check.InstanceIDOf(pid)
 		switch {
 		case !ok:
-			is.Severity = Error
+			is.Severity = check.Error
 			is.Message = fmt.Sprintf("its providerID %q names no instance: the CCM refuses it (Invalid format for AWS instance) and never initialises the node", pid)
 			is.Fix = "a providerID cannot be changed: delete the Node object and restart its kubelet without --provider-id (the CCM then sets aws:///ZONE/INSTANCE-ID)"
-			if fixed, panics := v.panicsOnProviderID(); panics {
+			if fixed, panics := panicsOnProviderID(v); panics {
 				is.Message = fmt.Sprintf("its providerID %q names no instance: CCM %s's node informer panics on it (unable to calculate an index entry on index \"instanceID\": Invalid format for AWS instance), so the CCM exits at start, and on every restart, and initialises no node at all", pid, tag)
 				is.Fix += "; " + fixed + " and later skip such a node instead of exiting"
 			}
-			if in, ok := a.instanceAt(internalIP(n)); ok {
+			if in, ok := instanceAt(a, check.InternalIP(n)); ok {
 				is.Fix += "; the instance at " + in.PrivateIP + " is " + in.ID
 			}
 			return is, true
 		case fargate:
 			return is, false
 		}
-		in, found := v.aws.index.byID[iid]
+		in, found := shared(v).index.byID[iid]
 		switch {
 		case !found || in.State == "terminated":
-			is.Severity = Error
+			is.Severity = check.Error
 			is.Message = fmt.Sprintf("instance %s of its providerID is not in %s, or is terminated: the CCM's node lifecycle controller deletes the node", iid, a.Region)
 			is.Fix = "check the account and region (--aws-region), or remove the node"
 		case in.State != "running" && in.State != "pending":
-			is.Severity = Warning
+			is.Severity = check.Warning
 			is.Message = fmt.Sprintf("instance %s is %s", iid, in.State)
 			is.Fix = "start it, or remove the node"
 		default:
-			is.Severity = OK
+			is.Severity = check.OK
 			is.Message = "its providerID names a running instance"
 		}
 		return is, true
 	}
-	if name, isID := nameAsInstanceID(n.Name, v.cutsInstanceIDNames()); isID {
+	if name, isID := check.NameAsInstanceID(n.Name, cutsInstanceIDNames(v)); isID {
 		if strings.Contains(name, ".") {
-			is.Severity = Error
+			is.Severity = check.Error
 			is.Message = fmt.Sprintf("CCM %s looks the name up whole as an instance ID, which EC2 refuses (releases from v1.26.11, v1.27.2 and v1.28.0 cut it at the first dot)", tag)
 			is.Fix = "use a later CCM release of the cluster's minor"
 			return is, true
 		}
-		in, found := v.aws.index.byID[name]
+		in, found := shared(v).index.byID[name]
 		if !found || in.State == "terminated" {
-			is.Severity = Error
+			is.Severity = check.Error
 			is.Message = fmt.Sprintf("the CCM reads its name as instance %s, which is not in %s", name, a.Region)
 			is.Fix = "check the account and region (--aws-region)"
 			return is, true
 		}
-		is.Severity, is.Message = OK, "its name is its instance's ID, which the CCM looks up"
+		is.Severity, is.Message = check.OK, "its name is its instance's ID, which the CCM looks up"
 		return is, true
 	}
-	if in, ok := v.aws.index.byDNS[n.Name]; ok {
+	if in, ok := shared(v).index.byDNS[n.Name]; ok {
 		if clusterID != "" && !hasClusterTag(in.Tags, clusterID) {
-			is.Severity = Error
+			is.Severity = check.Error
 			is.Message = fmt.Sprintf("its instance lacks the tag %s%s: the CCM looks a node up by name among the cluster's instances only, so it never initialises this node", tagClusterPrefix, clusterID)
-			is.note = in.ID
-			is.fix = func(ids []string) string {
+			is.Note = in.ID
+			is.FixFor = func(ids []string) string {
 				return fmt.Sprintf("aws ec2 create-tags --resources %s --tags Key=%s%s,Value=owned", strings.Join(ids, " "), tagClusterPrefix, clusterID)
 			}
 			return is, true
 		}
-		is.Severity, is.Message = OK, "its name is its instance's private DNS name, which the CCM looks up"
+		is.Severity, is.Message = check.OK, "its name is its instance's private DNS name, which the CCM looks up"
 		return is, true
 	}
-	is.Severity = Error
-	ip := internalIP(n)
-	if in, ok := a.instanceAt(ip); ok {
-		is.Message = fmt.Sprintf("no instance has the private DNS name the CCM looks up (the node's name); its InternalIP %s is instance %s's, named %s", ip, in.ID, in.PrivateDNSName)
-		is.one = is.Message
-		is.Message = "no instance has the private DNS name the CCM looks up (the node's name); the instance at its InternalIP has another"
-		if d := a.dhcpDomain(in.VPC); d != "" && strings.HasSuffix(n.Name, "."+d) {
+	is.Severity = check.Error
+	ip := check.InternalIP(n)
+	if in, ok := instanceAt(a, ip); ok {
+		is.Message = fmt.Sprintf("no instance has the private DNS name the CCM looks up (the node's name); its check.InternalIP %s is instance %s's, named %s", ip, in.ID, in.PrivateDNSName)
+		is.One = is.Message
+		is.Message = "no instance has the private DNS name the CCM looks up (the node's name); the instance at its check.InternalIP has another"
+		if d := dhcpDomain(a, in.VPC); d != "" && strings.HasSuffix(n.Name, "."+d) {
 			is.Message += ": the VPC's DHCP options set domain-name " + d + ", which named the host"
-			is.one += ": the VPC's DHCP options set domain-name " + d + ", which named the host"
+			is.One += ": the VPC's DHCP options set domain-name " + d + ", which named the host"
 		}
-		is.note = n.Name + " → " + in.PrivateDNSName
-		is.fix = func(notes []string) string {
-			return "name each node as its instance (" + someOf(notes) + "), or give it the providerID aws:///ZONE/INSTANCE-ID at registration; the node area says how on this distribution"
+		is.Note = n.Name + " → " + in.PrivateDNSName
+		is.FixFor = func(notes []string) string {
+			return "name each node as its instance (" + check.SomeOf(notes) + "), or give it the providerID aws:///ZONE/INSTANCE-ID at registration; the node area says how on this distribution"
 		}
 		return is, true
 	}
-	is.Message = fmt.Sprintf("no instance in %s has its name as private DNS name, nor its InternalIP: the CCM never initialises it", a.Region)
-	is.Fix = fixInstanceRegion
+	is.Message = fmt.Sprintf("no instance in %s has its name as private DNS name, nor its check.InternalIP: the CCM never initialises it", a.Region)
+	is.Fix = check.FixInstanceRegion
 	return is, true
 }
 
-func (a *AWSAccount) instanceAt(ip string) (AWSInstance, bool) {
+func instanceAt(a *check.AWSAccount, ip string) (check.AWSInstance, bool) {
 	if ip == "" {
-		return AWSInstance{}, false
+		return check.AWSInstance{}, false
 	}
 	for _, in := range a.Instances {
 		if in.PrivateIP == ip && in.State != "terminated" {
 			return in, true
 		}
 	}
-	return AWSInstance{}, false
+	return check.AWSInstance{}, false
 }
 
 // dhcpDomain is a VPC's DHCP options' domain name when it is not EC2's
 // own (REGION.compute.internal, ec2.internal).
-func (a *AWSAccount) dhcpDomain(vpc string) string {
+func dhcpDomain(a *check.AWSAccount, vpc string) string {
 	for _, x := range a.VPCs {
 		if x.ID == vpc && x.DHCPDomain != "" && x.DHCPDomain != "ec2.internal" && !strings.HasSuffix(x.DHCPDomain, ".compute.internal") {
 			return x.DHCPDomain

@@ -1,4 +1,4 @@
-package check
+package awscheck
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 )
 
 // callerIdentity asks who check reads as (sts:GetCallerIdentity: needs no
 // permission); it fails only on credentials AWS does not take.
 func (r *awsReader) callerIdentity(ctx context.Context) {
 	out, err := r.sts.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if r.done(AreaAWS, "sts:GetCallerIdentity", err) {
+	if r.done(check.AreaAWS, "sts:GetCallerIdentity", err) {
 		r.acct.Caller = aws.ToString(out.Arn)
 	}
 }
@@ -30,18 +32,18 @@ func profileHint(profile string) string {
 	return " (profile " + profile + ")"
 }
 
-// AWSProfiles lists the profiles of the shared config and credentials
+// Profiles lists the profiles of the shared config and credentials
 // files the SDK reads ($AWS_CONFIG_FILE, $AWS_SHARED_CREDENTIALS_FILE, else
 // ~/.aws/config and ~/.aws/credentials), for --aws-profile's completion.
-func AWSProfiles() []string {
+func Profiles() []string {
 	var names []string
 	read := func(path string, prefixed bool) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return
 		}
-		for _, s := range iniSections(string(data)) {
-			name := strings.Join(strings.Fields(s.head), " ")
+		for _, s := range check.IniSections(string(data)) {
+			name := strings.Join(strings.Fields(s.Head()), " ")
 			if prefixed {
 				if p, ok := strings.CutPrefix(name, "profile "); ok {
 					name = p
@@ -68,10 +70,10 @@ func AWSProfiles() []string {
 }
 
 // unreadFindings say what an area could not read, and what check needs.
-func (v *View) unreadFindings(area string) []Finding {
-	var out []Finding
-	for _, u := range v.AWS.unread(area) {
-		f := Finding{Area: area, Severity: Info, Subject: u.Action, Message: "could not read: " + strings.TrimPrefix(u.Code+": ", ": ") + u.Message}
+func unreadFindings(v *check.View, area string) []check.Finding {
+	var out []check.Finding
+	for _, u := range unread(v.AWS, area) {
+		f := check.Finding{Area: area, Severity: check.Info, Subject: u.Action, Message: "could not read: " + strings.TrimPrefix(u.Code+": ", ": ") + u.Message}
 		if u.Denied {
 			f.Message = "could not read: AWS refused check " + u.Action + " (" + u.Code + ")"
 			f.Fix = "grant " + u.Action + " to the identity check runs as (" + orUnknown(v.AWS.Caller) + "); docs/check.md has the read-only policy check --aws needs"
@@ -89,7 +91,7 @@ func orUnknown(s string) string {
 }
 
 // awsAccountRule says which account and region check read, where from.
-func awsAccountRule(v *View) []Finding {
+func awsAccountRule(v *check.View) []check.Finding {
 	a := v.AWS
 	if a == nil {
 		return nil
@@ -110,5 +112,5 @@ func awsAccountRule(v *View) []Finding {
 		n += c
 	}
 	msg += fmt.Sprintf("; %d read-only calls", n)
-	return append([]Finding{{Area: AreaAWS, Severity: Info, Message: msg}}, v.unreadFindings(AreaAWS)...)
+	return append([]check.Finding{{Area: check.AreaAWS, Severity: check.Info, Message: msg}}, unreadFindings(v, check.AreaAWS)...)
 }

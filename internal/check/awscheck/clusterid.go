@@ -1,9 +1,11 @@
-package check
+package awscheck
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 )
 
 // The tags the CCM reads (tags.go).
@@ -53,17 +55,17 @@ func hasAnyClusterKey(tags map[string]string) bool {
 }
 
 // clusterID is the cluster ID the CCM runs with, and where it comes from.
-func (v *View) clusterID() (id, from string) { return v.aws.clusterID, v.aws.clusterBy }
+func clusterID(v *check.View) (id, from string) { return shared(v).clusterID, shared(v).clusterBy }
 
 // findClusterID is the cluster ID the CCM runs with: the cloud config's
 // KubernetesClusterID or KubernetesClusterTag, else the one the nodes'
 // instances carry most. from says which.
-func (v *View) findClusterID(nodes []nodeInstance) (id, from string) {
+func findClusterID(v *check.View, nodes []nodeInstance) (id, from string) {
 	if v.CloudConfig != nil {
-		if id := globalSetting(v.CloudConfig.Text, "KubernetesClusterID"); id != "" {
+		if id := check.GlobalSetting(v.CloudConfig.Text, "KubernetesClusterID"); id != "" {
 			return id, "the cloud config's KubernetesClusterID"
 		}
-		if id := globalSetting(v.CloudConfig.Text, "KubernetesClusterTag"); id != "" {
+		if id := check.GlobalSetting(v.CloudConfig.Text, "KubernetesClusterTag"); id != "" {
 			return id, "the cloud config's KubernetesClusterTag"
 		}
 	}
@@ -87,58 +89,58 @@ func (v *View) findClusterID(nodes []nodeInstance) (id, from string) {
 
 // clusterIDRule: every node's instance carries the cluster's tag, the
 // cloud config's two settings agree, and the CCM can find an ID at all.
-func clusterIDRule(v *View) []Finding {
+func clusterIDRule(v *check.View) []check.Finding {
 	a := v.AWS
-	if a == nil || len(a.unread(AreaInstance)) > 0 && len(a.Instances) == 0 {
+	if a == nil || len(unread(a, check.AreaInstance)) > 0 && len(a.Instances) == 0 {
 		return nil
 	}
-	var out []Finding
+	var out []check.Finding
 	if cc := v.CloudConfig; cc != nil {
-		idSet, tagSet := globalSetting(cc.Text, "KubernetesClusterID"), globalSetting(cc.Text, "KubernetesClusterTag")
+		idSet, tagSet := check.GlobalSetting(cc.Text, "KubernetesClusterID"), check.GlobalSetting(cc.Text, "KubernetesClusterTag")
 		if idSet != "" && tagSet != "" && idSet != tagSet {
-			out = append(out, Finding{Area: AreaClusterID, Severity: Error, Subject: "cloud config " + cc.From,
+			out = append(out, check.Finding{Area: check.AreaClusterID, Severity: check.Error, Subject: "cloud config " + cc.From,
 				Message: fmt.Sprintf("KubernetesClusterID %q and KubernetesClusterTag %q differ: the CCM exits at start (clusterID tags did not match)", idSet, tagSet),
 				Fix:     "keep KubernetesClusterID alone"})
 		}
 	}
-	id, from := v.clusterID()
-	nis := v.nodeInstances()
+	id, from := clusterID(v)
+	nis := nodeInstances(v)
 	if id == "" {
 		if len(nis) == 0 {
 			return out
 		}
-		return append(out, Finding{Area: AreaClusterID, Severity: Error,
+		return append(out, check.Finding{Area: check.AreaClusterID, Severity: check.Error,
 			Message: "no instance of a node carries kubernetes.io/cluster/<ID> (or KubernetesCluster) and the cloud config names no KubernetesClusterID: the CCM exits at start (AWS cloud failed to find ClusterID)",
-			Fix:     fixClusterTags})
+			Fix:     check.FixClusterTags})
 	}
-	missing := Finding{Area: AreaClusterID, Severity: Error,
+	missing := check.Finding{Area: check.AreaClusterID, Severity: check.Error,
 		Message: fmt.Sprintf("no cluster tag (cluster %s, from %s): the CCM finds such an instance by name only when tagged, and leaves it out of every load balancer and its security group rules", id, from)}
 	tagFix := func(ids []string) string {
 		return fmt.Sprintf("aws ec2 create-tags --resources %s --tags Key=%s%s,Value=owned", strings.Join(ids, " "), tagClusterPrefix, id)
 	}
-	other := Finding{Area: AreaClusterID, Severity: Error,
+	other := check.Finding{Area: check.AreaClusterID, Severity: check.Error,
 		Message: fmt.Sprintf("tagged for another cluster than %s (from %s): the CCM leaves it out as it does an untagged one", id, from),
 		Fix:     "tag it for cluster " + id + ", or correct KubernetesClusterID in the cloud config"}
-	several := Finding{Area: AreaClusterID, Severity: Error,
+	several := check.Finding{Area: check.AreaClusterID, Severity: check.Error,
 		Message: "a control-plane instance tagged for several clusters: without KubernetesClusterID in the cloud config the CCM reads its own instance's tags and exits at start (Found multiple cluster tags)",
 		Fix:     "set KubernetesClusterID = " + id + " in the cloud config, or remove the other cluster's tag"}
-	var issues []nodeIssue
+	var issues []check.NodeIssue
 	for _, ni := range nis {
 		ids := clusterIDsOf(ni.instance.Tags)
 		switch {
 		case hasClusterTag(ni.instance.Tags, id):
-			if cp, _, _ := controlPlane(ni.node); cp && len(ids) > 1 && !strings.HasPrefix(from, "the cloud config") {
-				issues = append(issues, nodeIssue{node: ni.instance.ID + " (" + strings.Join(ids, ", ") + ")", Finding: several})
+			if cp, _, _ := check.IsControlPlane(ni.node); cp && len(ids) > 1 && !strings.HasPrefix(from, "the cloud config") {
+				issues = append(issues, check.NodeIssue{Node: ni.instance.ID + " (" + strings.Join(ids, ", ") + ")", Finding: several})
 			}
 		case len(ids) > 0:
-			issues = append(issues, nodeIssue{node: ni.instance.ID + " (node " + ni.node.Name + ", tagged for " + strings.Join(ids, ", ") + ")", Finding: other})
+			issues = append(issues, check.NodeIssue{Node: ni.instance.ID + " (node " + ni.node.Name + ", tagged for " + strings.Join(ids, ", ") + ")", Finding: other})
 		default:
-			issues = append(issues, nodeIssue{node: ni.instance.ID, Finding: missing, note: ni.instance.ID, fix: tagFix})
+			issues = append(issues, check.NodeIssue{Node: ni.instance.ID, Finding: missing, Note: ni.instance.ID, FixFor: tagFix})
 		}
 	}
-	out = append(out, groupOf(issues, "instance", "instances")...)
+	out = append(out, check.GroupOf(issues, "instance", "instances")...)
 	if len(issues) == 0 {
-		out = append(out, Finding{Area: AreaClusterID, Severity: OK, Subject: "cluster " + id,
+		out = append(out, check.Finding{Area: check.AreaClusterID, Severity: check.OK, Subject: "cluster " + id,
 			Message: fmt.Sprintf("every node's instance (%d) carries its tag (the ID from %s)", len(nis), from)})
 	}
 	return out
