@@ -115,7 +115,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 			return nil, err
 		}
 	}
-	if err := s.collectAWS(ctx); err != nil { // package awscheck
+	if err := s.collectAWS(ctx); err != nil { // the AWS side (awsside.go)
 		return nil, err
 	}
 	return s, nil
