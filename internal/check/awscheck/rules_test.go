@@ -189,6 +189,7 @@ func TestAWSFaults(t *testing.T) {
 			s := healthyAWS(t)
 			c.change(s)
 			r := check.Evaluate(s)
+			ruleAreas(t, s)
 			var hit *check.Finding
 			for i, f := range r.Findings {
 				if f.Area == c.area && f.Severity == c.sev {
@@ -329,5 +330,22 @@ func TestRegistered(t *testing.T) {
 	}
 	if r := check.Evaluate(healthyAWS(t)); r.AWS == nil || r.AWS.Instances["cp-1"] != "i-0123" {
 		t.Errorf("the report's AWS summary: %+v", r.AWS)
+	}
+}
+
+// ruleAreas fails the test for a finding of an AWS rule whose area is not
+// the rule's (package check's TestMain holds its own rules to theirs).
+func ruleAreas(t *testing.T, s *check.Snapshot) {
+	t.Helper()
+	v := check.NewView(s)
+	for _, r := range check.Rules {
+		if r.Kind != check.AWSRule {
+			continue
+		}
+		for _, f := range r.Check(v) {
+			if f.Area != r.Area {
+				t.Errorf("rule %s (area %s) gave a finding of area %q: %s", r.Name, r.Area, f.Area, f.Message)
+			}
+		}
 	}
 }
