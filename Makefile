@@ -131,7 +131,7 @@ fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), 
 
 bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale and fleet benchmarks (bench-scale, bench-fleet)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
-	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check | tee -a $(BIN)/bench-go.txt
+	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check ./internal/check/awscheck | tee -a $(BIN)/bench-go.txt
 	$(TEST_ENV) $(GO) run ./internal/bench
 	$(MAKE) --no-print-directory bench-scale
 	$(MAKE) --no-print-directory bench-fleet
