@@ -81,8 +81,8 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md (its releases and its front ends)
-	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins|TestDistroPins|TestAreaPins)$$' -count=1 -update
+generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md (its releases and its front ends), docs/troubleshooting.md (check.Rules)
+	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins|TestDistroPins|TestAreaPins|TestTroubleshooting)$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
 	$(GO) test ./internal/conformance -run '^TestFrontEndsDoc$$' -count=1 -update
@@ -132,7 +132,7 @@ fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), 
 
 bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale and fleet benchmarks (bench-scale, bench-fleet)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
-	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check | tee -a $(BIN)/bench-go.txt
+	$(GO) test -run '^$$' -bench '^(BenchmarkCheckPinned|BenchmarkCheckAWSCalls)$$' -benchmem -benchtime 3x -count 5 ./internal/check ./internal/check/awscheck | tee -a $(BIN)/bench-go.txt
 	$(TEST_ENV) $(GO) run ./internal/bench
 	$(MAKE) --no-print-directory bench-scale
 	$(MAKE) --no-print-directory bench-fleet

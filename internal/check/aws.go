@@ -1,25 +1,8 @@
 package check
 
-import (
-	"net/url"
-	"regexp"
-	"slices"
-	"strings"
-)
-
-// The AWS side of check (check --aws): what the account the cluster runs
-// in holds for the CCM, read with Describe, Get and List calls and
-// iam:SimulatePrincipalPolicy only (aws_collect.go), into plain data the
-// rules judge (aws_rules.go), so that a test writes an account as a
-// literal, as recorded API answers.
-//
-// The CCM's rules these carry over were read in k8s.io/cloud-provider-aws
-// at v1.26.0 and v1.35.3 (pkg/providers/v1): the node lookup
-// (instances.go MapToAWSInstanceID, aws.go getInstanceByNodeName), the
-// cluster tags (tags.go), the security group per instance
-// (findSecurityGroupForInstance), the subnets of a load balancer
-// (findSubnets, findELBSubnets, isSubnetPublic), the load balancer's name
-// and tags (aws_loadbalancer.go, cloudprovider.DefaultLoadBalancerName).
+// The account check --aws read (package awscheck reads it and judges
+// it): plain data the snapshot holds, the report summarises and a test
+// writes as a literal.
 
 // AWSOptions say how check reads AWS; a nil *AWSOptions in Input reads
 // none of it.
@@ -159,105 +142,6 @@ type AWSUnread struct {
 	Denied bool `json:"denied,omitempty"`
 }
 
-// The tags the CCM reads (tags.go).
-const (
-	tagClusterPrefix = "kubernetes.io/cluster/"
-	tagLegacyCluster = "KubernetesCluster"
-	tagRoleELB       = "kubernetes.io/role/elb"
-	tagRoleInternal  = "kubernetes.io/role/internal-elb"
-	tagServiceName   = "kubernetes.io/service-name"
-)
-
-// clusterIDsOf are the cluster IDs a resource's tags name: each
-// kubernetes.io/cluster/<ID> key (whatever its value), and the legacy
-// KubernetesCluster's value.
-func clusterIDsOf(tags map[string]string) []string {
-	var out []string
-	for k, v := range tags {
-		if id, ok := strings.CutPrefix(k, tagClusterPrefix); ok && id != "" {
-			out = append(out, id)
-		} else if k == tagLegacyCluster && v != "" {
-			out = append(out, v)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// hasClusterTag is the CCM's test of a resource's tags for a cluster ID:
-// the key kubernetes.io/cluster/<ID> with any value, or KubernetesCluster
-// = <ID>.
-func hasClusterTag(tags map[string]string, id string) bool {
-	if _, ok := tags[tagClusterPrefix+id]; ok {
-		return true
-	}
-	return tags[tagLegacyCluster] == id
-}
-
-// hasAnyClusterKey tells whether a resource carries a
-// kubernetes.io/cluster/ key of any cluster.
-func hasAnyClusterKey(tags map[string]string) bool {
-	for k := range tags {
-		if strings.HasPrefix(k, tagClusterPrefix) {
-			return true
-		}
-	}
-	return false
-}
-
-var instanceIDForm = regexp.MustCompile(`^i-[^/]*$`)
-
-// instanceIDOf reads the instance ID out of a providerID as the CCM does
-// (MapToAWSInstanceID, the same at v1.26.0 and v1.35.3): a value without
-// the aws:// scheme is read as aws:///VALUE, and the last path segment is
-// the ID, which must start with i- (or fargate- for Fargate nodes, which
-// have no instance). ok is false when the CCM refuses it ("Invalid format
-// for AWS instance").
-func instanceIDOf(providerID string) (id string, fargate, ok bool) {
-	s := providerID
-	if !strings.HasPrefix(s, "aws://") {
-		s = "aws:///" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", false, false
-	}
-	tokens := strings.Split(strings.Trim(u.Path, "/"), "/")
-	last := tokens[len(tokens)-1]
-	switch {
-	case strings.HasPrefix(last, "fargate-"):
-		return last, true, true
-	case instanceIDForm.MatchString(last):
-		return last, false, true
-	}
-	return "", false, false
-}
-
-// nameAsInstanceID is the instance ID a node name that is one stands for
-// (resource-based hostnames: i-0abc, or i-0abc.us-west-2.compute.internal
-// where the CCM cuts the name at the first dot, from v1.26.11, v1.27.2 and
-// v1.28.0; v1.26.0 sends the whole name). ok is false for other names.
-func nameAsInstanceID(name string, cuts bool) (string, bool) {
-	if !strings.HasPrefix(name, "i-") {
-		return "", false
-	}
-	if cuts {
-		name, _, _ = strings.Cut(name, ".")
-	}
-	return name, true
-}
-
-// loadBalancerName is the name the CCM gives a Service's load balancer
-// (cloudprovider.DefaultLoadBalancerName): "a" and the Service's UID
-// without dashes, at most 32 characters.
-func loadBalancerName(uid string) string {
-	n := "a" + strings.ReplaceAll(uid, "-", "")
-	if len(n) > 32 {
-		n = n[:32]
-	}
-	return n
-}
-
 // AWSReadActions are the IAM actions check --aws calls, all read-only:
 // the policy docs/check.md gives the identity check runs as
 // (sts:GetCallerIdentity needs none).
@@ -267,3 +151,10 @@ var AWSReadActions = []string{
 	"elasticloadbalancing:DescribeLoadBalancers", "elasticloadbalancing:DescribeTags",
 	"iam:GetInstanceProfile", "iam:SimulatePrincipalPolicy",
 }
+
+// AWSError is an AWS account check cannot read at all: no region, no
+// credentials or expired ones, or no endpoint that answers. The command
+// exits 3.
+type AWSError struct{ Msg string }
+
+func (e *AWSError) Error() string { return "AWS: " + e.Msg }

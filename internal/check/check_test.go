@@ -1,8 +1,6 @@
 package check
 
 import (
-	"bytes"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/checktest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -31,23 +30,7 @@ func render(t *testing.T, distro renderer.Distro, mode renderer.Mode) []runtime.
 // renderWith renders testdata/chart.yaml with the options.
 func renderWith(t *testing.T, o renderer.Options) []runtime.Object {
 	t.Helper()
-	in, err := os.ReadFile("testdata/chart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fixture's CCM (1.34) is newer than any cluster that migrates:
-	// these tests are about what check reads off rendered objects, not
-	// about the renderer's version rules.
-	o.AllowVersionSkew = o.AllowVersionSkew || o.Mode == renderer.ModeMigrate
-	pr, err := renderer.NewPostRenderer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pr.Run(bytes.NewBuffer(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := DecodeManifests(out.Bytes())
+	objs, err := DecodeManifests(checktest.Render(t, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,50 +39,21 @@ func renderWith(t *testing.T, o renderer.Options) []runtime.Object {
 
 func unrendered(t *testing.T) []runtime.Object {
 	t.Helper()
-	in, err := os.ReadFile("testdata/chart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := DecodeManifests(in)
+	objs, err := DecodeManifests(checktest.Chart(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return objs
 }
 
-type nodeOpt func(*corev1.Node)
+// The nodes of the tests (checktest).
+type nodeOpt = checktest.NodeOpt
 
-func node(name string, opts ...nodeOpt) corev1.Node {
-	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}}
-	for _, o := range opts {
-		o(&n)
-	}
-	return n
-}
-
-func label(k, v string) nodeOpt      { return func(n *corev1.Node) { n.Labels[k] = v } }
-func annotation(k, v string) nodeOpt { return func(n *corev1.Node) { n.Annotations[k] = v } }
-func kubelet(v string) nodeOpt       { return func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = v } }
-func providerID(id string) nodeOpt   { return func(n *corev1.Node) { n.Spec.ProviderID = id } }
-func internal(ip string) nodeOpt {
-	return func(n *corev1.Node) {
-		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
-	}
-}
-func taint(k, v string, e corev1.TaintEffect) nodeOpt {
-	return func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: k, Value: v, Effect: e}) }
-}
-
-// rke2Server is an initialised RKE2 server (etcd and control plane).
-func rke2Server(name string, more ...nodeOpt) corev1.Node {
-	return node(name, append([]nodeOpt{kubelet("v1.34.2+rke2r1"), label(renderer.LabelControlPlane, "true"), label(renderer.TaintEtcd, "true"),
-		taint(renderer.LabelControlPlane, "", corev1.TaintEffectNoSchedule), taint(renderer.TaintEtcd, "", corev1.TaintEffectNoExecute),
-		annotation(annotationRKE2NodeArgs, `["server","--kubelet-arg","cloud-provider=external"]`), providerID("aws:///us-west-2a/i-0123")}, more...)...)
-}
-
-func rke2Agent(name string, more ...nodeOpt) corev1.Node {
-	return node(name, append([]nodeOpt{kubelet("v1.34.2+rke2r1"), annotation(annotationRKE2NodeArgs, `["agent"]`), providerID("aws:///us-west-2a/i-0456")}, more...)...)
-}
+var (
+	node, label, annotation, kubelet = checktest.Node, checktest.Label, checktest.Annotation, checktest.Kubelet
+	providerID, internal, taint      = checktest.ProviderID, checktest.Internal, checktest.Taint
+	rke2Server, rke2Agent            = checktest.RKE2Server, checktest.RKE2Agent
+)
 
 // snapshotOf is a literal snapshot of manifests checked without a
 // cluster: the manifests' workload (and its migration ConfigMap), the
@@ -107,19 +61,11 @@ func rke2Agent(name string, more ...nodeOpt) corev1.Node {
 // Collect would have read.
 func snapshotOf(t *testing.T, nodes []corev1.Node, objs []runtime.Object, installed bool) *Snapshot {
 	t.Helper()
-	s := &Snapshot{Input: Input{Source: SourceManifests, Objects: objs, KCMUser: DefaultKCMUser, ManifestNamespace: "kube-system"},
-		Now: time.Now(), KubernetesVersion: "v1.34.10", Nodes: nodes, Pods: map[string]*corev1.Pod{}, Leases: map[string]*coordinationv1.Lease{}}
-	w, err := pick(candidates(objs, "kube-system"), "", "the manifests")
+	s, err := ManifestSnapshot(objs, nodes, installed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Workload = w
-	if installed && w != nil {
-		s.Installed = w.object()
-	}
-	if d := describeWorkload(s); d != nil && d.configMap != "" {
-		s.MigrationConfigMap = migrationConfigIn(objs, w.namespace, d.configMap)
-	}
+	s.Now, s.KubernetesVersion = time.Now(), "v1.34.10"
 	return s
 }
 
@@ -209,7 +155,7 @@ func TestControlPlane(t *testing.T) {
 		{"agent", node("a", annotation(annotationRKE2NodeArgs, `["agent"]`)), false, false, ""},
 		{"etcd taint alone", node("a", taint(renderer.TaintEtcd, "", corev1.TaintEffectNoExecute)), false, false, ""},
 	} {
-		cp, by, labelled := controlPlane(&c.n)
+		cp, by, labelled := IsControlPlane(&c.n)
 		if cp != c.cp || labelled != c.labelled || by != c.by {
 			t.Errorf("%s: %v %q %v, want %v %q %v", c.name, cp, by, labelled, c.cp, c.by, c.labelled)
 		}
@@ -787,7 +733,7 @@ func TestNameFix(t *testing.T) {
 // The annotations the tests' nodes carry.
 const (
 	annotationKubeadmCRISocket = "kubeadm.alpha.kubernetes.io/cri-socket"
-	annotationRKE2NodeArgs     = "rke2.io/node-args"
+	annotationRKE2NodeArgs     = checktest.AnnotationRKE2NodeArgs
 	annotationK3sNodeArgs      = "k3s.io/node-args"
 )
 

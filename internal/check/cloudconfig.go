@@ -153,14 +153,23 @@ func cloudConfigIn(objs []runtime.Object, src mountSource, ns string) (string, b
 	return "", false
 }
 
-// serviceOverride is one [ServiceOverride "N"] section.
-type serviceOverride struct {
+// ServiceOverride is one [ServiceOverride "N"] section.
+type ServiceOverride struct {
 	section, service, region, url string
 }
 
-// iniSection is one section of a cloud config: its name, its subsection
+// Service, Region and URL are the section's Service, Region ("": any)
+// and URL.
+func (o ServiceOverride) Service() string { return o.service }
+func (o ServiceOverride) Region() string  { return o.region }
+func (o ServiceOverride) URL() string     { return o.url }
+
+// Head is the section's header as written, between the brackets.
+func (s IniSection) Head() string { return s.head }
+
+// IniSection is one section of a cloud config: its name, its subsection
 // ("" without one) and its variables, by lower-case name.
-type iniSection struct {
+type IniSection struct {
 	name, sub string
 	// head is the section's header as written, between the brackets.
 	head string
@@ -169,11 +178,11 @@ type iniSection struct {
 	names []string
 }
 
-// iniSections reads a cloud config as gcfg does: section and variable
+// IniSections reads a cloud config as gcfg does: section and variable
 // names without regard to case, values trimmed and unquoted, ; and #
 // comments. A later value of a variable replaces an earlier one.
-func iniSections(text string) []iniSection {
-	var out []iniSection
+func IniSections(text string) []IniSection {
+	var out []IniSection
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -183,7 +192,7 @@ func iniSections(text string) []iniSection {
 		if strings.HasPrefix(line, "[") {
 			head := strings.TrimSpace(strings.Trim(line, "[]"))
 			name, sub, _ := strings.Cut(head, " ")
-			out = append(out, iniSection{name: strings.ToLower(name), sub: strings.Trim(strings.TrimSpace(sub), `"`), head: head, vars: map[string]string{}})
+			out = append(out, IniSection{name: strings.ToLower(name), sub: strings.Trim(strings.TrimSpace(sub), `"`), head: head, vars: map[string]string{}})
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
@@ -200,21 +209,21 @@ func iniSections(text string) []iniSection {
 	return out
 }
 
-// serviceOverrides reads the [ServiceOverride] sections of a cloud config.
-func serviceOverrides(text string) []serviceOverride {
-	var out []serviceOverride
-	for _, s := range iniSections(text) {
+// ServiceOverrides reads the [ServiceOverride] sections of a cloud config.
+func ServiceOverrides(text string) []ServiceOverride {
+	var out []ServiceOverride
+	for _, s := range IniSections(text) {
 		if s.name == "serviceoverride" {
-			out = append(out, serviceOverride{section: s.sub, service: s.vars["service"], region: s.vars["region"], url: s.vars["url"]})
+			out = append(out, ServiceOverride{section: s.sub, service: s.vars["service"], region: s.vars["region"], url: s.vars["url"]})
 		}
 	}
 	return out
 }
 
-// globalSetting reads a variable of the cloud config's [Global] section.
-func globalSetting(text, name string) string {
+// GlobalSetting reads a variable of the cloud config's [Global] section.
+func GlobalSetting(text, name string) string {
 	val := ""
-	for _, s := range iniSections(text) {
+	for _, s := range IniSections(text) {
 		if s.name == "global" {
 			if v, ok := s.vars[strings.ToLower(name)]; ok {
 				val = v
@@ -249,7 +258,7 @@ func cloudConfigRule(v *View) []Finding {
 			Message: "check may not read it: its [ServiceOverride] names are not checked",
 			Fix:     "grant get on that Secret to whoever runs check, or check the names by hand: releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (EC2, Elastic Load Balancing, ...), the others endpoint IDs (ec2, elasticloadbalancing, ...)"}}
 	}
-	overrides := serviceOverrides(cc.Text)
+	overrides := ServiceOverrides(cc.Text)
 	tag := imageTag(w.Image)
 	v2, ok := upstream.UsesSDKv2(tag)
 	if len(overrides) == 0 || !ok {
@@ -317,7 +326,7 @@ func cloudConfigKeysRule(v *View) []Finding {
 	subject := "cloud config " + cc.From
 	fatal := releases.UnknownKeyFatal(tag)
 	var out []Finding
-	for _, sec := range iniSections(cc.Text) {
+	for _, sec := range IniSections(cc.Text) {
 		if sec.name != "global" {
 			continue
 		}
@@ -336,7 +345,7 @@ func cloudConfigKeysRule(v *View) []Finding {
 					what = "a key CCM " + tag + " does not read (" + readsWhen(rec) + ")"
 				}
 				f.Severity, f.Message = Warning, fmt.Sprintf("[Global] %s is %s: CCM %s ignores it", name, what, tag)
-				f.Fix = "remove it, or run a release that reads it"
+				f.Fix = fixUnreadKey
 				if fatal {
 					f.Severity = Error
 					f.Message = fmt.Sprintf("[Global] %s is %s: CCM %s refuses a cloud config with a key it does not know and exits (unable to read AWS cloud provider config file)", name, what, tag)
@@ -370,7 +379,7 @@ func readsWhen(rec *releases.CloudConfigKey) string {
 	case rec.RemovedIn != "":
 		return "removed in " + rec.RemovedIn
 	}
-	return "read from " + joinAnd(rec.Since)
+	return "read from " + JoinAnd(rec.Since)
 }
 
 // acceptedValues lists a key's values for people: "" is "empty".
@@ -382,5 +391,5 @@ func acceptedValues(vals []string) string {
 		}
 		out = append(out, v)
 	}
-	return joinAnd(out)
+	return JoinAnd(out)
 }

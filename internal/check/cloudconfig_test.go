@@ -60,8 +60,8 @@ func withCloudConfig(t *testing.T, tag, kind, text string) []runtime.Object {
 }
 
 func TestServiceOverrides(t *testing.T) {
-	got := serviceOverrides(confOld + "; a comment\n[Global]\nService = not-an-override\n")
-	want := []serviceOverride{{"1", "ec2", "us-west-2", "https://vpce.example"}, {"2", "elasticloadbalancing", "us-west-2", ""}}
+	got := ServiceOverrides(confOld + "; a comment\n[Global]\nService = not-an-override\n")
+	want := []ServiceOverride{{"1", "ec2", "us-west-2", "https://vpce.example"}, {"2", "elasticloadbalancing", "us-west-2", ""}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%+v", got)
 	}

@@ -144,8 +144,8 @@ func TestCollectManifests(t *testing.T) {
 	}
 	for _, a := range cs.Actions() {
 		l, list := a.(k8stesting.ListAction)
-		controlPlane := list && strings.HasPrefix(l.GetListRestrictions().Labels.String(), "component in ")
-		if a.GetResource().Resource == "pods" && !controlPlane || a.GetResource().Resource == "configmaps" {
+		IsControlPlane := list && strings.HasPrefix(l.GetListRestrictions().Labels.String(), "component in ")
+		if a.GetResource().Resource == "pods" && !IsControlPlane || a.GetResource().Resource == "configmaps" {
 			t.Errorf("read %s of a workload not installed", a.GetResource().Resource)
 		}
 	}

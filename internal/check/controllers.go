@@ -55,7 +55,7 @@ func (v *View) distroControllers() []distroRunning {
 			}
 		}
 		if len(pods) > 0 {
-			ev = append(ev, "its pod "+someOf(pods)+" in kube-system")
+			ev = append(ev, "its pod "+SomeOf(pods)+" in kube-system")
 		}
 		// K3s's embedded controller runs ServiceLB under the same lease
 		// when disable-cloud-controller keeps its node controllers off.
@@ -70,7 +70,7 @@ func (v *View) distroControllers() []distroRunning {
 				}
 			}
 			if len(late) > 0 {
-				ev = append(ev, fmt.Sprintf("%d %s registered after the AWS CCM was installed got %s:// providerIDs (%s)", len(late), plural(len(late), "node", "nodes"), dc.Scheme, someOf(late)))
+				ev = append(ev, fmt.Sprintf("%d %s registered after the AWS CCM was installed got %s:// providerIDs (%s)", len(late), Plural(len(late), "node", "nodes"), dc.Scheme, SomeOf(late)))
 			}
 		}
 		if len(ev) > 0 {
@@ -156,7 +156,7 @@ func takeoverRule(v *View) []Finding {
 		return nil
 	}
 	held := w != nil && w.Installed
-	var fresh, adopted []nodeIssue
+	var fresh, adopted []NodeIssue
 	for _, svc := range v.LoadBalancers {
 		if svc.Spec.LoadBalancerClass != nil {
 			continue // another load balancer controller's
@@ -170,23 +170,23 @@ func takeoverRule(v *View) []Finding {
 			elb = elb || strings.HasSuffix(in.Hostname, ".elb.amazonaws.com") || strings.HasSuffix(in.Hostname, ".elb.amazonaws.com.cn")
 		}
 		if elb {
-			adopted = append(adopted, nodeIssue{node: ref, Finding: Finding{Area: AreaService, Severity: Info,
+			adopted = append(adopted, NodeIssue{Node: ref, Finding: Finding{Area: AreaService, Severity: Info,
 				Message: "answered by an AWS load balancer already: the CCM finds it by the name it derives from the Service's UID, and keeps it and its DNS name"}})
 			continue
 		}
-		i := nodeIssue{node: ref, Finding: Finding{Area: AreaService, Severity: Warning,
+		i := NodeIssue{Node: ref, Finding: Finding{Area: AreaService, Severity: Warning,
 			Message: "type LoadBalancer without an AWS load balancer: once the CCM's service controller runs it creates one for each (a Classic ELB, or an NLB with the annotation service.beta.kubernetes.io/aws-load-balancer-type: nlb), and the Service's address becomes the load balancer's new DNS name (*.elb.amazonaws.com)",
-			Fix:     "to hold them back until their clients and DNS records can follow, render the CCM with --set-arg=controllers=*,-service (it then runs no service controller); let it run once they can"}}
+			Fix:     fixHoldServices}}
 		if held {
 			i.Severity, i.Fix = Info, ""
 			i.Message = "type LoadBalancer, held back: the CCM runs with --controllers=*,-service; once its service controller runs it creates an AWS load balancer for each, and the Service's address becomes the load balancer's new DNS name (*.elb.amazonaws.com)"
 		}
 		if len(addrs) > 0 {
-			i.one = i.Message + ", in place of " + strings.Join(addrs, ", ")
+			i.One = i.Message + ", in place of " + strings.Join(addrs, ", ")
 		}
 		fresh = append(fresh, i)
 	}
-	return append(groupOf(fresh, "Service", "Services"), groupOf(adopted, "Service", "Services")...)
+	return append(GroupOf(fresh, "Service", "Services"), GroupOf(adopted, "Service", "Services")...)
 }
 
 // planFrom says which plan fits the cluster, and why: in-tree (the
@@ -213,7 +213,7 @@ func (v *View) planFrom() (from, why string) {
 		}
 	}
 	if len(intree) > 0 {
-		return "in-tree", "kube-controller-manager on " + someOf(intree) + " runs the in-tree AWS provider (--cloud-provider=aws)"
+		return "in-tree", "kube-controller-manager on " + SomeOf(intree) + " runs the in-tree AWS provider (--cloud-provider=aws)"
 	}
 	schemes := map[string]int{}
 	for _, n := range v.Snapshot.Nodes {

@@ -69,7 +69,7 @@ func Detect(nodes []corev1.Node) Distribution {
 	for _, d := range ds {
 		evs := slices.Sorted(maps.Keys(how[d]))
 		for _, ev := range evs {
-			res.Evidence = append(res.Evidence, fmt.Sprintf("%s: %s on %d of %d %s", d, ev, how[d][ev], len(nodes), plural(len(nodes), "node", "nodes")))
+			res.Evidence = append(res.Evidence, fmt.Sprintf("%s: %s on %d of %d %s", d, ev, how[d][ev], len(nodes), Plural(len(nodes), "node", "nodes")))
 		}
 	}
 	switch len(ds) {

@@ -25,8 +25,9 @@ type View struct {
 	Leases []LeaseReport
 	// region is the cluster's AWS region as its nodes show it.
 	region string
-	// aws is what the AWS rules share; nil without check --aws.
-	aws *awsView
+	// AWSView is what the AWS rules share (package awscheck), worked out
+	// once; nil without check --aws.
+	AWSView any
 }
 
 // Evaluate judges a snapshot: every rule of Rules over its view, into a
@@ -58,13 +59,16 @@ func Evaluate(s *Snapshot) *Report {
 		}
 	}
 	for _, r := range Rules {
+		if r.Check == nil { // an AWS rule, without awscheck
+			continue
+		}
 		rep.Findings = append(rep.Findings, r.Check(v)...)
 	}
 	rep.finish()
 	if a := s.AWS; a != nil {
 		sum := &AWSSummary{Region: a.Region, RegionFrom: a.RegionFrom, Caller: a.Caller, Endpoints: a.Endpoints, Calls: a.Calls, Unread: a.Unread, Instances: map[string]string{}}
-		for _, ni := range v.nodeInstances() {
-			sum.Instances[ni.node.Name] = ni.instance.ID
+		if awsSide != nil {
+			sum.Instances = awsSide.Instances(v)
 		}
 		for _, f := range rep.Findings {
 			if !AWSArea(f.Area) {
@@ -84,7 +88,7 @@ func Evaluate(s *Snapshot) *Report {
 
 // NewView works out what follows from a snapshot.
 func NewView(s *Snapshot) *View {
-	v := &View{Snapshot: s, Distribution: Detect(s.Nodes), Workload: describeWorkload(s), region: clusterRegion(s.Nodes)}
+	v := &View{Snapshot: s, Distribution: Detect(s.Nodes), Workload: describeWorkload(s), region: ClusterRegion(s.Nodes)}
 	if w := v.Workload; w != nil {
 		d := &v.Distribution
 		if opts, ok := readOptionsAnnotation(w.c.meta); ok && opts.Distro != "" {
@@ -97,8 +101,8 @@ func NewView(s *Snapshot) *View {
 	for i := range s.Nodes {
 		v.Nodes = append(v.Nodes, v.describeNode(&s.Nodes[i]))
 	}
-	if s.AWS != nil {
-		v.aws = v.newAWSView()
+	if s.AWS != nil && awsSide != nil {
+		v.AWSView = awsSide.NewView(v)
 	}
 	return v
 }
@@ -145,10 +149,10 @@ func describeWorkload(s *Snapshot) *workloadView {
 	if s.ReleaseChart != "" {
 		wr.Chart = s.ReleaseChart
 	}
-	if v, ok := w.flags["enable-leader-migration"]; ok && isTrue(v) {
+	if v, ok := w.flags["enable-leader-migration"]; ok && IsTrue(v) {
 		wr.Mode = string(renderer.ModeMigrate)
 	}
-	if v, ok := w.flags["leader-elect"]; ok && !isTrue(v) {
+	if v, ok := w.flags["leader-elect"]; ok && !IsTrue(v) {
 		wr.LeaderElect = false
 	}
 	w.leaseNS = DefaultLeaseNS
@@ -208,12 +212,26 @@ type nodeView struct {
 	labelled bool
 }
 
+// Node is the node itself.
+func (n *nodeView) Node() *corev1.Node { return n.node }
+
+// HostNetwork tells whether the CCM's pods run in the host network.
+func (w *workloadView) HostNetwork() bool { return w.spec.HostNetwork }
+
+// CCMImage is the image of the CCM's container; "" without a workload.
+func (s *Snapshot) CCMImage() string {
+	if s.Workload == nil {
+		return ""
+	}
+	return s.Workload.spec.Spec.Containers[s.Workload.container].Image
+}
+
 func (v *View) describeNode(n *corev1.Node) nodeView {
 	nv := nodeView{node: n, NodeReport: NodeReport{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion, ProviderID: n.Spec.ProviderID,
 		Uninitialized: hasTaint(n, renderer.TaintUninitialized), ExternalProvider: externalEvidence(n)}}
 	nv.Distribution, _ = nodeDistro(n)
 	_, _, nv.EC2Name = ec2NameOf(n.Name)
-	nv.ControlPlane, nv.ControlPlaneBy, nv.labelled = controlPlane(n)
+	nv.ControlPlane, nv.ControlPlaneBy, nv.labelled = IsControlPlane(n)
 	if w := v.Workload; w != nil {
 		nv.exclusion = nodefit.Exclude(&w.spec, n, w.Kind == "DaemonSet")
 		nv.CCM = nv.exclusion == nil

@@ -12,40 +12,40 @@ import (
 // namesShown is how many names a grouped finding shows in the table.
 const namesShown = 3
 
-// nodeIssue is what a rule says of one node: a finding as it reads for any
+// NodeIssue is what a rule says of one node: a finding as it reads for any
 // node of its kind (no subject), and what is the node's own.
-type nodeIssue struct {
-	node string
+type NodeIssue struct {
+	Node string
 	Finding
-	// note is the node's own part, e.g. the name it should have ("" when
-	// none); fix writes the fix from the notes of the nodes it is for
+	// Note is the node's own part, e.g. the name it should have ("" when
+	// none); FixFor writes the fix from the notes of the nodes it is for
 	// (nil: Finding.Fix as it is).
-	note string
-	fix  func(notes []string) string
-	// one is the message when the node is the only one of its kind ("":
+	Note   string
+	FixFor func(notes []string) string
+	// One is the message when the node is the only one of its kind ("":
 	// Finding.Message), which may name what is the node's own.
-	one string
+	One string
 }
 
-func (i nodeIssue) key() string {
+func (i NodeIssue) key() string {
 	k := i.Area + "\x00" + string(i.Severity) + "\x00" + i.Message + "\x00" + i.Fix
-	if i.fix != nil {
-		k += "\x00" + i.fix(nil)
+	if i.FixFor != nil {
+		k += "\x00" + i.FixFor(nil)
 	}
 	return k
 }
 
-// groupNodes turns issues about nodes into findings, one per kind, in the
+// GroupNodes turns issues about nodes into findings, one per kind, in the
 // order each kind first appears: about the node when it is the only one,
 // else about the count of them, with their names.
-func groupNodes(issues []nodeIssue) []Finding { return groupOf(issues, "", "nodes") }
+func GroupNodes(issues []NodeIssue) []Finding { return GroupOf(issues, "", "nodes") }
 
-// groupOf groups issues about objects of one kind: a finding about one is
+// GroupOf groups issues about objects of one kind: a finding about one is
 // about "KIND NAME" ("NAME" when kind is ""), about several "N KINDS:
 // NAMES".
-func groupOf(issues []nodeIssue, kind, kinds string) []Finding {
+func GroupOf(issues []NodeIssue, kind, kinds string) []Finding {
 	var order []string
-	groups := map[string][]nodeIssue{}
+	groups := map[string][]NodeIssue{}
 	for _, i := range issues {
 		k := i.key()
 		if _, ok := groups[k]; !ok {
@@ -59,21 +59,21 @@ func groupOf(issues []nodeIssue, kind, kinds string) []Finding {
 		f := g[0].Finding
 		var names, notes []string
 		for _, i := range g {
-			names = append(names, i.node)
-			if i.note != "" {
-				notes = append(notes, i.note)
+			names = append(names, i.Node)
+			if i.Note != "" {
+				notes = append(notes, i.Note)
 			}
 		}
-		if g[0].fix != nil {
-			f.Fix = g[0].fix(notes)
+		if g[0].FixFor != nil {
+			f.Fix = g[0].FixFor(notes)
 		}
 		if len(g) == 1 {
-			f.Subject = strings.TrimPrefix(kind+" "+g[0].node, " ")
-			if g[0].one != "" {
-				f.Message = g[0].one
+			f.Subject = strings.TrimPrefix(kind+" "+g[0].Node, " ")
+			if g[0].One != "" {
+				f.Message = g[0].One
 			}
 		} else {
-			f.Subject = fmt.Sprintf("%d %s: %s", len(g), kinds, someOf(names))
+			f.Subject = fmt.Sprintf("%d %s: %s", len(g), kinds, SomeOf(names))
 			f.Subjects, f.Count = names, len(g)
 		}
 		out = append(out, f)
@@ -81,10 +81,10 @@ func groupOf(issues []nodeIssue, kind, kinds string) []Finding {
 	return out
 }
 
-// someOf names the first few of a list, and how many more there are.
-func someOf(items []string) string {
+// SomeOf names the first few of a list, and how many more there are.
+func SomeOf(items []string) string {
 	if len(items) <= namesShown {
-		return joinAnd(items)
+		return JoinAnd(items)
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:namesShown], ", "), len(items)-namesShown)
 }

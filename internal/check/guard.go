@@ -89,7 +89,7 @@ func Hold(s *Snapshot, in GuardInput) []Finding {
 	v := NewView(s)
 	var out []Finding
 	for _, k := range v.controlPlaneProcesses(programKCM) {
-		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: isTrue(k.flags["enable-leader-migration"])}
+		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: IsTrue(k.flags["enable-leader-migration"])}
 		if st.provider != "aws" {
 			continue
 		}

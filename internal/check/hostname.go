@@ -166,7 +166,7 @@ func hostnameRule(v *View) []Finding {
 		carried[n.Labels[corev1.LabelHostname]] = true
 	}
 	pvsOn := map[string][]string{} // label value -> PVs
-	var orphans []nodeIssue
+	var orphans []NodeIssue
 	for _, pv := range v.PersistentVolumes {
 		if pv.Spec.NodeAffinity == nil {
 			continue
@@ -182,10 +182,10 @@ func hostnameRule(v *View) []Finding {
 		if c := pv.Spec.ClaimRef; c != nil {
 			claim = " (claim " + c.Namespace + "/" + c.Name + ")"
 		}
-		i := nodeIssue{node: pv.Name, Finding: Finding{Area: AreaHostname, Severity: Warning,
+		i := NodeIssue{Node: pv.Name, Finding: Finding{Area: AreaHostname, Severity: Warning,
 			Message: "bound, and pinned to a kubernetes.io/hostname no node carries: the pods of its claim cannot be scheduled",
 			Fix:     "a PV's nodeAffinity cannot change: if its node was renamed or relabelled (the switch to the external provider does either where the label was not the name), create the PV again with the node's new label value and bind the claim to it; if the node is gone, the data went with it"}}
-		i.one = fmt.Sprintf("bound%s, and pinned to kubernetes.io/hostname %s, which no node carries: the claim's pods cannot be scheduled", claim, joinAnd(vals))
+		i.One = fmt.Sprintf("bound%s, and pinned to kubernetes.io/hostname %s, which no node carries: the claim's pods cannot be scheduled", claim, JoinAnd(vals))
 		orphans = append(orphans, i)
 	}
 	workloadsOn := map[string][]string{}
@@ -199,7 +199,7 @@ func hostnameRule(v *View) []Finding {
 	}
 	const why = "the kubelet set the label from the host's name, while the node was named after its instance; after the switch to the external provider the kubelet names the node and its label alike, so one of them changes"
 	distro := v.Distribution.Detected
-	var plain []nodeIssue
+	var plain []NodeIssue
 	var pinned []Finding
 	for _, n := range v.Snapshot.Nodes {
 		label, ok := differs[n.Name]
@@ -209,10 +209,10 @@ func hostnameRule(v *View) []Finding {
 		note := n.Name + " (label " + label + ")"
 		pvs, ws := pvsOn[label], workloadsOn[label]
 		if len(pvs) == 0 && len(ws) == 0 {
-			i := nodeIssue{node: n.Name, note: note, Finding: Finding{Area: AreaHostname, Severity: Warning,
+			i := NodeIssue{Node: n.Name, Note: note, Finding: Finding{Area: AreaHostname, Severity: Warning,
 				Message: "its kubernetes.io/hostname label is not its name: " + why}}
-			i.one = "its kubernetes.io/hostname label is " + label + ", not its name: " + why
-			i.fix = func(notes []string) string { return keepNameFix(distro, notes) }
+			i.One = "its kubernetes.io/hostname label is " + label + ", not its name: " + why
+			i.FixFor = func(notes []string) string { return keepNameFix(distro, notes) }
 			plain = append(plain, i)
 			continue
 		}
@@ -220,18 +220,18 @@ func hostnameRule(v *View) []Finding {
 		sort.Strings(ws)
 		var what []string
 		if len(pvs) > 0 {
-			what = append(what, plural(len(pvs), "PersistentVolume ", "PersistentVolumes ")+someOf(pvs))
+			what = append(what, Plural(len(pvs), "PersistentVolume ", "PersistentVolumes ")+SomeOf(pvs))
 		}
 		if len(ws) > 0 {
-			what = append(what, someOf(ws))
+			what = append(what, SomeOf(ws))
 		}
 		pinned = append(pinned, Finding{Area: AreaHostname, Severity: Warning, Subject: n.Name,
 			Message: fmt.Sprintf("its kubernetes.io/hostname label is %s, not its name: %s; pinned to %s: %s, which lose the node when the label changes", label, why, label, strings.Join(what, "; ")),
 			Fix: keepNameFix(distro, []string{note}) + "; or, to take the new label, set each PV's persistentVolumeReclaimPolicy to Retain now and create it again with the new value after the switch " +
 				"(a PV's nodeAffinity cannot change), and change the workloads' nodeSelector or affinity in the same window"})
 	}
-	out := append(pinned, groupNodes(plain)...)
-	return append(out, groupOf(orphans, "PersistentVolume", "PersistentVolumes")...)
+	out := append(pinned, GroupNodes(plain)...)
+	return append(out, GroupOf(orphans, "PersistentVolume", "PersistentVolumes")...)
 }
 
 // keepNameFix says how to keep each node's name and move its label to it
@@ -241,7 +241,7 @@ func keepNameFix(distro string, notes []string) string {
 	if len(notes) > 1 {
 		what = "each node"
 	}
-	nodes := " (" + someOf(notes) + ")"
+	nodes := " (" + SomeOf(notes) + ")"
 	if t := facts(distro).KeepNameFix; t != "" {
 		return renderer.FillText(t, "what", what, "nodes", nodes)
 	}

@@ -166,7 +166,7 @@ func iamRule(v *View) []Finding {
 		s := byAction[action]
 		sort.Strings(s.objects)
 		f := Finding{Area: AreaIAM, Severity: Error, Subject: action,
-			Message: fmt.Sprintf("AWS refused it to the cloud controllers (%s): %s on %s, last %s ago", s.d.code, strings.Join(s.reasons, ", "), someOf(s.objects), v.since(s.last))}
+			Message: fmt.Sprintf("AWS refused it to the cloud controllers (%s): %s on %s, last %s ago", s.d.code, strings.Join(s.reasons, ", "), SomeOf(s.objects), v.since(s.last))}
 		if len(s.objects) > 1 {
 			f.Subjects, f.Count = s.objects, len(s.objects)
 		}
@@ -176,9 +176,9 @@ func iamRule(v *View) []Finding {
 			if s.encoded {
 				f.Fix += "decode the message's encoded authorization failure message (aws sts decode-authorization-message --encoded-message <it> --query DecodedMessage --output text) or "
 			}
-			f.Fix += "look the refusal up in CloudTrail (errorCode " + s.d.code + "), then add it to the control-plane instances' IAM role; " + v.iamPolicyHint()
+			f.Fix += "look the refusal up in CloudTrail (errorCode " + s.d.code + "), then add it to the control-plane instances' IAM role; " + v.IAMPolicyHint()
 		} else {
-			f.Fix = "add " + action + " to the IAM policy of the control-plane instances' role (the CCM runs there and calls AWS with it); " + v.iamPolicyHint()
+			f.Fix = "add " + action + " to the IAM policy of the control-plane instances' role (the CCM runs there and calls AWS with it); " + v.IAMPolicyHint()
 		}
 		if v.Now.Sub(s.last) > staleAfter {
 			f.Severity = Info
@@ -209,8 +209,8 @@ func (v *View) uninitialised() int {
 	return n
 }
 
-// iamPolicyHint says where the whole policy of the CCM's release is.
-func (v *View) iamPolicyHint() string {
+// IAMPolicyHint says where the whole policy of the CCM's release is.
+func (v *View) IAMPolicyHint() string {
 	hint := "the CCM's release needs the control-plane policy of kubernetes/cloud-provider-aws docs/prerequisites.md at its tag"
 	d := v.Distribution.Detected
 	if _, ok := renderer.ProfileFor(renderer.Distro(d)); !ok || d == string(renderer.DistroAuto) {

@@ -131,7 +131,7 @@ func (v *View) kcmFindings(kcms []controlPlaneProcess) []Finding {
 	var order []kcmState
 	nodes := map[kcmState][]string{}
 	for _, k := range kcms {
-		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: isTrue(k.flags["enable-leader-migration"])}
+		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: IsTrue(k.flags["enable-leader-migration"])}
 		if _, ok := nodes[st]; !ok {
 			order = append(order, st)
 		}
@@ -142,9 +142,9 @@ func (v *View) kcmFindings(kcms []controlPlaneProcess) []Finding {
 	installed := w != nil && w.Installed
 	var out []Finding
 	for _, st := range order {
-		f := Finding{Area: AreaInTree, Severity: Info, Subject: "kube-controller-manager on " + someOf(nodes[st])}
+		f := Finding{Area: AreaInTree, Severity: Info, Subject: "kube-controller-manager on " + SomeOf(nodes[st])}
 		if n := len(nodes[st]); n > 1 {
-			f.Subject = fmt.Sprintf("kube-controller-manager on %d nodes: %s", n, someOf(nodes[st]))
+			f.Subject = fmt.Sprintf("kube-controller-manager on %d nodes: %s", n, SomeOf(nodes[st]))
 			f.Subjects, f.Count = nodes[st], n
 		}
 		f.Message = st.String()
@@ -192,7 +192,7 @@ func (v *View) routeFindings(kcms []controlPlaneProcess) []Finding {
 	var nodes []string
 	cidr := ""
 	for _, k := range kcms {
-		if k.flags["cloud-provider"] == "aws" && isTrue(k.flags["allocate-node-cidrs"]) && !isFalse(k.flags["configure-cloud-routes"]) {
+		if k.flags["cloud-provider"] == "aws" && IsTrue(k.flags["allocate-node-cidrs"]) && !isFalse(k.flags["configure-cloud-routes"]) {
 			nodes = append(nodes, k.node)
 			if c := k.flags["cluster-cidr"]; c != "" {
 				cidr = c
@@ -203,7 +203,7 @@ func (v *View) routeFindings(kcms []controlPlaneProcess) []Finding {
 		return nil
 	}
 	f := Finding{Area: AreaInTree, Subject: "route controller",
-		Message: fmt.Sprintf("kube-controller-manager on %s runs the in-tree route controller (--allocate-node-cidrs=true, --configure-cloud-routes not false, --cluster-cidr=%s): it writes a VPC route for each node's pod CIDR", someOf(nodes), orUnset(cidr))}
+		Message: fmt.Sprintf("kube-controller-manager on %s runs the in-tree route controller (--allocate-node-cidrs=true, --configure-cloud-routes not false, --cluster-cidr=%s): it writes a VPC route for each node's pod CIDR", SomeOf(nodes), orUnset(cidr))}
 	w := v.Workload
 	switch {
 	case w == nil:
@@ -260,14 +260,14 @@ func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
 		nodes = append(nodes, recorded{n.Name, d, args})
 	}
 	if withArg > 0 {
-		begun = append(begun, fmt.Sprintf("%d %s it", withArg, plural(withArg, "node's kubelet has", "nodes' kubelets have")))
+		begun = append(begun, fmt.Sprintf("%d %s it", withArg, Plural(withArg, "node's kubelet has", "nodes' kubelets have")))
 	}
-	var without []nodeIssue
+	var without []NodeIssue
 	for _, n := range nodes {
 		if kubeletExternal(n.args) {
 			continue
 		}
-		i := nodeIssue{node: n.node, Finding: Finding{Area: AreaInTree, Severity: Error}}
+		i := NodeIssue{Node: n.node, Finding: Finding{Area: AreaInTree, Severity: Error}}
 		f := facts(n.distro)
 		// K3s gives its kubelets --cloud-provider=external itself while
 		// its embedded cloud controller runs (pkg/daemons/agent).
@@ -278,7 +278,7 @@ func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
 		i.Fix = f.KubeletArgMissingFix
 		without = append(without, i)
 	}
-	return groupNodes(without)
+	return GroupNodes(without)
 }
 
 // kubeletExternal tells whether recorded node arguments give the kubelet

@@ -202,7 +202,7 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 // in-tree provider with leader migration.
 func (v *View) kcmMigrates() bool {
 	for _, k := range v.controlPlaneProcesses(programKCM) {
-		if k.flags["cloud-provider"] == "aws" && isTrue(k.flags["enable-leader-migration"]) {
+		if k.flags["cloud-provider"] == "aws" && IsTrue(k.flags["enable-leader-migration"]) {
 			return true
 		}
 	}

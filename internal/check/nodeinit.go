@@ -12,7 +12,7 @@ import (
 // grouped, then how many it has initialised: ✓ only when it has
 // initialised them all.
 func nodeRule(v *View) []Finding {
-	var issues []nodeIssue
+	var issues []NodeIssue
 	initialised := 0
 	for i := range v.Nodes {
 		is, ok := v.nodeIssues(&v.Nodes[i])
@@ -21,10 +21,10 @@ func nodeRule(v *View) []Finding {
 			initialised++
 		}
 	}
-	out := groupNodes(issues)
+	out := GroupNodes(issues)
 	if initialised > 0 {
 		f := Finding{Area: AreaNode, Severity: OK,
-			Message: fmt.Sprintf("%d of %d %s initialised by the AWS CCM (aws:// providerID, no uninitialized taint)", initialised, len(v.Nodes), plural(len(v.Nodes), "node", "nodes"))}
+			Message: fmt.Sprintf("%d of %d %s initialised by the AWS CCM (aws:// providerID, no uninitialized taint)", initialised, len(v.Nodes), Plural(len(v.Nodes), "node", "nodes"))}
 		if initialised < len(v.Nodes) {
 			f.Severity = Info
 		}
@@ -35,33 +35,33 @@ func nodeRule(v *View) []Finding {
 
 // nodeIssues says what keeps a node from being initialised; ok is true
 // when the AWS CCM has initialised it.
-func (v *View) nodeIssues(nv *nodeView) (out []nodeIssue, ok bool) {
+func (v *View) nodeIssues(nv *nodeView) (out []NodeIssue, ok bool) {
 	n, distro := nv.node, v.Distribution.Detected
 	scheme := providerScheme(n.Spec.ProviderID)
 	installed := v.Workload != nil && v.Workload.Installed
-	ip := internalIP(n)
-	issue := func(sev Severity, msg, fix string) nodeIssue {
-		return nodeIssue{node: n.Name, Finding: Finding{Area: AreaNode, Severity: sev, Message: msg, Fix: fix}}
+	ip := InternalIP(n)
+	issue := func(sev Severity, msg, fix string) NodeIssue {
+		return NodeIssue{Node: n.Name, Finding: Finding{Area: AreaNode, Severity: sev, Message: msg, Fix: fix}}
 	}
 	if scheme == "aws" && !nv.Uninitialized {
 		if nameIP, _, ok := ec2NameOf(n.Name); ok && ip != "" && nameIP != ip {
 			i := issue(Warning, "its name's IP is not its InternalIP", "")
-			i.one = fmt.Sprintf("the name says %s, the node's internal IP is %s", nameIP, ip)
+			i.One = fmt.Sprintf("the name says %s, the node's internal IP is %s", nameIP, ip)
 			out = append(out, i)
 		}
 		return out, true
 	}
 	if scheme != "" && scheme != "aws" {
-		return []nodeIssue{v.foreignProviderID(nv)}, false
+		return []NodeIssue{v.foreignProviderID(nv)}, false
 	}
 	_, _, ec2Named := ec2NameOf(n.Name)
-	misnamed := func(i nodeIssue) nodeIssue {
+	misnamed := func(i NodeIssue) NodeIssue {
 		i.Severity = Error
-		i.note = n.Name
+		i.Note = n.Name
 		if want := expectedEC2Name(ip, v.regionOf(n)); want != "" {
-			i.note = n.Name + " → " + want
+			i.Note = n.Name + " → " + want
 		}
-		i.fix = func(notes []string) string { return nameFix(distro, notes) }
+		i.FixFor = func(notes []string) string { return nameFix(distro, notes) }
 		return i
 	}
 	switch {
@@ -73,8 +73,8 @@ func (v *View) nodeIssues(nv *nodeView) (out []nodeIssue, ok bool) {
 		}
 		i := issue(sev, "providerID set, but still tainted "+renderer.TaintUninitialized,
 			"the CCM removes the taint once it has initialised the node: check that a CCM pod runs and "+v.readLog())
-		i.one = "providerID " + n.Spec.ProviderID + " set, but still tainted " + renderer.TaintUninitialized
-		return []nodeIssue{i}, false
+		i.One = "providerID " + n.Spec.ProviderID + " set, but still tainted " + renderer.TaintUninitialized
+		return []NodeIssue{i}, false
 	case nv.Uninitialized:
 		i := issue(Warning, "not initialised yet: tainted "+renderer.TaintUninitialized+", no providerID", "the CCM initialises it once it runs")
 		if installed {
@@ -86,12 +86,12 @@ func (v *View) nodeIssues(nv *nodeView) (out []nodeIssue, ok bool) {
 			i.Message += "; the name is not an EC2 private DNS name (ip-A-B-C-D.REGION.compute.internal), so the CCM cannot find the instance"
 			i = misnamed(i)
 		}
-		return []nodeIssue{i}, false
+		return []NodeIssue{i}, false
 	}
 	// No providerID and no taint: registered without the external provider.
 	i := issue(Error, "no providerID and no "+renderer.TaintUninitialized+" taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint", "")
-	i.fix = func(names []string) string { return externalFix(distro) + "; or keep the Node: " + taintByHand(names) }
-	i.note = n.Name
+	i.FixFor = func(names []string) string { return externalFix(distro) + "; or keep the Node: " + taintByHand(names) }
+	i.Note = n.Name
 	if len(nv.ExternalProvider) > 0 {
 		i.Message = "no providerID and no " + renderer.TaintUninitialized + " taint, although " + strings.Join(nv.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
 	}
@@ -163,18 +163,18 @@ func nodeGroup(nv *nodeView) string {
 // every load balancer and never deletes it, and from 1.30
 // (releases.ProviderIDFallbackUntil) does not initialise it even tainted
 // again; the providerID never changes, so the node must register again.
-func (v *View) foreignProviderID(nv *nodeView) nodeIssue {
+func (v *View) foreignProviderID(nv *nodeView) NodeIssue {
 	n, distro := nv.node, v.Distribution.Detected
 	scheme := providerScheme(n.Spec.ProviderID)
 	by := "another cloud controller"
 	if dc, ok := renderer.ControllerOfScheme(scheme); ok {
 		by = renderer.DisplayName(dc.Distro) + "'s embedded cloud controller"
 	}
-	i := nodeIssue{node: n.Name, Finding: Finding{Area: AreaNode, Source: releases.ProviderIDSource}}
-	if id, _, ok := instanceIDOf(n.Spec.ProviderID); ok {
+	i := NodeIssue{Node: n.Name, Finding: Finding{Area: AreaNode, Source: releases.ProviderIDSource}}
+	if id, _, ok := InstanceIDOf(n.Spec.ProviderID); ok {
 		i.Severity = Info
 		i.Message = fmt.Sprintf("providerID %s://i-…: initialised by %s (%s); the AWS CCM reads the instance ID from its last part, so it can use the node", scheme, by, nodeGroup(nv))
-		i.one = fmt.Sprintf("providerID %s: initialised by %s; the AWS CCM reads instance %s from it, so it can use the node", n.Spec.ProviderID, by, id)
+		i.One = fmt.Sprintf("providerID %s: initialised by %s; the AWS CCM reads instance %s from it, so it can use the node", n.Spec.ProviderID, by, id)
 		return i
 	}
 	tag, what := v.ccmTag()
@@ -185,7 +185,7 @@ func (v *View) foreignProviderID(nv *nodeView) nodeIssue {
 	consequence := fmt.Sprintf("the AWS CCM cannot read an instance ID from it (Invalid format for AWS instance): every release leaves the node out of its load balancers and never deletes it; %s", later)
 	i.Severity = Error
 	i.Message = fmt.Sprintf("providerID %s://…: initialised by %s, not the AWS CCM (%s); %s", scheme, by, nodeGroup(nv), consequence)
-	i.one = fmt.Sprintf("providerID %s: initialised by %s, not the AWS CCM; %s", n.Spec.ProviderID, by, consequence)
+	i.One = fmt.Sprintf("providerID %s: initialised by %s, not the AWS CCM; %s", n.Spec.ProviderID, by, consequence)
 	i.Fix = "a providerID changes only from empty, so the node must register again: " + externalFix(distro)
 	return i
 }

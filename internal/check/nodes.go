@@ -15,12 +15,12 @@ import (
 // carry.
 var controlPlaneTaints = []string{renderer.LabelControlPlane, renderer.LabelRKE1ControlPlane, renderer.LabelMaster}
 
-// controlPlane tells whether a node has the control-plane role: by one of
+// IsControlPlane tells whether a node has the control-plane role: by one of
 // the distributions' control-plane labels, else by a control-plane role
 // taint, else by RKE2's or K3s's node arguments (a server that runs the
 // API server). labelled is false when only a taint or the arguments show
 // it.
-func controlPlane(n *corev1.Node) (cp bool, by string, labelled bool) {
+func IsControlPlane(n *corev1.Node) (cp bool, by string, labelled bool) {
 	for _, l := range renderer.ControlPlaneLabels {
 		if v, ok := n.Labels[l]; ok {
 			return true, fmt.Sprintf("label %s=%q", l, v), true
@@ -70,7 +70,7 @@ func expectedEC2Name(ip, region string) string {
 	return host + "." + region + ".compute.internal"
 }
 
-func internalIP(n *corev1.Node) string {
+func InternalIP(n *corev1.Node) string {
 	for _, a := range n.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP {
 			return a.Address
@@ -98,9 +98,9 @@ func (v *View) regionOf(n *corev1.Node) string {
 	return v.region
 }
 
-// clusterRegion is the region most nodes show, by their region label or
+// ClusterRegion is the region most nodes show, by their region label or
 // their EC2 private DNS name; "" when none does.
-func clusterRegion(nodes []corev1.Node) string {
+func ClusterRegion(nodes []corev1.Node) string {
 	count := map[string]int{}
 	best := ""
 	for i := range nodes {
@@ -170,7 +170,7 @@ func nameFix(distro string, notes []string) string {
 		}
 	} else if len(notes) > 1 {
 		what = "each node"
-		name += " (" + someOf(notes) + ")"
+		name += " (" + SomeOf(notes) + ")"
 	}
 	if t := facts(distro).NameFix; t != "" {
 		return renderer.FillText(t, "what", what, "name", name)

@@ -80,7 +80,7 @@ func optionsRule(v *View) []Finding {
 	var out []Finding
 	for _, c := range releases.OptionChanges {
 		uses := v.optionUses(c)
-		var issues []nodeIssue
+		var issues []NodeIssue
 		for _, u := range uses {
 			minor := u.minor
 			if minor == 0 {
@@ -90,9 +90,9 @@ func optionsRule(v *View) []Finding {
 				issues = append(issues, i)
 			}
 		}
-		for _, f := range groupNodes(issues) {
+		for _, f := range GroupNodes(issues) {
 			f.Subject = c.Component + " on " + f.Subject
-			if strings.HasPrefix(issues[0].node, "ConfigMap ") {
+			if strings.HasPrefix(issues[0].Node, "ConfigMap ") {
 				f.Subject = c.Component + ": " + strings.TrimPrefix(f.Subject, c.Component+" on ")
 			}
 			out = append(out, f)
@@ -115,9 +115,9 @@ func kubeadmV1beta3Gone() int {
 // upgrade's: an error once the change is in force at either; ahead of it a
 // warning the minor before and a fact before that, for the options whose
 // fix needs no migration (the in-tree provider's are the migration's).
-func judgeOption(c releases.OptionChange, u optionUse, minor, up int) (nodeIssue, bool) {
+func judgeOption(c releases.OptionChange, u optionUse, minor, up int) (NodeIssue, bool) {
 	first := c.FirstMinor()
-	i := nodeIssue{node: u.where, Finding: Finding{Area: AreaOptions, Fix: c.Fix, Source: c.Source}}
+	i := NodeIssue{Node: u.where, Finding: Finding{Area: AreaOptions, Fix: c.Fix, Source: c.Source}}
 	at := fmt.Sprintf("%s at 1.%d", u.given, minor)
 	if minor == 0 {
 		at = u.given

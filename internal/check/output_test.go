@@ -1,4 +1,4 @@
-package check
+package check_test
 
 import (
 	"bytes"
@@ -11,29 +11,19 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	corev1 "k8s.io/api/core/v1"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// sample is a report with something in every area: manifests for RKE1 on
-// an RKE2 cluster.
-func sample(t *testing.T) *Report {
-	t.Helper()
-	s := snapshotOf(t, []corev1.Node{rke2Server("cp-1"), rke2Agent("w-1", providerID(""))}, render(t, renderer.DistroRKE, renderer.ModeMigrate), false)
-	s.Access = []Permission{{Subject: "ServiceAccount kube-system/cloud-controller-manager", Verb: "get", Resource: "nodes"}}
-	s.Context, s.Server = "prod", "https://example.com"
-	return Evaluate(s)
-}
-
 func TestWriteTable(t *testing.T) {
-	r := sample(t)
+	r := check.SampleReport(t)
 	var plain, colour bytes.Buffer
-	if err := WriteTable(&plain, r, false); err != nil {
+	if err := output.WriteTable(&plain, r, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTable(&colour, r, true); err != nil {
+	if err := output.WriteTable(&colour, r, true); err != nil {
 		t.Fatal(err)
 	}
 	out := plain.String()
@@ -55,7 +45,7 @@ func TestWriteTable(t *testing.T) {
 	prev := -1
 	for _, f := range r.Findings {
 		i := 0
-		for i < len(areaOrder) && areaOrder[i] != f.Area {
+		for i < len(check.Areas()) && check.Areas()[i] != f.Area {
 			i++
 		}
 		if i < prev {
@@ -64,16 +54,16 @@ func TestWriteTable(t *testing.T) {
 		prev = i
 	}
 	plain.Reset()
-	if err := WriteTable(&plain, Failed("gone", "", errors.New("cannot reach the cluster: refused")), false); err != nil || plain.String() != "Cluster gone\n  ✗ cannot reach the cluster: refused\n" {
+	if err := output.WriteTable(&plain, check.Failed("gone", "", errors.New("cannot reach the cluster: refused")), false); err != nil || plain.String() != "Cluster gone\n  ✗ cannot reach the cluster: refused\n" {
 		t.Errorf("failed cluster: %q", plain.String())
 	}
 }
 
 func TestWriteSummary(t *testing.T) {
-	ok := &Report{Context: "a", KubernetesVersion: "v1.34.1", Distribution: Distribution{Detected: "rke2"}, Workload: &Workload{},
-		Summary: Summary{ControlPlaneNodes: 3, CCMOnControlPlane: 3, Nodes: 5}}
+	ok := &check.Report{Context: "a", KubernetesVersion: "v1.34.1", Distribution: check.Distribution{Detected: "rke2"}, Workload: &check.Workload{},
+		Summary: check.Summary{ControlPlaneNodes: 3, CCMOnControlPlane: 3, Nodes: 5}}
 	var b bytes.Buffer
-	if err := WriteSummary(&b, []*Report{ok, sample(t), Failed("c", "", errors.New(`forbidden: check needs "list" on nodes at cluster scope (kubectl auth can-i list nodes); more`))}, false); err != nil {
+	if err := output.WriteSummary(&b, []*check.Report{ok, check.SampleReport(t), check.Failed("c", "", errors.New(`forbidden: check needs "list" on nodes at cluster scope (kubectl auth can-i list nodes); more`))}, false); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -91,25 +81,20 @@ func TestWriteSummary(t *testing.T) {
 }
 
 // TestSchema: the JSON output follows the schema docs/check.md documents:
-// reports made here, a cluster that could not be read, and the real
+// reports made here (awscheck's TestAWSSchema: with --aws), a cluster that
+// could not be read, and the real
 // outputs the real-cluster tests keep as golden files; and the schema
 // rejects what it should.
 func TestSchema(t *testing.T) {
 	s := schematest.Compile(t, "check.schema.json")
 	var b bytes.Buffer
-	withAWS := healthyAWS(t)
-	withAWS.AWS.Unread = []AWSUnread{{Area: AreaSubnet, Action: "ec2:DescribeSubnets", Code: "UnauthorizedOperation", Message: "no", Denied: true}}
-	// Today's findings: options, other cloud controllers, providerIDs
-	// with their source, the plan.
-	today := snapshotOf(t, []corev1.Node{rke2Server("s-1", providerID("rke2://s-1"))}, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
-	today.ControlPlanePods = []corev1.Pod{rke2CCMPod("s-1"), staticPod(programAPIServer, "s-1", "registry.k8s.io/kube-apiserver:v1.33.0", true, "--cloud-provider=external")}
-	todayReport := Evaluate(today)
-	for _, area := range []string{AreaOptions, AreaControllers, AreaPlan} {
-		if !slices.ContainsFunc(todayReport.Findings, func(f Finding) bool { return f.Area == area }) {
+	todayReport := check.TodayReport(t)
+	for _, area := range []string{check.AreaOptions, check.AreaControllers, check.AreaPlan} {
+		if !slices.ContainsFunc(todayReport.Findings, func(f check.Finding) bool { return f.Area == area }) {
 			t.Errorf("no %s finding: %+v", area, todayReport.Findings)
 		}
 	}
-	if err := WriteJSON(&b, []*Report{sample(t), Failed("gone", "https://127.0.0.1:1", errors.New("refused")), Evaluate(withAWS), todayReport}); err != nil {
+	if err := output.WriteJSON(&b, []*check.Report{check.SampleReport(t), check.Failed("gone", "https://127.0.0.1:1", errors.New("refused")), todayReport}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `"source": "kubernetes/kubernetes pkg/kubeapiserver/options/cloudprovider.go`) {

@@ -77,7 +77,7 @@ func serviceAccountSubject(ns, name string) subject {
 // the migration lease.
 func (w *workloadView) ccmAccess() []access {
 	var list []access
-	if v, ok := w.flags["use-service-account-credentials"]; ok && isTrue(v) {
+	if v, ok := w.flags["use-service-account-credentials"]; ok && IsTrue(v) {
 		list = append(list,
 			access{verb: "get", resource: "serviceaccounts", namespace: ServiceAccountsNS},
 			access{verb: "create", resource: "serviceaccounts", namespace: ServiceAccountsNS})
@@ -201,14 +201,14 @@ func (v *View) rbacFindings(who subject, perms []Permission, isKCM bool) []Findi
 			what += " " + k.name
 		}
 		if names := slices.DeleteFunc(tokensFor[k], func(n string) bool { return n == "" }); len(names) > 0 {
-			what += " for " + joinAnd(names)
+			what += " for " + JoinAnd(names)
 		}
 		where := "cluster-wide"
 		if k.namespace != "" {
 			where = "in namespace " + k.namespace
 		}
 		f := Finding{Area: AreaRBAC, Severity: Error, Subject: who.label,
-			Message: fmt.Sprintf("may not %s %s %s", joinAnd(missing[k]), what, where)}
+			Message: fmt.Sprintf("may not %s %s %s", JoinAnd(missing[k]), what, where)}
 		switch {
 		case isKCM:
 			f.Message += ": the in-tree controller manager cannot take part in leader migration"
@@ -256,7 +256,7 @@ func tokenScopeRule(v *View) []Finding {
 		return nil
 	}
 	f := Finding{Area: AreaRBAC, Subject: sa.label}
-	needs := "it needs tokens only for its controllers' accounts in " + ServiceAccountsNS + " (" + joinAnd(w.controllerAccounts()) + ")"
+	needs := "it needs tokens only for its controllers' accounts in " + ServiceAccountsNS + " (" + JoinAnd(w.controllerAccounts()) + ")"
 	switch {
 	case anyNamespace:
 		f.Severity = Warning

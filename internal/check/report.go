@@ -23,19 +23,6 @@ const (
 	Error   Severity = "error"   // the CCM will not work, or not everywhere
 )
 
-// Symbol is the mark a person reads at a glance.
-func (s Severity) Symbol() string {
-	switch s {
-	case OK:
-		return "✓"
-	case Warning:
-		return "!"
-	case Error:
-		return "✗"
-	}
-	return "·"
-}
-
 // The areas a finding belongs to; Rules gives each its rules and its place
 // in a report (Areas).
 const (
@@ -273,17 +260,22 @@ func (r *Report) finish() {
 	}
 }
 
+// Failed returns the report of a cluster check could not read.
+func Failed(context, server string, err error) *Report {
+	return &Report{Context: context, Server: server, Error: err.Error(), Distribution: Distribution{Detected: DistroUnknown}, Nodes: []NodeReport{}, Leases: []LeaseReport{}, Permissions: []Permission{}, Findings: []Finding{}}
+}
+
 // Problems reports whether the report holds an error.
 func (r *Report) Problems() bool { return r.Summary.Errors > 0 }
 
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-func joinAnd(items []string) string {
+func JoinAnd(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""

@@ -14,9 +14,14 @@ import (
 type Rule struct {
 	Name string
 	// Area is the area of every finding the rule gives.
-	Area  string
-	Kind  Kind
-	Check func(v *View) []Finding
+	Area string
+	Kind Kind
+	// Symptom is what an operator sees without check when the rule finds
+	// an error (one of the Symptom constants), and Fix what to do, in
+	// short; docs/troubleshooting.md is generated from them.
+	Symptom string
+	Fix     string
+	Check   func(v *View) []Finding
 }
 
 // Kind tells the rules that judge the cluster from those that judge the
@@ -28,41 +33,88 @@ const (
 	AWSRule     Kind = "aws"
 )
 
+// The symptoms a rule's error shows as, to an operator without check: the
+// headings of docs/troubleshooting.md.
+const (
+	SymptomNoCCM         = "The CCM pod never starts, or never gets ready"
+	SymptomUninitialized = "Nodes stay tainted node.cloudprovider.kubernetes.io/uninitialized (their pods stay Pending)"
+	SymptomLoadBalancer  = "LoadBalancer Services stay <pending>, or their load balancer has no healthy targets"
+	SymptomMigration     = "During the switch to the external provider, both or neither of the controller managers run the cloud controllers"
+	SymptomVolumes       = "After the switch, pods with local or EBS volumes stay Pending (volume node affinity conflict)"
+	SymptomUpgrade       = "A component does not start after a Kubernetes or CCM upgrade"
+	SymptomSecurity      = "A security review flags the CCM's service account, or a second cloud controller acts on the nodes"
+	SymptomAWSUnread     = "check --aws reports what it could not read of the account"
+	SymptomNewAddress    = "LoadBalancer Services get a new load balancer and address once the CCM runs"
+	SymptomWhatNext      = "It is unclear which steps move this cluster to the AWS CCM"
+)
+
+// Fixes a rule's table entry and its findings share.
+const (
+	fixDistroAuto     = "render with --distro=auto"
+	fixMigrateAgain   = "render it again with aws-ccm-renderer --mode=migrate"
+	fixUnreadKey      = "remove it, or run a release that reads it"
+	FixClusterTags    = "tag every node's instance (and the cluster's subnets and node security group) kubernetes.io/cluster/<ID>=owned, and set KubernetesClusterID = <ID> in the cloud config"
+	FixInstanceRegion = "check the account and region (--aws-region), and that the node runs on EC2"
+	fixHoldServices   = "to hold them back until their clients and DNS records can follow, render the CCM with --set-arg=controllers=*,-service (it then runs no service controller); let it run once they can"
+)
+
 // Rules are the checks Evaluate runs, in this order, and the one list of
 // the areas: the report lists the areas in the order of their first rule
 // here (Areas) and sorts the findings by area, keeping this order within
-// one. A new check is a function of *View added here with its area (and,
-// when it needs more of the cluster than the snapshot holds, a field of
-// Snapshot that Collect fills); its tests are literal snapshots
-// (rules_test.go).
+// one. A new check is a function of *View added here with its area, the
+// symptom its error shows as and the fix (and, when it needs more of the
+// cluster than the snapshot holds, a field of Snapshot that Collect
+// fills); its tests are literal snapshots (rules_test.go).
 var Rules = []Rule{
-	{"distribution", AreaDistribution, ClusterRule, distributionRule},
-	{"workload", AreaWorkload, ClusterRule, workloadRule},
-	{"leader migration config", AreaWorkload, ClusterRule, migrationConfigRule},
-	{"cloud config", AreaWorkload, ClusterRule, cloudConfigRule},
-	{"cloud config keys", AreaWorkload, ClusterRule, cloudConfigKeysRule},
-	{"placement", AreaPlacement, ClusterRule, placementRule},
-	{"node", AreaNode, ClusterRule, nodeRule},
-	{"hostname", AreaHostname, ClusterRule, hostnameRule},
-	{"in-tree", AreaInTree, ClusterRule, inTreeRule},
-	{"options", AreaOptions, ClusterRule, optionsRule},
-	{"controllers", AreaControllers, ClusterRule, controllersRule},
-	{"aws account", AreaAWS, AWSRule, awsAccountRule},
-	{"instance", AreaInstance, AWSRule, instanceRule},
-	{"cluster id", AreaClusterID, AWSRule, clusterIDRule},
-	{"security group", AreaSecurityGroup, AWSRule, securityGroupRule},
-	{"subnet", AreaSubnet, AWSRule, subnetRule},
-	{"iam", AreaIAM, ClusterRule, iamRule},
-	{"iam simulation", AreaIAM, AWSRule, iamSimulationRule},
-	{"metadata", AreaMetadata, AWSRule, metadataRule},
-	{"load balancer", AreaLoadBalancer, AWSRule, loadBalancerRule},
-	{"service", AreaService, ClusterRule, serviceRule},
-	{"load balancer takeover", AreaService, ClusterRule, takeoverRule},
-	{"rbac", AreaRBAC, ClusterRule, rbacRule},
-	{"token scope", AreaRBAC, ClusterRule, tokenScopeRule},
-	{"lease", AreaLease, ClusterRule, leaseRule},
-	{"version", AreaVersion, ClusterRule, versionRule},
-	{"plan", AreaPlan, ClusterRule, planRule},
+	{"distribution", AreaDistribution, ClusterRule, SymptomNoCCM,
+		"render again with --distro=DISTRO of the nodes (or --distro=detect), or " + fixDistroAuto, distributionRule},
+	{"workload", AreaWorkload, ClusterRule, SymptomUninitialized,
+		"install the CCM: aws-ccm-renderer install --distro=DISTRO; keep --cloud-provider=aws and hostNetwork: true", workloadRule},
+	{"leader migration config", AreaWorkload, ClusterRule, SymptomNoCCM, "the LeaderMigrationConfiguration: " + fixMigrateAgain, migrationConfigRule},
+	{"cloud config", AreaWorkload, ClusterRule, SymptomLoadBalancer,
+		"add a [ServiceOverride] section naming the service the release's way (the finding gives it)", cloudConfigRule},
+	{"cloud config keys", AreaWorkload, ClusterRule, SymptomNoCCM, "the [Global] key it names: " + fixUnreadKey + "; a value it names: one the key accepts", cloudConfigKeysRule},
+	{"placement", AreaPlacement, ClusterRule, SymptomNoCCM,
+		"render with --distro=DISTRO, which tolerates its taints, or label the control-plane nodes as the distribution does; a crashing pod: kubectl logs -n NAMESPACE POD", placementRule},
+	{"node", AreaNode, ClusterRule, SymptomUninitialized,
+		"start every kubelet with --cloud-provider=external, then drain the node, delete the Node object and restart its kubelet; see the placement and iam findings", nodeRule},
+	{"hostname", AreaHostname, ClusterRule, SymptomVolumes,
+		"before the switch, keep the node's name (kubelet --hostname-override=NAME), or recreate the PVs with the new label value", hostnameRule},
+	{"in-tree", AreaInTree, ClusterRule, SymptomMigration,
+		"turn on leader migration in the controller manager (plan step before.kcm-leader-migration) and render the CCM with --mode=migrate until every controller manager runs with --cloud-provider=external", inTreeRule},
+	{"options", AreaOptions, ClusterRule, SymptomUpgrade,
+		"remove the option the finding names before the upgrade to the release that drops it", optionsRule},
+	{"controllers", AreaControllers, ClusterRule, SymptomSecurity,
+		"turn the distribution's cloud controller off (the finding gives the setting); keep one AWS CCM", controllersRule},
+	{"aws account", AreaAWS, AWSRule, SymptomAWSUnread,
+		"give the identity check runs as the read-only policy in docs/check.md; choose it with --aws-profile and --aws-region", nil},
+	{"instance", AreaInstance, AWSRule, SymptomUninitialized, FixInstanceRegion, nil},
+	{"cluster id", AreaClusterID, AWSRule, SymptomUninitialized, FixClusterTags, nil},
+	{"security group", AreaSecurityGroup, AWSRule, SymptomLoadBalancer,
+		"tag one security group of each node's instance kubernetes.io/cluster/<ID>=owned", nil},
+	{"subnet", AreaSubnet, AWSRule, SymptomLoadBalancer,
+		"give each zone of the nodes a subnet tagged kubernetes.io/cluster/<ID>=shared and kubernetes.io/role/elb=1 (internal: kubernetes.io/role/internal-elb=1)", nil},
+	{"iam", AreaIAM, ClusterRule, SymptomUninitialized,
+		"add the refused action to the IAM policy of the control-plane instances' role", iamRule},
+	{"iam simulation", AreaIAM, AWSRule, SymptomUninitialized,
+		"add the denied actions to the policy of the principal the CCM calls AWS as (--aws-ccm-principal names another)", nil},
+	{"metadata", AreaMetadata, AWSRule, SymptomNoCCM,
+		"run the CCM with hostNetwork: true, or aws ec2 modify-instance-metadata-options --http-put-response-hop-limit 2", nil},
+	{"load balancer", AreaLoadBalancer, AWSRule, SymptomLoadBalancer,
+		"kubectl describe service shows the CCM's events; turn another controller's Service webhook off to have the CCM serve them", nil},
+	{"service", AreaService, ClusterRule, SymptomLoadBalancer,
+		"on K3s, disable servicelb on the servers and delete ServiceLB's DaemonSets (plan step during.load-balancers)", serviceRule},
+	{"load balancer takeover", AreaService, ClusterRule, SymptomNewAddress, fixHoldServices, takeoverRule},
+	{"rbac", AreaRBAC, ClusterRule, SymptomNoCCM,
+		"grant what the finding names in the ClusterRole bound to the CCM's service account (the chart's clusterRoleRules value)", rbacRule},
+	{"token scope", AreaRBAC, ClusterRule, SymptomSecurity,
+		"render the CCM with --token-scope=controllers", tokenScopeRule},
+	{"lease", AreaLease, ClusterRule, SymptomMigration,
+		"keep one CCM per lease; start the in-tree controller manager with --enable-leader-migration before the CCM, or render the CCM with --mode=install once it runs without", leaseRule},
+	{"version", AreaVersion, ClusterRule, SymptomUpgrade,
+		"use an AWS CCM release of the API server's minor (the chart's image.tag value)", versionRule},
+	{"plan", AreaPlan, ClusterRule, SymptomWhatNext,
+		"run the command the finding gives: aws-ccm-renderer plan --from=... --distro=... --kube-version=...", planRule},
 }
 
 // Areas are the areas of Rules, each once, in the order reports list them.
@@ -164,7 +216,7 @@ func migrationConfigRule(v *View) []Finding {
 	case w.lmc == nil:
 		f.Severity = Error
 		f.Message = fmt.Sprintf("key %s of ConfigMap %s/%s is no LeaderMigrationConfiguration: %v", w.configKey, w.Namespace, w.configMap, w.lmcErr)
-		f.Fix = "render it again with aws-ccm-renderer --mode=migrate"
+		f.Fix = fixMigrateAgain
 	case lockMissing(w.lmc) != "":
 		f.Severity = Error
 		f.Message = lockMissing(w.lmc)
@@ -178,7 +230,7 @@ func migrationConfigRule(v *View) []Finding {
 			return nil
 		}
 		f.Severity = Warning
-		f.Message = fmt.Sprintf("the LeaderMigrationConfiguration names %s but not service-lb-controller: a CCM built on Kubernetes 1.28+ libraries starts its service controller outside the migration lock", joinAnd(names))
+		f.Message = fmt.Sprintf("the LeaderMigrationConfiguration names %s but not service-lb-controller: a CCM built on Kubernetes 1.28+ libraries starts its service controller outside the migration lock", JoinAnd(names))
 		f.Fix = "render with aws-ccm-renderer --mode=migrate, whose configuration names the current and the pre-1.28 controller names"
 	}
 	return []Finding{f}
@@ -197,7 +249,7 @@ func distributionRule(v *View) []Finding {
 			Fix:     "render with --distro=auto, which places the CCM on the control-plane label of every distribution"})
 	case DistroMixed:
 		out = append(out, Finding{Area: AreaDistribution, Severity: Warning, Message: "the nodes disagree: " + evidence,
-			Fix: "render with --distro=auto"})
+			Fix: fixDistroAuto})
 	default:
 		out = append(out, Finding{Area: AreaDistribution, Severity: OK, Message: d.Detected + " (" + evidence + ")"})
 	}
@@ -267,7 +319,7 @@ func placementRule(v *View) []Finding {
 	}
 	if workersWithout > 0 {
 		out = append(out, Finding{Area: AreaPlacement, Severity: OK,
-			Message: fmt.Sprintf("no CCM pod on the %d %s without the control-plane role, as intended", workersWithout, plural(workersWithout, "node", "nodes"))})
+			Message: fmt.Sprintf("no CCM pod on the %d %s without the control-plane role, as intended", workersWithout, Plural(workersWithout, "node", "nodes"))})
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -23,6 +25,9 @@ func TestMain(m *testing.M) {
 	var strays []string
 	for i := range Rules {
 		r := Rules[i]
+		if r.Check == nil { // the AWS rules: awscheck's
+			continue
+		}
 		Rules[i].Check = func(v *View) []Finding {
 			fs := r.Check(v)
 			for _, f := range fs {
@@ -41,6 +46,19 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// TestRuleSymptoms: every rule says what an operator sees when it finds an
+// error and what to do (docs/troubleshooting.md), each in one line.
+func TestRuleSymptoms(t *testing.T) {
+	for _, r := range Rules {
+		if strings.TrimSpace(r.Symptom) == "" || strings.TrimSpace(r.Fix) == "" {
+			t.Errorf("rule %s: symptom %q, fix %q; want both", r.Name, r.Symptom, r.Fix)
+		}
+		if strings.Contains(r.Symptom+r.Fix, "\n") {
+			t.Errorf("rule %s: a symptom or fix of more than one line", r.Name)
+		}
+	}
 }
 
 // TestAreas: the areas come from Rules, each once, in the order of their
@@ -97,6 +115,12 @@ func TestRules(t *testing.T) {
 			t.Errorf("two rules named %s", r.Name)
 		}
 		names = append(names, r.Name)
+		if r.Check == nil {
+			if r.Kind != AWSRule {
+				t.Errorf("rule %s has no Check", r.Name)
+			}
+			continue
+		}
 		fs := r.Check(v)
 		for _, f := range fs {
 			if f.Area != r.Area {
@@ -230,5 +254,45 @@ func TestAppliedBy(t *testing.T) {
 	f := workloadRule(&View{Snapshot: &Snapshot{Input: Input{Source: SourceCluster}}, Workload: w})
 	if len(f) == 0 || !strings.Contains(f[0].Message, "found in the cluster, installed by Argo CD (Application a): image i") {
 		t.Errorf("the workload finding: %+v", f)
+	}
+}
+
+// TestWithoutAWSSide: without package awscheck the AWS rules have no
+// Check and give nothing, --aws is one error, and a side whose rules are
+// not Rules' AWS rules is refused before anything changes.
+func TestWithoutAWSSide(t *testing.T) {
+	s := &Snapshot{Input: Input{AWSOptions: &AWSOptions{Region: "us-west-2"}}}
+	var ae *AWSError
+	if err := s.collectAWS(t.Context()); !errors.As(err, &ae) || !strings.Contains(err.Error(), "without the AWS side") {
+		t.Errorf("collectAWS without a side: %v", err)
+	}
+	noop := func(*View) []Finding { return nil }
+	all := map[string]func(*View) []Finding{}
+	for _, r := range Rules {
+		if r.Kind == AWSRule {
+			all[r.Name] = noop
+		}
+	}
+	missing := maps.Clone(all)
+	delete(missing, "subnet")
+	extra := maps.Clone(all)
+	extra["nothing"] = noop
+	for name, rules := range map[string]map[string]func(*View) []Finding{`no rule "subnet"`: missing, `rule "nothing" is no AWS rule`: extra} {
+		func() {
+			defer func() {
+				if p := fmt.Sprint(recover()); !strings.Contains(p, name) {
+					t.Errorf("RegisterAWS: panic %q, want %q", p, name)
+				}
+			}()
+			RegisterAWS(&AWSSide{Rules: rules})
+		}()
+	}
+	for _, r := range Rules {
+		if r.Kind == AWSRule && r.Check != nil {
+			t.Errorf("rule %s got a Check from a refused side", r.Name)
+		}
+	}
+	if awsSide != nil {
+		t.Error("a refused side was registered")
 	}
 }

@@ -129,7 +129,7 @@ func serviceRule(v *View) []Finding {
 		svclbFor[ds.Labels[lb.NamespaceLabel]+"/"+ds.Labels[lb.NameLabel]] = ds.Namespace + "/" + ds.Name
 	}
 	disabled := serviceLBDisabled(v.Snapshot.Nodes)
-	var issues []nodeIssue
+	var issues []NodeIssue
 	lbs := map[string]bool{}
 	for _, svc := range v.LoadBalancers {
 		ref := svc.Namespace + "/" + svc.Name
@@ -137,8 +137,8 @@ func serviceRule(v *View) []Finding {
 		if svc.Spec.LoadBalancerClass != nil {
 			continue // another load balancer controller's
 		}
-		issue := func(sev Severity, msg, fix string) nodeIssue {
-			return nodeIssue{node: ref, Finding: Finding{Area: AreaService, Severity: sev, Message: msg, Fix: fix}}
+		issue := func(sev Severity, msg, fix string) NodeIssue {
+			return NodeIssue{Node: ref, Finding: Finding{Area: AreaService, Severity: sev, Message: msg, Fix: fix}}
 		}
 		elb := slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(i corev1.LoadBalancerIngress) bool {
 			return strings.HasSuffix(i.Hostname, ".elb.amazonaws.com") || strings.HasSuffix(i.Hostname, ".elb.amazonaws.com.cn")
@@ -159,12 +159,12 @@ func serviceRule(v *View) []Finding {
 			issues = append(issues, i)
 		case (elb || w.ccmServices()) && len(others) > 0:
 			i := issue(Warning, fmt.Sprintf("its ELB's backends are the %d %s with an aws:// providerID; %d %s (%s) cannot be",
-				len(awsNodes), plural(len(awsNodes), "node", "nodes"), len(others), plural(len(others), "node", "nodes"), someOf(others)), reregister)
+				len(awsNodes), Plural(len(awsNodes), "node", "nodes"), len(others), Plural(len(others), "node", "nodes"), SomeOf(others)), reregister)
 			issues = append(issues, i)
 		}
 	}
-	out := groupOf(issues, "Service", "Services")
-	var left []nodeIssue
+	out := GroupOf(issues, "Service", "Services")
+	var left []NodeIssue
 	for _, ds := range v.ServiceLBDaemonSets {
 		svc := ds.Labels[lb.NamespaceLabel] + "/" + ds.Labels[lb.NameLabel]
 		var why string
@@ -176,13 +176,13 @@ func serviceRule(v *View) []Finding {
 		default:
 			continue
 		}
-		i := nodeIssue{node: ds.Namespace + "/" + ds.Name, Finding: Finding{Area: AreaService, Severity: Warning,
+		i := NodeIssue{Node: ds.Namespace + "/" + ds.Name, Finding: Finding{Area: AreaService, Severity: Warning,
 			Message: "ServiceLB's DaemonSet, left behind: its pods still hold the Service's ports on every node",
 			Fix:     "kubectl delete daemonsets --all-namespaces -l " + lb.NameLabel}}
-		i.one = "ServiceLB's DaemonSet, left behind: " + why + "; its pods still hold the Service's ports on every node"
+		i.One = "ServiceLB's DaemonSet, left behind: " + why + "; its pods still hold the Service's ports on every node"
 		left = append(left, i)
 	}
-	return append(out, groupOf(left, "DaemonSet", "DaemonSets")...)
+	return append(out, GroupOf(left, "DaemonSet", "DaemonSets")...)
 }
 
 // ServiceWebhook is a mutating webhook that mutates Services.

@@ -115,7 +115,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 			return nil, err
 		}
 	}
-	if err := s.collectAWS(ctx); err != nil {
+	if err := s.collectAWS(ctx); err != nil { // the AWS side (awsside.go)
 		return nil, err
 	}
 	return s, nil
@@ -392,4 +392,27 @@ func (s *Snapshot) manifestNamespace() string {
 		return metav1.NamespaceDefault
 	}
 	return s.ManifestNamespace
+}
+
+// ManifestSnapshot is a snapshot of manifests judged against the nodes
+// given, without reading a cluster (the tests of check and of its AWS side
+// write clusters so): the manifests' workload in kube-system and its
+// migration ConfigMap, and, when installed, the workload as the cluster
+// runs it. The caller sets what else the cluster holds (Now,
+// KubernetesVersion, Pods, ...).
+func ManifestSnapshot(objs []runtime.Object, nodes []corev1.Node, installed bool) (*Snapshot, error) {
+	s := &Snapshot{Input: Input{Source: SourceManifests, Objects: objs, KCMUser: DefaultKCMUser, ManifestNamespace: "kube-system"},
+		Nodes: nodes, Pods: map[string]*corev1.Pod{}, Leases: map[string]*coordinationv1.Lease{}}
+	w, err := pick(candidates(objs, "kube-system"), "", "the manifests")
+	if err != nil {
+		return nil, err
+	}
+	s.Workload = w
+	if installed && w != nil {
+		s.Installed = w.object()
+	}
+	if d := describeWorkload(s); d != nil && d.configMap != "" {
+		s.MigrationConfigMap = migrationConfigIn(objs, w.namespace, d.configMap)
+	}
+	return s, nil
 }

@@ -171,8 +171,8 @@ func flags(c corev1.Container) map[string]string {
 	return renderer.ParseCommandLine(c.Command, c.Args).Flags()
 }
 
-// isTrue reads a boolean flag value as the Go flag package does.
-func isTrue(v string) bool {
+// IsTrue reads a boolean flag value as the Go flag package does.
+func IsTrue(v string) bool {
 	switch strings.ToLower(v) {
 	case "1", "t", "true":
 		return true

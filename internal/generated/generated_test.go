@@ -186,6 +186,50 @@ func TestAreaPins(t *testing.T) {
 	}
 }
 
+// TestTroubleshooting: docs/troubleshooting.md is the table of check's
+// rules, every rule in it once, under 2,000 words; -update rewrites it. A
+// rule's changed fix makes it stale.
+func TestTroubleshooting(t *testing.T) {
+	rows := troubleRows()
+	tree := Troubleshooting(rows)
+	root := testtools.Root()
+	if *update {
+		if err := tree.Write(root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noProblems(t)(tree.Stale(root))
+	doc := string(tree.Files["troubleshooting.md"])
+	for _, r := range rows {
+		rule := r.Rule
+		if r.AWS {
+			rule += " (`--aws`)"
+		}
+		if n := strings.Count(doc, "| `"+r.Area+"` | "+rule+" | "); n != 1 {
+			t.Errorf("rule %s: %d rows", r.Rule, n)
+		}
+	}
+	if n := len(strings.Fields(doc)); n >= 2000 {
+		t.Errorf("%s has %d words; keep it under 2,000", TroubleshootingDoc, n)
+	}
+	if !strings.Contains(doc, "## LoadBalancer Services stay &lt;pending&gt;") || !strings.Contains(doc, "controllers=\\*,-service") {
+		t.Errorf("markup in the texts is not escaped:\n%s", doc)
+	}
+	rows[0].Fix += " again"
+	if p, err := Troubleshooting(rows).Stale(root); err != nil || len(p) != 1 || !strings.HasSuffix(p[0], "troubleshooting.md: stale") {
+		t.Errorf("a changed fix: %q, %v; want the file stale", p, err)
+	}
+}
+
+// troubleRows are check's rules as the troubleshooting table shows them.
+func troubleRows() []TroubleRow {
+	var rows []TroubleRow
+	for _, r := range check.Rules {
+		rows = append(rows, TroubleRow{Symptom: r.Symptom, Area: r.Area, Rule: r.Name, AWS: r.Kind == check.AWSRule, Fix: r.Fix})
+	}
+	return rows
+}
+
 // TestExamples: the transcripts in the documents are the golden files the
 // real-cluster tests compare their output with; -update rewrites them.
 func TestExamples(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/awscheck"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -171,7 +173,7 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kube-context", completeKubeContexts)
 	_ = cmd.RegisterFlagCompletionFunc("aws-profile", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return check.AWSProfiles(), cobra.ShellCompDirectiveNoFileComp
+		return awscheck.Profiles(), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc("aws-region", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("upgrade-to", cobra.NoFileCompletions)
@@ -327,7 +329,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	out := cmd.OutOrStdout()
 	colour := !f.noColor && terminal.Colour(out)
 	if f.output == "json" {
-		if err := check.WriteJSON(out, reports); err != nil {
+		if err := output.WriteJSON(out, reports); err != nil {
 			return cli.WriteError(err)
 		}
 	} else {
@@ -335,13 +337,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			if i > 0 {
 				fmt.Fprintln(out)
 			}
-			if err := check.WriteTable(out, r, colour); err != nil {
+			if err := output.WriteTable(out, r, colour); err != nil {
 				return cli.WriteError(err)
 			}
 		}
 		if len(reports) > 1 {
 			fmt.Fprintln(out)
-			if err := check.WriteSummary(out, reports, colour); err != nil {
+			if err := output.WriteSummary(out, reports, colour); err != nil {
 				return cli.WriteError(err)
 			}
 		}

@@ -1,9 +1,12 @@
-package check
+package awscheck
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/checktest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"io"
 	"net"
 	"net/http"
@@ -117,9 +120,9 @@ func awsEnv(t testing.TB, endpoint string) {
 	}
 }
 
-func awsSnapshot(region string) *Snapshot {
-	return &Snapshot{Input: Input{AWSOptions: &AWSOptions{Region: region}},
-		Nodes: []corev1.Node{node("cp-1", providerID("aws:///us-west-2a/i-0123"))}}
+func awsSnapshot(region string) *check.Snapshot {
+	return &check.Snapshot{Input: check.Input{AWSOptions: &check.AWSOptions{Region: region}},
+		Nodes: []corev1.Node{checktest.Node("cp-1", checktest.ProviderID("aws:///us-west-2a/i-0123"))}}
 }
 
 // goTypeName is how a Go type leaks into a message: *smithy.GenericAPIError,
@@ -132,19 +135,19 @@ func TestCollectAWS(t *testing.T) {
 		faults map[string]string
 		failN  map[string]int
 		region string
-		// fatal: the error collectAWS returns ("": none)
+		// fatal: the error collect returns ("": none)
 		fatal string
 		// unread: the area and action of the one read that failed
 		unreadArea, unreadAction, unreadCode string
 	}{
 		{name: "every read answered", region: "us-west-2"},
 		{name: "one read refused", region: "us-west-2", faults: map[string]string{"ec2:DescribeSubnets": "UnauthorizedOperation"},
-			unreadArea: AreaSubnet, unreadAction: "ec2:DescribeSubnets", unreadCode: "UnauthorizedOperation"},
+			unreadArea: check.AreaSubnet, unreadAction: "ec2:DescribeSubnets", unreadCode: "UnauthorizedOperation"},
 		{name: "ELB refused", region: "us-west-2", faults: map[string]string{"elasticloadbalancing:DescribeLoadBalancers": "AccessDenied"},
-			unreadArea: AreaLoadBalancer, unreadAction: "elasticloadbalancing:DescribeLoadBalancers", unreadCode: "AccessDenied"},
+			unreadArea: check.AreaLoadBalancer, unreadAction: "elasticloadbalancing:DescribeLoadBalancers", unreadCode: "AccessDenied"},
 		{name: "throttled, then answered", region: "us-west-2", failN: map[string]int{"ec2:DescribeInstances": 2}},
 		{name: "throttled past the retries", region: "us-west-2", failN: map[string]int{"ec2:DescribeSubnets": 50},
-			unreadArea: AreaSubnet, unreadAction: "ec2:DescribeSubnets", unreadCode: "Throttling"},
+			unreadArea: check.AreaSubnet, unreadAction: "ec2:DescribeSubnets", unreadCode: "Throttling"},
 		{name: "an expired token", region: "us-west-2", faults: map[string]string{"sts:GetCallerIdentity": "ExpiredToken"},
 			fatal: "AWS: sts:GetCallerIdentity: ExpiredToken: refused by the test: renew the credentials"},
 		{name: "no region", fatal: "AWS: no region: the nodes show none"},
@@ -160,9 +163,9 @@ func TestCollectAWS(t *testing.T) {
 			awsEnv(t, srv.URL)
 			s := awsSnapshot(c.region)
 			if c.region == "" {
-				s.Nodes = []corev1.Node{node("cp-1")}
+				s.Nodes = []corev1.Node{checktest.Node("cp-1")}
 			}
-			err := s.collectAWS(context.Background())
+			err := collect(context.Background(), s)
 			if c.fatal != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), c.fatal) {
 					t.Fatalf("error %v, want %q", err, c.fatal)
@@ -190,7 +193,7 @@ func TestCollectAWS(t *testing.T) {
 			if len(a.Instances) != 1 || a.Instances[0].ID != "i-0123" || a.Caller != "arn:aws:iam::123456789012:user/checker" {
 				t.Errorf("instances %+v, caller %q", a.Instances, a.Caller)
 			}
-			if c.unreadArea != AreaSubnet && (len(a.Subnets) != 1 || len(a.RouteTables) != 1) {
+			if c.unreadArea != check.AreaSubnet && (len(a.Subnets) != 1 || len(a.RouteTables) != 1) {
 				t.Errorf("the other reads: subnets %+v, route tables %+v", a.Subnets, a.RouteTables)
 			}
 			if a.VPCs[0].DHCPDomain != "corp.example" {
@@ -203,7 +206,7 @@ func TestCollectAWS(t *testing.T) {
 				t.Errorf("DescribeSubnets: %d requests, want %d (the SDK's attempts)", n, awsMaxAttempts)
 			}
 			for action := range a.Calls {
-				if action != "sts:GetCallerIdentity" && !slices.Contains(AWSReadActions, action) {
+				if action != "sts:GetCallerIdentity" && !slices.Contains(check.AWSReadActions, action) {
 					t.Errorf("check called %s, which AWSReadActions (the documented policy) lacks", action)
 				}
 			}
@@ -228,7 +231,7 @@ func TestCollectAWSUnreachable(t *testing.T) {
 	awsEnv(t, "http://"+addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err = awsSnapshot("us-west-2").collectAWS(ctx)
+	err = collect(ctx, awsSnapshot("us-west-2"))
 	if err == nil || !strings.HasPrefix(err.Error(), "AWS: nothing could be read: ") || !strings.Contains(err.Error(), "no answer") {
 		t.Fatalf("%v", err)
 	}
@@ -243,7 +246,7 @@ func TestCollectAWSNoCredentials(t *testing.T) {
 	awsEnv(t, "http://127.0.0.1:1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-	err := awsSnapshot("us-west-2").collectAWS(context.Background())
+	err := collect(context.Background(), awsSnapshot("us-west-2"))
 	if err == nil || !strings.HasPrefix(err.Error(), "AWS: no AWS credentials: ") || !strings.Contains(err.Error(), "--aws-profile") {
 		t.Fatalf("%v", err)
 	}
@@ -256,7 +259,7 @@ func TestCollectAWSNoCredentials(t *testing.T) {
 // --aws allows exactly the actions check calls (AWSReadActions), each of
 // them a read.
 func TestDocsAWSPolicy(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "check.md"))
+	data, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "check.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,10 +280,10 @@ func TestDocsAWSPolicy(t *testing.T) {
 		t.Fatalf("docs/check.md's policy: %v", err)
 	}
 	if len(doc.Statement) != 1 || doc.Statement[0].Effect != "Allow" || doc.Statement[0].Resource != "*" ||
-		!slices.Equal(doc.Statement[0].Action, AWSReadActions) {
-		t.Errorf("docs/check.md's policy %+v; check calls %v", doc.Statement, AWSReadActions)
+		!slices.Equal(doc.Statement[0].Action, check.AWSReadActions) {
+		t.Errorf("docs/check.md's policy %+v; check calls %v", doc.Statement, check.AWSReadActions)
 	}
-	for _, a := range AWSReadActions {
+	for _, a := range check.AWSReadActions {
 		_, op, _ := strings.Cut(a, ":")
 		if !strings.HasPrefix(op, "Describe") && !strings.HasPrefix(op, "Get") && !strings.HasPrefix(op, "List") && op != "SimulatePrincipalPolicy" {
 			t.Errorf("%s is not a read", a)
@@ -334,12 +337,12 @@ func BenchmarkCheckAWSCalls(b *testing.B) {
 			awsEnv(b, srv.URL)
 			nodes := make([]corev1.Node, n)
 			for i := range nodes {
-				nodes[i] = node(fmt.Sprintf("n-%d", i), providerID(fmt.Sprintf("aws:///us-west-2a/i-%08d", i)))
+				nodes[i] = checktest.Node(fmt.Sprintf("n-%d", i), checktest.ProviderID(fmt.Sprintf("aws:///us-west-2a/i-%08d", i)))
 			}
 			calls, describe := 0, 0
 			for b.Loop() {
-				s := &Snapshot{Input: Input{AWSOptions: &AWSOptions{Region: "us-west-2"}}, Nodes: nodes}
-				if err := s.collectAWS(context.Background()); err != nil {
+				s := &check.Snapshot{Input: check.Input{AWSOptions: &check.AWSOptions{Region: "us-west-2"}}, Nodes: nodes}
+				if err := collect(context.Background(), s); err != nil {
 					b.Fatal(err)
 				}
 				if len(s.AWS.Instances) != n {
@@ -358,7 +361,7 @@ func BenchmarkCheckAWSCalls(b *testing.B) {
 
 // TestAWSProfiles: --aws-profile completes the profiles of both shared
 // files, as the SDK names them (config's [profile X] is X).
-func TestAWSProfiles(t *testing.T) {
+func TestProfiles(t *testing.T) {
 	dir := t.TempDir()
 	cfg, creds := filepath.Join(dir, "config"), filepath.Join(dir, "credentials")
 	if err := os.WriteFile(cfg, []byte("[default]\nregion = us-west-2\n[profile prod]\nsso_session = corp\n[sso-session corp]\nsso_region = us-east-1\n[services vpce]\nec2 =\n"), 0o600); err != nil {
@@ -369,7 +372,7 @@ func TestAWSProfiles(t *testing.T) {
 	}
 	t.Setenv("AWS_CONFIG_FILE", cfg)
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", creds)
-	if got := AWSProfiles(); !slices.Equal(got, []string{"CI", "default", "prod"}) {
+	if got := Profiles(); !slices.Equal(got, []string{"CI", "default", "prod"}) {
 		t.Errorf("%q", got)
 	}
 }

@@ -1,4 +1,6 @@
-package check
+// Package output writes check's reports: the table a person reads, the
+// fleet summary and the JSON document (docs/check.schema.json).
+package output
 
 import (
 	"encoding/json"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 )
 
@@ -20,31 +23,44 @@ const (
 // Result is check's JSON output: one report per cluster, in the order the
 // contexts were given.
 type Result struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Clusters   []*Report `json:"clusters"`
-}
-
-// Failed returns the report of a cluster check could not read.
-func Failed(context, server string, err error) *Report {
-	return &Report{Context: context, Server: server, Error: err.Error(), Distribution: Distribution{Detected: DistroUnknown}, Nodes: []NodeReport{}, Leases: []LeaseReport{}, Permissions: []Permission{}, Findings: []Finding{}}
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Clusters   []*check.Report `json:"clusters"`
 }
 
 // WriteJSON writes the reports as one indented JSON document.
-func WriteJSON(w io.Writer, reports []*Report) error {
+func WriteJSON(w io.Writer, reports []*check.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(Result{APIVersion: ResultAPIVersion, Kind: ResultKind, Clusters: reports})
 }
 
-func (s Severity) colour() string {
+// Symbol is the mark a person reads at a glance.
+func Symbol(s check.Severity) string {
 	switch s {
-	case OK:
+	case check.OK:
+		return "✓"
+	case check.Warning:
+		return "!"
+	case check.Error:
+		return "✗"
+	}
+	return "·"
+}
+
+// mark is a severity's symbol, in its colour when colour is set.
+func mark(colour bool, s check.Severity) string {
+	return terminal.Paint(colour, colourOf(s), Symbol(s))
+}
+
+func colourOf(s check.Severity) string {
+	switch s {
+	case check.OK:
 		return terminal.Green
-	case Warning:
+	case check.Warning:
 		return terminal.Yellow
-	case Error:
+	case check.Error:
 		return terminal.Red
 	}
 	return terminal.Dim
@@ -52,7 +68,7 @@ func (s Severity) colour() string {
 
 // WriteTable writes one cluster's report for a person: a heading, one
 // line per finding with its mark, and the fix on the line below.
-func WriteTable(w io.Writer, r *Report, colour bool) error {
+func WriteTable(w io.Writer, r *check.Report, colour bool) error {
 	var b strings.Builder
 	head := "Cluster " + r.Context
 	if r.Server != "" {
@@ -63,13 +79,13 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 	}
 	b.WriteString(terminal.Paint(colour, terminal.Bold, head) + "\n")
 	if r.Error != "" {
-		fmt.Fprintf(&b, "  %s %s\n", terminal.Paint(colour, terminal.Red, Error.Symbol()), r.Error)
+		fmt.Fprintf(&b, "  %s %s\n", mark(colour, check.Error), r.Error)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	width := 0 // the longest area name without --aws, or longer
-	for _, a := range areaOrder {
-		if !AWSArea(a) {
+	for _, a := range check.Areas() {
+		if !check.AWSArea(a) {
 			width = max(width, len(a))
 		}
 	}
@@ -82,7 +98,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		if f.Subject != "" {
 			line = f.Subject + ": " + line
 		}
-		fmt.Fprintf(&b, "  %s %-*s  %s\n", terminal.Paint(colour, f.Severity.colour(), f.Severity.Symbol()), width, f.Area, line)
+		fmt.Fprintf(&b, "  %s %-*s  %s\n", mark(colour, f.Severity), width, f.Area, line)
 		if f.Fix != "" {
 			fmt.Fprintf(&b, "%s→ %s\n", indent, f.Fix)
 		}
@@ -92,41 +108,41 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 	return err
 }
 
-func counts(r *Report) string {
+func counts(r *check.Report) string {
 	if r.Summary.Errors == 0 && r.Summary.Warnings == 0 {
 		return "no problems"
 	}
 	var parts []string
 	if n := r.Summary.Errors; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, "error", "errors")))
+		parts = append(parts, count(n, "error"))
 	}
 	if n := r.Summary.Warnings; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, "warning", "warnings")))
+		parts = append(parts, count(n, "warning"))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // WriteSummary writes one row per cluster: what a fleet's readiness looks
 // like at a glance.
-func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
+func WriteSummary(w io.Writer, reports []*check.Report, colour bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	withAWS := slices.ContainsFunc(reports, func(r *Report) bool { return r.AWS != nil })
+	withAWS := slices.ContainsFunc(reports, func(r *check.Report) bool { return r.AWS != nil })
 	head := "\tCONTEXT\tDISTRIBUTION\tKUBERNETES\tCCM ON CONTROL PLANE\tUNINITIALISED\tPROBLEMS"
 	if withAWS {
 		head += "\tAWS"
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range reports {
-		mark := OK
+		sev := check.OK
 		switch {
 		case r.Error != "":
-			mark = Error
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, firstClause(r.Error), map[bool]string{true: "\t-"}[withAWS])
+			sev = check.Error
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", mark(colour, sev), r.Context, firstClause(r.Error), map[bool]string{true: "\t-"}[withAWS])
 			continue
 		case r.Summary.Errors > 0:
-			mark = Error
+			sev = check.Error
 		case r.Summary.Warnings > 0:
-			mark = Warning
+			sev = check.Warning
 		}
 		placed := fmt.Sprintf("%d/%d", r.Summary.CCMOnControlPlane, r.Summary.ControlPlaneNodes)
 		if r.Workload == nil {
@@ -136,7 +152,7 @@ func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
 		if withAWS {
 			awsCol = "\t" + awsCounts(r.AWS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", terminal.Paint(colour, mark.colour(), mark.Symbol()), r.Context, r.Distribution.Detected,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", mark(colour, sev), r.Context, r.Distribution.Detected,
 			r.KubernetesVersion, placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r), awsCol)
 	}
 	return tw.Flush()
@@ -144,16 +160,16 @@ func WriteSummary(w io.Writer, reports []*Report, colour bool) error {
 
 // awsCounts is the summary's AWS column: the region and the AWS areas'
 // problems, and how many reads failed.
-func awsCounts(a *AWSSummary) string {
+func awsCounts(a *check.AWSSummary) string {
 	if a == nil {
 		return "-"
 	}
 	var parts []string
 	if a.Errors > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", a.Errors, plural(a.Errors, "error", "errors")))
+		parts = append(parts, count(a.Errors, "error"))
 	}
 	if a.Warnings > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", a.Warnings, plural(a.Warnings, "warning", "warnings")))
+		parts = append(parts, count(a.Warnings, "warning"))
 	}
 	if len(a.Unread) > 0 {
 		parts = append(parts, fmt.Sprintf("%d unread", len(a.Unread)))
@@ -173,4 +189,12 @@ func firstClause(s string) string {
 		return s[:97] + "..."
 	}
 	return s
+}
+
+// count writes n of a noun whose plural takes an s: "1 error", "2 errors".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,6 +1,7 @@
-package check
+package awscheck
 
 import (
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"strings"
 	"testing"
 )
@@ -19,13 +20,11 @@ func TestAWSProviderIDPanics(t *testing.T) {
 		{"v1.26.0", true}, {"v1.26.10", true}, {"v1.26.11", false},
 		{"v1.27.5", true}, {"v1.27.6", false}, {"v1.28.0", false}, {"v1.35.3", false},
 	} {
-		s := healthyAWS(t)
+		s := healthyAWSWith(t, ccmImage("registry.k8s.io/provider-aws/cloud-controller-manager:"+c.tag))
 		s.Nodes[1].Spec.ProviderID = "aws"
-		w := s.Workload
-		w.spec.Spec.Containers[w.container].Image = "registry.k8s.io/provider-aws/cloud-controller-manager:" + c.tag
-		var got []Finding
-		for _, f := range awsFindings(Evaluate(s)) {
-			if f.Area == AreaInstance && f.Severity == Error && strings.Contains(f.Message, `providerID "aws" names no instance`) {
+		var got []check.Finding
+		for _, f := range awsFindings(check.Evaluate(s)) {
+			if f.Area == check.AreaInstance && f.Severity == check.Error && strings.Contains(f.Message, `providerID "aws" names no instance`) {
 				got = append(got, f)
 			}
 		}
