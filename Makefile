@@ -167,10 +167,10 @@ clean: ## remove bin/ and dist/
 # Where make dist and make images write.
 DIST ?= $(CURDIR)/dist
 
-# The container images: images, push, pin-images (docs/images.md).
+# The container images: images, push, pin-images (docs/dev/images.md).
 include images.mk
 
-# The release: dist, push-chart (docs/release.md).
+# The release: dist, push-chart (docs/dev/release.md).
 include dist.mk
 
 releases-check: ## compare internal/releases with the k8s.io/cloud-provider-aws releases the Go module proxy serves: prints the new ones (exit 3), or that the data is current

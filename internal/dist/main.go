@@ -96,7 +96,7 @@ func parse(args []string) (*config, error) {
 	usage := func() {
 		fmt.Print(`Usage: go run ./internal/dist -version vX.Y.Z -helm3 HELM3 -helm4 HELM4 -cyclonedx CYCLONEDX [flags]
 
-Writes the release (docs/release.md); make dist runs it from the repository's top directory.
+Writes the release (docs/dev/release.md); make dist runs it from the repository's top directory.
 
 Examples:
   make dist VERSION=v1.2.3
