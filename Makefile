@@ -81,7 +81,7 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
+generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md, docs/dev/runbooks.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md
 	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins|TestDistroPins|TestAreaPins)$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
