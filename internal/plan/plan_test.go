@@ -796,14 +796,14 @@ var installPath = filepath.Join("docs", "new-cluster.md")
 
 // planDocs are the documents with sections the plan generates; every
 // distribution has one in those marked so: the runbooks of every
-// distribution (docs/dev), the new clusters' page. The migration guide
-// shows one example.
+// distribution (docs/dev). The migration guide and the new clusters' page
+// show one example each.
 var planDocs = []struct {
 	path       string
 	allDistros bool
 }{
 	{filepath.Join("docs", "dev", "runbooks.md"), true},
-	{installPath, true},
+	{installPath, false},
 	{filepath.Join("docs", "migration.md"), false},
 }
 
