@@ -162,7 +162,14 @@ func TestDocCommands(t *testing.T) {
 			}
 		case prog == "helm" || prog == "helm4" || prog == "kubectl" || prog == "kustomize" || prog == "helmfile":
 			counts["run"]++
-			if err := tools.parse(prog, args); err != nil {
+			run := args
+			if prog == "helm" || prog == "helm4" {
+				var err error
+				if run, err = withoutPostRenderer(args); err != nil {
+					t.Errorf("%s: %v", c, err)
+				}
+			}
+			if err := tools.parse(prog, run); err != nil {
 				t.Errorf("%s: %v", c, err)
 			}
 			if prog == "helm" || prog == "helm4" {
@@ -182,6 +189,30 @@ func TestDocCommands(t *testing.T) {
 		}
 	}
 	t.Logf("%d commands: %v", len(all), counts)
+}
+
+// withoutPostRenderer returns a helm command's arguments without its
+// --post-renderer, which Helm resolves while it parses the flag (Helm 3
+// looks the program up on $PATH, Helm 4 the plugin among those installed),
+// after checking that it names the renderer: its program (by name or path)
+// or its Helm 4 plugin, aws-ccm.
+func withoutPostRenderer(args []string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(args[i], "=")
+		if name != "--post-renderer" {
+			out = append(out, args[i])
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if value != "aws-ccm" && value != "aws-ccm-renderer" && !strings.HasSuffix(value, "/aws-ccm-renderer") {
+			return out, errorString("--post-renderer " + value + " is neither aws-ccm-renderer nor its Helm 4 plugin aws-ccm")
+		}
+	}
+	return out, nil
 }
 
 // postRendererArgs are the --post-renderer-args of a helm command whose
@@ -408,6 +439,24 @@ func TestParseRendererArgs(t *testing.T) {
 		if err := parseRendererArgs(args); err == nil {
 			t.Errorf("%v parsed", args)
 		}
+	}
+}
+
+// TestWithoutPostRenderer: the renderer as post-renderer is taken out of
+// a helm command, in both spellings; another program is an error.
+func TestWithoutPostRenderer(t *testing.T) {
+	got, err := withoutPostRenderer([]string{"template", "a", "--post-renderer", "aws-ccm", "--post-renderer-args=--distro=rke2", "--post-renderer=/opt/bin/aws-ccm-renderer", "-n", "x"})
+	if want := []string{"template", "a", "--post-renderer-args=--distro=rke2", "-n", "x"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("%q, %v; want %q", got, err, want)
+	}
+	if _, err := withoutPostRenderer([]string{"install", "--post-renderer", "kustomize"}); err == nil {
+		t.Error("--post-renderer kustomize taken for the renderer")
+	}
+	if pr := postRendererArgs([]string{"install", "--post-renderer", "other", "--post-renderer-args", "--distro=rke"}); pr != nil {
+		t.Errorf("the args of another post-renderer: %q", pr)
+	}
+	if pr := postRendererArgs([]string{"install", "--post-renderer", "aws-ccm", "--post-renderer-args", "--distro=rke", "--post-renderer-args=--mode=migrate"}); !slices.Equal(pr, []string{"--distro=rke", "--mode=migrate"}) {
+		t.Errorf("post-renderer args %q", pr)
 	}
 }
 
