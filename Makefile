@@ -81,7 +81,7 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md (its releases and its front ends), docs/troubleshooting.md (check.Rules)
+generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md, docs/dev/runbooks.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md (its releases and its front ends), docs/troubleshooting.md (check.Rules)
 	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins|TestDistroPins|TestAreaPins|TestTroubleshooting)$$' -count=1 -update
 	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
 	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
@@ -168,10 +168,10 @@ clean: ## remove bin/ and dist/
 # Where make dist and make images write.
 DIST ?= $(CURDIR)/dist
 
-# The container images: images, push, pin-images (docs/images.md).
+# The container images: images, push, pin-images (docs/dev/images.md).
 include images.mk
 
-# The release: dist, push-chart (docs/release.md).
+# The release: dist, push-chart (docs/dev/release.md).
 include dist.mk
 
 releases-check: ## compare internal/releases with the k8s.io/cloud-provider-aws releases the Go module proxy serves: prints the new ones (exit 3), or that the data is current

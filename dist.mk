@@ -1,4 +1,4 @@
-# The release (docs/release.md): make dist VERSION=vX.Y.Z writes into
+# The release (docs/dev/release.md): make dist VERSION=vX.Y.Z writes into
 # $(DIST) (dist/), by hack/dist, the command over internal/dist:
 #
 #   aws-ccm-renderer_<version>_<os>_<arch>.tar.gz (.zip for Windows)
@@ -40,7 +40,7 @@ tools: tools-dist
 
 tools-dist: $(CYCLONEDX) $(HELM3) $(HELM4) ## build what make dist runs: cyclonedx-gomod, Helm 3 and Helm 4 (bin/)
 
-dist: dist-files images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images (docs/release.md, docs/images.md)
+dist: dist-files images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images (docs/dev/release.md, docs/dev/images.md)
 
 # Everything of make dist but the images (images.mk), which integration/dist
 # builds while integration/images builds the images.

@@ -1,5 +1,5 @@
 # Container images, built without a container engine by hack/images
-# (go-containerregistry; docs/images.md): the Argo CD plugin's sidecar, the
+# (go-containerregistry; docs/dev/images.md): the Argo CD plugin's sidecar, the
 # KRM function and the guard, each an OCI layout under dist/images/ holding
 # an image index for linux/amd64 and linux/arm64.
 #
@@ -41,7 +41,7 @@ push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged wi
 	$(MAKE) --no-print-directory images
 	$(IMAGES_TOOL) push -out $(IMAGES_DIR) -registry '$(REGISTRY)'
 
-pin-images: images ## write the digests of the images just built into the examples that use them (a release step: docs/images.md)
+pin-images: images ## write the digests of the images just built into the examples that use them (a release step: docs/dev/images.md)
 	$(IMAGES_TOOL) pin -out $(IMAGES_DIR) $(IMAGE_EXAMPLES)
 	$(MAKE) --no-print-directory generate
 

@@ -779,14 +779,14 @@ func argoFailureExit(status int) string { return fmt.Sprintf("` failed exit stat
 
 // testArgoRefused: a strict warning, a migrate render with a CCM of another
 // minor than the destination cluster's, and each refused parameter fail
-// generate with the line docs/argocd.md shows, and nothing is generated.
+// generate with the line docs/dev/argocd.md shows, and nothing is generated.
 func testArgoRefused(t *testing.T, s *cmpServer, withChart map[string][]byte, minor int) {
-	docs, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "argocd.md"))
+	docs, err := os.ReadFile(filepath.Join(testtools.Root(), "docs", "dev", "argocd.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(docs, []byte(argoFailurePrefix)) || !bytes.Contains(docs, []byte("` failed exit status N: STDERR")) {
-		t.Errorf("docs/argocd.md does not show how Argo CD reports a failed generate: %q ... %q", argoFailurePrefix, "` failed exit status N: STDERR")
+		t.Errorf("docs/dev/argocd.md does not show how Argo CD reports a failed generate: %q ... %q", argoFailurePrefix, "` failed exit status N: STDERR")
 	}
 	chart := argoParam{Name: "chart", String: str(argoChartPath)}
 	pinned := argoParam{Name: "helm-set", Array: []string{"image.tag=" + renderer.CCMTag(minor)}}
@@ -836,7 +836,7 @@ func testArgoRefused(t *testing.T, s *cmpServer, withChart map[string][]byte, mi
 			}
 			t.Logf("the repo server: %s", cut(r.Error, 160))
 			if !bytes.Contains(docs, []byte(c.want)) {
-				t.Errorf("docs/argocd.md does not show %q", c.want)
+				t.Errorf("docs/dev/argocd.md does not show %q", c.want)
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 // reads it, and so does everything else that knows distributions: the
 // flags and help texts, check, plan (its parts in internal/plan/parts.go),
 // the generated overlays, wrapper chart, schemas and examples. Adding a
-// distribution: docs/architecture.md, "Where to add things".
+// distribution: docs/dev/architecture.md, "Where to add things".
 
 // Distro names a Kubernetes distribution whose control-plane nodes the CCM
 // must run on.
@@ -130,7 +130,7 @@ var (
 )
 
 // records are the distributions, auto first: the one place for what the
-// program knows of each (docs/architecture.md, "Where to add things"), and
+// program knows of each (docs/dev/architecture.md, "Where to add things"), and
 // the synthetic one of TestSyntheticDistro when built for it.
 var records = append(known, synthetic...)
 

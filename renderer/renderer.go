@@ -3,7 +3,7 @@
 // every distribution in Records (profiles.go), with the flags, RBAC and leader migration the move
 // off the in-tree AWS cloud provider needs.
 //
-// The flow (docs/architecture.md draws it): input bytes → split into
+// The flow (docs/dev/architecture.md draws it): input bytes → split into
 // documents (package stream, never parsing) → identify the targets (the CCM's
 // workload, the role its access decision patches, objects earlier renders
 // generated; only those are parsed) → run the plan, an ordered list of

@@ -18,7 +18,7 @@ import (
 // The chart commands (template, install, upgrade, diff), argocd generate
 // and check run the
 // Helm SDK and the Kubernetes client. Linking them costs every process
-// about 16 ms of package initialisation (docs/chart-wrapper.md has the
+// about 16 ms of package initialisation (docs/dev/chart-wrapper.md has the
 // figures), more than the whole post-render path may take, and Go
 // initialises every linked package before main, so they live in a second
 // program, aws-ccm-renderer-helm (cmd/aws-ccm-renderer-helm; `make build`

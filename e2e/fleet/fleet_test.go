@@ -849,10 +849,10 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(doc), "in the test below):\n\n```\n")
+	_, after, ok := strings.Cut(string(doc), "as the e2e test sees it):\n\n```\n")
 	block, _, closed := strings.Cut(after, "```")
 	if !ok || !closed {
-		t.Fatal("docs/fleet.md has no fenced block after \"in the test below):\"")
+		t.Fatal("docs/fleet.md has no fenced block after \"as the e2e test sees it):\"")
 	}
 	if got, want := strings.TrimSpace(block), strings.TrimSpace(strings.Join(shown, "\n")); got != want {
 		t.Errorf("docs/fleet.md shows check's lines as\n%s\nthe test sees\n%s", got, want)

@@ -63,7 +63,7 @@ func fleetSizes(b *testing.B) []int {
 // outputs are read: a report for every context, none with an error, each
 // showing its whole cluster (verifyCheck), and each render a DaemonSet. A
 // benchmark, never a timed assertion: `make bench-fleet` runs it, and
-// docs/gitops.md quotes it.
+// docs/dev/gitops.md quotes it.
 func BenchmarkFleetScale(b *testing.B) {
 	renderer := testtools.Renderer(b)
 	requireGNUTime(b)

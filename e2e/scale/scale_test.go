@@ -17,7 +17,7 @@
 // memory (GNU time's, /usr/bin/time -v's "Maximum resident set size"),
 // with the ratio check/kubectl pair by pair. A benchmark, never a timed assertion:
 // `make bench-scale` runs it (go test without -bench never does), and
-// docs/check.md quotes it. The aim: check within 1.5x of kubectl, in time
+// docs/dev/check.md quotes it. The aim: check within 1.5x of kubectl, in time
 // and in memory.
 package scale
 

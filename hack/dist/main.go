@@ -1,4 +1,4 @@
-// Command dist writes the release (internal/dist, docs/release.md): `make
+// Command dist writes the release (internal/dist, docs/dev/release.md): `make
 // dist` runs it (dist.mk), from the repository's top directory.
 //
 // It prints what it wrote, one line a file with its size, on stdout; a
@@ -18,7 +18,7 @@ import (
 
 const usage = `Usage: go run ./hack/dist -version vX.Y.Z -helm3 HELM3 -helm4 HELM4 -cyclonedx CYCLONEDX [flags]
 
-Writes the release (docs/release.md); make dist runs it from the repository's top directory.
+Writes the release (docs/dev/release.md); make dist runs it from the repository's top directory.
 
 Examples:
   make dist VERSION=v1.2.3

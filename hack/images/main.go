@@ -1,5 +1,5 @@
 // Command images builds, pushes and pins the project's container images
-// (internal/images); images.mk runs it. See docs/images.md.
+// (internal/images); images.mk runs it. See docs/dev/images.md.
 //
 //	images build -bin DIR -out DIR -plugin FILE -version V -revision R -created UNIX -source URL -licenses SPDX
 //	images push -out DIR -registry REGISTRY [-tag TAG]

@@ -1,5 +1,5 @@
 // Package images tests the container images make images builds
-// (internal/images, docs/images.md) with the clients that consume them:
+// (internal/images, docs/dev/images.md) with the clients that consume them:
 // both pushed to a registry (go-containerregistry's, in-process on
 // loopback) and pulled by digest, their configuration, platforms, labels
 // and files read back, their linux/amd64 programs run from the images' own

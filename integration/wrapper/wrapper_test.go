@@ -489,7 +489,7 @@ func TestWrapperWithoutHelmBuild(t *testing.T) {
 
 // TestPostRendererLean: the post-renderer build links neither the Helm SDK
 // nor a Kubernetes client, whose package initialisation alone would take
-// longer than its whole render (docs/chart-wrapper.md); its Helm build does.
+// longer than its whole render (docs/dev/chart-wrapper.md); its Helm build does.
 func TestPostRendererLean(t *testing.T) {
 	heavy := []string{"helm.sh/helm/v3", "k8s.io/client-go", "k8s.io/kubectl", "github.com/santhosh-tekuri/jsonschema/v6", "oras.land/oras-go/v2"}
 	for _, c := range []struct {

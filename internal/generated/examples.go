@@ -23,7 +23,7 @@ import (
 var exampleMarker = regexp.MustCompile("(?m)^<!-- example: (\\S+)( tail)? -->\n\n?```[a-z]*\n")
 
 // ExampleDocs are the documents that carry example markers.
-var ExampleDocs = []string{"README.md", "docs/check.md", "docs/fleet.md"}
+var ExampleDocs = []string{"README.md", "docs/check.md"}
 
 // Examples checks the example blocks of the document at path (relative to
 // root) and returns the problems, or with write, rewrites the blocks from

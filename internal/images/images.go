@@ -5,7 +5,7 @@
 // layout and pushed to a registry. A build is reproducible: every
 // timestamp is Meta.Created, every file's owner and mode is fixed, and the
 // layers are written in path order, so the same binaries and metadata give
-// the same digests (docs/images.md).
+// the same digests (docs/dev/images.md).
 package images
 
 import (

@@ -264,7 +264,7 @@ func markdownParts(s Step) []string {
 // run, each after its description as a comment.
 
 // WriteGuide prints the runbooks of several distributions for
-// docs/migration.md: one checklist of every distribution's steps, the
+// docs/dev/runbooks.md: one checklist of every distribution's steps, the
 // first plan's steps in full, then of each other plan the parts of the
 // steps that differ from the first one's in more than the --distro flag.
 func WriteGuide(b *bytes.Buffer, plans []*Plan, level int) {

@@ -230,7 +230,7 @@ var CloudConfigKeys = []CloudConfigKey{
 	{Key: "ClusterServiceSharedLoadBalancerHealthProbePort", Since: []string{"v1.33.0"}, Source: "kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go, v1.33.0"},
 	{Key: "ClusterServiceSharedLoadBalancerHealthProbePath", Since: []string{"v1.33.0"}, Source: "kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go, v1.33.0"},
 	{Key: "NLBSecurityGroupMode", Since: []string{"v1.35.0"}, Values: []string{"", "Managed"},
-		Bad:    "every NLB Service's reconcile fails (invalid NLB security group mode), though docs/nlb_security_groups.md says other values fall back",
+		Bad:    "every NLB Service's reconcile fails (invalid NLB security group mode), though kubernetes/cloud-provider-aws docs/nlb_security_groups.md says other values fall back",
 		Source: "kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go IsNLBSecurityGroupModeManaged, v1.35.0 to v1.37.1"},
 	{Key: "NodeIPFamilies", Values: []string{"ipv4", "ipv6"},
 		Bad:    "is ignored without a word: a node whose families are all unknown gets no addresses from the CCM",

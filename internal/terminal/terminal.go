@@ -26,7 +26,7 @@ func IsTerminal(stream any) bool {
 
 // Colour tells whether to colour what goes to w when the user did not say:
 // w is a terminal, $NO_COLOR is not set (set empty counts as set, as
-// docs/check.md and docs/chart-wrapper.md say) and $TERM is not dumb.
+// docs/check.md says) and $TERM is not dumb.
 func Colour(w io.Writer) bool {
 	if _, set := os.LookupEnv("NO_COLOR"); set || os.Getenv("TERM") == "dumb" {
 		return false

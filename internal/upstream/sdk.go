@@ -14,7 +14,7 @@ import "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 // GetCustomEC2Resolver and its siblings: override.Service == ec2.ServiceID,
 // elb.ServiceID, ...). Both compare exactly, and a name that matches nothing
 // is ignored: the calls go to the public endpoint (measured with v1.26.0
-// and v1.35.3, docs/aws-e2e.md).
+// and v1.35.3, docs/dev/aws-e2e.md).
 
 // AWSService is an AWS service the CCM calls, by each of its names.
 type AWSService struct {
