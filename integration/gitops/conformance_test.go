@@ -41,7 +41,7 @@ func TestArgoCDConformance(t *testing.T) {
 // TestHelmfileConformance runs the conformance table through helmfile
 // with the example helmfile.yaml.gotmpl, the case given as state values.
 func TestHelmfileConformance(t *testing.T) {
-	url := testtools.LoopbackChartRepo(t)
+	url := testtools.LoopbackChartRepoOf(t, testtools.ChartVersions...)
 	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
 	env := helmfileEnv(t)
 	conformancetest.Run(t, conformance.Helmfile, func(t *testing.T, c conformance.Case) conformancetest.Result {

@@ -97,14 +97,23 @@ func UnsetHostile() {
 // written by the real `helm repo index`.
 func LoopbackChartRepo(t testing.TB) string {
 	t.Helper()
+	return LoopbackChartRepoOf(t, LatestChartVersion)
+}
+
+// LoopbackChartRepoOf is LoopbackChartRepo serving the upstream chart's
+// versions given.
+func LoopbackChartRepoOf(t testing.TB, versions ...string) string {
+	t.Helper()
 	dir := t.TempDir()
-	chart := UpstreamChart(t, LatestChartVersion)
-	b, err := os.ReadFile(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, filepath.Base(chart)), b, 0o644); err != nil {
-		t.Fatal(err)
+	for _, v := range versions {
+		chart := UpstreamChart(t, v)
+		b, err := os.ReadFile(chart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(chart)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)
