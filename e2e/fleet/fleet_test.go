@@ -87,14 +87,15 @@ func (c fleetCluster) tag(t *testing.T) string {
 
 // clusters: an RKE1, an RKE2 and a K3s cluster as Rancher labels them, and
 // a cluster without the label (an imported kubeadm cluster, say). The
-// customizations of examples/fleet/fleet.yaml pick rke and rke2; the others
+// customizations of examples/fleet/fleet.yaml pick rke, rke2 and k3s (each
+// distribution whose record names its provider.cattle.io value); the others
 // get the bundle's top-level kustomize.dir. Three are labelled with their
 // Kubernetes minor, three different ones; the fourth has another label,
 // the fifth none.
 var clusters = []fleetCluster{
 	{"rke1-cluster", "rke", map[string]string{providerLabel: "rke", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.RKELastMinor)}, "kustomize/rke", renderer.DistroRKE},
 	{"rke2-cluster", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-3)}, "kustomize/rke2", renderer.DistroRKE2},
-	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor)}, "kustomize/auto", renderer.DistroAuto},
+	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor)}, "kustomize/k3s", renderer.DistroK3s},
 	{"kubeadm-cluster", "kubeadm", map[string]string{"env": "imported"}, "kustomize/auto", renderer.DistroAuto},
 	{"bare-cluster", "kubeadm", nil, "kustomize/auto", renderer.DistroAuto},
 	// Still on the in-tree provider: the install bundle skips them; the
@@ -283,12 +284,17 @@ func TestFleetApply(t *testing.T) {
 	for minor := releases.FirstMinor(); minor <= releases.LastInTreeMinor; minor++ {
 		inTree.Values = append(inTree.Values, fmt.Sprintf("1.%d", minor))
 	}
-	want := []string{
-		fmt.Sprintf("in-tree-provider: clusters labelled  and %v, nothing deployed", []metav1.LabelSelectorRequirement{inTree}),
-		"rke: clusters labelled provider.cattle.io=rke, kustomize.dir kustomize/rke",
-		"rke2: clusters labelled provider.cattle.io=rke2, kustomize.dir kustomize/rke2",
-		"default: cluster group default",
+	want := []string{fmt.Sprintf("in-tree-provider: clusters labelled  and %v, nothing deployed", []metav1.LabelSelectorRequirement{inTree})}
+	// A customization for each distribution whose record names Rancher's
+	// provider.cattle.io value, in the records' order.
+	var provided []string
+	for _, p := range renderer.Named(renderer.Records()) {
+		if p.RancherProvider != "" {
+			want = append(want, fmt.Sprintf("%s: clusters labelled %s=%s, kustomize.dir kustomize/%s", p.Distro, providerLabel, p.RancherProvider, p.Distro))
+			provided = append(provided, string(p.Distro))
+		}
 	}
+	want = append(want, "default: cluster group default")
 	if !slices.Equal(got, want) {
 		t.Errorf("targets, in order:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
@@ -313,7 +319,7 @@ func TestFleetApply(t *testing.T) {
 		t.Errorf("%d charts in the bundle, want the one fleet.yaml names; resources %q", chartYAML, names)
 	}
 	overlays := os.DirFS(filepath.Join(testtools.Root(), "examples", "fleet", "overlays"))
-	for _, distro := range []string{"auto", "rke", "rke2"} {
+	for _, distro := range append([]string{"auto"}, provided...) {
 		k, ok := files["kustomize/"+distro+"/kustomization.yaml"]
 		if !ok {
 			t.Errorf("the bundle carries no kustomize/%s/kustomization.yaml; resources %q", distro, names)
@@ -322,11 +328,13 @@ func TestFleetApply(t *testing.T) {
 		if !strings.Contains(string(k), "- ../../overlays/"+distro+"/install\n") {
 			t.Errorf("kustomize/%s/kustomization.yaml does not use the %s install component:\n%s", distro, distro, k)
 		}
-		if m := files["kustomize/"+distro+"-migrate/kustomization.yaml"]; !strings.Contains(string(m), "- ../../overlays/"+distro+"/migrate\n") {
+		profile, _ := renderer.ProfileFor(renderer.Distro(distro))
+		if m := files["kustomize/"+distro+"-migrate/kustomization.yaml"]; slices.Contains(profile.Modes(), renderer.ModeMigrate) &&
+			!strings.Contains(string(m), "- ../../overlays/"+distro+"/migrate\n") {
 			t.Errorf("kustomize/%s-migrate/kustomization.yaml does not use the %s migrate component:\n%s", distro, distro, m)
 		}
-		for _, mode := range []string{"install", "migrate"} {
-			err := fs.WalkDir(overlays, distro+"/"+mode, func(path string, d fs.DirEntry, err error) error {
+		for _, mode := range profile.Modes() {
+			err := fs.WalkDir(overlays, distro+"/"+string(mode), func(path string, d fs.DirEntry, err error) error {
 				if err != nil || d.IsDir() {
 					return err
 				}

@@ -40,14 +40,14 @@ type Kind string
 
 const (
 	Install           Kind = "install"
-	InstallPinned     Kind = "install, the CCM of a 1.33 cluster"
+	InstallPinned     Kind = "install, the CCM of an older cluster"
 	InstallOlder      Kind = "install, chart 0.0.8"
 	InstallSkew       Kind = "install, the CCM of another minor"
 	InstallSkewStrict Kind = "install, the CCM of another minor, strict"
 	Migrate           Kind = "migrate"
 	MigrateSkew       Kind = "migrate, the CCM of another minor"
 	MigrateUnknown    Kind = "migrate, the cluster's version not told"
-	MigrateNoInTree   Kind = "migrate, a 1.28 cluster"
+	MigrateNoInTree   Kind = "migrate, a cluster past the in-tree provider"
 	NoMigrateMode     Kind = "migrate, a distribution without migrate mode"
 )
 
@@ -118,6 +118,10 @@ func Cases() []Case {
 	kube := kubeOf(def) // a cluster of the minor the latest chart deploys
 	last := renderer.LastInTreeMinor
 	migrateKube := fmt.Sprintf("v1.%d.15", last)
+	// An older cluster than the latest chart's CCM, two minors back; a
+	// cluster two minors past the last with the in-tree provider.
+	olderMinor, pastMinor := minorOf(def)-2, last+2
+	olderKube, pastKube := fmt.Sprintf("v1.%d.5", olderMinor), fmt.Sprintf("v1.%d.3", pastMinor)
 	const older = "0.0.8"
 	olderTag, _ := upstream.DefaultImageTag(older)
 	named := renderer.Named(renderer.Records())
@@ -142,10 +146,10 @@ func Cases() []Case {
 		add(Install, p, Case{KubeVersion: kube})
 	}
 	first := named[0]
-	add(InstallPinned, first, Case{KubeVersion: "v1.33.5", CCMTag: releases.Tag(33)})
+	add(InstallPinned, first, Case{KubeVersion: olderKube, CCMTag: releases.Tag(olderMinor)})
 	add(InstallOlder, first, Case{ChartVersion: older, KubeVersion: kubeOf(olderTag)})
-	add(InstallSkew, first, Case{KubeVersion: "v1.33.5", Want: Warned, Verdict: renderer.VerdictSkewInstall})
-	add(InstallSkewStrict, first, Case{KubeVersion: "v1.33.5", Strict: true, Want: Refused, Verdict: renderer.VerdictSkewInstall})
+	add(InstallSkew, first, Case{KubeVersion: olderKube, Want: Warned, Verdict: renderer.VerdictSkewInstall})
+	add(InstallSkewStrict, first, Case{KubeVersion: olderKube, Strict: true, Want: Refused, Verdict: renderer.VerdictSkewInstall})
 	migrate := Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, CCMTag: releases.Tag(last)}
 	for _, p := range migrating {
 		add(Migrate, p, migrate)
@@ -153,7 +157,7 @@ func Cases() []Case {
 	m := migrating[0]
 	add(MigrateSkew, m, Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, Want: Refused, Verdict: renderer.VerdictSkewMigrate})
 	add(MigrateUnknown, m, Case{Mode: renderer.ModeMigrate, Want: Refused, Verdict: renderer.VerdictClusterUnknown})
-	add(MigrateNoInTree, m, Case{Mode: renderer.ModeMigrate, KubeVersion: "v1.28.3", CCMTag: releases.Tag(28), Want: Refused, Verdict: renderer.VerdictNoInTree})
+	add(MigrateNoInTree, m, Case{Mode: renderer.ModeMigrate, KubeVersion: pastKube, CCMTag: releases.Tag(pastMinor), Want: Refused, Verdict: renderer.VerdictNoInTree})
 	for _, p := range renderer.WithMigrate(named, false) {
 		migrate := migrate
 		migrate.Want, migrate.Verdict = Refused, renderer.VerdictNoMigrateMode
