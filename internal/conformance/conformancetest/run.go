@@ -4,7 +4,7 @@
 package conformancetest
 
 import (
-	"fmt"
+	"encoding/json"
 	"maps"
 	"strings"
 	"sync"
@@ -54,7 +54,11 @@ func referenceOf(t *testing.T, c conformance.Case) *reference {
 // referenceWith is the renderer's output for a case with options o.
 func referenceWith(t *testing.T, c conformance.Case, o renderer.Options) *reference {
 	t.Helper()
-	v, _ := refs.LoadOrStore(fmt.Sprintf("%s|%s|%+v", c.Name, c.CCMTag, o), &reference{})
+	opts, err := json.Marshal(o) // by value: HostNetwork is a pointer
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := refs.LoadOrStore(c.Name+"|"+c.CCMTag+"|"+string(opts), &reference{})
 	r := v.(*reference)
 	r.once.Do(func() {
 		r.chart = testtools.HelmTemplate(t, testtools.UpstreamChart(t, c.ChartVersion), nil, conformance.ChartValues(c)...)
