@@ -8,7 +8,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
+	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 )
@@ -44,11 +46,7 @@ func (r *awsReader) classicELBs(ctx context.Context) {
 			break
 		}
 		for _, d := range out.TagDescriptions {
-			m := map[string]string{}
-			for _, t := range d.Tags {
-				m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-			}
-			tags[aws.ToString(d.LoadBalancerName)] = m
+			tags[aws.ToString(d.LoadBalancerName)] = tagMap(d.Tags, func(t elbtypes.Tag) (*string, *string) { return t.Key, t.Value })
 		}
 	}
 	r.mu.Lock()
@@ -81,10 +79,7 @@ func (r *awsReader) elbv2s(ctx context.Context) {
 			break
 		}
 		for _, d := range out.TagDescriptions {
-			m := map[string]string{}
-			for _, t := range d.Tags {
-				m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-			}
+			m := tagMap(d.Tags, func(t elbv2types.Tag) (*string, *string) { return t.Key, t.Value })
 			for i := range chunk {
 				if chunk[i].ARN == aws.ToString(d.ResourceArn) {
 					chunk[i].Tags = m
@@ -197,4 +192,14 @@ func serviceWebhook(v *check.View) string {
 		}
 	}
 	return ""
+}
+
+// tagMap is an AWS API's list of tags as a map, key to value.
+func tagMap[T any](tags []T, kv func(T) (key, value *string)) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		k, v := kv(t)
+		m[aws.ToString(k)] = aws.ToString(v)
+	}
+	return m
 }
