@@ -33,9 +33,14 @@ func IsCCMContainer(command []string, image string) bool {
 // from its home registry or any mirror or private registry: the repository
 // path, without tag or digest, is named aws-cloud-controller-manager, or
 // cloud-controller-manager under a provider-aws project (registry.k8s.io's
-// provider-aws/, the staging gcr.io/k8s-staging-provider-aws/).
+// provider-aws/, the staging gcr.io/k8s-staging-provider-aws/). A string
+// that is not an image reference (ParseImage) names no image.
 func IsCCMImage(image string) bool {
-	parts := strings.Split(ImageRepository(image), "/")
+	img, err := ParseImage(image)
+	if err != nil {
+		return false
+	}
+	parts := strings.Split(img.Repository, "/")
 	name := parts[len(parts)-1]
 	if name == CCMBinary {
 		return true
@@ -47,22 +52,11 @@ func IsCCMImage(image string) bool {
 	return name == "cloud-controller-manager" && (project == "provider-aws" || strings.HasSuffix(project, "-provider-aws"))
 }
 
-// ImageRepository returns an image reference without its tag and digest.
-func ImageRepository(image string) string {
-	repo, _, _ := strings.Cut(image, "@")
-	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-		repo = repo[:i]
-	}
-	return repo
-}
-
-// ImageTag returns an image reference's tag, "" when it has none.
+// ImageTag returns an image reference's tag, "" when it has none or is not
+// an image reference (ParseImage).
 func ImageTag(image string) string {
-	repo, _, _ := strings.Cut(image, "@")
-	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-		return repo[i+1:]
-	}
-	return ""
+	img, _ := ParseImage(image)
+	return img.Tag
 }
 
 // podSpec returns spec.template.spec of a workload, failing when the field

@@ -1,6 +1,11 @@
 package renderer
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
+
+var digest = "sha256:" + strings.Repeat("01", 32)
 
 // TestIsCCMContainer: the CCM by what only it has.
 func TestIsCCMContainer(t *testing.T) {
@@ -10,8 +15,8 @@ func TestIsCCMContainer(t *testing.T) {
 		want    bool
 	}{
 		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0", true},
-		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager@sha256:0123", true},
-		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1@sha256:0123", true},
+		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager@" + digest, true},
+		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1@" + digest, true},
 		{nil, "us.gcr.io/k8s-artifacts-prod/provider-aws/cloud-controller-manager:v1.22.0-alpha.0", true},
 		{nil, "gcr.io/k8s-staging-provider-aws/cloud-controller-manager:v1.20.0-alpha.0", true},
 		{nil, "harbor.corp.example:8443/mirror/registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.1", true},
@@ -29,6 +34,11 @@ func TestIsCCMContainer(t *testing.T) {
 		// A command replaces the image's entrypoint: only the command counts.
 		{[]string{"/bin/sh", "-c", "exec aws-cloud-controller-manager"}, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0", false},
 		{nil, "", false},
+		// Not image references at all.
+		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\u2028", false},
+		{nil, "registry.k8s.io/Provider-aws/cloud-controller-manager:v1.35.0", false},
+		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager@sha256:0123", false},
+		{nil, "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0 ", false},
 	}
 	for _, c := range cases {
 		if got := IsCCMContainer(c.command, c.image); got != c.want {
@@ -40,9 +50,11 @@ func TestIsCCMContainer(t *testing.T) {
 func TestImageTag(t *testing.T) {
 	for image, want := range map[string]string{
 		"registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0": "v1.35.0",
-		"localhost:5000/ccm":                     "",
-		"localhost:5000/ccm:v1.26.1@sha256:0123": "v1.26.1",
-		"registry.k8s.io/provider-aws/cloud-controller-manager@sha256:0123456789ab": "",
+		"localhost:5000/ccm":                                                "",
+		"localhost:5000/ccm:v1.26.1@" + digest:                              "v1.26.1",
+		"registry.k8s.io/provider-aws/cloud-controller-manager@" + digest:   "",
+		"registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0;id":  "",
+		"registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0\x0b": "",
 	} {
 		if got := ImageTag(image); got != want {
 			t.Errorf("ImageTag(%q) = %q, want %q", image, got, want)

@@ -1,7 +1,6 @@
 package renderer
 
 import (
-	"regexp"
 	"slices"
 
 	goyaml "go.yaml.in/yaml/v3"
@@ -35,9 +34,6 @@ var GuardReads = []GuardRead{
 	{"list", "pods", "", "kube-system"},
 	{"list", "leases", "coordination.k8s.io", "kube-system"},
 }
-
-// digestPinned is an image reference pinned by digest.
-var digestPinned = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
 
 // guardSuffix ends the name of GuardRBAC's Role and RoleBinding.
 const guardSuffix = ":guard"

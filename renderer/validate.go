@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 )
 
 // Validation of the options: each value and their combinations, the first
@@ -24,6 +26,13 @@ func (o Options) Validate() error {
 // check validates the options and returns warnings about values that are
 // allowed but unusual.
 func (o Options) check() (warnings []string, err error) {
+	for _, op := range OptionTable {
+		for _, v := range op.Text(o) {
+			if err := safetext.Check(v); err != nil {
+				return nil, &UsageError{Option: op.Opt, Err: err}
+			}
+		}
+	}
 	profile, ok := ProfileFor(o.Distro)
 	if !ok {
 		return nil, UnknownValue(OptDistro, string(o.Distro), stringsOf(Distros), DistroAliases)
@@ -59,8 +68,10 @@ func (o Options) check() (warnings []string, err error) {
 	if o.TokenScope != "" && !slices.Contains(TokenScopes, o.TokenScope) {
 		return nil, usageErrorf(OptTokenScope, "%q is unknown: use one of %s", o.TokenScope, joinValues(TokenScopes))
 	}
-	if o.GuardImage != "" && !digestPinned.MatchString(o.GuardImage) {
-		return nil, usageErrorf(OptGuardImage, "%q: pin the image by digest (REPO@sha256:<64 hex digits>): the guard runs in the CCM's pod with its service account", o.GuardImage)
+	if o.GuardImage != "" {
+		if _, err := ParseDigestPinned(o.GuardImage); err != nil {
+			return nil, usageErrorf(OptGuardImage, "%v: pin the image by digest (REGISTRY/REPOSITORY@sha256:<64 hex digits>): the guard runs in the CCM's pod with its service account", err)
+		}
 	}
 	if _, err := parseTarget(o.Target); err != nil {
 		return nil, err

@@ -148,7 +148,7 @@ func TestOverlaysErrors(t *testing.T) {
 		{"a config file with an option overlays does not take", []string{"--out", dir, "--config", targetConfig}, ExitUsage,
 			"--config " + targetConfig + ": target does not apply to this command"},
 		{"the guard by tag", []string{"--out", dir, "--kube-version=v1.37.2", "--guard-image=registry.example/r:v1"}, ExitUsage,
-			`"registry.example/r:v1": pin the image by digest`},
+			`"registry.example/r:v1" is not pinned by digest: pin the image by digest`},
 		{"--out is a file", []string{"--out", file}, ExitOther, "writing the overlays: mkdir " + file + ": not a directory"},
 		{"--out below a file", []string{"--out", filepath.Join(file, "overlays")}, ExitOther, "writing the overlays:"},
 		{"a file in the way", []string{"--out", clash}, ExitOther, "writing the overlays:"},
