@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -111,7 +112,7 @@ func Run(args []string, s IOStreams, more Commands) int {
 	if errors.As(err, &quiet) {
 		return quiet.Code
 	}
-	msg := "aws-ccm-renderer: " + terminal.RedactURLs(OneLine(err.Error()))
+	msg := "aws-ccm-renderer: " + safetext.Escape(terminal.RedactURLs(OneLine(err.Error())))
 	fmt.Fprintln(s.ErrOut, msg)
 	if os.Getenv("HELM_PLUGIN_NAME") != "" && !terminal.IsTerminal(s.ErrOut) {
 		// Helm 4 keeps a post-renderer plugin's stderr to itself and
@@ -185,6 +186,9 @@ func SetCommon(cmd *cobra.Command, s IOStreams) {
 	})
 	if run := cmd.RunE; run != nil {
 		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if err := controlFree(c, args); err != nil {
+				return err
+			}
 			err := run(c, args)
 			var other *IOError
 			var quiet *ExitError
@@ -195,6 +199,31 @@ func SetCommon(cmd *cobra.Command, s IOStreams) {
 			return &IOError{err}
 		}
 	}
+}
+
+// controlFree refuses a command line whose flags or arguments hold a
+// control character or a line break (safetext.Check): no value of any
+// command needs one, and one copied into a comment, a header or a table
+// would end the line it is on.
+func controlFree(c *cobra.Command, args []string) error {
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for _, v := range values {
+			if e := safetext.Check(v); e != nil && err == nil {
+				err = &renderer.UsageError{Err: fmt.Errorf("--%s: the value %w", f.Name, e)}
+			}
+		}
+	})
+	for i, a := range args {
+		if e := safetext.Check(a); e != nil && err == nil {
+			err = &renderer.UsageError{Err: fmt.Errorf("argument %d: %w", i+1, e)}
+		}
+	}
+	return err
 }
 
 // flagSuggestion is "; did you mean --FLAG?" for an unknown long flag near
