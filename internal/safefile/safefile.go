@@ -1,7 +1,10 @@
-// Package safefile writes generated files into a directory a user names
-// (aws-ccm-renderer overlays --out) without ever following a symbolic link:
-// a link where the output goes could otherwise make the command delete or
-// overwrite files elsewhere (another checkout's, a home directory's).
+// Package safefile is how the program touches files a user names. It
+// writes generated files into a directory (aws-ccm-renderer overlays
+// --out) without ever following a symbolic link: a link where the output
+// goes could otherwise make the command delete or overwrite files
+// elsewhere (another checkout's, a home directory's). And it reads every
+// file and stream it takes whole (ReadFile, ReadAll, CheckFile for what
+// another library reads) as a regular file of at most MaxRead bytes.
 package safefile
 
 import (
