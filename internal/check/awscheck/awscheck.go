@@ -38,7 +38,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
-	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
