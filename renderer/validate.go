@@ -81,7 +81,7 @@ func (o Options) check() (warnings []string, err error) {
 		s   string
 	}{{OptKubeVersion, o.KubeVersion}, {OptCCMVersion, o.CCMVersion}} {
 		if _, err := parseVersion(v.s); v.s != "" && err != nil {
-			return nil, usageErrorf(v.opt, "%q: %v; write it as v1.26.15 or 1.26", v.s, err)
+			return nil, usageErrorf(v.opt, "%v", err)
 		}
 	}
 	flags, err := o.userFlags()

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
@@ -22,7 +23,9 @@ const LeaderMigrationFeatureGate = "ControllerManagerLeaderMigration"
 // lastInTree is LastInTreeMinor as a version.
 var lastInTree = version.MajorMinor(1, LastInTreeMinor)
 
-func parseVersion(s string) (*version.Version, error) { return version.ParseGeneric(s) }
+// parseVersion reads a Kubernetes or CCM version the one way the program
+// does (internal/kubeversion).
+func parseVersion(s string) (*version.Version, error) { return kubeversion.Parse(s) }
 
 // MigrationAPI is a LeaderMigrationConfiguration API version and the first
 // Kubernetes minor whose controller managers read it.

@@ -83,7 +83,7 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown format", []string{"--distro", "rke", "-o", "yaml"}, `unknown output format "yaml"`},
 		{"unknown flag", []string{"--distro", "rke", "--mode", "migrate"}, "unknown flag: --mode"},
 		{"positional argument", []string{"--distro", "rke", "extra"}, `unknown command "extra"`},
-		{"not a version", []string{"--distro", "rke", "--kube-version", "latest"}, `--kube-version "latest" is not a Kubernetes version such as 1.26 or v1.26.15`},
+		{"not a version", []string{"--distro", "rke", "--kube-version", "latest"}, `--kube-version "latest" is not a Kubernetes version such as v1.34.2 or 1.34: major "latest" is not a number`},
 		{"a minor that is not a number", []string{"--distro", "rke", "--kube-version", "1.26.x"}, `--kube-version "1.26.x"`},
 		{"Kubernetes 2", []string{"--distro", "rke", "--kube-version", "v2.1.0"}, `--kube-version "v2.1.0"`},
 		{"unknown step", []string{"--distro", "k3s", "--step", "during.switch"}, `--step "during.switch": the k3s plan has no such step; its steps are before.preflight,`},

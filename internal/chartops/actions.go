@@ -18,6 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -62,18 +63,26 @@ type KubeVersion = chartutil.KubeVersion
 // ParseKubeVersion is the Kubernetes version charts see without a
 // cluster: --kube-version's, else DefaultKubeVersion.
 func ParseKubeVersion(v string) (*chartutil.KubeVersion, error) {
-	kv, err := KubeVersionOf(v)
-	if err != nil {
-		return nil, &renderer.UsageError{Err: fmt.Errorf("%s: %w", renderer.FlagSpelling(renderer.OptKubeVersion), err)}
+	if v != "" {
+		if _, err := kubeversion.Parse(v); err != nil {
+			return nil, &renderer.UsageError{Err: fmt.Errorf("%s: %w", renderer.FlagSpelling(renderer.OptKubeVersion), err)}
+		}
 	}
-	return kv, nil
+	return KubeVersionOf(v)
 }
 
-// KubeVersionOf is a Kubernetes version as charts see it, "" none; the
-// error is the parser's, for the caller to say where the version came from.
+// KubeVersionOf is a Kubernetes version as charts see it, "" none, read as
+// the whole program reads one (internal/kubeversion); the error says why
+// it is none, for the caller to say what it is and where it came from.
 func KubeVersionOf(v string) (*chartutil.KubeVersion, error) {
 	if v == "" {
 		return DefaultKubeVersion(), nil
+	}
+	if _, err := kubeversion.Parse(v); err != nil {
+		if e, ok := errors.AsType[*kubeversion.Error](err); ok {
+			return nil, errors.New(e.Reason)
+		}
+		return nil, err
 	}
 	return chartutil.ParseKubeVersion(v)
 }

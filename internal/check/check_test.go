@@ -96,7 +96,7 @@ func TestIsCCMContainer(t *testing.T) {
 		want bool
 	}{
 		{"upstream image", corev1.Container{Image: "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0"}, true},
-		{"mirror with a port and a digest", corev1.Container{Image: "mirror.example.com:5000/k8s/provider-aws/cloud-controller-manager@sha256:0123"}, true},
+		{"mirror with a port and a digest", corev1.Container{Image: "mirror.example.com:5000/k8s/provider-aws/cloud-controller-manager@sha256:0123012301230123012301230123012301230123012301230123012301230123"}, true},
 		{"bare name", corev1.Container{Image: "aws-cloud-controller-manager"}, true},
 		{"own repository", corev1.Container{Image: "example.com/team/aws-cloud-controller-manager:v1"}, true},
 		{"command", corev1.Container{Command: []string{"/bin/aws-cloud-controller-manager"}, Image: "example.com/anything"}, true},
@@ -109,7 +109,7 @@ func TestIsCCMContainer(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	if got := imageTag("mirror.example.com:5000/k8s/provider-aws/cloud-controller-manager:v1.34.1@sha256:0123"); got != "v1.34.1" {
+	if got := imageTag("mirror.example.com:5000/k8s/provider-aws/cloud-controller-manager:v1.34.1@sha256:0123012301230123012301230123012301230123012301230123012301230123"); got != "v1.34.1" {
 		t.Errorf("imageTag: %q", got)
 	}
 }

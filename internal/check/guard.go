@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -28,9 +29,10 @@ type GuardInput struct {
 	// Mode is the CCM's: in migrate mode it shares the migration lease with
 	// a controller manager that runs leader migration.
 	Mode renderer.Mode
-	// CCMVersion is the CCM's release tag (never renderer.GuardAutoVersion: the command
-	// reads it first).
-	CCMVersion string
+	// CCMVersions are the release tags of the CCM's containers (never
+	// renderer.GuardAutoVersion: the command reads them first), each
+	// judged; none holds.
+	CCMVersions []string
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
 }
@@ -51,31 +53,41 @@ func CollectGuard(ctx context.Context, client kubernetes.Interface, in GuardInpu
 	return s, nil
 }
 
-// GuardCCMVersion reads the CCM's release tag from the guard's own pod,
-// namespace/pod: the tag of its container that runs the AWS CCM's image
-// (renderer.IsCCMImage). It lists the pods of the namespace by name, which
-// the guard's Role allows in kube-system.
-func GuardCCMVersion(ctx context.Context, client kubernetes.Interface, namespace, pod string) (string, error) {
+// GuardCCMVersions reads the CCM's release tags from the guard's own pod,
+// namespace/pod: the tag of each container that runs the AWS CCM
+// (renderer.IsCCMImage, or a command that runs renderer.CCMBinary however
+// wrapped), each once. A container that runs the CCM from an image whose
+// tag is no release fails it: the guard cannot tell that CCM's version. It
+// lists the pods of the namespace by name, which the guard's Role allows
+// in kube-system.
+func GuardCCMVersions(ctx context.Context, client kubernetes.Interface, namespace, pod string) ([]string, error) {
 	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod})
 	if err != nil {
-		return "", clusterError("list", "pods", namespace, err)
+		return nil, clusterError("list", "pods", namespace, err)
 	}
 	i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return p.Name == pod })
 	if i < 0 {
-		return "", fmt.Errorf("its pod %s/%s is not there", namespace, pod)
+		return nil, fmt.Errorf("its pod %s/%s is not there", namespace, pod)
 	}
-	var images []string
+	var images, tags []string
 	for _, c := range pods.Items[i].Spec.Containers {
-		if !renderer.IsCCMImage(c.Image) {
+		inv := readContainer(renderer.CCMBinary, c)
+		if !renderer.IsCCMImage(c.Image) && len(inv.found) == 0 && len(inv.unread) == 0 {
 			images = append(images, c.Image)
 			continue
 		}
-		if tag := renderer.ImageTag(c.Image); releases.IsTag(tag) {
-			return tag, nil
+		tag := renderer.ImageTag(c.Image)
+		if !renderer.IsCCMImage(c.Image) || !releases.IsTag(tag) {
+			return nil, fmt.Errorf("container %s of pod %s/%s runs the CCM from image %s, whose tag names no CCM release: give the guard --ccm-version", c.Name, namespace, pod, c.Image)
 		}
-		return "", fmt.Errorf("the CCM's image %s in pod %s/%s names no release tag: give the guard --ccm-version", c.Image, namespace, pod)
+		if !slices.Contains(tags, tag) {
+			tags = append(tags, tag)
+		}
 	}
-	return "", fmt.Errorf("no container of pod %s/%s runs the AWS CCM's image (%s): give the guard --ccm-version", namespace, pod, strings.Join(images, ", "))
+	if len(tags) == 0 {
+		return nil, fmt.Errorf("no container of pod %s/%s runs the AWS CCM's image (%s): give the guard --ccm-version", namespace, pod, strings.Join(images, ", "))
+	}
+	return tags, nil
 }
 
 // Hold says why the CCM must not start now, one finding per reason; none
@@ -87,8 +99,14 @@ func GuardCCMVersion(ctx context.Context, client kubernetes.Interface, namespace
 // running.
 func Hold(s *Snapshot, in GuardInput) []Finding {
 	v := NewView(s)
+	kcms, unread := v.readControlPlane(programKCM, "cloud-provider", "enable-leader-migration")
 	var out []Finding
-	for _, k := range v.controlPlaneProcesses(programKCM) {
+	for _, u := range unread {
+		out = append(out, Finding{Area: AreaInTree, Severity: Error, Subject: "kube-controller-manager on " + u.node,
+			Message: "pod " + u.pod + ": " + u.why + ": the guard cannot tell whether it runs the in-tree cloud controllers",
+			Fix:     "give kube-controller-manager its --cloud-provider and --enable-leader-migration flags as plain words of the pod's command or args (as kubeadm's and RKE2's static pods do)"})
+	}
+	for _, k := range kcms {
 		st := kcmState{provider: k.flags["cloud-provider"], leaderMigration: IsTrue(k.flags["enable-leader-migration"])}
 		if st.provider != "aws" {
 			continue
@@ -106,8 +124,14 @@ func Hold(s *Snapshot, in GuardInput) []Finding {
 		}
 		out = append(out, f)
 	}
-	if f, ok := guardSkew(s.KubernetesVersion, in.CCMVersion); ok {
-		out = append(out, f)
+	if len(in.CCMVersions) == 0 {
+		out = append(out, Finding{Area: AreaVersion, Severity: Error, Subject: "the CCM's version",
+			Message: "none given: the guard cannot judge it against the API server's", Fix: "give the guard --ccm-version"})
+	}
+	for _, ccm := range in.CCMVersions {
+		if f, ok := guardSkew(s.KubernetesVersion, ccm); ok {
+			out = append(out, f)
+		}
 	}
 	for _, d := range v.distroControllers() {
 		out = append(out, Finding{Area: AreaControllers, Severity: Error, Subject: renderer.DisplayName(d.dc.Distro) + "'s cloud controller",
@@ -119,14 +143,23 @@ func Hold(s *Snapshot, in GuardInput) []Finding {
 
 // guardSkew judges the CCM's minor against the API server's, as the
 // version skew policy does for a cloud-controller-manager: not newer than
-// the API server, at most one minor older.
+// the API server, at most one minor older. A version it cannot read holds.
 func guardSkew(kube, ccm string) (Finding, bool) {
-	km, ok1 := minorOf(kube)
-	cm, ok2 := minorOf(ccm)
-	if !ok1 || !ok2 {
-		return Finding{}, false
-	}
 	f := Finding{Area: AreaVersion, Severity: Error, Subject: "CCM " + ccm}
+	km, err := kubeversion.Minor(kube)
+	if err != nil {
+		f.Subject = "the API server's version"
+		f.Message = "its /version says " + err.Error() + ": the guard cannot tell whether the CCM's minor is one the version skew policy allows"
+		f.Fix = "make the API server report its version (kubectl version), or, to start the CCM unchecked, render it without the guard (--guard-image=\"\")"
+		return f, true
+	}
+	cm, err := kubeversion.Minor(ccm)
+	if err != nil {
+		f.Subject = "the CCM's version"
+		f.Message = err.Error() + ": the guard cannot judge it against the API server's"
+		f.Fix = "give the guard --ccm-version with the CCM's release tag"
+		return f, true
+	}
 	switch {
 	case cm > km:
 		f.Message = fmt.Sprintf("it is newer than the API server %s: the version skew policy allows a cloud-controller-manager at the API server's minor or one older, never newer", kube)

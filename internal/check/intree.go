@@ -53,34 +53,56 @@ type controlPlaneProcess struct {
 	minor     int // 0 when its image does not tell
 }
 
+// unreadProcess is a control-plane pod whose flags, of those asked for,
+// the API does not show: why.
+type unreadProcess struct {
+	node, pod string
+	why       string
+}
+
 // controlPlaneProcesses reads the control-plane pods of one program.
 func (v *View) controlPlaneProcesses(program string) []controlPlaneProcess {
+	out, _ := v.readControlPlane(program)
+	return out
+}
+
+// readControlPlane reads the control-plane pods of one program: each time
+// a container of one runs it, however wrapped (readContainer), and the
+// pods where the flags asked for cannot be read or no container is seen to
+// run it.
+func (v *View) readControlPlane(program string, asked ...string) ([]controlPlaneProcess, []unreadProcess) {
 	var out []controlPlaneProcess
+	var unread []unreadProcess
 	for _, p := range v.ControlPlanePods {
 		if p.Labels["component"] != program || p.DeletionTimestamp != nil {
 			continue
 		}
+		node := p.Spec.NodeName
+		if node == "" {
+			node = p.Name
+		}
+		_, mirror := p.Annotations[mirrorAnnotation]
+		seen := false
 		for _, c := range p.Spec.Containers {
-			words := slices.Clone(c.Args)
-			if len(c.Command) > 0 {
-				if !strings.HasSuffix(c.Command[0], program) {
-					continue
-				}
-				words = append(slices.Clone(c.Command[1:]), c.Args...)
-			} else if c.Name != program {
-				continue
+			inv := readContainer(program, c)
+			for _, why := range inv.unread {
+				unread = append(unread, unreadProcess{node, p.Name, "container " + c.Name + ": " + why})
 			}
-			node := p.Spec.NodeName
-			if node == "" {
-				node = p.Name
-			}
-			_, mirror := p.Annotations[mirrorAnnotation]
 			minor, _ := minorOf(imageTag(c.Image))
-			out = append(out, controlPlaneProcess{node: node, pod: p.Name, mirror: mirror, flags: renderer.ParseCommandLine(nil, words).Flags(), minor: minor})
-			break
+			for _, words := range inv.found {
+				seen = true
+				flags, err := commandFlags(words, asked...)
+				if err != nil {
+					unread = append(unread, unreadProcess{node, p.Name, "container " + c.Name + ": " + err.Error()})
+				}
+				out = append(out, controlPlaneProcess{node: node, pod: p.Name, mirror: mirror, flags: flags, minor: minor})
+			}
+		}
+		if !seen && len(asked) > 0 {
+			unread = append(unread, unreadProcess{node, p.Name, "no container's command and args show " + program + " run"})
 		}
 	}
-	return out
+	return out, unread
 }
 
 // kcmState is what one controller manager's flags say of the cloud

@@ -5,22 +5,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-// minorOf reads 1.MINOR from a version: v1.34.10, v1.30.14+rke2r1, 1.27.
+// minorOf reads 1.MINOR from a version (v1.34.10, v1.30.14+rke2r1, 1.27)
+// as the whole program reads one (internal/kubeversion).
 func minorOf(v string) (int, bool) {
-	v = strings.TrimPrefix(v, "v")
-	major, rest, ok := strings.Cut(v, ".")
-	if !ok || major != "1" {
-		return 0, false
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	m, err := strconv.Atoi(rest[:end])
+	m, err := kubeversion.Minor(v)
 	return m, err == nil
 }
 

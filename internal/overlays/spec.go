@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -193,9 +194,9 @@ func (s Spec) tag(c component) (string, error) {
 	}
 	minor := -1
 	if s.Options.KubeVersion != "" {
-		v, err := version.ParseGeneric(s.Options.KubeVersion)
+		v, err := kubeversion.Parse(s.Options.KubeVersion)
 		if err != nil {
-			return "", &renderer.UsageError{Option: renderer.OptKubeVersion, Err: fmt.Errorf("%q: %v", s.Options.KubeVersion, err)}
+			return "", &renderer.UsageError{Option: renderer.OptKubeVersion, Err: err}
 		}
 		minor = int(v.Minor())
 	} else if c.mode == renderer.ModeMigrate {

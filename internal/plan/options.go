@@ -5,12 +5,11 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -135,10 +134,7 @@ const CCMReleasesSource = renderer.CCMReleasesSource
 var (
 	semverTag  = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 	chartVerRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$`)
-	// kubeVerRE: 1.26, v1.26, 1.26.15, v1.26.15, and what kubectl version
-	// prints on RKE2, K3s or EKS (v1.26.15+rke2r1, v1.26.15-eks-...).
-	kubeVerRE = regexp.MustCompile(`^v?1\.([0-9]+)(\.[0-9]+([-+][0-9A-Za-z.+-]+)?)?$`)
-	cidrRE    = regexp.MustCompile(`^[0-9a-fA-F:.]+/[0-9]+(,[0-9a-fA-F:.]+/[0-9]+)?$`)
+	cidrRE     = regexp.MustCompile(`^[0-9a-fA-F:.]+/[0-9]+(,[0-9a-fA-F:.]+/[0-9]+)?$`)
 )
 
 // resolved are the options once checked, with what follows from them.
@@ -156,15 +152,16 @@ func usagef(format string, args ...any) error {
 }
 
 // KubeMinor returns the minor of a Kubernetes version as --kube-version
-// takes it (1.26, v1.26.15, v1.26.15+rke2r1), and the version written with
-// a leading v, as the renderer and the chart wrapper take it.
+// takes it (1.26, v1.26.15, v1.26.15+rke2r1: internal/kubeversion, as every
+// command reads one), and the version written with a leading v, as the
+// renderer and the chart wrapper take it.
 func KubeMinor(s string) (minor int, normalized string, err error) {
-	m := kubeVerRE.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return 0, "", fmt.Errorf("%q is not a Kubernetes version such as 1.26 or %s: give the cluster's (kubectl version)", s, DefaultKubeVersion)
+	normalized, err = kubeversion.Normalize(s)
+	if err != nil {
+		return 0, "", err
 	}
-	minor, _ = strconv.Atoi(m[1])
-	return minor, "v" + strings.TrimPrefix(strings.TrimSpace(s), "v"), nil
+	minor, err = kubeversion.Minor(s)
+	return minor, normalized, err
 }
 
 // ChartSource tells how the chart wrapper and Helm find a chart reference.
@@ -232,10 +229,10 @@ func resolve(o Options) (resolved, error) {
 	}
 	switch {
 	case o.CCMVersion != "":
-		if !semverTag.MatchString(o.CCMVersion) {
+		cv, err := kubeversion.Parse(o.CCMVersion)
+		if err != nil || !semverTag.MatchString(o.CCMVersion) {
 			return r, usagef("--ccm-version %q is not a CCM image tag such as %s", o.CCMVersion, CCMReleases[lastInTree])
 		}
-		cv := version.MustParseSemantic(o.CCMVersion)
 		if cv.Major() != 1 || int(cv.Minor()) != r.minor {
 			return r, usagef("--ccm-version %s is a release for Kubernetes 1.%d; the CCM must match the cluster's minor (1.%d): use a v1.%d.x tag", o.CCMVersion, cv.Minor(), r.minor, r.minor)
 		}

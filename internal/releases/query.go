@@ -2,19 +2,18 @@ package releases
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 )
 
-// tagPattern is a CCM release tag: v1.<minor>.<patch>, maybe a pre-release.
-var tagPattern = regexp.MustCompile(`^v1\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
-
 // IsTag says whether s is spelled as a CCM release tag (v1.<minor>.<patch>,
-// maybe a pre-release), whether or not it is a release this package knows.
-func IsTag(s string) bool { return tagPattern.MatchString(s) }
+// maybe a pre-release), whether or not it is a release this package knows;
+// read as the whole program reads a version (internal/kubeversion).
+func IsTag(s string) bool { return kubeversion.IsRelease(s) }
 
 // Of returns the releases of a Kubernetes minor, and whether any is known.
 func Of(minor int) (CCMMinor, bool) {
@@ -37,9 +36,9 @@ func Latest(minor int) (string, bool) {
 // cluster. It fails on what is not a version and on a minor without a known
 // release, saying what to do.
 func ForCluster(kubeVersion string) (CCMMinor, error) {
-	v, err := version.ParseGeneric(kubeVersion)
-	if err != nil || v.Major() != 1 {
-		return CCMMinor{}, fmt.Errorf("%q is not a Kubernetes version such as v1.34.2", kubeVersion)
+	v, err := kubeversion.Parse(kubeVersion)
+	if err != nil {
+		return CCMMinor{}, err
 	}
 	c, ok := Of(int(v.Minor()))
 	if !ok {
@@ -80,8 +79,8 @@ func LastMinor() int  { return CCM[len(CCM)-1].Minor }
 
 // parse reads a release tag (v1.30.10, 1.30.10, v1.35.0-alpha.0).
 func parse(tag string) (*version.Version, bool) {
-	v, err := version.ParseGeneric(tag)
-	if err != nil || v.Major() != 1 {
+	v, err := kubeversion.Parse(tag)
+	if err != nil {
 		return nil, false
 	}
 	return v, true

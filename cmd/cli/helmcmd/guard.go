@@ -120,7 +120,11 @@ func (f *guardFlags) input() (check.GuardInput, error) {
 	if f.interval <= 0 {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--interval %s: give a positive duration", f.interval)}
 	}
-	return check.GuardInput{Mode: mode, CCMVersion: f.ccmVersion}, nil
+	in := check.GuardInput{Mode: mode}
+	if f.ccmVersion != renderer.GuardAutoVersion {
+		in.CCMVersions = []string{f.ccmVersion}
+	}
+	return in, nil
 }
 
 // guard is one run of the guard.
@@ -140,7 +144,7 @@ func (g *guard) run(ctx context.Context, interval time.Duration, once bool) erro
 	for {
 		reasons, err := g.judge(ctx)
 		if err == nil && len(reasons) == 0 {
-			fmt.Fprintf(g.log, "aws-ccm-renderer guard: the CCM (%s, %s mode) may start: no in-tree cloud controllers beside it, its minor fits the API server's, no distribution's cloud controller runs\n", g.in.CCMVersion, g.in.Mode)
+			fmt.Fprintf(g.log, "aws-ccm-renderer guard: the CCM (%s, %s mode) may start: no in-tree cloud controllers beside it, its minor fits the API server's, no distribution's cloud controller runs\n", strings.Join(g.in.CCMVersions, ", "), g.in.Mode)
 			return nil
 		}
 		line := strings.Join(reasons, "; ")
@@ -164,19 +168,20 @@ func (g *guard) run(ctx context.Context, interval time.Duration, once bool) erro
 }
 
 // judge reads the cluster and returns why the CCM must wait. With
-// --ccm-version auto it first reads the CCM's release from its pod (once).
+// --ccm-version auto (no CCMVersions yet) it first reads the releases of
+// the CCM containers of its pod (once).
 func (g *guard) judge(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if g.in.CCMVersion == renderer.GuardAutoVersion {
-		tag, err := check.GuardCCMVersion(ctx, g.client, g.namespace, g.pod)
+	if len(g.in.CCMVersions) == 0 {
+		tags, err := check.GuardCCMVersions(ctx, g.client, g.namespace, g.pod)
 		if _, unread := errors.AsType[*check.ClusterError](err); unread {
 			return nil, err
 		}
 		if err != nil { // read, but no tag to judge: holds, saying why
 			return []string{"the CCM's version: " + err.Error()}, nil
 		}
-		g.in.CCMVersion = tag
+		g.in.CCMVersions = tags
 	}
 	s, err := check.CollectGuard(ctx, g.client, g.in)
 	if err != nil {

@@ -65,7 +65,8 @@ func kcm(flags ...string) *corev1.Pod {
 // --cloud-provider=external it returns. --once says held with exit 1.
 func TestGuardHoldsThenReleases(t *testing.T) {
 	client := fake.NewSimpleClientset(kcm("--cloud-provider=aws"))
-	in := check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: "v1.26.14"}
+	client.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.26.15"}
+	in := check.GuardInput{Mode: renderer.ModeInstall, CCMVersions: []string{"v1.26.14"}}
 	var log bytes.Buffer
 	g := &guard{client: client, in: in, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
 	if err := g.run(context.Background(), time.Millisecond, true); err != errHeld {
@@ -115,12 +116,29 @@ func TestGuardCannotRead(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
 	})
 	var log bytes.Buffer
-	g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: "v1.34.3"}, log: &log}
+	g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersions: []string{"v1.34.3"}}, log: &log}
 	if err := g.run(context.Background(), time.Millisecond, true); err != errHeld {
 		t.Fatalf("a refused read: %v, want held", err)
 	}
 	if !strings.Contains(log.String(), `holding the CCM back: cannot read the cluster:`) || !strings.Contains(log.String(), `"list" on leases.coordination.k8s.io in namespace kube-system`) {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestGuardUnreadableVersion: an API server whose version the guard
+// cannot read holds the CCM (exit 1 with --once), saying so.
+func TestGuardUnreadableVersion(t *testing.T) {
+	for _, v := range []string{"garbage", "", "v2.0.0", "v1.34.x"} {
+		client := fake.NewSimpleClientset(kcm("--cloud-provider=external"))
+		client.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: v}
+		var log bytes.Buffer
+		g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersions: []string{"v1.34.3"}}, log: &log}
+		if err := g.run(context.Background(), time.Millisecond, true); err != errHeld {
+			t.Fatalf("API server version %q: %v, want held\n%s", v, err, log.String())
+		}
+		if want := fmt.Sprintf("holding the CCM back: the API server's version: its /version says %q", v); !strings.Contains(log.String(), want) || strings.Count(log.String(), "\n") != 1 {
+			t.Errorf("API server version %q: log %q, want one line with %q", v, log.String(), want)
+		}
 	}
 }
 
@@ -146,13 +164,21 @@ func TestGuardAutoVersion(t *testing.T) {
 		{"pinned by digest too", pod("mirror.example/aws-cloud-controller-manager:v1.36.2@sha256:" + strings.Repeat("a", 64)), false, "the CCM (v1.36.2, install mode) may start"},
 		{"two minors older", pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.2"), true, "CCM v1.35.2: it is 2 minors older than the API server v1.37.2"},
 		{"no CCM image", pod("busybox:1.36"), true, "the CCM's version: no container of pod kube-system/ccm-abcde runs the AWS CCM's image (busybox:1.36): give the guard --ccm-version"},
-		{"a CCM image without a release tag", pod("registry.k8s.io/provider-aws/cloud-controller-manager:latest"), true, "names no release tag"},
+		{"a CCM image without a release tag", pod("registry.k8s.io/provider-aws/cloud-controller-manager:latest"), true, "whose tag names no CCM release"},
+		{"two CCMs, the second two minors older", pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1", "registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.2"), true, "CCM v1.35.2: it is 2 minors older than the API server v1.37.2"},
+		{"two CCMs, the first two minors older", pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.2", "registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1"), true, "CCM v1.35.2: it is 2 minors older than the API server v1.37.2"},
+		{"two CCMs that fit", pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1", "busybox:1.36", "mirror.example/aws-cloud-controller-manager:v1.36.2"), false, "the CCM (v1.37.1, v1.36.2, install mode) may start"},
+		{"the CCM run from another image", func() *corev1.Pod {
+			p := pod("registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1", "example.com/tools:1")
+			p.Spec.Containers[1].Command = []string{"sh", "-c", "exec aws-cloud-controller-manager --v=2"}
+			return p
+		}(), true, "container c1 of pod kube-system/ccm-abcde runs the CCM from image example.com/tools:1, whose tag names no CCM release"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			client := fake.NewSimpleClientset(kcm("--cloud-provider=external"), c.pod)
 			client.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.37.2"}
 			var log bytes.Buffer
-			g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersion: renderer.GuardAutoVersion}, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
+			g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall}, log: &log, pod: "ccm-abcde", namespace: "kube-system"}
 			err := g.run(context.Background(), time.Millisecond, true)
 			if held := err == errHeld; held != c.held || (err != nil && err != errHeld) {
 				t.Fatalf("run: %v, want held %v\n%s", err, c.held, log.String())

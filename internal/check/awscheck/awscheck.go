@@ -38,9 +38,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
-	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -344,7 +344,7 @@ func unread(a *check.AWSAccount, area string) []check.AWSUnread {
 func ccmRelease(s *check.Snapshot) string {
 	if s.Workload != nil {
 		tag := renderer.ImageTag(s.CCMImage())
-		if v, err := version.ParseGeneric(tag); err == nil && v.Major() == 1 {
+		if _, err := kubeversion.Parse(tag); err == nil {
 			return tag
 		}
 	}

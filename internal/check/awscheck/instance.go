@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 )
 
 // instances reads the instances behind the nodes: by the instance IDs of
@@ -187,7 +187,7 @@ func (x instanceIndex) ofNode(n *corev1.Node, cuts bool) (check.AWSInstance, boo
 // i-0abc.REGION.compute.internal as instance i-0abc (v1.26.11+, v1.27.2,
 // v1.28.0+); v1.26.0 sends the whole name to EC2.
 func cutsInstanceIDNames(v *check.View) bool {
-	r, err := version.ParseGeneric(ccmRelease(v.Snapshot))
+	r, err := kubeversion.Parse(ccmRelease(v.Snapshot))
 	if err != nil {
 		return true
 	}
@@ -207,8 +207,8 @@ func cutsInstanceIDNames(v *check.View) bool {
 // v1.25.15, v1.26.11, v1.27.6 and v1.28.0 log it instead; fixed is the
 // first such release of the minor.
 func panicsOnProviderID(v *check.View) (fixed string, panics bool) {
-	r, err := version.ParseGeneric(ccmRelease(v.Snapshot))
-	if err != nil || r.Major() != 1 {
+	r, err := kubeversion.Parse(ccmRelease(v.Snapshot))
+	if err != nil {
 		return "", false
 	}
 	first, ok := map[uint]uint{23: 20, 24: 19, 25: 15, 26: 11, 27: 6}[r.Minor()]
