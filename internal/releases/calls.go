@@ -1,6 +1,10 @@
 package releases
 
-import "slices"
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/version"
+)
 
 // CodeCall is an AWS API action a CCM release's program can call, as its
 // IAM policy names it (ec2:DescribeInstances), with the first site of its
@@ -11,17 +15,25 @@ type CodeCall struct {
 }
 
 // CallsSource says how CodeCalls was read.
-const CallsSource = "the release's source (kubernetes/cloud-provider-aws at the tag): the AWS SDK requests (<Operation>Input of " +
+const CallsSource = "the release's source (kubernetes/cloud-provider-aws at the tag): the AWS SDK requests (the OperationInput types of " +
 	"aws-sdk-go and aws-sdk-go-v2) its program builds in code reached from its main and from the methods of " +
 	"k8s.io/cloud-provider's interfaces, which the controllers call"
 
+// CallsAlso are releases besides the pinned ones whose calls CodeCalls
+// holds: v1.26.0, the first release of the last in-tree minor, which calls
+// fewer actions than that minor's Latest (no ec2:DescribeAvailabilityZones)
+// and on which the calls are calibrated against moto.
+var CallsAlso = []string{"v1.26.0"}
+
 // CallTags are the releases whose calls CodeCalls holds: every minor's
-// Latest.
+// Latest and Unpulled, and CallsAlso; by version.
 func CallTags() []string {
-	tags := make([]string, 0, len(CCM))
+	tags := slices.Clone(CallsAlso)
 	for _, c := range CCM {
 		tags = append(tags, c.Latest)
+		tags = append(tags, c.Unpulled...)
 	}
+	slices.SortFunc(tags, func(a, b string) int { c, _ := version.MustParseGeneric(a).Compare(b); return c })
 	return tags
 }
 
