@@ -41,7 +41,7 @@ E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_135=$(AWS_CCM_135) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) FLEET_CONTROLLER=$(FLEET_CONTROLLER) \
 	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT) ARGOCD_APPSET=$(ARGOCD_APPSET) ARGOCD_TRACK=$(ARGOCD_TRACK)
 
-.PHONY: releases-check all build test unit vet e2e moto-check stress bench bench-scale bench-fleet demo clean help helm-plugin overlays
+.PHONY: releases-check calls all build test unit vet e2e moto-check stress bench bench-scale bench-fleet demo clean help helm-plugin overlays
 
 all: build
 
@@ -174,5 +174,13 @@ include images.mk
 # The release: dist, push-chart (docs/dev/release.md).
 include dist.mk
 
-releases-check: ## compare internal/releases with the k8s.io/cloud-provider-aws releases the Go module proxy serves: prints the new ones (exit 3), or that the data is current
+# CCM_REPO: a git clone of kubernetes/cloud-provider-aws, for the releases
+# the module proxy does not serve (their AWS calls are read from the source).
+CCM_REPO ?=
+
+releases-check: ## compare internal/releases with the k8s.io/cloud-provider-aws releases the Go module proxy serves: prints the new ones (exit 3), or that the data is current; then check the AWS calls read from each pinned release's source (internal/releases/calls_gen.go; CCM_REPO=a clone of kubernetes/cloud-provider-aws for the tags the proxy does not serve)
 	$(GO) run ./internal/releases/newer
+	$(GO) run ./internal/releases/ccmcalls -check -dir internal/releases $(if $(CCM_REPO),-repo $(CCM_REPO))
+
+calls: ## rewrite internal/releases/calls_gen.go, the AWS calls of each pinned CCM release read from its source (CCM_REPO as for releases-check)
+	$(GO) run ./internal/releases/ccmcalls -dir internal/releases $(if $(CCM_REPO),-repo $(CCM_REPO))

@@ -41,6 +41,7 @@ func CompatibilityMarkdown() string {
 		}
 		fmt.Fprintf(&b, "| 1.%d | %s | %s | %s | %s |\n", c.Minor, tag, sdk, dash(strings.Join(iam, ", ")), dash(strings.Join(defects, "; ")))
 	}
+	b.WriteString(iamMarkdown())
 	b.WriteString("\nIn-tree AWS provider: up to 1.")
 	fmt.Fprintf(&b, "%d (leader migration from 1.%d). RKE1: up to 1.%d.\n", LastInTreeMinor, FirstLeaderMigrationMinor, RKELastMinor)
 	b.WriteString("\n| component | option | what changed | from | fix | source |\n|---|---|---|---|---|---|\n")
@@ -58,6 +59,49 @@ func CompatibilityMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, dash(strings.Join(k.Since, ", ")), dash(k.RemovedIn), dash(strings.Join(vals, ", ")), dash(k.Bad))
 	}
 	fmt.Fprintf(&b, "\nA key a release does not read stops %s at start; every later release ignores it.\n", strings.Join(UnknownKeysFatal, ", "))
+	return b.String()
+}
+
+// iamMarkdown writes, per release, how the control-plane policy the plans
+// print (IAMPolicy: what the code calls) differs from the docs' policy,
+// releases with the same difference in one row.
+func iamMarkdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe control-plane policy the plans print holds the AWS actions each release's code calls, read from %s; "+
+		"and what AWS checks for them: ", CallsSource)
+	for i, d := range IAMDependencies {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "`%s` for %s (%s; %s)", d.Action, strings.Join(d.For, " and "), d.Why, d.Source)
+	}
+	b.WriteString(". How it differs from the policy of kubernetes/cloud-provider-aws docs/prerequisites.md at the release:\n\n")
+	b.WriteString("| CCM | actions: docs, code's policy | called, not in the docs (where) | in the docs, never called |\n|---|---|---|---|\n")
+	type row struct{ first, last, counts, onlyCode, onlyDocs string }
+	var rows []row
+	for _, tag := range CallTags() {
+		code, docs := IAMDiff(tag)
+		var c, d []string
+		for _, x := range code {
+			c = append(c, fmt.Sprintf("`%s` (%s)", x.Action, x.Site))
+		}
+		for _, x := range docs {
+			d = append(d, "`"+x+"`")
+		}
+		r := row{tag, tag, fmt.Sprintf("%d, %d", len(IAMControlPlane(tag)), len(IAMPolicy(tag))), dash(strings.Join(c, ", ")), dash(strings.Join(d, ", "))}
+		if n := len(rows); n > 0 && rows[n-1].counts == r.counts && rows[n-1].onlyCode == r.onlyCode && rows[n-1].onlyDocs == r.onlyDocs {
+			rows[n-1].last = tag
+			continue
+		}
+		rows = append(rows, r)
+	}
+	for _, r := range rows {
+		tags := "`" + r.first + "`"
+		if r.last != r.first {
+			tags += " to `" + r.last + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", tags, r.counts, r.onlyCode, r.onlyDocs)
+	}
 	return b.String()
 }
 

@@ -1,0 +1,3 @@
+module k8s.io/cloud-provider-aws
+
+go 1.22

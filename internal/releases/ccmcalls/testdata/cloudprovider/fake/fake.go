@@ -1,0 +1,3 @@
+package fake
+
+func labels(p interface{ GetLabelsForVolume() }) { p.GetLabelsForVolume() }
