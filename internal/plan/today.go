@@ -52,7 +52,7 @@ func (b *builder) versionNotes(cited []string) []string {
 	for _, d := range releases.DefectsOf(b.r.tag) {
 		notes = append(notes, b.textWith("today.versionNotes.notes.2", map[string]any{"dFixedIn": d.FixedIn, "dFlag": d.Flag, "dSource": d.Source, "dSummary": d.Summary}))
 	}
-	if m, ok := releases.Of(b.r.minor); ok && m.Unpromoted && m.Latest == b.r.tag {
+	if m, ok := releases.Of(b.r.minor); ok && m.Unpromoted() && m.Latest == b.r.tag {
 		notes = append(notes, b.textWith("today.versionNotes.notes.3", map[string]any{"imageRepo": ImageRepo}))
 	}
 	return notes

@@ -15,7 +15,7 @@ func CompatibilityMarkdown() string {
 	b.WriteString("| Kubernetes | CCM to pin | AWS SDK | IAM actions added | known defects |\n|---|---|---|---|---|\n")
 	for _, c := range CCM {
 		tag := "`" + c.Latest + "`"
-		if c.Unpromoted {
+		if c.Unpromoted() {
 			tag += " (image promotion not yet seen)"
 		}
 		sdk := "aws-sdk-go v1"

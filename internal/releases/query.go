@@ -57,10 +57,35 @@ func Tag(minor int) string {
 
 // SourceOf says where the tag of a minor comes from, for people.
 func SourceOf(minor int) string {
-	if c, ok := Of(minor); ok && c.Unpromoted {
+	if c, ok := Of(minor); ok && c.Unpromoted() {
 		return fmt.Sprintf("the newest 1.%d release the Go module proxy serves (k8s.io/cloud-provider-aws); its image is not yet seen in registry.k8s.io's promotion list (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)", minor)
 	}
 	return CCMSource
+}
+
+// Unpromoted reports whether Latest's image is not in the promotion list
+// (Promoted): its digest is unknown, so check that the image exists, and
+// read its digest, before pinning it.
+func (c CCMMinor) Unpromoted() bool {
+	_, ok := Promoted[c.Latest]
+	return !ok
+}
+
+// Digest returns the digest of a tag's image as the promotion list gives
+// it, and whether the list has the tag.
+func Digest(tag string) (string, bool) {
+	d, ok := Promoted[tag]
+	return d, ok
+}
+
+// Pin returns what to pin of a CCM release: tag@digest when the promotion
+// list gives the tag's digest, else the tag alone (an image not yet seen
+// promoted: resolve its digest before pinning it).
+func Pin(tag string) string {
+	if d, ok := Promoted[tag]; ok {
+		return tag + "@" + d
+	}
+	return tag
 }
 
 // Tags returns every minor's Latest, by minor.

@@ -11,15 +11,13 @@ package releases
 type CCMMinor struct {
 	Minor int
 	// Latest is the newest release of the minor whose image is promoted to
-	// registry.k8s.io (a tag without a promoted image cannot be pulled).
+	// registry.k8s.io (a tag without a promoted image cannot be pulled), or,
+	// when none of the minor is (Unpromoted), the newest tag the Go module
+	// proxy serves.
 	Latest string
 	// SDKv2From is the first patch of the minor whose AWS clients are
 	// aws-sdk-go-v2: 0 for every release of the minor, -1 for none.
 	SDKv2From int
-	// Unpromoted: Latest is the newest tag the Go module proxy serves,
-	// and its image is not yet seen in registry.k8s.io's promotion list:
-	// check that the image exists before pinning it.
-	Unpromoted bool
 	// Unpulled are newer tags of the minor the module proxy serves whose
 	// images are not yet seen promoted: known, and not pinned.
 	Unpulled []string
@@ -49,8 +47,8 @@ var CCM = []CCMMinor{
 	{Minor: 33, Latest: "v1.33.4", SDKv2From: 1},
 	{Minor: 34, Latest: "v1.34.3", SDKv2From: 0, Unpulled: []string{"v1.34.4"}},
 	{Minor: 35, Latest: "v1.35.2", SDKv2From: 0, Unpulled: []string{"v1.35.3"}},
-	{Minor: 36, Latest: "v1.36.2", SDKv2From: 0, Unpromoted: true},
-	{Minor: 37, Latest: "v1.37.1", SDKv2From: 0, Unpromoted: true},
+	{Minor: 36, Latest: "v1.36.2", SDKv2From: 0},
+	{Minor: 37, Latest: "v1.37.1", SDKv2From: 0},
 }
 
 // Kubernetes facts that bound what a cluster can do.
