@@ -43,8 +43,11 @@ func TestArgoCDConformance(t *testing.T) {
 func TestHelmfileConformance(t *testing.T) {
 	url := testtools.LoopbackChartRepoOf(t, testtools.ChartVersions...)
 	file := exampleDir("helmfile", "helmfile.yaml.gotmpl")
-	env := helmfileEnv(t)
 	conformancetest.Run(t, conformance.Helmfile, func(t *testing.T, c conformance.Case) conformancetest.Result {
+		// Each case its own Helm homes: helmfile's helm repo add rewrites
+		// Helm's repositories.yaml, which the table's parallel cases
+		// shared.
+		env := helmfileEnv(t)
 		state := map[string]any{"repo": url, "distro": c.Distro, "mode": c.Mode, "kubeVersion": c.KubeVersion, "chartVersion": c.ChartVersion}
 		if c.CCMTag != "" {
 			state["values"] = map[string]any{"image": map[string]any{"tag": c.CCMTag}}
