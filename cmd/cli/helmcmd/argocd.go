@@ -316,6 +316,7 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 	}
 	r.sets = arrays["helm-set"]
 	r.kubeVersion, _ = lookup("KUBE_VERSION")
+	r.kubeVersion = argoKubeVersion(r.kubeVersion)
 	if ccm := param("ccm-version"); ccm != "" {
 		if err := r.pinCCM(ccm); err != nil {
 			return nil, err
@@ -490,4 +491,18 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 		return "", err
 	}
 	return client.Template(ctx, ch, vals, pr, chartops.Template{Release: r.release, Namespace: r.namespace, KubeVersion: kv, APIVersions: r.apiVersions})
+}
+
+// argoDroppedPlus is a version as Argo CD before 3.1 sends it: the
+// cluster's, its "+" dropped (v1.26.15rke2r1 for v1.26.15+rke2r1).
+var argoDroppedPlus = regexp.MustCompile(`^(v?1\.[0-9]+\.[0-9]+)([A-Za-z][0-9A-Za-z.]*)$`)
+
+// argoKubeVersion gives back the "+" Argo CD before 3.1 drops from
+// KUBE_VERSION, so that the one version parser reads it as the cluster
+// gave it; any other text is left for that parser to judge.
+func argoKubeVersion(v string) string {
+	if m := argoDroppedPlus.FindStringSubmatch(v); m != nil {
+		return m[1] + "+" + m[2]
+	}
+	return v
 }
