@@ -192,6 +192,19 @@ func shellCommands(script string) ([][]word, error) {
 			dynamic = b.Len()
 		}
 	}
+	// substitute copies the substitution or expansion at script[*i:] into
+	// the word, marked as filled in at run time, and leaves *i on its
+	// last byte.
+	substitute := func(script string, i *int) error {
+		dyn()
+		n, err := substitution(script[*i:])
+		if err != nil {
+			return err
+		}
+		b.WriteString(script[*i : *i+n])
+		*i += n - 1
+		return nil
+	}
 	endWord := func() {
 		if inWord {
 			if !redirect {
@@ -269,13 +282,9 @@ func shellCommands(script string) ([][]word, error) {
 						continue
 					}
 				case '$', '`':
-					dyn()
-					n, err := substitution(script[i:])
-					if err != nil {
+					if err := substitute(script, &i); err != nil {
 						return nil, err
 					}
-					b.WriteString(script[i : i+n])
-					i += n - 1
 					continue
 				}
 				b.WriteByte(script[i])
@@ -285,13 +294,9 @@ func shellCommands(script string) ([][]word, error) {
 			}
 		case '$', '`':
 			inWord = true
-			dyn()
-			n, err := substitution(script[i:])
-			if err != nil {
+			if err := substitute(script, &i); err != nil {
 				return nil, err
 			}
-			b.WriteString(script[i : i+n])
-			i += n - 1
 		case '*', '?', '[':
 			inWord = true
 			dyn()
