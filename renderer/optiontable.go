@@ -76,7 +76,7 @@ var OptionTable = []Option{
 	{Opt: OptAllowVersionSkew, Flag: "allow-version-skew", Usage: "in migrate mode, render anyway (with a warning) a CCM of another minor than the cluster's (--kube-version), of 1.27 or later, or a cluster with no in-tree provider",
 		field: func(o *Options) any { return &o.AllowVersionSkew }},
 	{Opt: OptStrict, Flag: "strict",
-		Usage: "make every warning an error (exit 1, nothing on stdout): for CI and GitOps, where nobody reads a post-renderer's stderr",
+		Usage: "make every warning an error, nothing on stdout (exit 1 for a warning about the input, 2 for one about the options): for CI and GitOps, where nobody reads a post-renderer's stderr",
 		field: func(o *Options) any { return &o.Strict }},
 	{Opt: OptTokenScope, Flag: "token-scope",
 		Usage:  "for whom the CCM's account may create tokens: cluster (as the chart grants it: any account in any namespace) or controllers (its controllers' accounts in kube-system, by name)",

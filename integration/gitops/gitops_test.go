@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -247,10 +246,8 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(bin, name)
 	}
-	cmd := exec.Command(name, argv...)
-	testtools.OwnSession(cmd) // no controlling terminal, as where it runs
+	cmd := testtools.Command(t, env, name, argv...) // no controlling terminal, as where it runs
 	cmd.Dir = app
-	cmd.Env = env
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -259,10 +258,9 @@ func TestChartVersions(t *testing.T) {
 					if minor < minors[0] && wantErr == "" {
 						wantErr = "has no leader migration"
 					}
-					cmd := exec.Command(rend, args...)
-					testtools.OwnSession(cmd) // no controlling terminal, as where it runs
+					cmd := testtools.Command(t, env, rend, args...) // no controlling terminal, as where it runs
 					var stdout, stderr bytes.Buffer
-					cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, bytes.NewReader(plain), &stdout, &stderr
+					cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(plain), &stdout, &stderr
 					err := cmd.Run()
 					if wantErr != "" {
 						if err == nil || stdout.Len() != 0 || !strings.Contains(stderr.String(), wantErr) || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {

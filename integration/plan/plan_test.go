@@ -130,9 +130,8 @@ func TestPlanCCMCommands(t *testing.T) {
 						n++
 						t.Run(fmt.Sprintf("%s/%s/%s-%d", d, v.name, s.ID, i), func(t *testing.T) {
 							prog, args, mode := templateOf(t, c.Argv)
-							cmd := exec.Command(prog, args...)
-							testtools.OwnSession(cmd) // no controlling terminal, as where it runs
-							cmd.Dir, cmd.Env = dir, env
+							cmd := testtools.Command(t, env, prog, args...) // no controlling terminal, as where it runs
+							cmd.Dir = dir
 							var stderr strings.Builder
 							cmd.Stderr = &stderr
 							stdout, err := cmd.Output()
@@ -246,9 +245,8 @@ current-context: gone
 						}
 						seen[c.Command.Shell] = true
 						t.Run(fmt.Sprintf("%s/%s/%s", d, v.name, s.ID), func(t *testing.T) {
-							cmd := exec.Command(sh, "-c", c.Command.Shell)
-							testtools.OwnSession(cmd) // no controlling terminal, as where it runs
-							cmd.Dir, cmd.Env = dir, env
+							cmd := testtools.Command(t, env, sh, "-c", c.Command.Shell) // no controlling terminal, as where it runs
+							cmd.Dir = dir
 							out, err := cmd.CombinedOutput()
 							if code := testtools.ExitCode(err); code != 3 || !strings.Contains(string(out), "127.0.0.1:1") {
 								t.Errorf("%s\nexit %d, want 3 (the cluster cannot be reached):\n%s", c.Command.Shell, code, out)

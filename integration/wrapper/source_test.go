@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -188,8 +187,8 @@ func TestWrapperRepositoryTLSAndAuth(t *testing.T) {
 	wantChart(t, "--ca-file --username --password", out, errOut, code, testtools.LatestChartVersion)
 	out, errOut, code = runRenderer(t, arg("--insecure-skip-tls-verify", "--username", "ccm", "--password", "s3cret", "--version", "0.0.10")...)
 	wantChart(t, "--insecure-skip-tls-verify", out, errOut, code, "0.0.10")
-	cmd := exec.Command(testtools.Renderer(t), arg("--ca-file", ca.file, "--username", "ccm", "--password-stdin")...)
-	cmd.Env, cmd.Stdin = testtools.HelmEnv(t), strings.NewReader("s3cret\n")
+	cmd := testtools.Command(t, testtools.HelmEnv(t), testtools.Renderer(t), arg("--ca-file", ca.file, "--username", "ccm", "--password-stdin")...)
+	cmd.Stdin = strings.NewReader("s3cret\n")
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	code = testtools.ExitCode(cmd.Run())

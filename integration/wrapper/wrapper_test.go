@@ -71,9 +71,8 @@ func runRenderer(t *testing.T, args ...string) (stdout, stderr []byte, code int)
 // directory ("" for the test's).
 func runWith(t *testing.T, env []string, dir string, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	cmd := exec.Command(testtools.Renderer(t), args...)
-	cmd.Env, cmd.Dir = env, dir
-	testtools.OwnSession(cmd)
+	cmd := testtools.Command(t, env, testtools.Renderer(t), args...)
+	cmd.Dir = dir
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

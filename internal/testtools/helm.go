@@ -22,6 +22,7 @@ import (
 func HelmEnv(t testing.TB) []string {
 	t.Helper()
 	dir := t.TempDir()
+	OwnHome(t, dir)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return HostileToTests(name)
@@ -38,9 +39,7 @@ func HelmEnv(t testing.TB) []string {
 // runs in a session of its own, without a controlling terminal.
 func Run(t testing.TB, env []string, name string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = env
-	OwnSession(cmd)
+	cmd := Command(t, env, name, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -69,10 +70,15 @@ func detectDistro(ctx context.Context, env *chartops.Env, errOut io.Writer) (ren
 }
 
 // restCopy returns a copy of a client config with room for check's
-// concurrent SubjectAccessReviews, and a per-request timeout.
+// concurrent SubjectAccessReviews, a per-request timeout, and Kubernetes'
+// protobuf encoding for the built-in types (JSON for the rest), as the
+// controllers read them: decoding a list of 20,000 pods from protobuf
+// costs a fraction of decoding it from JSON.
 func restCopy(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst, c.Timeout = 50, 100, timeout
+	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	c.ContentType = runtime.ContentTypeProtobuf
 	return c
 }
 

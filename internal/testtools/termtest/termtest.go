@@ -22,6 +22,7 @@ import (
 // "\n" line ends).
 func RunOnTerminal(t testing.TB, env []string, name string, args ...string) (int, string) {
 	t.Helper()
+	testtools.CheckHomes(t, env)
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	term, err := pty.Start(cmd)
