@@ -1,0 +1,4 @@
+package plan
+
+// Quote is quote, for the tests of package plan_test.
+var Quote = quote
