@@ -41,7 +41,7 @@ E2E_ENV  := $(TEST_ENV) ETCD=$(ETCD) KUBE_APISERVER=$(KUBE_APISERVER) \
 	AWS_CCM=$(AWS_CCM) AWS_CCM_135=$(AWS_CCM_135) AWS_CCM_126=$(AWS_CCM_126) PYTHON=$(PYTHON) FLEET=$(FLEET) FLEET_CONTROLLER=$(FLEET_CONTROLLER) \
 	ARGOCD_CMP_SERVER=$(ARGOCD_CMP_SERVER) ARGOCD_CMP_CLIENT=$(ARGOCD_CMP_CLIENT) ARGOCD_APPSET=$(ARGOCD_APPSET) ARGOCD_TRACK=$(ARGOCD_TRACK)
 
-.PHONY: releases-check calls all build test unit vet e2e moto-check stress bench bench-scale bench-fleet demo clean help helm-plugin overlays
+.PHONY: releases-check calls all build test unit vet e2e moto-check stress stress-integration bench bench-scale bench-fleet demo clean help helm-plugin overlays
 
 all: build
 
@@ -120,6 +120,9 @@ moto-check: ## check that moto with its server is installed at the release e2e/m
 
 stress: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet tools-argocd ## run each e2e package STRESS_RUNS times (default 5) beside a busy loop on every core; the runs and failures per package (hack/stress.sh)
 	$(E2E_ENV) BIN=$(BIN) ./hack/stress.sh
+
+stress-integration: build tools-helm tools-helmfile tools-lmreaders ## as stress, for the root module's packages that run real tools: integration/... and the conformance table
+	$(TEST_ENV) BIN=$(BIN) STRESS_MODULE=. ./hack/stress.sh
 
 FUZZTIME ?= 10m
 
