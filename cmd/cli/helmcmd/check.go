@@ -213,21 +213,27 @@ type checkTarget struct {
 	label   string // as the report names it
 }
 
-func (f *checkFlags) targets() ([]checkTarget, error) {
+// targets are the clusters to check, and the kubeconfig, read once, whose
+// contexts they are.
+func (f *checkFlags) targets() ([]checkTarget, *chartops.Kubeconfig, error) {
 	env := chartops.KubeconfigEnv(f.kubeconfig)
 	if err := env.CheckCluster("check"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	names, current, _ := env.Contexts()
+	kc, err := env.LoadKubeconfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	names, current := kc.Contexts()
 	if f.allContexts {
 		if len(names) == 0 {
-			return nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
+			return nil, nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
 		}
 		var ts []checkTarget
 		for _, n := range names {
 			ts = append(ts, checkTarget{context: n, label: n})
 		}
-		return ts, nil
+		return ts, kc, nil
 	}
 	want, from := f.contexts, "--kube-context"
 	if len(want) == 0 {
@@ -238,19 +244,19 @@ func (f *checkFlags) targets() ([]checkTarget, error) {
 			if label == "" {
 				label = "(no context)"
 			}
-			return []checkTarget{{label: label}}, nil
+			return []checkTarget{{label: label}}, kc, nil
 		}
 	}
 	var ts []checkTarget
 	for _, c := range want {
 		if !slices.Contains(names, c) {
-			return nil, env.UnknownContext(from, c, names)
+			return nil, nil, env.UnknownContext(from, c, names)
 		}
 		if !slices.ContainsFunc(ts, func(t checkTarget) bool { return t.context == c }) {
 			ts = append(ts, checkTarget{context: c, label: c})
 		}
 	}
-	return ts, nil
+	return ts, kc, nil
 }
 
 func orNone(names []string) string {
@@ -264,7 +270,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := f.validate(cmd.Flags()); err != nil {
 		return err
 	}
-	targets, err := f.targets()
+	targets, kc, err := f.targets()
 	if err != nil {
 		return err
 	}
@@ -306,7 +312,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			reports[i], errs[i] = f.checkOne(cmd.Context(), t, in)
+			reports[i], errs[i] = f.checkOne(cmd.Context(), kc, t, in)
 		}()
 	}
 	wg.Wait()
@@ -375,12 +381,12 @@ func contextError(label string, err error) error {
 	return &cli.IOError{Err: fmt.Errorf("context %s: %w", label, err)}
 }
 
-// checkOne checks one cluster.
-func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input) (*check.Report, error) {
+// checkOne checks one cluster, of a context of the kubeconfig read once.
+func (f *checkFlags) checkOne(ctx context.Context, kc *chartops.Kubeconfig, t checkTarget, in check.Input) (*check.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	env := chartops.KubeconfigEnv(f.kubeconfig).ForContext(t.context)
-	cfg, err := env.RESTConfig()
+	getter := kc.Getter(t.context)
+	cfg, err := getter.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w (set --kubeconfig or $KUBECONFIG)", err)
 	}
@@ -391,7 +397,7 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 	}
 	in.Context, in.Server = t.label, cfg.Host
 	if in.Source == check.SourceRelease {
-		rel, err := chartops.ReadRelease(env, in.ManifestNamespace, f.release)
+		rel, err := chartops.ReadRelease(getter, in.ManifestNamespace, f.release)
 		switch {
 		case renderer.IsInputError(err):
 			return nil, err
