@@ -48,7 +48,7 @@ func NewValues(files, sets []string) Values {
 // Values merges the values: a mistake there is a usage error, before any
 // chart is downloaded.
 func (c *Client) Values(v Values) (map[string]any, error) {
-	vals, err := v.MergeValues(getter.All(c.Env.Settings))
+	vals, err := mergeValues(v.Options, getter.All(c.Env.Settings), stdinOr(c.Stdin))
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("values: %w", err)}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func (e *Env) LoadKubeconfig() (*Kubeconfig, error) {
 	rules.DefaultClientConfig = &clientcmd.DefaultClientConfig // as Helm's ConfigFlags
 	rules.ExplicitPath = e.Settings.KubeConfig
 	for _, p := range rules.GetLoadingPrecedence() {
-		if p == "" {
+		if p == "" || p == os.DevNull { // KUBECONFIG=/dev/null: no kubeconfig, read empty
 			continue
 		}
 		if err := safefile.CheckFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -115,7 +116,7 @@ func (k *Kubeconfig) checkFiles(context string, o *clientcmd.ConfigOverrides) er
 		}
 	}
 	for _, f := range files {
-		if f.path == "" {
+		if f.path == "" || f.path == os.DevNull {
 			continue
 		}
 		if err := safefile.CheckFile(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {

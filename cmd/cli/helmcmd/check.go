@@ -21,6 +21,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/awscheck"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -426,13 +427,16 @@ func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 		if terminal.IsTerminal(stdin) {
 			return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
 		}
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, &cli.IOError{Err: fmt.Errorf("reading stdin: %w", err)}
+		data, err := safefile.ReadAll(stdin)
+		switch {
+		case errors.Is(err, safefile.ErrTooLarge):
+			return nil, &renderer.InputError{Err: fmt.Errorf("-f -: reading stdin: %w", err)}
+		case err != nil:
+			return nil, &cli.IOError{Err: fmt.Errorf("-f -: reading stdin: %w", err)}
 		}
 		return data, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := safefile.ReadFile(file)
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("-f: %w", err)}
 	}
