@@ -14,6 +14,7 @@ import (
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"k8s.io/client-go/rest"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -180,7 +181,11 @@ func (e *Env) checkContext(k *Kubeconfig) error {
 func (e *Env) UnknownContext(from, name string, names []string) error {
 	has := "it has no contexts"
 	if len(names) > 0 {
-		has = "its contexts: " + strings.Join(names, ", ")
+		escaped := make([]string, len(names))
+		for i, n := range names {
+			escaped[i] = safetext.Escape(n) // a kubeconfig's names: no line feed or escape sequence printed
+		}
+		has = "its contexts: " + strings.Join(escaped, ", ")
 	}
 	return &renderer.UsageError{Err: fmt.Errorf("%s %q is not a context of the kubeconfig %s%s; %s", from, name, e.kubeconfigName(),
 		renderer.DidYouMean(name, names, strconv.Quote), has)}

@@ -22,6 +22,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/awscheck"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -357,7 +358,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	for i, err := range errs {
 		if err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+cli.OneLine(contextError(targets[i].label, err).Error()))
+			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+safetext.Escape(cli.OneLine(contextError(targets[i].label, err).Error())))
 		}
 	}
 	if code != cli.ExitOK {
@@ -367,8 +368,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 }
 
 // contextError names the cluster in an error and types it for the exit
-// code: a cluster that cannot be read is exit 3.
+// code: a cluster that cannot be read is exit 3. The context's name is
+// escaped (safetext.Escape): a line feed in it would split the line.
 func contextError(label string, err error) error {
+	label = safetext.Escape(label)
 	var ce *check.ClusterError
 	var ae *check.AWSError
 	switch {
