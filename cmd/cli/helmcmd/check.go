@@ -385,6 +385,11 @@ func contextError(label string, err error) error {
 	return &cli.IOError{Err: fmt.Errorf("context %s: %w", label, err)}
 }
 
+// checkRun reads and judges a cluster: check.Run; FuzzCheckKubeconfig
+// replaces it, to reach no cluster (and run no exec plugin a kubeconfig
+// names).
+var checkRun = check.Run
+
 // checkOne checks one cluster, of a context of the kubeconfig read once.
 func (f *checkFlags) checkOne(ctx context.Context, kc *chartops.Kubeconfig, t checkTarget, in check.Input) (*check.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
@@ -415,7 +420,7 @@ func (f *checkFlags) checkOne(ctx context.Context, kc *chartops.Kubeconfig, t ch
 		}
 		in.Release, in.ReleaseChart, in.ReleaseStatus, in.ReleaseDescription = rel.ID, rel.Chart, rel.Status, rel.Description
 	}
-	rep, err := check.Run(ctx, client, in)
+	rep, err := checkRun(ctx, client, in)
 	if err != nil && check.IsUnreachable(err) {
 		var ce *check.ClusterError
 		if !errors.As(err, &ce) {
