@@ -1,119 +1,85 @@
 package chartops
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/strvals"
-	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 )
 
-// mergeValues is Helm's values.Options.MergeValues (helm.sh/helm/v3
-// pkg/cli/values, v3.22), the same order, the same parsers and the same
-// words, with every read bounded: a values file or a --set-file file is a
-// regular file of at most safefile.MaxRead bytes, and "-" reads at most
-// that much of stdin. Helm's reads os.ReadFile and io.ReadAll(os.Stdin)
-// without bound, so -f /dev/zero ran out of memory and -f on a named pipe
-// waited for a writer.
+// mergeValues is Helm's values.Options.MergeValues with every local read
+// bounded. Helm reads a values file, a --set-file file and "-" (stdin)
+// whole and without a limit (-f /dev/zero ran out of memory, -f on a named
+// pipe waited for a writer), so before it reads anything each local file
+// is checked (safefile.CheckFile: a regular file of at most
+// safefile.MaxRead bytes), and a values file "-" is read here, bounded,
+// into a file of the call's own that Helm reads in its place. A URL is
+// left to Helm's getters. --set-file KEY=- is refused: stdin goes to one
+// values file at most.
 func mergeValues(opts values.Options, p getter.Providers, stdin io.Reader) (map[string]any, error) {
-	base := map[string]any{}
-	for _, filePath := range opts.ValueFiles {
-		currentMap := map[string]any{}
-		bytes, err := readValuesFile(filePath, p, stdin)
-		if err != nil {
-			return nil, err
+	opts.ValueFiles = append([]string(nil), opts.ValueFiles...)
+	var tmp string
+	defer func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
 		}
-		if err := yaml.Unmarshal(bytes, &currentMap); err != nil {
-			return nil, fmt.Errorf("failed to parse %s: %w", filePath, err)
-		}
-		base = mergeMaps(base, currentMap)
-	}
-	for _, value := range opts.JSONValues {
-		if err := strvals.ParseJSON(value, base); err != nil {
-			return nil, fmt.Errorf("failed parsing --set-json data %s", value)
-		}
-	}
-	for _, value := range opts.Values {
-		if err := strvals.ParseInto(value, base); err != nil {
-			return nil, fmt.Errorf("failed parsing --set data: %w", err)
-		}
-	}
-	for _, value := range opts.StringValues {
-		if err := strvals.ParseIntoString(value, base); err != nil {
-			return nil, fmt.Errorf("failed parsing --set-string data: %w", err)
-		}
-	}
-	for _, value := range opts.FileValues {
-		reader := func(rs []rune) (any, error) {
-			bytes, err := readValuesFile(string(rs), p, stdin)
-			if err != nil {
+	}()
+	for i, f := range opts.ValueFiles {
+		if strings.TrimSpace(f) != "-" {
+			if err := checkLocal(f, p); err != nil {
 				return nil, err
 			}
-			return string(bytes), err
+			continue
 		}
-		if err := strvals.ParseIntoFile(value, base, reader); err != nil {
+		if tmp != "" {
+			return nil, errors.New(`values file "-" given twice: stdin is read once`)
+		}
+		b, err := safefile.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("reading stdin (-f -): %w", err)
+		}
+		if tmp, err = os.MkdirTemp("", "aws-ccm-renderer-values-"); err != nil {
+			return nil, err
+		}
+		opts.ValueFiles[i] = filepath.Join(tmp, "stdin.yaml")
+		if err := os.WriteFile(opts.ValueFiles[i], b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range opts.FileValues {
+		// Helm's own parser finds the paths; the reader only checks them.
+		check := func(rs []rune) (any, error) {
+			path := string(rs)
+			if strings.TrimSpace(path) == "-" {
+				return nil, fmt.Errorf("--set-file %s: stdin (-) is not read for --set-file; give a file", v)
+			}
+			return "", checkLocal(path, p)
+		}
+		if err := strvals.ParseIntoFile(v, map[string]any{}, check); err != nil {
 			return nil, fmt.Errorf("failed parsing --set-file data: %w", err)
 		}
 	}
-	for _, value := range opts.LiteralValues {
-		if err := strvals.ParseLiteralInto(value, base); err != nil {
-			return nil, fmt.Errorf("failed parsing --set-literal data: %w", err)
-		}
-	}
-	return base, nil
+	return opts.MergeValues(p)
 }
 
-// mergeMaps is Helm's: b's keys over a's, maps merged key by key.
-func mergeMaps(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if v, ok := v.(map[string]any); ok {
-			if bv, ok := out[k]; ok {
-				if bv, ok := bv.(map[string]any); ok {
-					out[k] = mergeMaps(bv, v)
-					continue
-				}
-			}
+// checkLocal checks a file Helm would read from disk: not a URL of a
+// scheme a getter serves.
+func checkLocal(path string, p getter.Providers) error {
+	if u, err := url.Parse(path); err == nil && u.Scheme != "" {
+		if _, err := p.ByScheme(u.Scheme); err == nil {
+			return nil
 		}
-		out[k] = v
 	}
-	return out
-}
-
-// readValuesFile reads a values file as Helm's readFile does: "-" is
-// stdin, a URL of a scheme a getter provides is downloaded, anything else
-// is a local file; stdin and the file bounded.
-func readValuesFile(filePath string, p getter.Providers, stdin io.Reader) ([]byte, error) {
-	if strings.TrimSpace(filePath) == "-" {
-		b, err := safefile.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("reading stdin (-): %w", err)
-		}
-		return b, nil
-	}
-	u, err := url.Parse(filePath)
-	if err != nil {
-		return nil, err
-	}
-	g, err := p.ByScheme(u.Scheme)
-	if err != nil {
-		return safefile.ReadFile(filePath)
-	}
-	data, err := g.Get(filePath, getter.WithURL(filePath))
-	if err != nil {
-		return nil, err
-	}
-	return data.Bytes(), nil
+	return safefile.CheckFile(path)
 }
 
 // stdinOr is r, else the process's stdin, which Helm's values read.

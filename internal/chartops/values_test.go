@@ -43,8 +43,18 @@ func TestMergeValuesAsHelm(t *testing.T) {
 			t.Errorf("%+v:\n got %v, %v\nwant %v, %v", o, got, gerr, want, werr)
 		}
 	}
-	got, err := mergeValues(values.Options{ValueFiles: []string{"-"}, FileValues: []string{"b=-"}}, getter.Providers{}, strings.NewReader("a: 1\n"))
-	if err != nil || !reflect.DeepEqual(got, map[string]any{"a": float64(1), "b": ""}) {
-		t.Errorf("stdin, read once: %v, %v", got, err)
+	got, err := mergeValues(values.Options{ValueFiles: []string{a, "-"}}, getter.Providers{}, strings.NewReader("a: 1\n"))
+	if err != nil || got["a"] != float64(1) || got["extra"] != nil || got["image"] == nil {
+		t.Errorf("-f FILE -f -: %v, %v", got, err)
+	}
+	for _, o := range []values.Options{
+		{ValueFiles: []string{"-", "-"}},
+		{FileValues: []string{"b=-"}},
+		{ValueFiles: []string{"/dev/zero"}},
+		{FileValues: []string{"b=/dev/zero"}},
+	} {
+		if _, err := mergeValues(o, getter.Providers{}, strings.NewReader("a: 1\n")); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want one line of refusal", o, err)
+		}
 	}
 }
