@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 )
 
 // The renderer's config file, a RendererConfig: what --config reads and
@@ -39,7 +40,7 @@ type Config struct {
 // ReadConfigFile reads a RendererConfig file; "-" is not accepted because
 // stdin carries the manifests.
 func ReadConfigFile(path string) (Options, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path)
 	if err != nil {
 		return Options{}, &UsageError{Err: fmt.Errorf("--config: %w", err)}
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -82,7 +83,7 @@ func runFn(cmd *cobra.Command) error {
 	// they came with (the orchestrator's config.kubernetes.io/* and
 	// internal.config.kubernetes.io/* bookkeeping); the reader adds none to
 	// the items of a ResourceList.
-	rw := &kio.ByteReadWriter{Reader: cmd.InOrStdin(), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
+	rw := &kio.ByteReadWriter{Reader: safefile.LimitReader(cmd.InOrStdin()), Writer: cmd.OutOrStdout(), KeepReaderAnnotations: true}
 	items, err := rw.Read()
 	if err != nil {
 		return &renderer.InputError{Err: fmt.Errorf("reading the ResourceList: %s", OneLine(err.Error()))}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -153,7 +153,7 @@ func (f *OptionFlags) Given(fs *pflag.FlagSet) (map[string]bool, error) {
 	}
 	// The config file was read and checked already; this reads which
 	// fields it sets.
-	data, err := os.ReadFile(f.Config)
+	data, err := safefile.ReadFile(f.Config)
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("--config: %w", err)}
 	}

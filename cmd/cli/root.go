@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
@@ -120,7 +122,8 @@ func Complete[T ~string](cmd *cobra.Command, flag string, values []T) {
 }
 
 // readInput reads all of stdin, in chunks that end at document boundaries
-// so the renderer can hand slices of them to the output.
+// so the renderer can hand slices of them to the output; more than
+// safefile.MaxRead bytes is an error, not a read without end.
 func readInput(r io.Reader) ([][]byte, error) {
 	var hint int64
 	if terminal.IsTerminal(r) {
@@ -131,13 +134,21 @@ func readInput(r io.Reader) ([][]byte, error) {
 			hint = st.Size()
 		}
 	}
-	chunks, err := stream.Read(r, hint)
+	if hint > safefile.MaxRead {
+		return nil, readError(safefile.ErrTooLarge)
+	}
+	chunks, err := stream.Read(safefile.LimitReader(r), hint)
 	return chunks, readError(err)
 }
 
+// readError is a failed read of stdin: more than safefile.MaxRead bytes is
+// bad input (exit 1), anything else a failed read (exit 3).
 func readError(err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, safefile.ErrTooLarge):
+		return &renderer.InputError{Err: fmt.Errorf("reading stdin: %w", err)}
 	}
 	return &IOError{fmt.Errorf("reading stdin: %w", err)}
 }

@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
@@ -47,7 +48,7 @@ func NewValues(files, sets []string) Values {
 // Values merges the values: a mistake there is a usage error, before any
 // chart is downloaded.
 func (c *Client) Values(v Values) (map[string]any, error) {
-	vals, err := v.MergeValues(getter.All(c.Env.Settings))
+	vals, err := mergeValues(v.Options, getter.All(c.Env.Settings), stdinOr(c.Stdin))
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("values: %w", err)}
 	}
@@ -386,12 +387,12 @@ type LastRevision struct {
 	Status, Description string
 }
 
-// ReadRelease reads a release's last revision from the cluster of env, in
-// namespace: a release that is not there is an input error; Kubernetes'
+// ReadRelease reads a release's last revision from the cluster getter
+// reaches (Kubeconfig.Getter), in namespace: a release that is not there is an input error; Kubernetes'
 // errors (forbidden, unreachable) come as they are.
-func ReadRelease(env *Env, namespace, name string) (*LastRevision, error) {
+func ReadRelease(getter genericclioptions.RESTClientGetter, namespace, name string) (*LastRevision, error) {
 	cfg := new(action.Configuration)
-	if err := cfg.Init(env.Settings.RESTClientGetter(), namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+	if err := cfg.Init(getter, namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return nil, err
 	}
 	return lastRevision(cfg, namespace, name)

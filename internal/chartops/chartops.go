@@ -46,6 +46,8 @@ type Client struct {
 	Config   *action.Configuration
 	Progress Progress
 	ErrOut   io.Writer
+	// Stdin is what a values file "-" reads; nil: the process's stdin.
+	Stdin io.Reader
 	// ready notes what a failed wait found not ready (Connect sets it).
 	ready *readiness
 	// Verb and Release are the command and the release, for what a

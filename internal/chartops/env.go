@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"k8s.io/client-go/rest"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -33,6 +33,8 @@ type Env struct {
 	// kubeconfigGiven: a command of its own flags (check) gave the
 	// kubeconfig file.
 	kubeconfigGiven bool
+	// namespace is Namespace's, once asked.
+	namespace string
 }
 
 // NewEnv reads the environment.
@@ -73,6 +75,7 @@ func (e *Env) Namespace() string {
 		ns = upstream.Namespace
 	}
 	e.Settings.SetNamespace(ns)
+	e.namespace = ns
 	return ns
 }
 
@@ -85,15 +88,12 @@ func (e *Env) Given(name string) bool {
 // Contexts lists the contexts of the kubeconfig, sorted, and its current
 // context.
 func (e *Env) Contexts() (names []string, current string, err error) {
-	raw, err := e.Settings.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
+	k, err := e.LoadKubeconfig()
 	if err != nil {
 		return nil, "", err
 	}
-	for n := range raw.Contexts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, raw.CurrentContext, nil
+	names, current = k.Contexts()
+	return names, current, nil
 }
 
 // CheckCluster refuses, before anything is asked of a cluster, a command
@@ -108,15 +108,15 @@ func (e *Env) CheckCluster(need string) error {
 			return &renderer.UsageError{Err: fmt.Errorf("--kubeconfig %s: no such file", e.Settings.KubeConfig)}
 		}
 	}
-	raw, err := e.Settings.RESTClientGetter().ToRawKubeConfigLoader().RawConfig()
+	k, err := e.LoadKubeconfig()
 	if err != nil {
-		return &renderer.UsageError{Err: fmt.Errorf("reading the kubeconfig (%s): %w", e.kubeconfigName(), err)}
+		return err
 	}
-	if len(raw.Clusters) == 0 && e.Settings.KubeAPIServer == "" && !inCluster() {
+	if k.Clusters() == 0 && e.Settings.KubeAPIServer == "" && !inCluster() {
 		return &renderer.UsageError{Err: fmt.Errorf("%s needs a cluster, and no kubeconfig names one (%s); "+
 			"give --kubeconfig FILE, or set $KUBECONFIG", need, e.noKubeconfig())}
 	}
-	return e.CheckContext()
+	return e.checkContext(k)
 }
 
 // inCluster tells whether this runs in a pod with a service account, whose
@@ -151,10 +151,19 @@ func (e *Env) CheckContext() error {
 	if name == "" {
 		return nil
 	}
-	names, _, err := e.Contexts()
+	k, err := e.LoadKubeconfig()
 	if err != nil {
-		return &renderer.UsageError{Err: fmt.Errorf("reading the kubeconfig (%s): %w", e.kubeconfigName(), err)}
+		return err
 	}
+	return e.checkContext(k)
+}
+
+func (e *Env) checkContext(k *Kubeconfig) error {
+	name := e.Settings.KubeContext
+	if name == "" {
+		return nil
+	}
+	names, _ := k.Contexts()
 	if slices.Contains(names, name) {
 		return nil
 	}
@@ -172,7 +181,11 @@ func (e *Env) CheckContext() error {
 func (e *Env) UnknownContext(from, name string, names []string) error {
 	has := "it has no contexts"
 	if len(names) > 0 {
-		has = "its contexts: " + strings.Join(names, ", ")
+		escaped := make([]string, len(names))
+		for i, n := range names {
+			escaped[i] = safetext.Escape(n) // a kubeconfig's names: no line feed or escape sequence printed
+		}
+		has = "its contexts: " + strings.Join(escaped, ", ")
 	}
 	return &renderer.UsageError{Err: fmt.Errorf("%s %q is not a context of the kubeconfig %s%s; %s", from, name, e.kubeconfigName(),
 		renderer.DidYouMean(name, names, strconv.Quote), has)}
@@ -196,18 +209,14 @@ func KubeconfigEnv(kubeconfig string) *Env {
 	return e
 }
 
-// ForContext is the environment with another kubeconfig context (check
-// reads several clusters; "" is the kubeconfig's current context).
-func (e *Env) ForContext(name string) *Env {
-	s := helmcli.New()
-	s.KubeConfig, s.KubeContext = e.Settings.KubeConfig, name
-	return &Env{Settings: s, kubeconfigGiven: e.Given("kubeconfig")}
-}
-
 // MaxHistory is $HELM_MAX_HISTORY, else Helm's 10.
 func (e *Env) MaxHistory() int { return e.Settings.MaxHistory }
 
 // RESTConfig is the configuration of the cluster's clients.
 func (e *Env) RESTConfig() (*rest.Config, error) {
-	return e.Settings.RESTClientGetter().ToRESTConfig()
+	k, err := e.LoadKubeconfig()
+	if err != nil {
+		return nil, err
+	}
+	return k.RESTConfig("")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -66,6 +68,15 @@ func (s *Source) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Keyring, "keyring", defaultKeyring(), "the public keys --verify trusts")
 }
 
+// checkKeyring refuses a --keyring that is not a regular file of bounded
+// size; one that does not exist is left to Helm, which says so.
+func checkKeyring(path string) error {
+	if err := safefile.CheckFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &renderer.UsageError{Err: fmt.Errorf("--keyring: %w", err)}
+	}
+	return nil
+}
+
 // defaultKeyring is Helm's: pubring.gpg in $GNUPGHOME, else in ~/.gnupg.
 func defaultKeyring() string {
 	if v, ok := os.LookupEnv("GNUPGHOME"); ok {
@@ -88,9 +99,9 @@ func (s *Source) Check(fs *pflag.FlagSet, in io.Reader) error {
 	if !s.PasswordStdin {
 		return nil
 	}
-	b, err := io.ReadAll(in)
+	b, err := safefile.ReadAll(in)
 	if err != nil {
-		return fmt.Errorf("--password-stdin: %w", err)
+		return &renderer.UsageError{Err: fmt.Errorf("--password-stdin: reading stdin: %w", err)}
 	}
 	s.Password = strings.TrimRight(string(b), "\r\n")
 	return nil
@@ -111,6 +122,11 @@ func tlsConfig(caFile, certFile, keyFile string, insecure bool, prefix string) (
 	}
 	c := &tls.Config{InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12} // #nosec G402 -- the user asked
 	if certFile != "" {
+		for _, f := range []struct{ flag, path string }{{"cert-file", certFile}, {"key-file", keyFile}} {
+			if err := safefile.CheckFile(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, &renderer.UsageError{Err: fmt.Errorf("%s%s: %w", prefix, f.flag, err)}
+			}
+		}
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return nil, &renderer.UsageError{Err: fmt.Errorf("%scert-file/%skey-file: %w", prefix, prefix, err)}
@@ -118,7 +134,7 @@ func tlsConfig(caFile, certFile, keyFile string, insecure bool, prefix string) (
 		c.Certificates = []tls.Certificate{cert}
 	}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := safefile.ReadFile(caFile)
 		if err != nil {
 			return nil, &renderer.UsageError{Err: fmt.Errorf("%sca-file: %w", prefix, err)}
 		}
@@ -271,7 +287,17 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		if err != nil {
 			return "", &renderer.InputError{Err: fmt.Errorf("chart %s: %w", ref, err)}
 		}
+		// A chart package is read by Helm's loader: a regular file of
+		// bounded size (a directory's files Helm's loader checks itself).
+		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+			if err := safefile.CheckFile(abs); err != nil {
+				return "", &renderer.InputError{Err: fmt.Errorf("chart %s: %w", ref, err)}
+			}
+		}
 		if src.Verify {
+			if err := checkKeyring(src.Keyring); err != nil {
+				return "", err
+			}
 			if _, err := downloader.VerifyChart(abs, src.Keyring); err != nil {
 				return "", &renderer.InputError{Err: fmt.Errorf("chart %s: --verify: %w", ref, err)}
 			}
@@ -317,6 +343,9 @@ func (c *Client) locate(ctx context.Context, ref string) (string, error) {
 		Keyring:          src.Keyring,
 	}
 	if src.Verify {
+		if err := checkKeyring(src.Keyring); err != nil {
+			return "", err
+		}
 		dl.Verify = downloader.VerifyAlways
 	}
 	if err := os.MkdirAll(s.RepositoryCache, 0o755); err != nil {

@@ -184,7 +184,7 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	if !n.cluster && opts.Distro != DistroDetect {
 		c.unusedCluster()
 	}
-	p.client = &chartops.Client{Env: c.env, Source: &c.source, Progress: c.progress, ErrOut: c.errOut, Verb: c.verb, Release: c.release}
+	p.client = &chartops.Client{Env: c.env, Source: &c.source, Progress: c.progress, ErrOut: c.errOut, Stdin: c.in, Verb: c.verb, Release: c.release}
 	if err := p.client.Connect(n.cluster); err != nil {
 		return nil, n.explain(err)
 	}

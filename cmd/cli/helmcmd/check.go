@@ -21,6 +21,8 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/awscheck"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -213,21 +215,27 @@ type checkTarget struct {
 	label   string // as the report names it
 }
 
-func (f *checkFlags) targets() ([]checkTarget, error) {
+// targets are the clusters to check, and the kubeconfig, read once, whose
+// contexts they are.
+func (f *checkFlags) targets() ([]checkTarget, *chartops.Kubeconfig, error) {
 	env := chartops.KubeconfigEnv(f.kubeconfig)
 	if err := env.CheckCluster("check"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	names, current, _ := env.Contexts()
+	kc, err := env.LoadKubeconfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	names, current := kc.Contexts()
 	if f.allContexts {
 		if len(names) == 0 {
-			return nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
+			return nil, nil, &renderer.UsageError{Err: errors.New("--all-contexts: the kubeconfig has no contexts")}
 		}
 		var ts []checkTarget
 		for _, n := range names {
 			ts = append(ts, checkTarget{context: n, label: n})
 		}
-		return ts, nil
+		return ts, kc, nil
 	}
 	want, from := f.contexts, "--kube-context"
 	if len(want) == 0 {
@@ -238,19 +246,19 @@ func (f *checkFlags) targets() ([]checkTarget, error) {
 			if label == "" {
 				label = "(no context)"
 			}
-			return []checkTarget{{label: label}}, nil
+			return []checkTarget{{label: label}}, kc, nil
 		}
 	}
 	var ts []checkTarget
 	for _, c := range want {
 		if !slices.Contains(names, c) {
-			return nil, env.UnknownContext(from, c, names)
+			return nil, nil, env.UnknownContext(from, c, names)
 		}
 		if !slices.ContainsFunc(ts, func(t checkTarget) bool { return t.context == c }) {
 			ts = append(ts, checkTarget{context: c, label: c})
 		}
 	}
-	return ts, nil
+	return ts, kc, nil
 }
 
 func orNone(names []string) string {
@@ -264,7 +272,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := f.validate(cmd.Flags()); err != nil {
 		return err
 	}
-	targets, err := f.targets()
+	targets, kc, err := f.targets()
 	if err != nil {
 		return err
 	}
@@ -306,7 +314,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			reports[i], errs[i] = f.checkOne(cmd.Context(), t, in)
+			reports[i], errs[i] = f.checkOne(cmd.Context(), kc, t, in)
 		}()
 	}
 	wg.Wait()
@@ -350,7 +358,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	for i, err := range errs {
 		if err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+cli.OneLine(contextError(targets[i].label, err).Error()))
+			fmt.Fprintln(cmd.ErrOrStderr(), "aws-ccm-renderer: "+safetext.Escape(cli.OneLine(contextError(targets[i].label, err).Error())))
 		}
 	}
 	if code != cli.ExitOK {
@@ -360,8 +368,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 }
 
 // contextError names the cluster in an error and types it for the exit
-// code: a cluster that cannot be read is exit 3.
+// code: a cluster that cannot be read is exit 3. The context's name is
+// escaped (safetext.Escape): a line feed in it would split the line.
 func contextError(label string, err error) error {
+	label = safetext.Escape(label)
 	var ce *check.ClusterError
 	var ae *check.AWSError
 	switch {
@@ -375,12 +385,17 @@ func contextError(label string, err error) error {
 	return &cli.IOError{Err: fmt.Errorf("context %s: %w", label, err)}
 }
 
-// checkOne checks one cluster.
-func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input) (*check.Report, error) {
+// checkRun reads and judges a cluster: check.Run; FuzzCheckKubeconfig
+// replaces it, to reach no cluster (and run no exec plugin a kubeconfig
+// names).
+var checkRun = check.Run
+
+// checkOne checks one cluster, of a context of the kubeconfig read once.
+func (f *checkFlags) checkOne(ctx context.Context, kc *chartops.Kubeconfig, t checkTarget, in check.Input) (*check.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	env := chartops.KubeconfigEnv(f.kubeconfig).ForContext(t.context)
-	cfg, err := env.RESTConfig()
+	getter := kc.Getter(t.context)
+	cfg, err := getter.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w (set --kubeconfig or $KUBECONFIG)", err)
 	}
@@ -391,7 +406,7 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 	}
 	in.Context, in.Server = t.label, cfg.Host
 	if in.Source == check.SourceRelease {
-		rel, err := chartops.ReadRelease(env, in.ManifestNamespace, f.release)
+		rel, err := chartops.ReadRelease(getter, in.ManifestNamespace, f.release)
 		switch {
 		case renderer.IsInputError(err):
 			return nil, err
@@ -405,7 +420,7 @@ func (f *checkFlags) checkOne(ctx context.Context, t checkTarget, in check.Input
 		}
 		in.Release, in.ReleaseChart, in.ReleaseStatus, in.ReleaseDescription = rel.ID, rel.Chart, rel.Status, rel.Description
 	}
-	rep, err := check.Run(ctx, client, in)
+	rep, err := checkRun(ctx, client, in)
 	if err != nil && check.IsUnreachable(err) {
 		var ce *check.ClusterError
 		if !errors.As(err, &ce) {
@@ -420,13 +435,16 @@ func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 		if terminal.IsTerminal(stdin) {
 			return nil, &renderer.UsageError{Err: errors.New("-f -: stdin is a terminal: pipe the manifests in (aws-ccm-renderer template ... | aws-ccm-renderer check -f -)")}
 		}
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, &cli.IOError{Err: fmt.Errorf("reading stdin: %w", err)}
+		data, err := safefile.ReadAll(stdin)
+		switch {
+		case errors.Is(err, safefile.ErrTooLarge):
+			return nil, &renderer.InputError{Err: fmt.Errorf("-f -: reading stdin: %w", err)}
+		case err != nil:
+			return nil, &cli.IOError{Err: fmt.Errorf("-f -: reading stdin: %w", err)}
 		}
 		return data, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := safefile.ReadFile(file)
 	if err != nil {
 		return nil, &renderer.UsageError{Err: fmt.Errorf("-f: %w", err)}
 	}

@@ -213,3 +213,36 @@ func TestCheckAreas(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckContextNamesEscaped: a context whose name holds an escape
+// sequence and a line feed is printed escaped, on its line: in its
+// report's heading, its summary row and its stderr line; JSON keeps the
+// name, escaped by JSON.
+func TestCheckContextNamesEscaped(t *testing.T) {
+	const name, escaped = "a\x1b[31mred\nnext", `a\x1b[31mred\nnext`
+	t.Setenv("KUBECONFIG", kubeconfig(t, name, "b"))
+	code, out, errOut := run(t, "", "check", "--all-contexts", "--timeout=5s")
+	if code != cli.ExitOther || strings.ContainsAny(out+errOut, "\x1b") {
+		t.Errorf("exit %d, a raw escape printed:\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if !strings.Contains(out, "Cluster "+escaped+"\n") {
+		t.Errorf("no escaped heading:\n%s", out)
+	}
+	_, summary, _ := strings.Cut(out, "CONTEXT")
+	rows := strings.Split(strings.TrimSuffix(summary, "\n"), "\n")[1:]
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "✗  "+escaped+"  ") || !strings.HasPrefix(rows[1], "✗  b ") {
+		t.Errorf("summary rows %q, want one for %q and one for b", rows, escaped)
+	}
+	if lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "aws-ccm-renderer: context "+escaped+": cannot reach the cluster") {
+		t.Errorf("stderr lines %q", lines)
+	}
+	_, out, _ = run(t, "", "check", "--all-contexts", "--timeout=5s", "-o", "json")
+	if !strings.Contains(out, `"context": "a\u001b[31mred\nnext"`) {
+		t.Errorf("JSON:\n%s", out)
+	}
+	// A context given that the kubeconfig does not have: its names escaped.
+	_, _, errOut = run(t, "", "check", "--kube-context", "c")
+	if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "its contexts: "+escaped+", b") {
+		t.Errorf("unknown context: %q", errOut)
+	}
+}

@@ -2,7 +2,9 @@ package awscheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 )
 
 // callerIdentity asks who check reads as (sts:GetCallerIdentity: needs no
@@ -32,13 +35,43 @@ func profileHint(profile string) string {
 	return " (profile " + profile + ")"
 }
 
+// sharedFiles are the files of the environment the SDK reads when it loads
+// its configuration: the shared config and credentials files, the CA
+// bundle and the web identity token.
+func sharedFiles() []string {
+	cfg, creds := os.Getenv("AWS_CONFIG_FILE"), os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
+	if cfg == "" {
+		cfg = config.DefaultSharedConfigFilename()
+	}
+	if creds == "" {
+		creds = config.DefaultSharedCredentialsFilename()
+	}
+	return []string{cfg, creds, os.Getenv("AWS_CA_BUNDLE"), os.Getenv("AWS_WEB_IDENTITY_TOKEN_FILE")}
+}
+
+// checkSharedFiles refuses, before the SDK reads them without bound, the
+// files of sharedFiles that are not regular files of at most
+// safefile.MaxRead bytes; those that do not exist are the SDK's to judge,
+// and /dev/null (AWS_CONFIG_FILE=/dev/null: no shared config) reads empty.
+func checkSharedFiles() error {
+	for _, p := range sharedFiles() {
+		if p == "" || p == os.DevNull {
+			continue
+		}
+		if err := safefile.CheckFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
 // Profiles lists the profiles of the shared config and credentials
 // files the SDK reads ($AWS_CONFIG_FILE, $AWS_SHARED_CREDENTIALS_FILE, else
 // ~/.aws/config and ~/.aws/credentials), for --aws-profile's completion.
 func Profiles() []string {
 	var names []string
 	read := func(path string, prefixed bool) {
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadFile(path)
 		if err != nil {
 			return
 		}
@@ -56,15 +89,9 @@ func Profiles() []string {
 			}
 		}
 	}
-	cfg, creds := os.Getenv("AWS_CONFIG_FILE"), os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
-	if cfg == "" {
-		cfg = config.DefaultSharedConfigFilename()
-	}
-	if creds == "" {
-		creds = config.DefaultSharedCredentialsFilename()
-	}
-	read(cfg, true)
-	read(creds, false)
+	files := sharedFiles()
+	read(files[0], true)
+	read(files[1], false)
 	sort.Strings(names)
 	return names
 }

@@ -105,6 +105,9 @@ func collect(ctx context.Context, s *check.Snapshot) error {
 	if acct.Region != "" {
 		opts = append(opts, config.WithRegion(acct.Region))
 	}
+	if err := checkSharedFiles(); err != nil {
+		return &check.AWSError{Msg: "loading the AWS configuration: " + err.Error()}
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return &check.AWSError{Msg: "loading the AWS configuration: " + oneLine(err.Error()) + profileHint(o.Profile)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/checktest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile/safefiletest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"io"
 	"net"
@@ -374,5 +375,34 @@ func TestProfiles(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", creds)
 	if got := Profiles(); !slices.Equal(got, []string{"CI", "default", "prod"}) {
 		t.Errorf("%q", got)
+	}
+}
+
+// TestSharedFilesBounded: the AWS shared config and credentials files, the
+// CA bundle and the web identity token are regular files of at most
+// 64 MiB, or one error before the SDK reads them; --aws-profile's
+// completion lists no profiles of them, and ends.
+func TestSharedFilesBounded(t *testing.T) {
+	for path, want := range safefiletest.Files(t) {
+		for _, env := range []string{"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CA_BUNDLE", "AWS_WEB_IDENTITY_TOKEN_FILE"} {
+			t.Run(env+" "+filepath.Base(path), func(t *testing.T) {
+				dir := t.TempDir()
+				t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+				t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+				t.Setenv(env, path)
+				if err := checkSharedFiles(); err == nil || err.Error() != want && !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("%v, want %q", err, want)
+				}
+				if got := safefiletest.Within(t, "Profiles", Profiles); len(got) != 0 {
+					t.Errorf("Profiles: %q", got)
+				}
+			})
+		}
+	}
+	for _, none := range []string{filepath.Join(t.TempDir(), "none"), os.DevNull} {
+		t.Setenv("AWS_CONFIG_FILE", none)
+		if err := checkSharedFiles(); err != nil {
+			t.Errorf("AWS_CONFIG_FILE=%s: %v", none, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 )
 
@@ -28,12 +30,40 @@ type Result struct {
 	Clusters   []*check.Report `json:"clusters"`
 }
 
-// WriteJSON writes the reports as one indented JSON document.
+// WriteJSON writes the reports as one indented JSON document. Its strings
+// hold no control character as safetext reads them: encoding/json escapes
+// C0 and U+2028/U+2029 itself, and the rest (DEL, C1, the bidirectional
+// controls) are escaped here, as \u escapes the document means the same
+// by.
 func WriteJSON(w io.Writer, reports []*check.Report) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(Result{APIVersion: ResultAPIVersion, Kind: ResultKind, Clusters: reports})
+	if err := enc.Encode(Result{APIVersion: ResultAPIVersion, Kind: ResultKind, Clusters: reports}); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(b.Bytes()))
+	return err
+}
+
+// escapeJSON writes as \u escapes the control characters encoding/json
+// leaves as they are. Outside its strings a JSON document holds only
+// ASCII, so each is in a string, where the escape means the same.
+func escapeJSON(doc []byte) []byte {
+	left := func(r rune) bool { return r >= 0x7f && safetext.IsControl(r) }
+	if !bytes.ContainsFunc(doc, left) {
+		return doc
+	}
+	var b bytes.Buffer
+	for _, r := range string(doc) {
+		if left(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.Bytes()
 }
 
 // Symbol is the mark a person reads at a glance.
@@ -66,20 +96,29 @@ func colourOf(s check.Severity) string {
 	return terminal.Dim
 }
 
+// esc is text of the report for a person: what it holds came from a
+// kubeconfig (context, server) or the cluster (names, versions, messages
+// that quote them), and a control character in it would drive the
+// terminal (an escape sequence colours it, clears it) or break the line
+// (a line feed splits the table, a tab shifts its columns); each is
+// written as a Go escape instead (safetext.Escape). JSON output needs
+// none: encoding/json escapes every control character.
+func esc(s string) string { return safetext.Escape(s) }
+
 // WriteTable writes one cluster's report for a person: a heading, one
 // line per finding with its mark, and the fix on the line below.
 func WriteTable(w io.Writer, r *check.Report, colour bool) error {
 	var b strings.Builder
-	head := "Cluster " + r.Context
+	head := "Cluster " + esc(r.Context)
 	if r.Server != "" {
-		head += " (" + r.Server + ")"
+		head += " (" + esc(r.Server) + ")"
 	}
 	if r.KubernetesVersion != "" {
-		head += ", Kubernetes " + r.KubernetesVersion
+		head += ", Kubernetes " + esc(r.KubernetesVersion)
 	}
 	b.WriteString(terminal.Paint(colour, terminal.Bold, head) + "\n")
 	if r.Error != "" {
-		fmt.Fprintf(&b, "  %s %s\n", mark(colour, check.Error), r.Error)
+		fmt.Fprintf(&b, "  %s %s\n", mark(colour, check.Error), esc(r.Error))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -94,13 +133,13 @@ func WriteTable(w io.Writer, r *check.Report, colour bool) error {
 	}
 	indent := strings.Repeat(" ", 2+2+width+2)
 	for _, f := range r.Findings {
-		line := f.Message
+		line := esc(f.Message)
 		if f.Subject != "" {
-			line = f.Subject + ": " + line
+			line = esc(f.Subject) + ": " + line
 		}
-		fmt.Fprintf(&b, "  %s %-*s  %s\n", mark(colour, f.Severity), width, f.Area, line)
+		fmt.Fprintf(&b, "  %s %-*s  %s\n", mark(colour, f.Severity), width, esc(f.Area), line)
 		if f.Fix != "" {
-			fmt.Fprintf(&b, "%s→ %s\n", indent, f.Fix)
+			fmt.Fprintf(&b, "%s→ %s\n", indent, esc(f.Fix))
 		}
 	}
 	fmt.Fprintf(&b, "  %s (checked in %dms)\n", counts(r), r.DurationMS)
@@ -137,7 +176,7 @@ func WriteSummary(w io.Writer, reports []*check.Report, colour bool) error {
 		switch {
 		case r.Error != "":
 			sev = check.Error
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", mark(colour, sev), r.Context, firstClause(r.Error), map[bool]string{true: "\t-"}[withAWS])
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", mark(colour, sev), esc(r.Context), esc(firstClause(r.Error)), map[bool]string{true: "\t-"}[withAWS])
 			continue
 		case r.Summary.Errors > 0:
 			sev = check.Error
@@ -152,8 +191,8 @@ func WriteSummary(w io.Writer, reports []*check.Report, colour bool) error {
 		if withAWS {
 			awsCol = "\t" + awsCounts(r.AWS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", mark(colour, sev), r.Context, r.Distribution.Detected,
-			r.KubernetesVersion, placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r), awsCol)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", mark(colour, sev), esc(r.Context), esc(r.Distribution.Detected),
+			esc(r.KubernetesVersion), placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r), awsCol)
 	}
 	return tw.Flush()
 }
@@ -177,7 +216,7 @@ func awsCounts(a *check.AWSSummary) string {
 	if len(parts) == 0 {
 		parts = append(parts, "ok")
 	}
-	return a.Region + ": " + strings.Join(parts, ", ")
+	return esc(a.Region) + ": " + strings.Join(parts, ", ")
 }
 
 // firstClause shortens an error for the summary table.
