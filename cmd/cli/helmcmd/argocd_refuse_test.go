@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -90,7 +91,7 @@ func TestArgoGenerateRefusals(t *testing.T) {
 		// RENDERER_ARGS reads no file.
 		{"-c FILE", p(), map[string]string{"RENDERER_ARGS": "-c " + f.secretFile},
 			"RENDERER_ARGS: -c reads a file, which the plugin does not: give the renderer's options as parameters, or as its flags in RENDERER_ARGS"},
-		{"-c /dev/zero", p(), map[string]string{"RENDERER_ARGS": "-c /dev/zero"}, "RENDERER_ARGS: -c reads a file"},
+		{"-c the zero device", p(), map[string]string{"RENDERER_ARGS": "-c /dev/zero"}, "RENDERER_ARGS: -c reads a file"},
 		{"--config=FILE", p(), map[string]string{"RENDERER_ARGS": "--config=" + f.secretFile}, "RENDERER_ARGS: --config reads a file"},
 		{"--config FILE", p(), map[string]string{"RENDERER_ARGS": "--strict=true --config " + f.secretFile}, "RENDERER_ARGS: --strict is set by the parameter strict" + setBy},
 		{"--config link", p(), map[string]string{"RENDERER_ARGS": "--allow-version-skew --config linked.yaml"}, "RENDERER_ARGS: --config reads a file"},
@@ -127,14 +128,14 @@ func TestArgoGenerateRefusals(t *testing.T) {
 			map[string]string{"RENDERER_ARGS": "--allow-missing-workload"},
 			"guard-image: the output has no guard, as the renderer found no CCM workload to add it to; generate does not go on without it"},
 		// https:// or oci:// only.
-		{"chart http://", `[{"name":"chart","string":"http://charts.example.com/ccm-1.0.0.tgz"}]`, nil,
+		{"chart http", `[{"name":"chart","string":"http://charts.example.com/ccm-1.0.0.tgz"}]`, nil,
 			"chart: http://charts.example.com/ccm-1.0.0.tgz is a plain http:// URL, which anyone on the way may change; use https:// (or an oci:// reference)"},
-		{"CHART HTTP://", "", map[string]string{"CHART": "HTTP://charts.example.com/ccm-1.0.0.tgz"}, "chart: HTTP://charts.example.com/ccm-1.0.0.tgz is a plain http:// URL"},
-		{"repo http://", `[{"name":"repo","string":"http://charts.example.com"}]`, nil,
+		{"CHART HTTP", "", map[string]string{"CHART": "HTTP://charts.example.com/ccm-1.0.0.tgz"}, "chart: HTTP://charts.example.com/ccm-1.0.0.tgz is a plain http:// URL"},
+		{"repo http", `[{"name":"repo","string":"http://charts.example.com"}]`, nil,
 			"repo: http://charts.example.com is a plain http:// URL, which anyone on the way may change; use https://"},
-		{"REPO http://", "", map[string]string{"REPO": "http://charts.example.com"}, "repo: http://charts.example.com is a plain http:// URL"},
+		{"REPO http", "", map[string]string{"REPO": "http://charts.example.com"}, "repo: http://charts.example.com is a plain http:// URL"},
 		{"repo a path", `[{"name":"repo","string":"/etc"}]`, nil, "repo: /etc is not an https:// URL of a chart repository"},
-		{"repo file://", "", map[string]string{"REPO": "file:///etc"}, "repo: file:///etc is not an https:// URL of a chart repository"},
+		{"REPO file scheme", "", map[string]string{"REPO": "file:///etc"}, "repo: file:///etc is not an https:// URL of a chart repository"},
 		// Paths (as before).
 		{"values-files out", p(`{"name":"values-files","array":["` + f.secretFile + `"]}`), nil, "values-files: " + f.secretFile + " " + notIn},
 		{"values-files link out", p(`{"name":"values-files","array":["linked.yaml"]}`), nil, "values-files: linked.yaml " + notIn},
@@ -189,8 +190,8 @@ func TestArgoGenerateAllowed(t *testing.T) {
 // FuzzArgoGenerate: whatever RENDERER_ARGS and the parameters hold,
 // generate does not panic; when it fails, stdout is empty and stderr one
 // line without the content of the file outside the source directory;
-// when it succeeds with the guard-image parameter, the guard is in the
-// output.
+// when it succeeds, stdout is Kubernetes objects only, with the guard when
+// the guard-image parameter is set.
 func FuzzArgoGenerate(f *testing.F) {
 	fx := newArgoFixture(f)
 	chart := `{"name":"chart","string":"./chart"}`
@@ -205,7 +206,7 @@ func FuzzArgoGenerate(f *testing.F) {
 		{"--guard-image=x", "[" + chart + "]"},
 		{"-c " + fx.secretFile, "[" + chart + "]"},
 		{"--config " + fx.secretFile, "[" + chart + "]"},
-		{"-c /dev/zero", "[" + chart + "]"},
+		{"-c the zero device", "[" + chart + "]"},
 		{"--help", "[" + chart + "]"},
 		{"-h --version", "[" + chart + "]"},
 		{"--distro=k3s --strict=false", "[" + chart + `,{"name":"distro","string":"rke2"}]`},
@@ -213,14 +214,14 @@ func FuzzArgoGenerate(f *testing.F) {
 		{"--remove-arg=cloud-provider", "[" + chart + "]"},
 		{"", "[" + chart + `,{"name":"values-files","array":["` + fx.secretFile + `"]}]`},
 		{"", "[" + chart + `,{"name":"values-files","array":["linked.yaml"]}]`},
-		{"", `[{"name":"chart","string":"linked.yaml"}]`},
+		{"", `[{"name":"chart","string":"./linked.yaml"}]`},
 		{"", `[{"name":"chart","string":"` + fx.secretFile + `"}]`},
 		{"", `[{"name":"chart","string":"http://127.0.0.1:1/x.tgz"}]`},
 		{"", `[{"name":"repo","string":"http://127.0.0.1:1"}]`},
-		{"", `[{"name":"chart","string":"values-prod.yaml"}]`},
+		{"", `[{"name":"chart","string":"./values-prod.yaml"}]`},
 		{"--leader-name -x", "[" + chart + `,{"name":"mode","string":"migrate"}]`},
 		{"", `{"name":"chart"}`},
-		{"", `[{"name":"chart","map":{"a":"b"}}]`},
+		{"", "[" + chart + `,{"name":"helm-set","map":{"a":"b"}}]`},
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -264,6 +265,15 @@ func FuzzArgoGenerate(f *testing.F) {
 				t.Errorf("the secret file's content is in the message: %q", errOut)
 			}
 			return
+		}
+		objs, err := manifest.Split([]byte(out))
+		if err != nil || len(objs) == 0 {
+			t.Errorf("stdout is not manifests (%v):\n%s", err, out)
+		}
+		for _, o := range objs {
+			if o.Kind == "" {
+				t.Errorf("stdout holds a document that is no object:\n%s", o.Raw)
+			}
 		}
 		if strings.Contains(params, argoGuard) && !hasGuard(out, argoGuard) {
 			t.Errorf("the guard-image parameter's guard is not in the output:\n%s", out)
