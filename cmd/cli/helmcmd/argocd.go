@@ -126,8 +126,8 @@ guard is refused.
 
 On any failure it prints one line on stderr and nothing on stdout, and exits non-zero: 1 for a
 refused parameter, plugin env or RENDERER_ARGS, and for a chart or values the renderer refuses;
-2 for a value the renderer's flags do not take and for a warning (strict); 3 when the chart
-cannot be fetched or anything else fails. Argo CD then reports the error and neither applies nor
+2 for a value the renderer's flags do not take and for a warning (strict); 3 when the chart's
+source cannot be reached or anything else fails. Argo CD then reports the error and neither applies nor
 prunes anything. Notes and warnings go to stderr only when it succeeds.`
 
 const generateExamples = `  # The plugin's generate command (examples/argocd/plugin.yaml)
