@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -148,6 +149,7 @@ type cmpRun struct {
 	noJSON bool
 	unset  []string // variables the repo server would send that this run leaves out
 	apis   string   // KUBE_API_VERSIONS, if not the default
+	caFile string   // the sidecar's CA bundle (SSL_CERT_FILE), for a chart served on loopback
 }
 
 // defaultKube is the destination cluster's version of a run that names
@@ -216,6 +218,9 @@ func (c cmpRun) run(t *testing.T) (stdout, stderr []byte, err error) {
 		"HELM_CACHE_HOME=" + filepath.Join(home, "helm", "cache"),
 		"HELM_CONFIG_HOME=" + filepath.Join(home, "helm", "config"),
 		"HELM_DATA_HOME=" + filepath.Join(home, "helm", "data"),
+	}
+	if c.caFile != "" {
+		sidecar = append(sidecar, "SSL_CERT_FILE="+c.caFile)
 	}
 	sent := [][2]string{
 		{"ARGOCD_APP_NAME", cmpAppName},
@@ -347,6 +352,13 @@ func TestArgoCDPlugin(t *testing.T) {
 		"chart a level up":        {map[string]string{"CHART": "../other-team/chart"}, nil, "", "chart: ../other-team/chart is not a path in the Application's source directory"},
 		"chart of another scheme": {map[string]string{"CHART": "file:///etc/charts/x.tgz"}, nil, "", "chart: file:///etc/charts/x.tgz is neither a chart name"},
 		"chart as a helm flag":    {map[string]string{"CHART": "--kubeconfig=x"}, nil, "", "chart: --kubeconfig=x is neither a chart name"},
+		// RENDERER_ARGS: no file, no help, no option a parameter sets.
+		"RENDERER_ARGS: -c": {map[string]string{"CHART": localChart, "RENDERER_ARGS": "-c /etc/passwd"}, nil, "", "RENDERER_ARGS: -c reads a file"},
+		"RENDERER_ARGS: --help": {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--help"}, nil, "",
+			"RENDERER_ARGS: --help: generate writes nothing but manifests"},
+		"RENDERER_ARGS over a parameter": {map[string]string{"CHART": localChart, "RENDERER_ARGS": "--distro=k3s"}, []argoParam{{Name: "distro", String: str("rke2")}}, "",
+			"RENDERER_ARGS: --distro is set by the parameter distro: set that parameter instead"},
+		"repo over http": {map[string]string{"REPO": "http://charts.example.com"}, nil, "", "repo: http://charts.example.com is a plain http:// URL"},
 		// The destination cluster's version reaches the renderer.
 		"migrate: the chart's CCM (1.35) on a 1.26 cluster": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("rke2")},
 			{Name: "mode", String: str("migrate")}}, "1.26.15",
@@ -636,29 +648,48 @@ func TestArgoCDGenerateEnvironment(t *testing.T) {
 		t.Errorf("KUBE_API_VERSIONS did not reach the chart: %v\n%s", err, errOut)
 	}
 
-	// A chart package's URL, served on loopback.
+	// A chart package's https:// URL, served on loopback with a
+	// certificate the sidecar trusts (SSL_CERT_FILE); its http:// twin,
+	// and an https:// URL that redirects to it, are refused.
 	pkg, err := os.ReadFile(upstreamPkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/charts/ccm-1.0.0.tgz" {
 			http.NotFound(w, r)
 			return
 		}
 		_, _ = w.Write(pkg)
-	}))
+	})
+	srv := httptest.NewTLSServer(serve)
 	defer srv.Close()
-	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/ccm-1.0.0.tgz")}, {Name: "distro", String: str("k3s")}}}.run(t)
+	plain := httptest.NewServer(serve)
+	defer plain.Close()
+	redirect := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/charts/ccm-1.0.0.tgz", http.StatusFound))
+	defer redirect.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	var bundle []byte
+	for _, s := range []*httptest.Server{srv, redirect} {
+		bundle = append(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})...)
+	}
+	testtools.WriteFile(t, ca, bundle)
+	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/ccm-1.0.0.tgz")}, {Name: "distro", String: str("k3s")}}, caFile: ca}.run(t)
 	if err != nil {
 		t.Fatalf("chart URL: %v\n%s", err, errOut)
+	}
+	for _, u := range []string{plain.URL, redirect.URL} {
+		out, errOut, err := cmpRun{params: []argoParam{{Name: "chart", String: str(u + "/charts/ccm-1.0.0.tgz")}}, caFile: ca}.run(t)
+		if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "use https://") || strings.Count(string(errOut), "\n") != 1 {
+			t.Errorf("chart %s: %v, %d bytes out, stderr %q", u, err, len(out), errOut)
+		}
 	}
 	objs, err := manifest.Split(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroK3s, renderer.ModeInstall)
-	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/missing.tgz")}}}.run(t)
+	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/missing.tgz")}}, caFile: ca}.run(t)
 	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "missing.tgz") {
 		t.Errorf("a chart URL that is not found: %v, %d bytes out, stderr %q", err, len(out), errOut)
 	}

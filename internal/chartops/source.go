@@ -46,6 +46,10 @@ import (
 type Source struct {
 	action.ChartPathOptions
 	PasswordStdin bool
+	// HTTPSOnly refuses every plain http:// request: a chart URL, a
+	// repository's, a package URL its index lists and a redirect (the Argo
+	// CD plugin's).
+	HTTPSOnly bool
 
 	repoGiven bool         // --repo on the command line
 	refused   atomic.Int32 // the last 401 or 403 a repository answered
@@ -189,7 +193,8 @@ func (s *Source) registryClient(env *Env, errOut io.Writer) (*registry.Client, e
 // with the transport Helm's getter makes, with the TLS of the flags.
 func (s *Source) getters(env *Env, tc *tls.Config) getter.Providers {
 	seen := &http.Transport{}
-	rt := statusSeen{next: &http.Transport{DisableCompression: true, Proxy: http.ProxyFromEnvironment, TLSClientConfig: tc}, refused: &s.refused}
+	rt := statusSeen{next: &http.Transport{DisableCompression: true, Proxy: http.ProxyFromEnvironment, TLSClientConfig: tc}, refused: &s.refused,
+		httpsOnly: s.HTTPSOnly}
 	seen.RegisterProtocol("http", rt)
 	seen.RegisterProtocol("https", rt)
 	var out getter.Providers
@@ -205,13 +210,25 @@ func (s *Source) getters(env *Env, tc *tls.Config) getter.Providers {
 	return out
 }
 
-// statusSeen is an HTTP transport that remembers the last refusal.
+// statusSeen is an HTTP transport that remembers the last refusal, and
+// sends nothing over plain HTTP when httpsOnly.
 type statusSeen struct {
-	next    http.RoundTripper
-	refused *atomic.Int32
+	next      http.RoundTripper
+	refused   *atomic.Int32
+	httpsOnly bool
+}
+
+// PlainHTTPError is a plain http:// request that Source.HTTPSOnly refused.
+type PlainHTTPError struct{ URL string }
+
+func (e *PlainHTTPError) Error() string {
+	return "plain http:// (" + e.URL + ") is refused, as anyone on the way may change what it gets: use https://"
 }
 
 func (t statusSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.httpsOnly && r.URL.Scheme != "https" {
+		return nil, &PlainHTTPError{URL: r.URL.Redacted()}
+	}
 	resp, err := t.next.RoundTrip(r)
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		t.refused.Store(int32(resp.StatusCode))
@@ -561,7 +578,10 @@ func (c *Client) sourceError(ref, from string, err error) error {
 	var registryAnswer *errcode.ErrorResponse
 	refusedByRegistry := errors.Is(err, auth.ErrBasicCredentialNotFound) ||
 		errors.As(err, &registryAnswer) && (registryAnswer.StatusCode == http.StatusUnauthorized || registryAnswer.StatusCode == http.StatusForbidden)
+	var plain *PlainHTTPError
 	switch {
+	case errors.As(err, &plain):
+		return &renderer.InputError{Err: fmt.Errorf("chart %s: %s", ref, plain)}
 	case errors.As(err, &unknownCA) || errors.As(err, &verify):
 		return fmt.Errorf("chart %s: %w (--ca-file to trust the CA that signed %s's certificate)", ref, err, from)
 	case Unreachable(err):

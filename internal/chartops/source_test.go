@@ -3,6 +3,9 @@ package chartops
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +68,33 @@ func TestCheckDigest(t *testing.T) {
 				t.Errorf("stderr %q, want %q", errOut.String(), tc.warn)
 			}
 		})
+	}
+}
+
+// TestHTTPSOnly: with HTTPSOnly, the getters send no plain http:// request,
+// neither asked for nor a redirect from https://; without it, they do.
+func TestHTTPSOnly(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("apiVersion: v1\n")) }))
+	defer plain.Close()
+	redirect := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/index.yaml", http.StatusFound))
+	defer redirect.Close()
+	tc := redirect.Client().Transport.(*http.Transport).TLSClientConfig
+	for _, httpsOnly := range []bool{false, true} {
+		s := &Source{HTTPSOnly: httpsOnly}
+		for _, u := range []string{plain.URL + "/index.yaml", redirect.URL + "/index.yaml"} {
+			g, err := s.getters(NewEnv(), tc).ByScheme(strings.SplitN(u, ":", 2)[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = g.Get(u)
+			var refused *PlainHTTPError
+			if errors.As(err, &refused) != httpsOnly || (!httpsOnly && err != nil) {
+				t.Errorf("HTTPSOnly %v, %s: %v", httpsOnly, u, err)
+			}
+		}
+	}
+	err := (&Client{Source: &Source{}}).sourceError("http://example.com/x.tgz", "http://example.com/x.tgz", fmt.Errorf("get: %w", &PlainHTTPError{URL: "http://example.com/x.tgz"}))
+	if !renderer.IsInputError(err) || err.Error() != "chart http://example.com/x.tgz: plain http:// (http://example.com/x.tgz) is refused, as anyone on the way may change what it gets: use https://" {
+		t.Errorf("sourceError: %v", err)
 	}
 }

@@ -1,11 +1,13 @@
 package helmcmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
@@ -21,6 +24,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // ArgoCDParameter is a parameter of the Argo CD config management plugin
@@ -33,23 +37,27 @@ type ArgoCDParameter struct {
 	Env     string
 	Array   bool
 	Default string // a string parameter's, when the Application does not set it
+	// Opt is the renderer's option the parameter sets, "" when none:
+	// RENDERER_ARGS may not set it too (argoRendererArgs).
+	Opt renderer.Opt
 }
 
 // ArgoCDParameters are the plugin's parameters, in the order plugin.yaml
 // announces them.
 var ArgoCDParameters = []ArgoCDParameter{
-	{Name: "distro", Env: "DISTRO", Default: string(renderer.DistroAuto)},
-	{Name: "mode", Env: "MODE", Default: string(renderer.ModeInstall)},
+	{Name: "distro", Env: "DISTRO", Default: string(renderer.DistroAuto), Opt: renderer.OptDistro},
+	{Name: "mode", Env: "MODE", Default: string(renderer.ModeInstall), Opt: renderer.OptMode},
 	{Name: "chart-version", Env: "CHART_VERSION", Default: upstream.LatestChartVersion},
-	{Name: "ccm-version"},
-	{Name: "guard-image"},
-	{Name: "set-arg", Array: true},
-	{Name: "remove-arg", Array: true},
+	// The image tag it pins tells the renderer the CCM's version.
+	{Name: "ccm-version", Opt: renderer.OptCCMVersion},
+	{Name: "guard-image", Opt: renderer.OptGuardImage},
+	{Name: "set-arg", Array: true, Opt: renderer.OptSetArgs},
+	{Name: "remove-arg", Array: true, Opt: renderer.OptRemoveArgs},
 	{Name: "helm-set", Array: true},
 	{Name: "values-files", Array: true},
 	{Name: "chart", Env: "CHART", Default: upstream.ChartName},
 	{Name: "repo", Env: "REPO", Default: upstream.ChartRepo},
-	{Name: "strict", Env: "STRICT", Default: "true"},
+	{Name: "strict", Env: "STRICT", Default: "true", Opt: renderer.OptStrict},
 }
 
 // ArgoCDEnvName is the variable Argo CD passes a parameter in:
@@ -76,7 +84,8 @@ repo server sends.
                                           it, PARAM_<NAME> and PARAM_<NAME>_<i> (array items)
   ARGOCD_ENV_<NAME>                       the plugin env of the plugin's first version: DISTRO,
                                           MODE, CHART, REPO, CHART_VERSION, STRICT, and
-                                          RENDERER_ARGS (more renderer flags, split on spaces)
+                                          RENDERER_ARGS (more renderer flags, split on spaces;
+                                          see below)
   KUBE_VERSION, KUBE_API_VERSIONS         the destination cluster's version and API versions,
                                           shown to the chart; KUBE_VERSION also to the renderer
 
@@ -96,17 +105,30 @@ Parameters (a parameter wins over the plugin env of the same meaning; an empty o
   values-files   array: values files in the source directory (default values.yaml when it is there)
   chart          a chart name in repo, an https:// URL, an oci:// reference, or a path in the
                  source directory (anything else with a /, a .tgz, or starting with .)
-  repo           where a chart name is looked up (default the upstream chart's repository)
+  repo           the https:// URL where a chart name is looked up (default the upstream
+                 chart's repository)
   strict         true (default): a renderer warning fails the generation, as Argo CD shows a
                  plugin's stderr only when it fails; false: the warning goes to stderr only
 
 A path (chart, values-files) must stay in the source directory once resolved, symbolic links
 included: an absolute path, .., or a link that leads out is refused, as are a values file that
-is a URL (helm would fetch it) or -, and a chart of another URL scheme or starting with -. An
-unknown parameter, or an array given for a string parameter or the other way round, is refused.
+is a URL (helm would fetch it) or -, and a chart of another URL scheme or starting with -.
+Charts and repositories are fetched over https:// or oci:// only: http:// is refused, a
+redirect to it too. An unknown parameter, or an array given for a string parameter or the other
+way round, is refused.
 
-On any failure it prints one line on stderr and nothing on stdout, and exits non-zero: Argo CD
-then reports the error and neither applies nor prunes anything.`
+RENDERER_ARGS takes only the renderer's long flags (renderer options) that nothing else sets:
+--config and -c (they read a file), --help, --version, short and unknown flags are refused, and
+so is a flag whose option a parameter sets, its plugin env or default included (--distro,
+--mode, --strict always; --guard-image, --set-arg, --remove-arg, --ccm-version when that
+parameter is set) or KUBE_VERSION (--kube-version). With guard-image set, an output without the
+guard is refused.
+
+On any failure it prints one line on stderr and nothing on stdout, and exits non-zero: 1 for a
+refused parameter, plugin env or RENDERER_ARGS, and for a chart or values the renderer refuses;
+2 for a value the renderer's flags do not take and for a warning (strict); 3 when the chart's
+source cannot be reached or anything else fails. Argo CD then reports the error and neither applies nor
+prunes anything. Notes and warnings go to stderr only when it succeeds.`
 
 const generateExamples = `  # The plugin's generate command (examples/argocd/plugin.yaml)
   generate:
@@ -159,6 +181,7 @@ type argoRequest struct {
 	kubeVersion        string
 	apiVersions        []string
 	rendererArgs       []string
+	guardImage         string // the guard-image parameter's
 	// picked is what ccm-version auto picked, nil otherwise.
 	picked *releases.CCMMinor
 }
@@ -282,8 +305,10 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 	}
 	r.chart = param("chart")
 	switch c := r.chart; {
-	case strings.HasPrefix(c, "oci://") || strings.HasPrefix(c, "https://") || strings.HasPrefix(c, "http://"):
+	case strings.HasPrefix(c, "oci://") || strings.HasPrefix(c, "https://"):
 		// a chart from a registry or a URL
+	case plainHTTP(c):
+		return nil, argoError("chart: %s is a plain http:// URL, which anyone on the way may change; use https:// (or an oci:// reference)", c)
 	case strings.Contains(c, "://") || strings.HasPrefix(c, "-") || c == "":
 		return nil, argoError("chart: %s is neither a chart name, a path in the source directory, an https:// URL nor an oci:// reference", c)
 	case strings.Contains(c, "/") || strings.HasSuffix(c, ".tgz") || strings.HasPrefix(c, "."):
@@ -294,6 +319,12 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 		r.chart = "./" + filepath.ToSlash(filepath.Clean(c))
 	default:
 		r.repo = param("repo")
+		switch u, err := url.Parse(r.repo); {
+		case plainHTTP(r.repo):
+			return nil, argoError("repo: %s is a plain http:// URL, which anyone on the way may change; use https://", r.repo)
+		case err != nil || u.Scheme != "https" || u.Host == "":
+			return nil, argoError("repo: %s is not an https:// URL of a chart repository", r.repo)
+		}
 	}
 	r.version = param("chart-version")
 	values := arrays["values-files"]
@@ -337,8 +368,8 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 	if r.kubeVersion != "" {
 		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptKubeVersion, r.kubeVersion))
 	}
-	if g := param("guard-image"); g != "" {
-		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptGuardImage, g))
+	if r.guardImage = param("guard-image"); r.guardImage != "" {
+		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptGuardImage, r.guardImage))
 	}
 	for _, a := range arrays["set-arg"] {
 		r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptSetArgs, a))
@@ -350,9 +381,68 @@ func readArgoRequest(lookup func(string) (string, bool), dir string) (*argoReque
 	// would read fails the generation instead, unless strict is false.
 	r.rendererArgs = append(r.rendererArgs, renderer.FlagArg(renderer.OptStrict, param("strict")))
 	if more, _ := lookup("ARGOCD_ENV_RENDERER_ARGS"); more != "" {
-		r.rendererArgs = append(r.rendererArgs, strings.Fields(more)...)
+		// Who sets each option already: a parameter (its plugin env or its
+		// default included) or KUBE_VERSION.
+		setBy := map[renderer.Opt]string{}
+		for _, a := range ArgoCDParameters {
+			if a.Opt != "" && (param(a.Name) != "" || len(arrays[a.Name]) > 0) {
+				setBy[a.Opt] = "the parameter " + a.Name + ": set that parameter instead"
+			}
+		}
+		if r.kubeVersion != "" {
+			setBy[renderer.OptKubeVersion] = "KUBE_VERSION, the destination cluster's version that Argo CD sends"
+		}
+		words := strings.Fields(more)
+		if err := argoRendererArgs(words, setBy); err != nil {
+			return nil, err
+		}
+		r.rendererArgs = append(r.rendererArgs, words...)
 	}
 	return r, nil
+}
+
+// argoRendererArgs refuses a word of RENDERER_ARGS that is no flag of the
+// renderer's option table (renderer.OptionTable): --config and -c, which
+// read a file, --help, --version and any other short flag or unknown
+// flag; and a flag of an option setBy says is set already (by a
+// parameter, its plugin env or default, or KUBE_VERSION): an option is
+// set in one place. The other words are flags' values, or arguments the
+// parse refuses.
+func argoRendererArgs(words []string, setBy map[renderer.Opt]string) error {
+	var all, free []string
+	for _, op := range renderer.OptionTable {
+		all = append(all, "--"+op.Flag)
+		if setBy[op.Opt] == "" {
+			free = append(free, "--"+op.Flag)
+		}
+	}
+	for _, w := range words {
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		flag, _, _ := strings.Cut(w, "=")
+		name := strings.TrimPrefix(flag, "--")
+		if !strings.HasPrefix(w, "--") && len(w) > 1 {
+			// Short flags, one or several: -c FILE, -hc FILE.
+			name = w[1:2]
+			flag = "-" + name
+		}
+		switch name {
+		case "config", "c":
+			return argoError("RENDERER_ARGS: %s reads a file, which the plugin does not: give the renderer's options as parameters, or as its flags in RENDERER_ARGS", flag)
+		case "help", "h", "version":
+			return argoError("RENDERER_ARGS: %s: generate writes nothing but manifests (run aws-ccm-renderer argocd generate --help by hand)", flag)
+		}
+		i := slices.IndexFunc(renderer.OptionTable, func(op renderer.Option) bool { return op.Flag == name })
+		switch {
+		case i < 0 || !strings.HasPrefix(w, "--"):
+			return argoError("RENDERER_ARGS: %s is none of the renderer's flags it takes%s: %s",
+				flag, renderer.DidYouMean(flag, all, func(s string) string { return s }), strings.Join(free, ", "))
+		case setBy[renderer.OptionTable[i].Opt] != "":
+			return argoError("RENDERER_ARGS: %s is set by %s", flag, setBy[renderer.OptionTable[i].Opt])
+		}
+	}
+	return nil
 }
 
 // pinCCM sets image.tag from the ccm-version parameter: a release tag as it
@@ -436,18 +526,35 @@ func (r *argoRequest) options() (renderer.Options, error) {
 	fs.SetOutput(io.Discard)
 	flags.Register(fs)
 	if err := fs.Parse(r.rendererArgs); err != nil {
-		return renderer.Options{}, &renderer.UsageError{Err: fmt.Errorf("the renderer's flags (parameters, RENDERER_ARGS): %w", err)}
+		// %v, not %w: cobra would take pflag.ErrHelp for --help, print the
+		// help on stdout and exit 0.
+		return renderer.Options{}, &renderer.UsageError{Err: fmt.Errorf("the renderer's flags (parameters, RENDERER_ARGS): %v", err)}
 	}
 	if fs.NArg() > 0 {
-		return renderer.Options{}, &renderer.UsageError{Err: fmt.Errorf("RENDERER_ARGS: %q is not a flag", fs.Arg(0))}
+		return renderer.Options{}, argoError("RENDERER_ARGS: %q is not a flag", fs.Arg(0))
 	}
 	return flags.Options(fs)
 }
 
+// plainHTTP tells whether a chart or repository URL is http://, in any
+// case (the URL parser lower-cases the scheme).
+func plainHTTP(s string) bool { return len(s) >= 7 && strings.EqualFold(s[:7], "http://") }
+
 // argoGenerate renders the chart as the request asks: the renderer's
 // options checked first, then the chart located and rendered with the
-// renderer as its post-renderer.
+// renderer as its post-renderer. What goes to errOut (warnings and notes)
+// is written there only when it succeeds: a failure is one line, its error.
 func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir string, errOut io.Writer) (string, error) {
+	var notes bytes.Buffer
+	out, err := argoRender(cmd, lookup, dir, &notes)
+	if err != nil {
+		return "", err
+	}
+	_, err = notes.WriteTo(errOut)
+	return out, cli.WriteError(err)
+}
+
+func argoRender(cmd *cobra.Command, lookup func(string) (string, bool), dir string, errOut io.Writer) (string, error) {
 	r, err := readArgoRequest(lookup, dir)
 	if err != nil {
 		return "", err
@@ -471,7 +578,7 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 	if c := r.picked; c != nil {
 		fmt.Fprintf(errOut, "aws-ccm-renderer: ccm-version auto: KUBE_VERSION %s, so image.tag %s (%s)\n", r.kubeVersion, c.Latest, releases.SourceOf(c.Minor))
 	}
-	src := &chartops.Source{}
+	src := &chartops.Source{HTTPSOnly: true}
 	src.RepoURL, src.Version = r.repo, r.version
 	env := chartops.NewEnv()
 	env.Settings.SetNamespace(r.namespace)
@@ -490,7 +597,38 @@ func argoGenerate(cmd *cobra.Command, lookup func(string) (string, bool), dir st
 	if err != nil {
 		return "", err
 	}
-	return client.Template(ctx, ch, vals, pr, chartops.Template{Release: r.release, Namespace: r.namespace, KubeVersion: kv, APIVersions: r.apiVersions})
+	out, err := client.Template(ctx, ch, vals, pr, chartops.Template{Release: r.release, Namespace: r.namespace, KubeVersion: kv, APIVersions: r.apiVersions})
+	if err == nil && r.guardImage != "" && !hasGuard(out, r.guardImage) {
+		// The renderer adds the guard to the CCM's workload: none
+		// (--allow-missing-workload), none guarded.
+		return "", argoError("guard-image: the output has no guard, as the renderer found no CCM workload to add it to; generate does not go on without it")
+	}
+	return out, err
+}
+
+// hasGuard tells whether a workload of the manifests has the guard, its
+// init container, of the image.
+func hasGuard(manifests, image string) bool {
+	for _, d := range stream.Split([][]byte{[]byte(manifests)}) {
+		var obj struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						InitContainers []struct{ Name, Image string } `yaml:"initContainers"`
+					}
+				}
+			}
+		}
+		if yaml.Unmarshal(d.Raw, &obj) != nil {
+			continue
+		}
+		for _, c := range obj.Spec.Template.Spec.InitContainers {
+			if c.Name == renderer.GuardContainer && c.Image == image {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // argoDroppedPlus is a version as Argo CD before 3.1 sends it: the

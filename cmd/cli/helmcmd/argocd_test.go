@@ -133,13 +133,13 @@ func TestArgoCCMVersion(t *testing.T) {
 
 // TestArgoRendererOptions: the parameters that are the renderer's options
 // reach it as its flags, strict true unless the Application says false,
-// RENDERER_ARGS after them (a string flag there wins, a list flag adds).
+// RENDERER_ARGS after them with the options no parameter sets.
 func TestArgoRendererOptions(t *testing.T) {
 	env := map[string]string{"ARGOCD_APP_NAME": "ccm", "ARGOCD_APP_NAMESPACE": "kube-system", "KUBE_VERSION": "v1.34.2",
 		"ARGOCD_APP_PARAMETERS": `[{"name":"distro","string":"rke2"},{"name":"mode","string":"migrate"},` +
 			`{"name":"guard-image","string":"example.com/guard@sha256:` + strings.Repeat("a", 64) + `"},` +
 			`{"name":"set-arg","array":["v=4","cluster-name=a b"]},{"name":"remove-arg","array":["cloud-config"]}]`,
-		"ARGOCD_ENV_RENDERER_ARGS": "--mode=install --set-arg=x=1"}
+		"ARGOCD_ENV_RENDERER_ARGS": "--token-scope=controllers --allow-version-skew"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	r, err := readArgoRequest(lookup, t.TempDir())
 	if err != nil {
@@ -149,8 +149,8 @@ func TestArgoRendererOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Distro != "rke2" || o.Mode != "install" || o.KubeVersion != "v1.34.2" || !strings.HasPrefix(o.GuardImage, "example.com/guard@") || !o.Strict ||
-		!slices.Equal(o.SetArgs, []string{"v=4", "cluster-name=a b", "x=1"}) || !slices.Equal(o.RemoveArgs, []string{"cloud-config"}) {
+	if o.Distro != "rke2" || o.Mode != "migrate" || o.TokenScope != "controllers" || !o.AllowVersionSkew || o.KubeVersion != "v1.34.2" || !strings.HasPrefix(o.GuardImage, "example.com/guard@") || !o.Strict ||
+		!slices.Equal(o.SetArgs, []string{"v=4", "cluster-name=a b"}) || !slices.Equal(o.RemoveArgs, []string{"cloud-config"}) {
 		t.Errorf("options %+v", o)
 	}
 	for strict, want := range map[string]string{"false": "", "maybe": `invalid argument "maybe" for "--strict" flag`} {
