@@ -10,17 +10,26 @@ import (
 // shell variables they expand and the workstation's files they name. Each
 // is made by an earlier step (a command sets the variable or writes the
 // file, or the step's snippet is the file) or supplied by the operator:
-// operatorInputs says what each of those is, in texts/inputs.tmpl.
+// operatorInput says what each of those is, in texts/inputs.tmpl.
 
-// operatorInputs are the inputs the operator supplies, by name: their
-// kind. Their source is the text "inputs.NAME".
-var operatorInputs = map[string]string{
-	"CLUSTER_ID":   InputVariable,
-	"INSTANCE_ID":  InputVariable,
-	"NODE":         InputVariable,
-	"CLUSTER_NAME": InputVariable,
-	"ECR_IMAGE":    InputVariable,
-	"cluster.yml":  InputFile,
+// operatorInput is an input the operator supplies, by name: its kind and
+// what it is.
+func (b *builder) operatorInput(name string) (kind, source string) {
+	switch name {
+	case "CLUSTER_ID":
+		return InputVariable, b.text("inputs.CLUSTER_ID")
+	case "INSTANCE_ID":
+		return InputVariable, b.text("inputs.INSTANCE_ID")
+	case "NODE":
+		return InputVariable, b.text("inputs.NODE")
+	case "CLUSTER_NAME":
+		return InputVariable, b.text("inputs.CLUSTER_NAME")
+	case "ECR_IMAGE":
+		return InputVariable, b.text("inputs.ECR_IMAGE")
+	case "cluster.yml":
+		return InputFile, b.text("inputs.cluster.yml")
+	}
+	return "", ""
 }
 
 var (
@@ -180,6 +189,12 @@ func (b *builder) inputs(phases []PhasePlan) ([]Input, map[string][]string) {
 	var ins []Input
 	for _, u := range used {
 		in := Input{Name: u.name, Kind: u.kind, Step: maker[u.name]}
+		kind, source := b.operatorInput(u.name)
+		if kind == u.kind {
+			// The operator's, even where a step's snippet changes it
+			// (cluster.yml).
+			in.Step = ""
+		}
 		switch {
 		case in.Step != "" && u.kind == InputVariable:
 			in.Source = b.textWith("inputs.set", map[string]any{"step": in.Step})
@@ -187,8 +202,8 @@ func (b *builder) inputs(phases []PhasePlan) ([]Input, map[string][]string) {
 			in.Source = b.textWith("inputs.snippet", map[string]any{"step": in.Step})
 		case in.Step != "":
 			in.Source = b.textWith("inputs.written", map[string]any{"step": in.Step})
-		case operatorInputs[u.name] == u.kind:
-			in.Source = b.text("inputs." + u.name)
+		case kind == u.kind:
+			in.Source = source
 		default:
 			continue // not the plan's: TestWalk names it
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The defect classes TestWalk looks for.
@@ -534,14 +535,19 @@ func walk(t *testing.T, name string, p *plan.Plan, hints *hintPlans) []walkDefec
 			}
 			id := strings.TrimRight(m[2], ".,:;")
 			if !reStepID.MatchString(id) {
+				// --step filters the plan its other flags print: that
+				// plan's steps are this one's.
+				if hp, errText := hints.build(append(slices.Clone(args), "--step", steps[0].ID)); hp == nil {
+					report(walkHint, "", m[0]+": "+errText)
+					continue
+				}
+				hp, errText := hints.build(args)
+				if hp == nil {
+					report(walkHint, "", m[0]+": "+errText)
+					continue
+				}
 				for _, s := range steps {
-					hp, errText := hints.build(append(slices.Clone(args), "--step", s.ID))
-					if hp == nil {
-						report(walkHint, "", m[0]+": "+errText)
-						break
-					}
-					got, _ := findStep(hp, s.ID)
-					if a, b := mustJSON(t, got), mustJSON(t, s); a != b {
+					if got, ok := findStep(hp, s.ID); !ok || mustJSON(t, got) != mustJSON(t, s) {
 						report(walkHint, "", m[0]+": "+s.ID+" is another plan's")
 						break
 					}
@@ -652,4 +658,70 @@ func TestWalk(t *testing.T) {
 			t.Errorf("%s: %s (%s%s)", c, d, strings.Join(in, ", "), more)
 		}
 	}
+}
+
+// TestAsWritten: what issue 42 found in the prose of the plans of 1.27 and
+// later, beside TestWalk's classes. Each row fails on the plans before its
+// fix.
+func TestAsWritten(t *testing.T) {
+	build := func(d, from, kube string) *plan.Plan {
+		o := plan.DefaultOptions()
+		o.Distro, o.From, o.KubeVersion = renderer.Distro(d), from, kube
+		return mustBuild(t, o)
+	}
+	for _, c := range []struct {
+		name string
+		p    *plan.Plan
+		bad  func(p *plan.Plan) string
+	}{
+		{"RKE2 builtin: agents registered again, servers replaced, not 'every node, control-plane nodes first'", build("rke2", "builtin", "1.30"), reregisterAgents},
+		{"K3s builtin: the same", build("k3s", "builtin", "1.34"), reregisterAgents},
+		{"kubeadm new: the configuration's gate speaks of kubeadm's files, not agents or a provisioning cluster", build("kubeadm", "new", "1.37"),
+			func(p *plan.Plan) string {
+				s := step(t, p, "before.cluster-config")
+				return hasNot(s.Checks[0].Expect, "agent", "provisioning cluster")
+			}},
+		{"RKE1 new: the same for cluster.yml", build("rke", "new", "1.32"),
+			func(p *plan.Plan) string {
+				return hasNot(step(t, p, "before.cluster-config").Checks[0].Expect, "agent", "provisioning cluster")
+			}},
+		{"RKE2 builtin: no instance ID from nodes-before.txt, whose provider IDs are rke2://", build("rke2", "builtin", "1.36"), noInstanceIDFromNodes},
+		{"kubeadm none: no instance ID from nodes-before.txt, whose provider IDs are empty", build("kubeadm", "none", "1.34"), noInstanceIDFromNodes},
+		{"in-tree: the instance ID is the last part of an aws:/// provider ID in nodes-before.txt", build("kubeadm", "", "1.26"),
+			func(p *plan.Plan) string {
+				for _, in := range p.Inputs {
+					if in.Name == "INSTANCE_ID" {
+						return has(in.Source, "nodes-before.txt")
+					}
+				}
+				return "no input INSTANCE_ID"
+			}},
+	} {
+		if problem := c.bad(c.p); problem != "" {
+			t.Errorf("%s: %s", c.name, problem)
+		}
+	}
+}
+
+func reregisterAgents(p *plan.Plan) string {
+	for _, s := range allSteps(p) {
+		if s.ID != "during.reregister-nodes" {
+			continue
+		}
+		for _, c := range allStepCommands(s) {
+			if strings.Contains(c.Shell, "-agent") && strings.Contains(c.Where, "control-plane") {
+				return fmt.Sprintf("an agent's command runs on %q", c.Where)
+			}
+		}
+		return has(strings.Join(s.Notes, " "), "Replace servers one at a time")
+	}
+	return "no during.reregister-nodes"
+}
+
+func noInstanceIDFromNodes(p *plan.Plan) string {
+	b, _ := json.Marshal(p)
+	if regexp.MustCompile(`INSTANCE_ID[^"]*nodes-before\.txt`).Match(b) {
+		return "INSTANCE_ID taken from nodes-before.txt"
+	}
+	return ""
 }
