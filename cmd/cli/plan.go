@@ -36,7 +36,9 @@ the external provider, or a new cluster and its CCM), after (clean-up, the
 upgrades). Without --phase all three.
 --brief prints a checklist (each step's ID, title and main command); --step ID
 prints one step in full. At every point where the operator must verify, the
-plan runs aws-ccm-renderer check and says what a pass looks like.
+plan runs aws-ccm-renderer check and says what a pass looks like. Its head
+names its inputs: the variables and files the commands read, and which step
+(or you) makes each.
 
 The CCM commands use the chart wrapper (aws-ccm-renderer upgrade), which keeps
 the options a release was rendered with (a forgotten --mode=migrate stays

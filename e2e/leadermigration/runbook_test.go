@@ -54,7 +54,7 @@ type replay struct {
 	cloudConf string // the in-tree provider's cloud config, and the CCM's after before.cloud-config
 	plan      *plan.Plan
 	ccm       awsccm.Release
-	values    string // before.cloud-config's values file, which every CCM command names
+	values    string // before.preflight's values file, which every CCM command names
 	start     time.Time
 	steps     []stepWindow
 	handover  handover
@@ -658,8 +658,9 @@ func (r *replay) kubectl(ctx context.Context, argv []string) {
 }
 
 // cloudConfigStep carries out before.cloud-config: the in-tree provider's
-// cloud config into the ConfigMap of the plan's snippet, and the values and
-// renderer flags that mount it into the CCM, for every helm command after.
+// cloud config into the ConfigMap of the plan's snippet, and the values
+// (before.preflight's snippet) that mount it into the CCM, for every helm
+// command after.
 func (r *replay) cloudConfigStep(ctx context.Context) {
 	t := r.t
 	s := r.step("before.cloud-config")
@@ -672,7 +673,9 @@ func (r *replay) cloudConfigStep(ctx context.Context) {
 	}
 	apply(t, objs)
 	r.values = filepath.Join(t.TempDir(), "ccm-cloud-config-values.yaml")
-	if err := os.WriteFile(r.values, []byte(snippet(t, s, "ccm-cloud-config-values.yaml").Content), 0o644); err != nil {
+	// The values are the snippet of the first step that passes them, the
+	// preflight (its check renders the CCM with them).
+	if err := os.WriteFile(r.values, []byte(snippet(t, r.step("before.preflight"), "ccm-cloud-config-values.yaml").Content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

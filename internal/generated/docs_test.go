@@ -80,6 +80,24 @@ func TestUserDocsWordBudget(t *testing.T) {
 	t.Logf("%d words of %d", total, UserDocsWordBudget)
 }
 
+// TestUserDocsNameNoTest: the user documentation names no test (a test
+// function, an e2e/ package, "the e2e test"): a user reads what a command
+// does, and docs/dev which test shows it. HTML comments, the markers tests
+// find their sections by, are not shown.
+func TestUserDocsNameNoTest(t *testing.T) {
+	comment := regexp.MustCompile(`(?s)<!--.*?-->`)
+	test := regexp.MustCompile(`\bTest[A-Z]\w+|\be2e/|\be2e tests?\b`)
+	for _, d := range userDocs(t) {
+		b, err := os.ReadFile(filepath.Join(testtools.Root(), d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range test.FindAllString(comment.ReplaceAllString(string(b), ""), -1) {
+			t.Errorf("%s names a test: %q", d, m)
+		}
+	}
+}
+
 // otherPrograms are the programs the user docs may run besides the
 // renderer and the tools TestDocCommands runs, each with why no test runs
 // it here.

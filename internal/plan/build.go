@@ -74,6 +74,12 @@ func Build(o Options) (*Plan, error) {
 			ph.Steps[i].ID = fmt.Sprintf("%s.%s", ph.Name, ph.Steps[i].ID)
 			ids = append(ids, ph.Steps[i].ID)
 		}
+	}
+	moveValuesSnippet(phases)
+	inputs, usedBy := b.inputs(phases)
+	p.flags = o.Flags()
+	var shown []string
+	for _, ph := range phases {
 		switch {
 		case o.Phase != "" && ph.Name != o.Phase:
 			continue
@@ -85,6 +91,15 @@ func Build(o Options) (*Plan, error) {
 			ph.Steps = ph.Steps[i : i+1]
 		}
 		p.Phases = append(p.Phases, ph)
+		for _, s := range ph.Steps {
+			shown = append(shown, s.ID)
+		}
+	}
+	// The inputs of the steps printed.
+	for _, in := range inputs {
+		if slices.ContainsFunc(usedBy[in.Name], func(id string) bool { return slices.Contains(shown, id) }) {
+			p.Inputs = append(p.Inputs, in)
+		}
 	}
 	if o.Step != "" && len(p.Phases) == 0 {
 		return nil, usagef("--step %q: the %s plan has no such step; its steps are %s", o.Step, o.Distro, strings.Join(ids, ", "))
@@ -361,4 +376,31 @@ kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.
   | grep -v 'cloud-provider=external' | cut -d' ' -f1`)),
 		Expect: expect,
 	}
+}
+
+// moveValuesSnippet puts the chart values that mount the cloud config
+// (cloudConfigValues) in the first step whose commands pass them: the
+// preflight's check renders the CCM with them, before before.cloud-config
+// creates the ConfigMap they mount.
+func moveValuesSnippet(phases []PhasePlan) {
+	var reader, holder *Step
+	at := -1
+	for pi := range phases {
+		for si := range phases[pi].Steps {
+			s := &phases[pi].Steps[si]
+			if reader == nil && holder == nil && slices.ContainsFunc(stepCommandsOf(*s), func(c Command) bool {
+				return strings.Contains(c.Shell, "-f "+cloudConfigValues)
+			}) {
+				reader = s
+			}
+			if i := slices.IndexFunc(s.Snippets, func(sn Snippet) bool { return sn.File == cloudConfigValues }); i >= 0 && holder == nil {
+				holder, at = s, i
+			}
+		}
+	}
+	if reader == nil || holder == nil || reader == holder {
+		return
+	}
+	reader.Snippets = append(reader.Snippets, holder.Snippets[at])
+	holder.Snippets = slices.Delete(holder.Snippets, at, at+1)
 }

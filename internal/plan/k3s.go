@@ -102,7 +102,7 @@ done`)
 		Title:    b.text("k3s.reregister-nodes.title"),
 		Why:      b.text("k3s.reregister-nodes.why"),
 		Notes:    b.texts("k3s.reregister-nodes.notes"),
-		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart k3s-agent")},
+		Commands: []Command{drainDelete(), script(KindNode, atThatAgent, "Register it again", "sudo systemctl restart k3s-agent")},
 		Checks: []Check{
 			providerIDCheck(),
 			{

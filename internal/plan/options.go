@@ -345,3 +345,34 @@ func joinDistros() string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// Flags are the plan command's flags that print the plan of these options,
+// --phase, --step and the output's aside: --distro, then each option that
+// is not its default.
+func (o Options) Flags() []string {
+	d := DefaultOptions()
+	f := []string{"--distro", string(o.Distro)}
+	add := func(flag, v, def string) {
+		if v != def {
+			f = append(f, flag, v)
+		}
+	}
+	add("--kube-version", o.KubeVersion, d.KubeVersion)
+	add("--from", o.From, "")
+	add("--release", o.Release, d.Release)
+	add("--namespace", o.Namespace, d.Namespace)
+	add("--chart", o.Chart, d.Chart)
+	add("--repo", o.Repo, d.Repo)
+	add("--chart-version", o.ChartVersion, d.ChartVersion)
+	add("--ccm-version", o.CCMVersion, "")
+	add("--cluster-cidr", o.ClusterCIDR, "")
+	add("--kcm-user", o.KCMUser, d.KCMUser)
+	add("--leader-name", o.LeaderName, d.LeaderName)
+	if o.CloudConfig {
+		f = append(f, "--cloud-config")
+	}
+	if o.Helm {
+		f = append(f, "--helm")
+	}
+	return f
+}

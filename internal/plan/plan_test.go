@@ -681,7 +681,8 @@ func TestSchema(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{customArgs, {"--chart", "./ccm.tgz", "--kube-version", "1.26", "--cloud-config"}, {"--step", "during.switch"}} {
+	for _, args := range [][]string{customArgs, {"--chart", "./ccm.tgz", "--kube-version", "1.26", "--cloud-config"}, {"--step", "during.switch"},
+		{"--kube-version", "1.36", "--from", "builtin"}, {"--kube-version", "1.35", "--from", "new", "--cloud-config"}} {
 		got, errOut, code := runCLI(t, nil, append([]string{"plan", "--distro", "rke2", "-o", "json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
@@ -707,7 +708,11 @@ func TestSchema(t *testing.T) {
 			firstStep(m)["commands"].([]any)[0].(map[string]any)["kind"] = "ssh"
 		},
 		"an unknown chart source": func(m map[string]any) { m["ccm"].(map[string]any)["source"] = "ftp" },
-		"a version that is none":  func(m map[string]any) { m["kubernetesVersion"] = "latest" },
+		"an input without its source": func(m map[string]any) {
+			delete(m["inputs"].([]any)[0].(map[string]any), "source")
+		},
+		"an input of an unknown kind": func(m map[string]any) { m["inputs"].([]any)[0].(map[string]any)["kind"] = "secret" },
+		"a version that is none":      func(m map[string]any) { m["kubernetesVersion"] = "latest" },
 	} {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(out), &m); err != nil {

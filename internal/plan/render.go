@@ -128,6 +128,16 @@ func writeText(b *bytes.Buffer, p *Plan) {
 	if l := p.LeaderMigration; l != nil {
 		fmt.Fprintf(b, "Lease: %s/%s, taken by the in-tree controller manager as %s\n", l.Namespace, l.Name, l.KCMUser)
 	}
+	if len(p.Inputs) > 0 {
+		b.WriteString("Inputs (what the commands read and do not make):\n")
+		width := 0
+		for _, in := range p.Inputs {
+			width = max(width, len(inputName(in)))
+		}
+		for _, in := range p.Inputs {
+			b.WriteString(wrap(in.Source, fmt.Sprintf("  %-*s  ", width, inputName(in)), strings.Repeat(" ", width+4), textWidth))
+		}
+	}
 	for _, ph := range p.Phases {
 		fmt.Fprintf(b, "\n%s: %s\n", strings.ToUpper(string(ph.Name)), ph.Title)
 		b.WriteString(wrap(ph.Summary, "  ", "  ", textWidth))
@@ -200,6 +210,12 @@ func WriteMarkdown(b *bytes.Buffer, p *Plan, level int) {
 	fmt.Fprintf(b, "- CCM: `%s`, chart `%s` %s, release `%s` in `%s` (image tag: %s)\n", p.CCM.Image, p.CCM.Chart, p.CCM.ChartVersion, p.CCM.Release, p.CCM.Namespace, md(p.CCM.ImageTagSource))
 	if l := p.LeaderMigration; l != nil {
 		fmt.Fprintf(b, "- Lease: `%s/%s`, taken by the in-tree controller manager as `%s`\n", l.Namespace, l.Name, l.KCMUser)
+	}
+	if len(p.Inputs) > 0 {
+		b.WriteString("- Inputs (what the commands read and do not make):\n")
+		for _, in := range p.Inputs {
+			fmt.Fprintf(b, "  - `%s`: %s\n", inputName(in), md(in.Source))
+		}
 	}
 	for _, ph := range p.Phases {
 		fmt.Fprintf(b, "\n%s# %s: %s\n\n%s\n", h, phaseName(ph.Name), md(ph.Title), md(ph.Summary))
@@ -490,7 +506,10 @@ func countSteps(p *Plan) int {
 
 func writeBriefText(b *bytes.Buffer, p *Plan) {
 	fmt.Fprintf(b, "Checklist: %s, Kubernetes %s, %s, %d steps\n", p.Title, p.KubernetesVersion, strategyName(p.Strategy), countSteps(p))
-	fmt.Fprintf(b, "(aws-ccm-renderer plan --distro %s --step ID prints a step in full: why, configuration, checks, rollback)\n", p.Distro)
+	fmt.Fprintf(b, "(%s prints a step in full: why, configuration, checks, rollback)\n", planCommand(p))
+	if len(p.Inputs) > 0 {
+		b.WriteString(wrap(briefInputs(p), "Inputs: ", "  ", textWidth))
+	}
 	width := 0
 	for _, ph := range p.Phases {
 		for _, s := range ph.Steps {
@@ -515,7 +534,10 @@ func writeBriefText(b *bytes.Buffer, p *Plan) {
 func WriteBriefMarkdown(b *bytes.Buffer, p *Plan, level int) {
 	h := strings.Repeat("#", level)
 	fmt.Fprintf(b, "%s %s\n\n", h, md(p.Title))
-	fmt.Fprintf(b, "Kubernetes %s, %s, %d steps; `aws-ccm-renderer plan --distro %s --step ID` prints a step in full.\n", p.KubernetesVersion, strategyName(p.Strategy), countSteps(p), p.Distro)
+	fmt.Fprintf(b, "Kubernetes %s, %s, %d steps; `%s` prints a step in full.\n", p.KubernetesVersion, strategyName(p.Strategy), countSteps(p), planCommand(p))
+	if len(p.Inputs) > 0 {
+		fmt.Fprintf(b, "\nInputs: %s.\n", md(briefInputs(p)))
+	}
 	for _, ph := range p.Phases {
 		fmt.Fprintf(b, "\n%s# %s: %s\n\n", h, phaseName(ph.Name), md(ph.Title))
 		for _, s := range ph.Steps {
@@ -525,4 +547,40 @@ func WriteBriefMarkdown(b *bytes.Buffer, p *Plan, level int) {
 			}
 		}
 	}
+}
+
+// planCommand is the plan command that prints this plan, and with --step ID
+// one of its steps.
+func planCommand(p *Plan) string {
+	flags := p.flags
+	if len(flags) == 0 {
+		flags = []string{"--distro", string(p.Distro)}
+	}
+	words := []string{"aws-ccm-renderer", "plan"}
+	for _, f := range append(slices.Clone(flags), "--step", "ID") {
+		words = append(words, quote(f))
+	}
+	return strings.Join(words, " ")
+}
+
+// inputName is an input as the commands name it: $NAME, or the file.
+func inputName(in Input) string {
+	if in.Kind == InputVariable {
+		return "$" + in.Name
+	}
+	return in.Name
+}
+
+// briefInputs lists the inputs, each with the step that makes it or
+// "yours".
+func briefInputs(p *Plan) string {
+	each := make([]string, len(p.Inputs))
+	for i, in := range p.Inputs {
+		from := in.Step
+		if from == "" {
+			from = "yours"
+		}
+		each[i] = fmt.Sprintf("%s (%s)", inputName(in), from)
+	}
+	return strings.Join(each, ", ")
 }

@@ -68,5 +68,6 @@ const (
 	atRKE          = "the workstation that holds cluster.yml and cluster.rkestate"
 	atControlPlane = "each control-plane node, one at a time"
 	atEveryNode    = "every node, control-plane nodes first, one at a time"
+	atThatAgent    = "that agent, once its Node is deleted"
 	atAWS          = "a workstation with the AWS CLI for the cluster's account"
 )

@@ -103,17 +103,18 @@ kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.names
 func (b *builder) iam(who string, k3s bool) Step {
 	r := b.r
 	actions := upstream.IAMControlPlane(r.tag)
-	simulate := `
+	role := script(KindAWS, atAWS, b.text("steps.iam.role"), `
 CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 describe-instances --instance-ids "$INSTANCE_ID" \
     --query 'Reservations[0].Instances[0].IamInstanceProfile.Arn' --output text | awk -F/ '{print $NF}')" \
-  --query 'InstanceProfile.Roles[0].Arn' --output text)
+  --query 'InstanceProfile.Roles[0].Arn' --output text)`)
+	simulate := `
 aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{b.text("steps.iam.notes"), b.text("steps.iam.notes.2")}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
 		Note: b.text("steps.iam.snippets.note")}}
-	attach := []Command{(script(KindAWS, atAWS, b.text("steps.iam.attach"),
+	attach := []Command{role, (script(KindAWS, atAWS, b.text("steps.iam.attach"),
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
 	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag)}) + " "
@@ -578,13 +579,32 @@ func (b *builder) upgradeNotes() []string {
 	r := b.r
 	notes := []string{
 		b.text("steps.upgradeNotes.notes"),
-		b.text("steps.upgradeNotes.notes.2"),
+		b.textWith("steps.upgradeNotes.notes.2", map[string]any{"next": r.minor + 1, "hint": b.iamHint(r.minor + 1)}),
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
 		notes = append(notes, b.textWith("steps.upgradeNotes.notes.3", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
 	}
 	return notes
+}
+
+// iamHint is the plan command that prints before.iam of a later minor, ""
+// when this program knows no plan of it.
+func (b *builder) iamHint(minor int) string {
+	r := b.r
+	if _, ok := CCMReleases[minor]; !ok || r.profile.Node.LastMinor != 0 && minor > r.profile.Node.LastMinor {
+		return ""
+	}
+	from := r.From
+	switch {
+	case from == FromInTree && minor > lastInTree:
+		from = FromNew
+	case from == FromInTree:
+		from = ""
+	}
+	o := DefaultOptions()
+	o.Distro, o.KubeVersion, o.From = r.Distro, fmt.Sprintf("1.%d", minor), from
+	return strings.Join(append([]string{"aws-ccm-renderer", "plan"}, o.Flags()...), " ") + " --step before.iam"
 }
 
 // upgrade moves the cluster past the in-tree provider, with the CCM

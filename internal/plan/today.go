@@ -264,6 +264,14 @@ func rkeRestart(*builder) Command {
 // holdServices is the render that keeps the CCM's service controller off.
 var holdServices = render{mode: renderer.ModeInstall, extraArgs: []string{k3sHoldServices}}
 
+// holdServices installs the CCM with its service controller off, while
+// something else answers the Services of type LoadBalancer.
+func (b *builder) holdServices() Command {
+	hold := b.ccmUpgrade(b.text("today.noProviderPlan.hold.ccmUpgrade"), holdServices)
+	hold.Main = false
+	return hold
+}
+
 // lbStep lists the Services of type LoadBalancer the CCM will answer.
 func (b *builder) lbStep(why string) Step {
 	return Step{
@@ -299,9 +307,7 @@ func noProviderPlan(b *builder) distroPlan {
 		},
 		Rollback: Rollback{Description: b.text("today.initialise-nodes.rollback.description")},
 	}
-	hold := b.ccmUpgrade(b.text("today.noProviderPlan.hold.ccmUpgrade"), holdServices)
-	hold.Main = false
-	install := b.installSwitch(b.text("today.noProviderPlan.install.installSwitch"), hold)
+	install := b.installSwitch(b.text("today.noProviderPlan.install.installSwitch"), b.holdServices())
 	return switchPlan(b, switchParts{
 		title:         b.text("today.noProviderPlan.title"),
 		summary:       b.text("today.noProviderPlan.summary"),
@@ -323,11 +329,11 @@ func rke2BuiltinPlan(b *builder) distroPlan {
 		Title:    b.text("today.reregister-nodes.title"),
 		Why:      b.text("today.reregister-nodes.why"),
 		Notes:    b.texts("today.reregister-nodes.notes"),
-		Commands: []Command{drainDelete(), script(KindNode, atEveryNode, "On that agent", "sudo systemctl restart rke2-agent")},
+		Commands: []Command{drainDelete(), script(KindNode, atThatAgent, "Register it again", "sudo systemctl restart rke2-agent")},
 		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
 		Rollback: Rollback{Description: b.text("today.reregister-nodes.rollback.description")},
 	}
-	install := b.installSwitch(b.text("today.rke2BuiltinPlan.install.installSwitch"))
+	install := b.installSwitch(b.text("today.rke2BuiltinPlan.install.installSwitch"), b.holdServices())
 	return switchPlan(b, switchParts{
 		title:         b.text("today.rke2BuiltinPlan.title"),
 		summary:       b.text("today.rke2BuiltinPlan.summary"),

@@ -75,8 +75,34 @@ type Plan struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 	CCM               CCM    `json:"ccm"`
 	// LeaderMigration is set for the LeaderMigration strategy.
-	LeaderMigration *Lease      `json:"leaderMigration,omitempty"`
-	Phases          []PhasePlan `json:"phases"`
+	LeaderMigration *Lease `json:"leaderMigration,omitempty"`
+	// Inputs are what the commands read that another command or the
+	// operator makes: shell variables and the workstation's files, in the
+	// order the plan first uses them.
+	Inputs []Input     `json:"inputs,omitempty"`
+	Phases []PhasePlan `json:"phases"`
+
+	// flags are the plan command's flags that print this plan (Options.Flags).
+	flags []string
+}
+
+// Input kinds.
+const (
+	InputVariable = "variable"
+	InputFile     = "file"
+)
+
+// Input is a shell variable or a file of the workstation that a command
+// reads and does not make itself.
+type Input struct {
+	// Name is a variable's name (without $) or a file's path.
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Step sets the variable or writes the file (its command, or its
+	// snippet); empty when the operator supplies it.
+	Step string `json:"step,omitempty"`
+	// Source says what it is and where it comes from.
+	Source string `json:"source"`
 }
 
 // CCM is the cloud controller manager the plan installs.
