@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -219,6 +220,12 @@ func (v *View) IAMPolicyHint() string {
 	cmd := "aws-ccm-renderer plan --distro " + d
 	if v.KubernetesVersion != "" {
 		cmd += " --kube-version " + v.KubernetesVersion
+		// Past the in-tree provider the plan asks what runs the cloud
+		// controllers now (K3s: its own, the default): a cluster check
+		// reads already runs one.
+		if m, ok := minorOf(v.KubernetesVersion); ok && m > releases.LastInTreeMinor && d != string(renderer.DistroK3s) {
+			cmd += " --from none"
+		}
 	}
 	if w := v.Workload; w != nil {
 		tag := imageTag(w.Image)
