@@ -144,8 +144,8 @@ func TestChartFilesBounded(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--values", "-"}, "values: reading stdin (-): it holds more than 64 MiB"},
-		{[]string{"--set-file", "a=-"}, "values: failed parsing --set-file data: reading stdin (-): it holds more than 64 MiB"},
+		{[]string{"--values", "-"}, "values: reading stdin (-f -): it holds more than 64 MiB"},
+		{[]string{"--set-file", "a=-"}, "values: failed parsing --set-file data: --set-file a=-: stdin (-) is not read for --set-file; give a file"},
 		{[]string{"--password-stdin"}, "--password-stdin: reading stdin: it holds more than 64 MiB"},
 	} {
 		args := append([]string{"template", "--distro", "rke2"}, c.args...)
