@@ -126,12 +126,20 @@ stress-integration: build tools-helm tools-helmfile tools-lmreaders ## as stress
 
 FUZZTIME ?= 10m
 
-fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), the renderer's reading of YAML against Kubernetes' decoder, and the fast YAML checker, FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
+fuzz: ## fuzz the whole render (bytes, and parsed objects as the KRM function), the renderer's reading of YAML against Kubernetes' decoder, the fast YAML checker, and every input surface (the guard's pod and API answers, versions, images, overlays' flags, argocd generate, check's kubeconfig), FUZZTIME each (default 10m); findings land in testdata/fuzz as seeds
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzRenderNodes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./renderer/stream -run '^$$' -fuzz '^FuzzFastCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/check -run '^$$' -fuzz '^FuzzInstanceIDOf$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/check -run '^$$' -fuzz '^FuzzHold$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/check -run '^$$' -fuzz '^FuzzShellCommands$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/kubeversion -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/safetext -run '^$$' -fuzz '^FuzzEscape$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./renderer -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/cli -run '^$$' -fuzz '^FuzzOverlaysFlags$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/cli/helmcmd -run '^$$' -fuzz '^FuzzArgoGenerate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/cli/helmcmd -run '^$$' -fuzz '^FuzzCheckKubeconfig$$' -fuzztime $(FUZZTIME)
 
 bench: build tools-helm ## benchmarks: Go benchmarks, the per-process comparison and the scale and fleet benchmarks (bench-scale, bench-fleet)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./renderer | tee $(BIN)/bench-go.txt
