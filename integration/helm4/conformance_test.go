@@ -12,8 +12,8 @@ import (
 // helm template --post-renderer aws-ccm, with the plugin installed as the
 // docs say.
 func TestConformance(t *testing.T) {
-	helm, env := helm4WithPlugin(t)
 	conformancetest.Run(t, conformance.Helm4Plugin, func(t *testing.T, c conformance.Case) conformancetest.Result {
+		helm, env := helm4WithPlugin(t) // each case its own Helm homes
 		args := []string{"template", "ccm", testtools.UpstreamChart(t, c.ChartVersion), "--namespace", "kube-system", "--post-renderer", "aws-ccm"}
 		for _, a := range conformance.RendererArgs(c) {
 			args = append(args, "--post-renderer-args="+a)

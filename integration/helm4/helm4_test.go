@@ -106,6 +106,7 @@ func TestHelm4Plugin(t *testing.T) {
 		for _, mode := range p.Modes() {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
+				helm, env := helm4WithPlugin(t) // each case its own Helm homes
 				args := []string{"template", "ccm", chart, "--namespace", "kube-system",
 					"--post-renderer", "aws-ccm", "--post-renderer-args=--distro=" + string(d), "--post-renderer-args=--mode=" + string(mode)}
 				if mode == renderer.ModeMigrate {
@@ -126,6 +127,7 @@ func TestHelm4Plugin(t *testing.T) {
 	// Helm 3's spelling, a path, is not a plugin name.
 	t.Run("path", func(t *testing.T) {
 		t.Parallel()
+		helm, env := helm4WithPlugin(t) // each case its own Helm homes
 		_, errOut, err := testtools.Run(t, env, helm, "template", "ccm", chart, "--post-renderer", testtools.Renderer(t))
 		want := `for "--post-renderer" flag: plugin: {Name:` + testtools.Renderer(t) + ` Type:postrenderer/v1} not found`
 		if testtools.ExitCode(err) != 1 || !strings.Contains(string(errOut), want) {
@@ -136,6 +138,7 @@ func TestHelm4Plugin(t *testing.T) {
 	// order, whether given before or after --post-renderer.
 	t.Run("args", func(t *testing.T) {
 		t.Parallel()
+		helm, env := helm4WithPlugin(t) // each case its own Helm homes
 		out := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
 			"--post-renderer-args=--set-arg=cluster-name=prod,eu", "--post-renderer", "aws-ccm",
 			"--post-renderer-args=--distro=rke", "--post-renderer-args", "--remove-arg=v", "--post-renderer-args=--host-network=false")

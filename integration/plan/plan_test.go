@@ -115,7 +115,6 @@ func templateOf(t *testing.T, argv []string) (name string, args []string, mode r
 
 func TestPlanCCMCommands(t *testing.T) {
 	nodes := testtools.Fixtures(t)
-	env := testtools.HelmEnv(t)
 	for _, d := range plan.Distros {
 		for _, v := range variants {
 			p, o := build(t, d, v)
@@ -130,7 +129,7 @@ func TestPlanCCMCommands(t *testing.T) {
 						n++
 						t.Run(fmt.Sprintf("%s/%s/%s-%d", d, v.name, s.ID, i), func(t *testing.T) {
 							prog, args, mode := templateOf(t, c.Argv)
-							cmd := testtools.Command(t, env, prog, args...) // no controlling terminal, as where it runs
+							cmd := testtools.Command(t, testtools.HelmEnv(t), prog, args...) // no controlling terminal, as where it runs
 							cmd.Dir = dir
 							var stderr strings.Builder
 							cmd.Stderr = &stderr
@@ -231,7 +230,9 @@ contexts: [{name: gone, context: {cluster: gone, user: u}}]
 current-context: gone
 `))
 	bin := filepath.Dir(testtools.Renderer(t))
-	env := append(testtools.HelmEnv(t), "KUBECONFIG="+kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := func(t *testing.T) []string {
+		return append(testtools.HelmEnv(t), "KUBECONFIG="+kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	for _, d := range plan.Distros {
 		for _, v := range variants[:2] {
 			p, _ := build(t, d, v)
@@ -245,7 +246,7 @@ current-context: gone
 						}
 						seen[c.Command.Shell] = true
 						t.Run(fmt.Sprintf("%s/%s/%s", d, v.name, s.ID), func(t *testing.T) {
-							cmd := testtools.Command(t, env, sh, "-c", c.Command.Shell) // no controlling terminal, as where it runs
+							cmd := testtools.Command(t, env(t), sh, "-c", c.Command.Shell) // no controlling terminal, as where it runs
 							cmd.Dir = dir
 							out, err := cmd.CombinedOutput()
 							if code := testtools.ExitCode(err); code != 3 || !strings.Contains(string(out), "127.0.0.1:1") {

@@ -404,7 +404,6 @@ func TestWrapperURLCredentials(t *testing.T) {
 	t.Cleanup(repoSrv.Close)
 	dir = repoDir(t, "") // the packages' URLs relative to the index's, credentials and all
 	with := func(srv, userinfo string) string { return strings.Replace(srv, "http://", "http://"+userinfo+"@", 1) }
-	env := append(testtools.HelmEnv(t), "CI=true")
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -419,6 +418,7 @@ func TestWrapperURLCredentials(t *testing.T) {
 		{"taken", []string{"--repo", with(repoSrv.URL, "ccm:"+pass)}, 0, "fetching chart " + with(repoSrv.URL, "ccm:xxxxx") + "/aws-cloud-controller-manager-" + testtools.LatestChartVersion + ".tgz: done"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			env := append(testtools.HelmEnv(t), "CI=true")
 			out, errOut, code := runWith(t, env, "", append([]string{"template", "ccm", "--distro=rke2"}, c.args...)...)
 			if code != c.code || !strings.Contains(string(errOut), c.shown) {
 				t.Errorf("exit %d (want %d), stderr lacks %q:\n%s", code, c.code, c.shown, errOut)

@@ -23,7 +23,6 @@ import (
 func TestWrapperChart(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	chart := testtools.WrapperChart(t)
-	env := testtools.HelmEnv(t)
 	upstream := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	// The cluster a migration runs on, as helm template is told it.
 	kube := fmt.Sprintf("v1.%d.15", renderer.LastInTreeMinor)
@@ -32,7 +31,7 @@ func TestWrapperChart(t *testing.T) {
 		for _, mode := range p.Modes() {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
-				out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "ccm", chart, "--namespace", "kube-system",
+				out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "ccm", chart, "--namespace", "kube-system",
 					"-f", filepath.Join(chart, "presets", string(d)+"-"+string(mode)+".yaml"), "--kube-version", kube)
 				objs, err := manifest.Split(out)
 				if err != nil {
@@ -54,13 +53,14 @@ func TestWrapperChart(t *testing.T) {
 		}
 	}
 	t.Run("defaults are rke2 install", func(t *testing.T) {
-		objs, err := manifest.Split(testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system"))
+		objs, err := manifest.Split(testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeInstall)
 	})
 	t.Run("own values pass through", func(t *testing.T) {
+		env := testtools.HelmEnv(t)
 		out := testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "--kube-version", "v1.25.16",
 			"-f", filepath.Join(chart, "presets", "rke-migrate.yaml"), "--set", "aws-cloud-controller-manager.image.tag=v1.25.15,leaderName=kcm-lock")
 		if !strings.Contains(string(out), "cloud-controller-manager:v1.25.15") || !strings.Contains(string(out), `leaderName: "kcm-lock"`) {
@@ -87,7 +87,7 @@ func TestWrapperChart(t *testing.T) {
 			"extraVolumes must mount the ConfigMap ccm-leader-migration"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, errOut, err := testtools.Run(t, env, testtools.Helm3(t), append([]string{"template", "aws-ccm", chart}, c.args...)...)
+			out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Helm3(t), append([]string{"template", "aws-ccm", chart}, c.args...)...)
 			if err == nil || len(out) != 0 || !strings.Contains(string(errOut), c.want) {
 				t.Errorf("err %v, %d bytes out, stderr %s", err, len(out), errOut)
 			}
