@@ -5,10 +5,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +113,7 @@ func startCMPServer(t *testing.T) *cmpServer {
 		"HOME="+home,
 		"TMPDIR="+tmp,
 		"ARGOCD_PLUGINSOCKFILEPATH="+sockets,
+		"SSL_CERT_FILE="+testCA(t), // the chart repository on loopback (chartRepo)
 	)
 	for _, e := range sidecarEnv(t) {
 		rest, ok := strings.CutPrefix(e.Value, "/tmp/")
@@ -292,16 +295,26 @@ func chartRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	testtools.WriteFile(t, filepath.Join(dir, filepath.Base(testtools.UpstreamChart(t, testtools.LatestChartVersion))), pkg)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + l.Addr().String()
+	// Over https://, as the plugin fetches nothing else: with httptest's
+	// certificate, which the sidecar and Helm trust (testCA).
+	srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(dir)))
+	url := "https://" + srv.Listener.Addr().String()
 	testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "repo", "index", dir, "--url", url)
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir))}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
 	return url
+}
+
+// testCA writes the certificate of httptest's TLS servers (one for all of
+// them) as a PEM file, for SSL_CERT_FILE: the CA bundle of the sidecar and
+// of the Helm the tests run beside it.
+func testCA(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	p := filepath.Join(t.TempDir(), "ca.pem")
+	testtools.WriteFile(t, p, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	return p
 }
 
 // names are the helm-set items that give an Application's objects names of
@@ -646,7 +659,7 @@ func argoExpected(t *testing.T, c argoCase, ns string) []*unstructured.Unstructu
 	args := append([]string{"template", c.name}, c.chart...)
 	args = append(append(append(args, "--namespace", ns), c.helm...), "--kube-version", kube, "--api-versions", strings.Join(apis, ","))
 	helm := exec.Command(testtools.Helm3(t), args...)
-	helm.Dir, helm.Env = dir, testtools.HelmEnv(t)
+	helm.Dir, helm.Env = dir, append(testtools.HelmEnv(t), "SSL_CERT_FILE="+testCA(t))
 	rendered, err := helm.Output()
 	if err != nil {
 		t.Fatalf("helm %v: %v", args, err)

@@ -221,9 +221,9 @@ func (v *View) IAMPolicyHint() string {
 	if v.KubernetesVersion != "" {
 		cmd += " --kube-version " + v.KubernetesVersion
 		// Past the in-tree provider the plan asks what runs the cloud
-		// controllers now (K3s: its own, the default): a cluster check
-		// reads already runs one.
-		if m, ok := minorOf(v.KubernetesVersion); ok && m > releases.LastInTreeMinor && d != string(renderer.DistroK3s) {
+		// controllers now; before.iam is the same step whatever the
+		// answer.
+		if m, ok := minorOf(v.KubernetesVersion); ok && m > releases.LastInTreeMinor {
 			cmd += " --from none"
 		}
 	}
