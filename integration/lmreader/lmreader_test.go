@@ -258,7 +258,7 @@ func TestChartVersions(t *testing.T) {
 					if minor < minors[0] && wantErr == "" {
 						wantErr = "has no leader migration"
 					}
-					cmd := testtools.Command(t, env, rend, args...) // no controlling terminal, as where it runs
+					cmd := testtools.Command(t, testtools.HelmEnv(t), rend, args...) // no controlling terminal, as where it runs
 					var stdout, stderr bytes.Buffer
 					cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(plain), &stdout, &stderr
 					err := cmd.Run()
@@ -291,7 +291,7 @@ func TestChartVersions(t *testing.T) {
 						for _, a := range rendererArgs {
 							args = append(args, "--post-renderer-args="+a)
 						}
-						out, stderr, err := testtools.Run(t, env, helm, args...)
+						out, stderr, err := testtools.Run(t, testtools.HelmEnv(t), helm, args...)
 						if err == nil || len(out) != 0 || !strings.Contains(string(stderr), testtools.MigrationVersionWarning) {
 							t.Fatalf("helm with the renderer in migrate mode on a %s CCM: %v, stdout %d bytes, stderr %s", image, err, len(out), stderr)
 						}
@@ -316,7 +316,7 @@ func TestChartVersions(t *testing.T) {
 // cluster without the in-tree provider unless allowVersionSkew.
 func TestWrapperChart(t *testing.T) {
 	minors := testtools.LMReaderMinors(t)
-	chart, env := testtools.WrapperChart(t), testtools.HelmEnv(t)
+	chart := testtools.WrapperChart(t)
 	preset := filepath.Join(chart, "presets", "rke2-migrate.yaml")
 	var values struct {
 		CCM struct {
@@ -337,7 +337,7 @@ func TestWrapperChart(t *testing.T) {
 			if minor > lastInTree {
 				// A cluster without the in-tree provider: refused, unless
 				// allowed.
-				if _, stderr, err := testtools.Run(t, env, testtools.Helm3(t), args...); err == nil || !strings.Contains(string(stderr), "has no in-tree AWS provider to migrate from") {
+				if _, stderr, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Helm3(t), args...); err == nil || !strings.Contains(string(stderr), "has no in-tree AWS provider to migrate from") {
 					t.Fatalf("the wrapper chart in migrate mode on a 1.%d cluster: %v, %s", minor, err, stderr)
 				}
 				args = append(args, "--set", "allowVersionSkew=true")
@@ -345,7 +345,7 @@ func TestWrapperChart(t *testing.T) {
 			if minor == minors[0] {
 				args = append(args, "--set", fmt.Sprintf("aws-cloud-controller-manager.args[%d]=--feature-gates=%s=true", len(values.CCM.Args), renderer.LeaderMigrationFeatureGate))
 			}
-			out, stderr, err := testtools.Run(t, env, testtools.Helm3(t), args...)
+			out, stderr, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
 			if minor < minors[0] {
 				if err == nil || !strings.Contains(string(stderr), "has no leader migration") {
 					t.Fatalf("the wrapper chart with a 1.%d CCM in migrate mode: %v, %s", minor, err, stderr)
