@@ -111,7 +111,10 @@ var (
 
 // blank removes what the shell does not expand or run: single-quoted text
 // and comments. Double quotes stay, and what they hold; a command
-// substitution in them quotes anew.
+// substitution in them quotes anew. It is the walk's own reading, kept
+// apart from the plan's (unquoted, in inputs.go) on purpose: the walk
+// checks the inputs the plan lists, and a shared scanner would hide its
+// own mistakes from that check.
 func blank(sh string) string {
 	var b strings.Builder
 	// The quoting contexts: 'n' the command line or a $( ), 'd' double
