@@ -411,19 +411,22 @@ func TestArgoCDImageGenerate(t *testing.T) {
 		t.Errorf("the parameters did not reach the renderer, or it said %q", errOut)
 	}
 
-	// A chart package served on the host's loopback, which the container's
-	// network namespace does not reach.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(chart) }))
+	// A chart package served over TLS on the host's loopback, which the
+	// container's network namespace does not reach.
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(chart) }))
 	defer srv.Close()
-	if resp, err := http.Get(srv.URL + "/ccm.tgz"); err != nil || resp.StatusCode != http.StatusOK {
+	if resp, err := srv.Client().Get(srv.URL + "/ccm.tgz"); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("the chart server: %v", err)
 	}
+	plain := "http://" + strings.TrimPrefix(srv.URL, "https://")
 	for name, c := range map[string]struct{ params, want string }{
 		"a values file outside": {`[{"name":"chart","string":"upstream/ccm.tgz"},{"name":"values-files","array":["/etc/passwd"]}]`,
 			"values-files: /etc/passwd is not a path in the Application's source directory"},
 		// No network in the container: the registry on the host's
 		// loopback cannot be reached from the container's.
 		"a chart from the network": {`[{"name":"chart","string":"` + srv.URL + `/ccm.tgz"}]`, "network is unreachable"},
+		// Refused before any connection is tried.
+		"a chart over plain http": {`[{"name":"chart","string":"` + plain + `/ccm.tgz"}]`, "is a plain http:// URL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, errOut, err := generate(t, c.params)
