@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/dist"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 )
 
@@ -712,8 +713,27 @@ func unpackedHelm3Plugin(t *testing.T, r *release) string {
 	return dir
 }
 
+// pluginFiles copies the Helm 3 plugin's files of the repository's top
+// (dist.Helm3PluginFiles), with their modes, into a new directory named
+// name, and returns it.
+func pluginFiles(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	for _, f := range dist.Helm3PluginFiles {
+		src := filepath.Join(testtools.Root(), f)
+		fi, err := os.Stat(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(copyFile(t, src, dir), fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // TestHelm3Plugin: Helm 3 installs the plugin from the repository's
-// directory and from the unpacked release; the install hook downloads the
+// files and from the unpacked release; the install hook downloads the
 // host's archive from the release URL (here a loopback server), or takes a
 // local one, checks it against checksums.txt, and helm aws-ccm runs the
 // chart commands; bin/aws-ccm-renderer is Helm 3's post-renderer.
@@ -728,8 +748,8 @@ func TestHelm3Plugin(t *testing.T) {
 		env      func(t *testing.T, srv string) []string
 		download bool // the archive comes from the server
 	}{
-		{"from the repository, downloaded", func(t *testing.T, _ string) string {
-			return copyDir(t, filepath.Join(testtools.Root(), "plugin", "helm3", "aws-ccm"))
+		{"from the repository's files, downloaded", func(t *testing.T, _ string) string {
+			return pluginFiles(t, "aws-ccm")
 		}, func(t *testing.T, srv string) []string {
 			return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_VERSION=" + version}
 		}, true},

@@ -158,7 +158,7 @@ func TestPluginYAML(t *testing.T) {
 		}
 	}
 
-	src, err = os.ReadFile(filepath.Join(root, "plugin", "helm3", "aws-ccm", "plugin.yaml"))
+	src, err = os.ReadFile(filepath.Join(root, "plugin.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,13 @@ func Helm4PluginYAML(src []byte, version string, p Platform) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Helm3PluginYAML is plugin/helm3/aws-ccm/plugin.yaml with the release's
+// Helm3PluginFiles are the Helm 3 plugin's files, at the repository's
+// top: helm plugin install URL-OF-THE-REPOSITORY clones the repository
+// and wants plugin.yaml there, and the release's plugin archive holds
+// the same files at its top.
+var Helm3PluginFiles = []string{"plugin.yaml", "install-binary.sh"}
+
+// Helm3PluginYAML is the Helm 3 plugin's plugin.yaml with the release's
 // version, without the v.
 func Helm3PluginYAML(src []byte, version string) ([]byte, error) {
 	var out bytes.Buffer
@@ -55,7 +61,7 @@ func Helm3PluginYAML(src []byte, version string) ([]byte, error) {
 		out.WriteString(line)
 	}
 	if !set {
-		return nil, fmt.Errorf("%s: no version line to set", filepath.Join("plugin", "helm3", "aws-ccm", "plugin.yaml"))
+		return nil, fmt.Errorf("plugin.yaml: no version line to set")
 	}
 	return out.Bytes(), nil
 }
@@ -142,34 +148,30 @@ func Helm3PluginArchive(version string) string {
 	return "aws-ccm-" + strings.TrimPrefix(version, "v") + ".tar.gz"
 }
 
-// helm3Plugin packs the Helm 3 plugin, plugin/helm3/aws-ccm with the
-// release's version (Helm3PluginYAML), into an archive with plugin.yaml at
-// its top: what helm plugin install takes by its URL (Helm 3 looks for
-// plugin.yaml at the top of what it unpacks), or unpacked into a directory.
+// helm3Plugin packs the Helm 3 plugin, Helm3PluginFiles of the
+// repository's top with the release's version (Helm3PluginYAML), into an
+// archive with them at its top: what helm plugin install takes by its URL
+// (Helm 3 looks for plugin.yaml at the top of what it unpacks), or
+// unpacked into a directory.
 func (c *Config) helm3Plugin() ([]string, error) {
-	src := c.path("plugin", "helm3", "aws-ccm")
-	yaml, err := os.ReadFile(filepath.Join(src, "plugin.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if yaml, err = Helm3PluginYAML(yaml, c.Version); err != nil {
-		return nil, err
-	}
-	script, err := os.ReadFile(filepath.Join(src, "install-binary.sh"))
-	if err != nil {
-		return nil, err
-	}
 	stage := filepath.Join(c.work, "helm3", "aws-ccm")
 	if err := os.MkdirAll(stage, 0o755); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(stage, "plugin.yaml"), yaml, 0o644); err != nil {
-		return nil, err
-	}
-	if err := writeFile(filepath.Join(stage, "install-binary.sh"), script, 0o755); err != nil {
-		return nil, err
+	for _, name := range Helm3PluginFiles {
+		b, err := os.ReadFile(c.path(name))
+		if err != nil {
+			return nil, err
+		}
+		if name == "plugin.yaml" {
+			if b, err = Helm3PluginYAML(b, c.Version); err != nil {
+				return nil, err
+			}
+		}
+		if err := writeFile(filepath.Join(stage, name), b, mode(name)); err != nil {
+			return nil, err
+		}
 	}
 	name := Helm3PluginArchive(c.Version)
-	return []string{name}, WriteArchive(filepath.Join(c.Out, name), stage,
-		[]string{"plugin.yaml", "install-binary.sh"}, false, c.Epoch)
+	return []string{name}, WriteArchive(filepath.Join(c.Out, name), stage, Helm3PluginFiles, false, c.Epoch)
 }

@@ -90,7 +90,7 @@ var DistroLines = []DistroLine{
 		}},
 	{"examples/fleet/fleet.yaml", "the provider.cattle.io values", regexp.MustCompile(`(?m)(^# provider\.cattle\.io=)(.*)(, \.\.\.$)`),
 		func(recs []renderer.Profile) string { return strings.Join(rancherProviders(recs, true), ", ") }},
-	{"plugin/helm3/aws-ccm/plugin.yaml", "the description's distributions", regexp.MustCompile(`(fitted to )(.*)(:\n  helm aws-ccm )`),
+	{"plugin.yaml", "the description's distributions", regexp.MustCompile(`(fitted to )(.*)(:\n  helm aws-ccm )`),
 		func(recs []renderer.Profile) string {
 			return renderer.Alternatives(renderer.DisplayNames(renderer.Named(recs)), "and")
 		}},
