@@ -10,9 +10,14 @@
 #   $AWS_CCM_RELEASE_URL/<archive>     downloaded with checksums.txt;
 #                                      the default is the GitHub release of
 #                                      the plugin's version
-# $AWS_CCM_VERSION (vX.Y.Z) picks another release than plugin.yaml's.
+# The release is $AWS_CCM_VERSION (vX.Y.Z) when set; else, when the plugin
+# is a git clone (helm plugin install URL-OF-THE-REPOSITORY [--version
+# vX.Y.Z]), its newest vX.Y.Z tag at or before the commit checked out;
+# else plugin.yaml's version (make dist stamps the release's).
 # Any failure is one line on stderr and exit status 1, and no program
-# installed.
+# installed. Only the archive's programs are written into bin/, nothing
+# else there removed: a local install of a developer's clone (helm plugin
+# install .) leaves the tools make built in its bin/.
 set -eu
 
 fail() {
@@ -21,7 +26,11 @@ fail() {
 }
 
 dir=${HELM_PLUGIN_DIR:?run by helm plugin install}
-version=${AWS_CCM_VERSION:-v$(sed -n 's/^version: *//p' "$dir/plugin.yaml")}
+version=${AWS_CCM_VERSION:-}
+if [ -z "$version" ] && [ -e "$dir/.git" ] && command -v git >/dev/null 2>&1; then
+	version=$(git --git-dir="$dir/.git" describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null) || version=
+fi
+[ -n "$version" ] || version=v$(sed -n 's/^version: *//p' "$dir/plugin.yaml")
 
 case $(uname -s) in
 Linux) os=linux ;;
@@ -93,6 +102,8 @@ if [ "$ext" = .zip ]; then
 else
 	tar -xzf "$src" -C "$tmp/bin" || fail "cannot unpack $archive"
 fi
-rm -rf "$dir/bin"
-mv "$tmp/bin" "$dir/bin"
+mkdir -p "$dir/bin" || fail "cannot create $dir/bin"
+for f in "$tmp/bin"/*; do
+	mv -f "$f" "$dir/bin/" || fail "cannot write $dir/bin/$(basename "$f")"
+done
 echo "aws-ccm: installed aws-ccm-renderer $version ($os/$arch) from $from, SHA-256 checked against checksums.txt"
