@@ -16,6 +16,7 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
@@ -25,6 +26,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -732,11 +734,47 @@ func pluginFiles(t *testing.T, name string) string {
 	return dir
 }
 
-// TestHelm3Plugin: Helm 3 installs the plugin from the repository's
-// files and from the unpacked release; the install hook downloads the
-// host's archive from the release URL (here a loopback server), or takes a
-// local one, checks it against checksums.txt, and helm aws-ccm runs the
-// chart commands; bin/aws-ccm-renderer is Helm 3's post-renderer.
+// pluginRepository makes a git repository of the Helm 3 plugin's files as
+// they are here (pluginFiles), named as the project's: a commit tagged
+// with the release's version, then one that adds a file, LATER. It
+// returns the repository's file:// URL, which helm plugin install takes as
+// it takes https://github.com/aws-ccm-renderer/aws-ccm-renderer.
+//
+// What Helm's installer does with it (Helm 3's pkg/plugin/installer and
+// Helm 4's internal/plugin/installer, read in their source; these tests
+// show it): a source that is a path on the machine is a local directory
+// (linked, no git), and a plain path to a repository is no exception; an
+// http(s) URL that answers HEAD as an archive is downloaded; anything else
+// goes to the VCS installer, where Masterminds/vcs detects the VCS: of a
+// file:// URL from the .git in its path, of github.com from the host. Git
+// clones it into Helm's cache, checks out --version (a tag, or a semver
+// constraint matched against the tags), and the clone, .git included, is
+// copied into the plugins directory under the URL's last element:
+// aws-ccm-renderer, not the plugin's name, aws-ccm.
+func pluginRepository(t *testing.T) string {
+	t.Helper()
+	dir := pluginFiles(t, "aws-ccm-renderer")
+	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+	git := func(args ...string) { testtools.MustRun(t, env, "git", append([]string{"-C", dir}, args...)...) }
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "the plugin")
+	git("tag", version)
+	testtools.WriteFile(t, filepath.Join(dir, "LATER"), []byte("after the release\n"))
+	git("add", "LATER")
+	git("commit", "-q", "-m", "after the release")
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
+
+// TestHelm3Plugin: Helm 3 installs the plugin from the repository's files,
+// from a git repository of them by its URL, and from the unpacked release;
+// the install hook downloads the host's archive from the release URL (here
+// a loopback server), or takes a local one, checks it against
+// checksums.txt, and helm aws-ccm runs the chart commands;
+// bin/aws-ccm-renderer is Helm 3's post-renderer. From a git repository,
+// the release is the newest tag's at or before the commit checked out:
+// --version picks the tag.
 func TestHelm3Plugin(t *testing.T) {
 	r := build(t)
 	host := runtime.GOOS + "/" + runtime.GOARCH
@@ -745,35 +783,46 @@ func TestHelm3Plugin(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		plugin   func(t *testing.T, srv string) string // what helm plugin install takes
+		flags    []string                              // and its flags
 		env      func(t *testing.T, srv string) []string
-		download bool // the archive comes from the server
+		download bool   // the archive comes from the server
+		dir      string // the plugin's directory, when not aws-ccm
+		later    bool   // the repository's commit after the tag is installed
 	}{
 		{"from the repository's files, downloaded", func(t *testing.T, _ string) string {
 			return pluginFiles(t, "aws-ccm")
-		}, func(t *testing.T, srv string) []string {
+		}, nil, func(t *testing.T, srv string) []string {
 			return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_VERSION=" + version}
-		}, true},
-		{"from the unpacked release, downloaded", func(t *testing.T, _ string) string { return unpackedHelm3Plugin(t, r) },
-			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true},
-		{"from the release URL, downloaded", func(t *testing.T, srv string) string { return srv + "/" + helm3PluginArchive },
-			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true},
-		{"air-gapped, AWS_CCM_ARCHIVE", func(t *testing.T, _ string) string { return unpackedHelm3Plugin(t, r) },
+		}, true, "", false},
+		{"from the git repository's URL, its newest tag downloaded", func(t *testing.T, _ string) string { return pluginRepository(t) }, nil,
+			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true, "aws-ccm-renderer", true},
+		{"from the git repository's URL at --version, air-gapped", func(t *testing.T, _ string) string { return pluginRepository(t) },
+			[]string{"--version", version}, func(t *testing.T, srv string) []string {
+				dir := t.TempDir()
+				copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
+				return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_ARCHIVE=" + copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)}
+			}, false, "aws-ccm-renderer", false},
+		{"from the unpacked release, downloaded", func(t *testing.T, _ string) string { return unpackedHelm3Plugin(t, r) }, nil,
+			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true, "", false},
+		{"from the release URL, downloaded", func(t *testing.T, srv string) string { return srv + "/" + helm3PluginArchive }, nil,
+			func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, true, "", false},
+		{"air-gapped, AWS_CCM_ARCHIVE", func(t *testing.T, _ string) string { return unpackedHelm3Plugin(t, r) }, nil,
 			func(t *testing.T, srv string) []string {
 				dir := t.TempDir()
 				copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
 				return []string{"AWS_CCM_RELEASE_URL=" + srv, "AWS_CCM_ARCHIVE=" + copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)}
-			}, false},
+			}, false, "", false},
 		{"air-gapped, the archive beside the plugin", func(t *testing.T, _ string) string {
 			dir := unpackedHelm3Plugin(t, r)
 			copyFile(t, filepath.Join(r.dir, archiveName(host)), dir)
 			copyFile(t, filepath.Join(r.dir, "checksums.txt"), dir)
 			return dir
-		}, func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, false},
+		}, nil, func(t *testing.T, srv string) []string { return []string{"AWS_CCM_RELEASE_URL=" + srv} }, false, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, r.dir)
 			env := append(testtools.HelmEnv(t), tc.env(t, srv.URL)...)
-			out := testtools.MustRun(t, env, helm, "plugin", "install", tc.plugin(t, srv.URL))
+			out := testtools.MustRun(t, env, helm, append([]string{"plugin", "install", tc.plugin(t, srv.URL)}, tc.flags...)...)
 			if want := "aws-ccm: installed aws-ccm-renderer " + version + " (" + host + ")"; !strings.Contains(string(out), want) || !strings.Contains(string(out), "SHA-256 checked") {
 				t.Errorf("helm plugin install: %q, want %q", out, want)
 			}
@@ -796,12 +845,50 @@ func TestHelm3Plugin(t *testing.T) {
 				t.Error("helm aws-ccm plan printed nothing")
 			}
 			plugins := strings.TrimSpace(string(testtools.MustRun(t, env, helm, "env", "HELM_PLUGINS")))
+			dir := filepath.Join(plugins, cmp.Or(tc.dir, "aws-ccm"))
+			if _, err := os.Stat(filepath.Join(dir, "LATER")); (err == nil) != tc.later {
+				t.Errorf("the repository's commit after the tag installed: %v, want %v", err == nil, tc.later)
+			}
 			post := testtools.MustRun(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system",
-				"--post-renderer", filepath.Join(plugins, "aws-ccm", "bin", "aws-ccm-renderer"), "--post-renderer-args=--distro=rke2")
+				"--post-renderer", filepath.Join(dir, "bin", "aws-ccm-renderer"), "--post-renderer-args=--distro=rke2")
 			if !bytes.Equal(post, rendered) {
 				t.Errorf("helm template --post-renderer bin/aws-ccm-renderer differs from helm aws-ccm template:\n%s", post)
 			}
 		})
+	}
+}
+
+// TestHelm4PluginFromRepository: Helm 4 installs from the repository's
+// URL only with --verify=false, as a clone has no .prov to verify; what it
+// installs is the plugin at the repository's top, Helm 3's helm aws-ccm
+// (a legacy plugin to Helm 4), whose hook installs the newest tag's
+// release, and not the post-renderer plugin, which only the tarballs are.
+func TestHelm4PluginFromRepository(t *testing.T) {
+	r := build(t)
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	helm := testtools.Helm4(t)
+	srv := serve(t, r.dir)
+	env := append(testtools.HelmEnv(t), "AWS_CCM_RELEASE_URL="+srv.URL)
+	repo := pluginRepository(t)
+	out, errOut, err := testtools.Run(t, env, helm, "plugin", "install", repo, "--version", version)
+	if err == nil || !strings.Contains(string(errOut), "--verify=false") {
+		t.Errorf("helm plugin install without --verify=false: %v, want a refusal naming --verify=false\n%s%s", err, out, errOut)
+	}
+	out = testtools.MustRun(t, env, helm, "plugin", "install", repo, "--version", version, "--verify=false")
+	if want := "aws-ccm: installed aws-ccm-renderer " + version + " (" + host + ")"; !strings.Contains(string(out), want) {
+		t.Errorf("helm plugin install --verify=false: %q, want %q", out, want)
+	}
+	if out := testtools.MustRun(t, env, helm, "aws-ccm", "version"); !strings.HasPrefix(string(out), "aws-ccm-renderer "+version+" (") {
+		t.Errorf("helm aws-ccm version: %q", out)
+	}
+	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
+	rendered := testtools.MustRun(t, env, helm, "aws-ccm", "template", "ccm", chart, "--namespace", "kube-system", "--distro=rke2")
+	if !bytes.Contains(rendered, []byte("kind: DaemonSet")) || !bytes.Contains(rendered, []byte("node-role.kubernetes.io/control-plane")) {
+		t.Errorf("helm aws-ccm template:\n%s", rendered)
+	}
+	out, errOut, err = testtools.Run(t, env, helm, "template", "ccm", chart, "--namespace", "kube-system", "--post-renderer", "aws-ccm")
+	if err == nil || !strings.Contains(string(errOut), "postrenderer/v1") {
+		t.Errorf("helm template --post-renderer aws-ccm: %v, want no postrenderer/v1 plugin found\n%s%s", err, out, errOut)
 	}
 }
 
