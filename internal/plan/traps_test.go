@@ -2,6 +2,9 @@ package plan_test
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,4 +100,85 @@ func TestNamingTraps(t *testing.T) {
 		t.Error("no RKE2 plan sets node-name-from-cloud-provider-metadata in Rancher's spec")
 	}
 	t.Logf("%d RKE2 plans set the key in Rancher's spec", n)
+}
+
+// TestClusterManifest: the new RKE2 and K3s plans put the rendered CCM in
+// the manifests the cluster applies itself. The Rancher command, run as
+// written by a real sh on a rendered stream (comments, blank lines,
+// document markers), writes a merge patch whose additionalManifest is the
+// file byte for byte; the folder command names the distribution's
+// manifests folder; kubeadm, which has none, gets no such step.
+func TestClusterManifest(t *testing.T) {
+	for _, d := range plan.Distros {
+		o := plan.DefaultOptions()
+		o.Distro, o.From, o.KubeVersion = d, "new", "v1.32.3"
+		p, err := plan.Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, text := stepJSON(t, p, "before.cluster-manifest")
+		rec, _ := renderer.ProfileFor(d)
+		dir := rec.Node.ManifestsDir
+		if dir == "" {
+			if text != "" {
+				t.Errorf("%s has no manifests folder and a cluster-manifest step", d)
+			}
+			continue
+		}
+		if text == "" {
+			t.Errorf("%s: no before.cluster-manifest", d)
+			continue
+		}
+		if m := has(text, dir, "additionalManifest", "rancher/rancher#40004", "k3s-io/k3s pkg/deploy"); m != "" {
+			t.Errorf("%s: %s", d, m)
+		}
+		_, install := stepJSON(t, p, "during.install-ccm")
+		_, upgrade := stepJSON(t, p, "after.upgrade")
+		if !strings.Contains(install, "before.cluster-manifest") || !strings.Contains(upgrade, "before.cluster-manifest") {
+			t.Errorf("%s: during.install-ccm and after.upgrade do not say what changes with before.cluster-manifest", d)
+		}
+		var patch string
+		for _, c := range s.Commands {
+			if strings.Contains(c.Shell, "--patch-file") {
+				patch = c.Shell
+			}
+		}
+		if patch == "" {
+			t.Fatalf("%s: no Rancher patch", d)
+		}
+		stream, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "helm3", "0.0.11", string(d)+"-install.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream = append([]byte("---\n# a comment, then a blank line\n\n"), stream...)
+		work := t.TempDir()
+		if err := os.WriteFile(filepath.Join(work, "aws-ccm.yaml"), stream, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The patch alone: kubectl, which the real run needs next, is not
+		// this test's.
+		first, _, _ := strings.Cut(patch, "\nkubectl ")
+		cmd := exec.Command("sh", "-ec", first)
+		cmd.Dir = work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", d, err, out)
+		}
+		b, err := os.ReadFile(filepath.Join(work, "additional-manifest.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Spec struct {
+				RKEConfig struct {
+					AdditionalManifest string `json:"additionalManifest"`
+				} `json:"rkeConfig"`
+			} `json:"spec"`
+		}
+		if err := yaml.UnmarshalStrict(b, &got); err != nil {
+			t.Fatalf("%s: the patch is no YAML of spec.rkeConfig.additionalManifest: %v", d, err)
+		}
+		if got.Spec.RKEConfig.AdditionalManifest != string(stream) {
+			t.Errorf("%s: additionalManifest is not aws-ccm.yaml byte for byte (%d bytes, want %d)", d, len(got.Spec.RKEConfig.AdditionalManifest), len(stream))
+		}
+	}
 }

@@ -322,10 +322,9 @@ var OptionChanges = []OptionChange{
 	{
 		Component: "rke2", Option: "node-name", Effect: Changed,
 		Releases: []string{"v1.29.11+rke2r1", "v1.30.7+rke2r1", "v1.31.3+rke2r1", "v1.32.0+rke2r1"},
-		Says: "with cloud-provider-name: aws or node-name-from-cloud-provider-metadata: true, RKE2 names the node after the instance " +
-			"metadata's local-hostname whatever node-name says (before: only when node-name was empty): a node given another name " +
-			"registers anew under the metadata's at that upgrade",
-		Fix: "on such a node, turn both off in a drop-in read after Rancher's 50-rancher.yaml, " + NodeNameDropIn + ": " +
+		Says: "with cloud-provider-name: aws or node-name-from-cloud-provider-metadata: true, RKE2 names the node from instance " +
+			"metadata whatever node-name says: a node named otherwise registers anew at that upgrade",
+		Fix: "turn both off on such a node in " + NodeNameDropIn + ": " +
 			"cloud-provider-name: external, node-name-from-cloud-provider-metadata: false, and its node-name",
 		Source: "rancher/rke2 pkg/rke2/rke2_linux.go at those tags (not at v1.29.10, v1.30.6, v1.31.2)",
 	},
