@@ -129,6 +129,10 @@ type NodeFacts struct {
 	// NodeArgs is the annotation where the distribution records the
 	// node's server or agent command line, as a JSON list.
 	NodeArgs string
+	// ManifestsDir is the server's folder whose manifests the cluster
+	// applies itself, from its start on (k3s-io/k3s pkg/deploy), where
+	// Rancher writes spec.rkeConfig.additionalManifest; "" when none.
+	ManifestsDir string
 	// ControlPlanePods: kube-controller-manager and kube-apiserver run
 	// as static pods, whose mirror pods the API shows (rancher/rke2
 	// pkg/staticpod/staticpod.go, kubeadm's control-plane phase).

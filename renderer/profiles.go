@@ -177,6 +177,7 @@ var known = []Profile{
 				"k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, rke2)"},
 		Node: NodeFacts{
 			NodeArgs:             "rke2.io/node-args",
+			ManifestsDir:         "/var/lib/rancher/rke2/server/manifests",
 			ControlPlanePods:     true,
 			KubeletArgMissing:    "its kubelet is not given cloud-provider=external (rke2.io/node-args): it keeps the in-tree provider, while the switch has begun ({begun})",
 			KubeletArgMissingFix: "its machine matches no machineSelectorConfig entry with kubelet-arg cloud-provider=external, or a later entry replaced the list (plan step during.switch); RKE2 without Rancher: kubelet-arg in its /etc/rancher/rke2/config.yaml",
@@ -199,6 +200,7 @@ var known = []Profile{
 			Source:  "k3s-io/k3s pkg/daemons/control/server.go and pkg/cloudprovider (lease and provider name version.Program, k3s)"},
 		Node: NodeFacts{
 			NodeArgs:              "k3s.io/node-args",
+			ManifestsDir:          "/var/lib/rancher/k3s/server/manifests",
 			ControlPlaneUnseen:    "K3s runs the controller manager inside its own process, which the API does not show: only the servers' node-args (k3s.io/node-args) are checked",
 			ServiceLB:             &ServiceLB{NameLabel: "svccontroller.k3s.cattle.io/svcname", NamespaceLabel: "svccontroller.k3s.cattle.io/svcnamespace"},
 			KubeletExternalItself: true,

@@ -70,6 +70,9 @@ type optionUse struct {
 	where string // the node, or what holds the option (ConfigMap kube-system/kubeadm-config)
 	given string // as given: --cloud-provider=external
 	minor int    // the component's minor; 0 when unknown
+	// release is the distribution release the node runs
+	// (v1.31.2+rke2r1), for a change that came with patch releases.
+	release string
 }
 
 // optionsRule reports the options components are given that their
@@ -82,6 +85,10 @@ func optionsRule(v *View) []Finding {
 		uses := v.optionUses(c)
 		var issues []NodeIssue
 		for _, u := range uses {
+			if u.release != "" && len(c.Releases) > 0 && c.Minor == 0 {
+				issues = append(issues, judgeRelease(c, u))
+				continue
+			}
 			minor := u.minor
 			if minor == 0 {
 				minor = server
@@ -109,6 +116,45 @@ func optionsRule(v *View) []Finding {
 func kubeadmV1beta3Gone() int {
 	c, _ := releases.Change("kubeadm", "kubeadm.k8s.io/v1beta3")
 	return c.Minor
+}
+
+// namingShim says which of RKE2's keys that name a node from instance
+// metadata its recorded arguments set ("" for none): cloud-provider-name:
+// aws or node-name-from-cloud-provider-metadata (true, or the bare flag).
+func namingShim(args []string) string {
+	const key = "node-name-from-cloud-provider-metadata"
+	if slices.Contains(argValues(args, "cloud-provider-name"), "aws") {
+		return "cloud-provider-name: aws"
+	}
+	for i, a := range args {
+		v, set := strings.CutPrefix(a, "--"+key+"=")
+		if !set && a == "--"+key {
+			v = "true"
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				v = args[i+1]
+			}
+		}
+		if (set || a == "--"+key) && v != "false" {
+			return key + ": true"
+		}
+	}
+	return ""
+}
+
+// judgeRelease says what an option does at the distribution release a node
+// runs, for a change that came with patch releases: an error once in
+// force, else a warning naming the release that brings it.
+func judgeRelease(c releases.OptionChange, u optionUse) NodeIssue {
+	i := NodeIssue{Node: u.where, Finding: Finding{Area: AreaOptions, Fix: c.Fix, Source: c.Source}}
+	at := u.given + " at " + u.release
+	if c.InRelease(u.release) {
+		i.Severity, i.Message = Error, at+": "+c.Says
+		return i
+	}
+	next := c.FirstAfter(u.release)
+	i.Severity, i.Message = Warning, at+": from "+next+" on, "+c.Says
+	i.Fix = c.Fix + ", before the upgrade to " + next
+	return i
 }
 
 // judgeOption says what an option does at the component's minor and at the
@@ -150,15 +196,15 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 	case "kube-apiserver --cloud-provider":
 		for _, a := range v.controlPlaneProcesses(programAPIServer) {
 			if p, ok := a.flags["cloud-provider"]; ok {
-				out = append(out, optionUse{a.node, "--cloud-provider=" + p, a.minor})
+				out = append(out, optionUse{where: a.node, given: "--cloud-provider=" + p, minor: a.minor})
 			} else if p, ok := a.flags["cloud-config"]; ok {
-				out = append(out, optionUse{a.node, "--cloud-config=" + p, a.minor})
+				out = append(out, optionUse{where: a.node, given: "--cloud-config=" + p, minor: a.minor})
 			}
 		}
 	case "kube-controller-manager --cloud-provider=aws":
 		for _, k := range v.controlPlaneProcesses(programKCM) {
 			if k.flags["cloud-provider"] == "aws" {
-				out = append(out, optionUse{k.node, "--cloud-provider=aws", k.minor})
+				out = append(out, optionUse{where: k.node, given: "--cloud-provider=aws", minor: k.minor})
 			}
 		}
 	case "kube-controller-manager --controllers=-cloud-node-lifecycle":
@@ -170,7 +216,7 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 				}
 			}
 			if len(named) > 0 {
-				out = append(out, optionUse{k.node, "--controllers naming " + strings.Join(named, ","), k.minor})
+				out = append(out, optionUse{where: k.node, given: "--controllers naming " + strings.Join(named, ","), minor: k.minor})
 			}
 		}
 	case "kubelet --cloud-provider=aws", "kubelet --cloud-config":
@@ -180,7 +226,7 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 			for _, a := range argValues(nodeArgs(&n), "kubelet-arg") {
 				k, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 				if k == flag && (flag != "cloud-provider" || val == "aws") {
-					out = append(out, optionUse{n.Name, "kubelet-arg " + strings.TrimLeft(a, "-"), minor})
+					out = append(out, optionUse{where: n.Name, given: "kubelet-arg " + strings.TrimLeft(a, "-"), minor: minor})
 				}
 			}
 		}
@@ -190,8 +236,27 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 				APIVersion string `json:"apiVersion"`
 			}
 			if yaml.Unmarshal([]byte(cm.Data["ClusterConfiguration"]), &head) == nil && head.APIVersion == c.Option {
-				out = append(out, optionUse{"ConfigMap " + releases.KubeadmConfig, "ClusterConfiguration " + c.Option, 0})
+				out = append(out, optionUse{where: "ConfigMap " + releases.KubeadmConfig, given: "ClusterConfiguration " + c.Option, minor: 0})
 			}
+		}
+	case "rke2 node-name":
+		for _, n := range v.Snapshot.Nodes {
+			if d, _ := nodeDistro(&n); d != c.Component {
+				continue
+			}
+			args := nodeArgs(&n)
+			names, shim := argValues(args, "node-name"), namingShim(args)
+			if len(names) == 0 || shim == "" {
+				continue
+			}
+			release := n.Status.NodeInfo.KubeletVersion
+			// Named from the metadata already: a Node of another name than
+			// its node-name is the renamed node; the same name, no harm.
+			if c.InRelease(release) && n.Name == names[len(names)-1] {
+				continue
+			}
+			minor, _ := minorOf(release)
+			out = append(out, optionUse{where: n.Name, given: "node-name " + names[len(names)-1] + " with " + shim, minor: minor, release: release})
 		}
 	case "rke2 disable-cloud-controller":
 		for _, n := range v.Snapshot.Nodes {
@@ -204,7 +269,7 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 				continue
 			}
 			minor, _ := minorOf(n.Status.NodeInfo.KubeletVersion)
-			out = append(out, optionUse{n.Name, "cloud-provider-name without disable-cloud-controller", minor})
+			out = append(out, optionUse{where: n.Name, given: "cloud-provider-name without disable-cloud-controller", minor: minor})
 		}
 	}
 	return out

@@ -94,6 +94,17 @@ func TestOptionsRule(t *testing.T) {
 			[]want{{"rke2 on s-1", Error, "cloud-provider-name without disable-cloud-controller at 1.36: RKE2 no longer turns its own cloud controller off", "disable-cloud-controller: true"}}},
 		{"the same at 1.35, upgrading to 1.36", []corev1.Node{rke2At("s-1", "v1.35.7+rke2r1", `["server","--cloud-provider-name","external"]`)}, nil, "v1.35.7+rke2r1", "1.36", nil,
 			[]want{{"rke2 on s-1", Error, "at 1.35, upgrading to 1.36", "before the upgrade to 1.36"}}},
+		// RKE2's naming shim over an explicit node-name (the agent's
+		// node-args as RKE2 records a config file's keys: "--key", "value").
+		{"an RKE2 node given node-name and cloud-provider-name: aws, before its line's renaming release", []corev1.Node{rke2At("ip-10-0-1-7.ec2.internal", "v1.31.2+rke2r1", `["agent","--node-name","ip-10-0-1-7.ec2.internal","--cloud-provider-name","aws"]`)}, nil, "v1.31.2+rke2r1", "", nil,
+			[]want{{"rke2 on ip-10-0-1-7.ec2.internal", Warning, "node-name ip-10-0-1-7.ec2.internal with cloud-provider-name: aws at v1.31.2+rke2r1: from v1.31.3+rke2r1 on, with cloud-provider-name: aws", "99-node-name.yaml: cloud-provider-name: external, node-name-from-cloud-provider-metadata: false, and its node-name, before the upgrade to v1.31.3+rke2r1"}}},
+		{"the same with the metadata key at 1.28: the next line's first release", []corev1.Node{rke2At("n-1", "v1.28.15+rke2r1", `["agent","--node-name","n-1","--node-name-from-cloud-provider-metadata","true"]`)}, nil, "v1.28.15+rke2r1", "", nil,
+			[]want{{"rke2 on n-1", Warning, "node-name n-1 with node-name-from-cloud-provider-metadata: true at v1.28.15+rke2r1: from v1.29.11+rke2r1 on", "before the upgrade to v1.29.11+rke2r1"}}},
+		{"renamed from the metadata already: the Node is not its node-name", []corev1.Node{rke2At("ip-10-0-1-7.corp.example", "v1.32.4+rke2r1", `["agent","--node-name","ip-10-0-1-7.ec2.internal","--node-name-from-cloud-provider-metadata"]`)}, nil, "v1.32.4+rke2r1", "", nil,
+			[]want{{"rke2 on ip-10-0-1-7.corp.example", Error, "node-name ip-10-0-1-7.ec2.internal with node-name-from-cloud-provider-metadata: true at v1.32.4+rke2r1: with cloud-provider-name: aws or", "99-node-name.yaml"}}},
+		{"named from the metadata as its node-name says: silent", []corev1.Node{rke2At("n-1", "v1.32.4+rke2r1", `["agent","--node-name","n-1","--cloud-provider-name","aws"]`)}, nil, "v1.32.4+rke2r1", "", nil, nil},
+		{"node-name with the key turned off: silent", []corev1.Node{rke2At("n-1", "v1.31.2+rke2r1", `["agent","--node-name","n-1","--node-name-from-cloud-provider-metadata","false","--cloud-provider-name","external"]`)}, nil, "v1.31.2+rke2r1", "", nil, nil},
+		{"the shim without node-name: silent", []corev1.Node{rke2At("n-1", "v1.31.2+rke2r1", `["agent","--cloud-provider-name","aws"]`)}, nil, "v1.31.2+rke2r1", "", nil, nil},
 		{"an RKE2 server with disable-cloud-controller: silent", []corev1.Node{rke2At("s-1", "v1.36.0+rke2r1", `["server","--cloud-provider-name","external","--disable-cloud-controller"]`)}, nil, "v1.36.0+rke2r1", "1.37", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

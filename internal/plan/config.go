@@ -147,6 +147,11 @@ func rke2ConfigNotes(minor int) []string {
 	default:
 		notes = append(notes, prose("config.rke2ConfigNotes.notes.3", nil))
 	}
+	if all || first != "" {
+		notes = append(notes,
+			prose("config.rke2ConfigNotes.nodeName", textData{Args: map[string]any{"source": rke2NodeName.Source, "releases": rke2NodeName.ReleasesOf()}}),
+			prose("config.rke2ConfigNotes.kdm", textData{Args: map[string]any{"filter": releases.KDMFilterSource, "floors": namingKeyKDM()}}))
+	}
 	notes = append(notes,
 		prose("config.rke2ConfigNotes.notes.4", textData{Args: map[string]any{"disableCCMNote": disableCCMNote(minor)}}),
 		prose("config.rke2ConfigNotes.notes.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),

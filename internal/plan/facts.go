@@ -55,6 +55,7 @@ func iamMissingBy(tag string) string {
 var (
 	rkeLineFor           = releases.RKELines
 	rke2NoOpAWS          = mustChange("rke2", "cloud-provider-name: aws")
+	rke2NodeName         = mustChange("rke2", "node-name")
 	apiServerCP          = mustChange("kube-apiserver", "--cloud-provider")
 	rke2MetadataNameFrom = rke2NoOpAWS.Releases
 )

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
 // rancherSpec is the part of a provisioning cluster's spec the leader
@@ -170,8 +172,11 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
   -p "{\"spec\":{\"rkeConfig\":{\"etcdSnapshotCreate\":{\"generation\":$((gen + 1))}}}}"`)
 	restore := b.text("rke2.restore")
 
+	nameFrom := map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}
 	rke2Notes := []string{
-		b.textWith("rke2.rke2Notes", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
+		b.textWith("rke2.rke2Notes", nameFrom),
+		b.textWith("rke2.rke2Notes.names", nameFrom),
+		b.textWith("rke2.rke2Notes.kdm", map[string]any{"filter": releases.KDMFilterSource, "floors": namingKeyKDM()}),
 		b.text("rke2.rke2Notes.2"),
 	}
 	return leaderParts{
@@ -179,7 +184,7 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 		summary:       b.text("rke2.summary"),
 		duringSummary: b.text("rke2.duringSummary"),
 		afterSummary:  b.text("rke2.afterSummary"),
-		hostnameWhy:   b.text("rke2.hostnameWhy"),
+		hostnameWhy:   b.textWith("rke2.hostnameWhy", map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}),
 		hostnameNotes: []string{b.text("rke2.hostnameNotes")},
 		cloudConfig:   b.text("rke2.cloudConfig"),
 		readCloudConfig: script(KindNode, atControlPlane, b.text("rke2.readCloudConfig"), `
@@ -221,5 +226,24 @@ func rke2UpgradeSnippets() []Snippet {
 		}{true, true}, rke2Entries(false),
 			lineComment("spec.rkeConfig.machineGlobalConfig.node-name-from-cloud-provider-metadata", 3, "instead of cloud-provider-name: aws")),
 		Note: prose("rke2.note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", ")}}),
+	}, {
+		File: releases.NodeNameDropIn, Language: "yaml",
+		Content: mustYAML(struct {
+			NodeName             string `yaml:"node-name"`
+			CloudProviderName    string `yaml:"cloud-provider-name"`
+			NodeNameFromMetadata bool   `yaml:"node-name-from-cloud-provider-metadata"`
+		}{"<NAME>", "external", false}),
+		Note: prose("rke2.dropIn.note", textData{Args: map[string]any{"rke2MetadataNameFrom": strings.Join(rke2MetadataNameFrom, ", "),
+			"dropInOrder": releases.DropInOrder}}),
 	}}
+}
+
+// namingKeyKDM says which Rancher minors' KDM data lists
+// node-name-from-cloud-provider-metadata, and since when.
+func namingKeyKDM() string {
+	var l []string
+	for _, d := range releases.NamingKeyKDM {
+		l = append(l, fmt.Sprintf("Rancher %s's data since %s (%s)", d.Rancher, d.Since, d.Ref))
+	}
+	return strings.Join(l, ", ")
 }

@@ -108,6 +108,12 @@ func newClusterPlan(b *builder) distroPlan {
 		before = append(before, b.cloudConfig(b.text("today.newClusterPlan.before.cloudConfig"), nil))
 	}
 	before = append(before, configure)
+	install, upgradeNotes := b.installNew(), []string(nil)
+	if dir := r.profile.Node.ManifestsDir; dir != "" {
+		before = append(before, b.clusterManifest(dir))
+		install.Notes = append(install.Notes, b.text("today.cluster-manifest.install.note"))
+		upgradeNotes = append(upgradeNotes, b.textWith("today.cluster-manifest.upgrade.note", map[string]any{"dir": dir}))
+	}
 	return distroPlan{
 		title:         b.text("today.newClusterPlan.title"),
 		strategy:      Install,
@@ -117,8 +123,41 @@ func newClusterPlan(b *builder) distroPlan {
 		duringSummary: b.text("today.newClusterPlan.duringSummary"),
 		afterSummary:  b.text("today.newClusterPlan.afterSummary"),
 		before:        before,
-		during:        []Step{create, b.installNew(), b.verifyAll()},
-		after:         []Step{b.upgrade(b.text("today.newClusterPlan.after.upgrade"), nil)},
+		during:        []Step{create, install, b.verifyAll()},
+		after:         []Step{b.upgrade(b.text("today.newClusterPlan.after.upgrade"), upgradeNotes)},
+	}
+}
+
+// clusterManifestFile is the CCM rendered for the cluster to apply itself.
+const clusterManifestFile = "aws-ccm.yaml"
+
+// clusterManifest renders the CCM into a manifest the cluster applies
+// itself from its start: Rancher's spec.rkeConfig.additionalManifest, or
+// the servers' manifests folder (dir).
+func (b *builder) clusterManifest(dir string) Step {
+	tmpl := append([]string{"aws-ccm-renderer", "template"}, b.chartArgs(b.r.tag)...)
+	tmpl = append(tmpl, b.rendererFlags(render{mode: renderer.ModeInstall})...)
+	rendered := script(KindRenderer, atWorkstation, b.text("today.cluster-manifest.render"), shellLine(tmpl)+" > "+clusterManifestFile)
+	rendered.Main = true
+	rancher := script(KindCluster, atRancher, b.text("today.cluster-manifest.rancher"), `
+{ printf 'spec:\n  rkeConfig:\n    additionalManifest: |\n'; sed 's/^/      /' `+clusterManifestFile+`; } > additional-manifest.yaml
+kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" --type merge --patch-file additional-manifest.yaml`)
+	file := dir + "/aws-cloud-controller-manager.yaml"
+	folder := run(KindNode, atControlPlane, b.text("today.cluster-manifest.folder"), "sudo", "install", "-D", "-m", "0600", clusterManifestFile, file)
+	return Step{
+		ID:       "cluster-manifest",
+		Title:    b.text("today.cluster-manifest.title"),
+		Why:      b.textWith("today.cluster-manifest.why", map[string]any{"dir": dir}),
+		Notes:    b.texts("today.cluster-manifest.notes"),
+		Commands: []Command{rendered, rancher, folder},
+		Checks: []Check{{
+			Description: b.text("today.cluster-manifest.check.description"),
+			Command: ptr(script(KindCluster, atRancher, "", `
+kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.additionalManifest}' \
+  | diff - `+clusterManifestFile+` && echo same`)),
+			Expect: b.text("today.cluster-manifest.check.expect"),
+		}},
+		Rollback: Rollback{Description: b.textWith("today.cluster-manifest.rollback.description", map[string]any{"file": file})},
 	}
 }
 

@@ -282,6 +282,46 @@ func (c OptionChange) In(minor int) bool {
 	return changedBy(c.Releases, minor)
 }
 
+// InRelease reports whether the change is in force at a release of its
+// component: a distribution release (v1.31.3+rke2r1) or a Kubernetes
+// version; false when release is no version.
+func (c OptionChange) InRelease(release string) bool {
+	v, err := version.ParseGeneric(strings.SplitN(release, "+", 2)[0])
+	if err != nil {
+		return false
+	}
+	if c.Minor != 0 || len(c.Releases) == 0 {
+		return int(v.Minor()) >= c.Minor
+	}
+	return sinceLines(lineVersions(c.Releases), v)
+}
+
+// FirstAfter returns the first release with the change that an upgrade
+// from release reaches: its line's, or the next line's when its own line
+// has none; "" when release is no version or the change has no releases.
+func (c OptionChange) FirstAfter(release string) string {
+	v, err := version.ParseGeneric(strings.SplitN(release, "+", 2)[0])
+	if err != nil {
+		return ""
+	}
+	for _, r := range c.Releases {
+		if e := version.MustParseGeneric(strings.SplitN(r, "+", 2)[0]); e.Minor() >= v.Minor() {
+			return r
+		}
+	}
+	return ""
+}
+
+// lineVersions drops the distribution's build metadata from its releases:
+// v1.31.3+rke2r1 is v1.31.3.
+func lineVersions(releases []string) []string {
+	lines := make([]string, 0, len(releases))
+	for _, r := range releases {
+		lines = append(lines, strings.SplitN(r, "+", 2)[0])
+	}
+	return lines
+}
+
 // Change returns the change of a component's option, by Option.
 func Change(component, option string) (OptionChange, bool) {
 	i := slices.IndexFunc(OptionChanges, func(c OptionChange) bool { return c.Component == component && c.Option == option })
@@ -294,11 +334,7 @@ func Change(component, option string) (OptionChange, bool) {
 // changedBy reports whether every release of the minor's line has the
 // change: the first release of its line (v1.<minor>.0) has it.
 func changedBy(releases []string, minor int) bool {
-	lines := make([]string, 0, len(releases))
-	for _, r := range releases {
-		lines = append(lines, strings.SplitN(r, "+", 2)[0])
-	}
-	return sinceLines(lines, version.MajorMinor(1, uint(minor)))
+	return sinceLines(lineVersions(releases), version.MajorMinor(1, uint(minor)))
 }
 
 // ReleasesOf returns the first distribution releases of a change as a list

@@ -320,6 +320,15 @@ var OptionChanges = []OptionChange{
 		Source: "rancher/rke2 pkg/rke2/rke2_linux.go and pkg/cli/cmds/root.go at those tags (not at v1.29.10, v1.30.6, v1.31.2)",
 	},
 	{
+		Component: "rke2", Option: "node-name", Effect: Changed,
+		Releases: []string{"v1.29.11+rke2r1", "v1.30.7+rke2r1", "v1.31.3+rke2r1", "v1.32.0+rke2r1"},
+		Says: "with cloud-provider-name: aws or node-name-from-cloud-provider-metadata: true, RKE2 names the node from instance " +
+			"metadata whatever node-name says: a node named otherwise registers anew at that upgrade",
+		Fix: "turn both off on such a node in " + NodeNameDropIn + ": " +
+			"cloud-provider-name: external, node-name-from-cloud-provider-metadata: false, and its node-name",
+		Source: "rancher/rke2 pkg/rke2/rke2_linux.go at those tags (not at v1.29.10, v1.30.6, v1.31.2)",
+	},
+	{
 		Component: "rke2", Option: "kube-apiserver --cloud-provider", Minor: 33, Effect: NoOp,
 		Releases: []string{"v1.33.0+rke2r1"},
 		Says:     "RKE2 passes kube-apiserver no --cloud-provider from v1.33.0+rke2r1, whatever cloud-provider-name says",
@@ -341,6 +350,40 @@ var OptionChanges = []OptionChange{
 		Source: "rancher/rke2 pkg/rke2/rke2_linux.go; pkg/cli/cmds/root.go validateCloudProvider from v1.36.0+rke2r1",
 	},
 }
+
+// NodeNameDropIn is the file of an RKE2 node that keeps its node-name from
+// the release that names nodes from instance metadata whatever node-name
+// says: config.yaml.d's files are read by name, after Rancher's
+// 50-rancher.yaml.
+const NodeNameDropIn = "/etc/rancher/rke2/config.yaml.d/99-node-name.yaml"
+
+// DropInOrder is how RKE2 and K3s read their configuration files, and
+// where.
+const DropInOrder = "config.yaml.d's files are read after config.yaml, by name, a later value replacing an earlier one " +
+	"(k3s-io/k3s pkg/configfilearg/parser.go readConfigFile)"
+
+// KDMData is the KDM data of a Rancher minor that lists a configuration
+// key: Rancher's planner passes a machine configuration key on to RKE2 only
+// where the KDM data of its Rancher minor lists it for the cluster's RKE2
+// release, and drops any other without a word.
+type KDMData struct {
+	Rancher string // the Rancher minor: 2.14
+	Since   string // when its KDM data first listed the key
+	Ref     string // the change to the KDM data
+}
+
+// NamingKeyKDM are the Rancher minors whose KDM data lists
+// node-name-from-cloud-provider-metadata, oldest first; older Rancher, or KDM
+// data older than Since (an air-gapped Rancher's), drops the key.
+var NamingKeyKDM = []KDMData{
+	{Rancher: "2.12", Since: "July 2026", Ref: "rancher/kontainer-driver-metadata#2125 (rancher/rancher#55935)"},
+	{Rancher: "2.13", Since: "July 2026", Ref: "rancher/kontainer-driver-metadata#2124 (rancher/rancher#55934)"},
+	{Rancher: "2.14", Since: "February 2026", Ref: "rancher/kontainer-driver-metadata#1957 (rancher/rancher#53852)"},
+}
+
+// KDMFilterSource is where Rancher drops the keys its KDM data does not
+// list.
+const KDMFilterSource = "rancher/rancher pkg/capr/planner/filter.go filterConfigData"
 
 // RKE1: the rke release line that runs each Kubernetes minor, from the "RKE
 // Kubernetes versions" of rancher/rke's release notes (v1.5.12: 1.25–1.28;
