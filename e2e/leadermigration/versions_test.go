@@ -23,7 +23,8 @@ import (
 // cluster's minor both go through. Nothing is installed.
 func TestClusterVersionRefusals(t *testing.T) {
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	env := append(testtools.HelmEnv(t), "KUBECONFIG="+cp.Kubeconfig)
+	// Each subtest its own Helm homes (testtools.CheckHomes).
+	envOf := func(t *testing.T) []string { return append(testtools.HelmEnv(t), "KUBECONFIG="+cp.Kubeconfig) }
 	server, err := cp.Client.Discovery().ServerVersion()
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestClusterVersionRefusals(t *testing.T) {
 	}
 
 	t.Run("chart wrapper", func(t *testing.T) {
+		env := envOf(t)
 		flags := []string{"--namespace", ns, "--set", names("", "refused"), "--distro=rke2", "--mode=migrate"}
 		minor := "the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version " + server.GitVersion + ") 1.26: " +
 			"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, " + pin + " (with the upstream chart: --set image.tag=" + pin + ")"
@@ -77,6 +79,7 @@ func TestClusterVersionRefusals(t *testing.T) {
 	preset := filepath.Join(wrapper, "presets", "rke2-migrate.yaml")
 	for _, helm := range []struct{ name, path string }{{"helm3", testtools.Helm3(t)}, {"helm4", testtools.Helm4(t)}} {
 		t.Run("wrapper chart/"+helm.name, func(t *testing.T) {
+			env := envOf(t)
 			release := "wrapper-" + helm.name
 			args := []string{"install", release, wrapper, "--namespace", ns, "-f", preset, "--set", names("aws-cloud-controller-manager.", release) +
 				",aws-cloud-controller-manager.extraVolumes[0].name=aws-ccm-leader-migration,aws-cloud-controller-manager.extraVolumes[0].configMap.name=" + release + "-leader-migration"}
