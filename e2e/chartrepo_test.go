@@ -135,7 +135,7 @@ func TestChartRepository(t *testing.T) {
 				release := "chartrepo-" + strings.TrimPrefix(h.name, "helm") + "-" + source
 				ns := namespace(t, release)
 				set := "aws-cloud-controller-manager.namespace=" + ns + ",aws-cloud-controller-manager.nameOverride=" + release +
-					",aws-cloud-controller-manager.clusterRoleName=" + release + ",aws-cloud-controller-manager.serviceAccountName=" + release + "-sa"
+					",aws-cloud-controller-manager.clusterRoleName=" + release + ",aws-cloud-controller-manager.serviceAccountName=" + release + "-sa," + wrapperChartTag(t)
 				args := []string{"install", release}
 				if source == "repo" {
 					testtools.MustRun(t, env, h.bin, "repo", "add", "aws-ccm", srv.URL)

@@ -160,8 +160,16 @@ func TestRKE2HelmChart(t *testing.T) {
 		if own.Distro != renderer.DistroRKE2 || !slices.Contains([]renderer.Mode{renderer.ModeInstall, renderer.ModeMigrate}, own.Mode) {
 			t.Fatalf("HelmChart %d: distro %q mode %q, want rke2 in install or migrate mode", i, own.Distro, own.Mode)
 		}
-		if own.Mode == renderer.ModeMigrate {
+		// The cluster the manifest is for: a migration's, or in install
+		// mode one of the minor of the CCM it pins (the chart refuses
+		// another minor's).
+		switch {
+		case own.Mode == renderer.ModeMigrate:
 			args = append(args, "--kube-version", "v1.26.15")
+		case own.Chart.Image.Tag != "":
+			args = append(args, "--kube-version", own.Chart.Image.Tag)
+		default:
+			t.Fatalf("HelmChart %d installs the upstream chart's CCM whatever the cluster's minor: pin aws-cloud-controller-manager.image.tag", i)
 		}
 		out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), args...)
 		objs, err := manifest.Split(out)
@@ -194,7 +202,10 @@ type wrapperValues struct {
 	Distro renderer.Distro `json:"distro"`
 	Mode   renderer.Mode   `json:"mode"`
 	Chart  struct {
-		Args []string `json:"args"`
+		Args  []string `json:"args"`
+		Image struct {
+			Tag string `json:"tag"`
+		} `json:"image"`
 	} `json:"aws-cloud-controller-manager"`
 }
 

@@ -51,6 +51,13 @@ func releaseSet(t *testing.T, release, ns string) string {
 		",image.tag=v" + clusterMinor(t) + ".0"
 }
 
+// wrapperChartTag is the wrapper chart's value that pins a CCM image of the
+// cluster's minor: the chart refuses another minor's, the upstream chart's
+// default included.
+func wrapperChartTag(t *testing.T) string {
+	return "aws-cloud-controller-manager.image.tag=v" + clusterMinor(t) + ".0"
+}
+
 // TestWrapperInstallUpgrade: `aws-ccm-renderer install` makes a real Helm
 // release that the Helm CLI lists, `diff --deployed` shows what an upgrade
 // would change, `aws-ccm-renderer upgrade` applies it, and a plain
@@ -190,7 +197,7 @@ func TestWrapperChartInstall(t *testing.T) {
 	chart := wrapperChartCopy(t)
 	values := func(release, ns string) string {
 		return "aws-cloud-controller-manager.namespace=" + ns + ",aws-cloud-controller-manager.nameOverride=" + release +
-			",aws-cloud-controller-manager.clusterRoleName=" + release + ",aws-cloud-controller-manager.serviceAccountName=" + release + "-sa"
+			",aws-cloud-controller-manager.clusterRoleName=" + release + ",aws-cloud-controller-manager.serviceAccountName=" + release + "-sa," + wrapperChartTag(t)
 	}
 	for _, d := range fixtureDistros {
 		t.Run(d, func(t *testing.T) {

@@ -13,7 +13,9 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -24,13 +26,19 @@ func TestWrapperChart(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	chart := testtools.WrapperChart(t)
 	upstream := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	// The cluster a migration runs on, as helm template is told it.
-	kube := fmt.Sprintf("v1.%d.15", renderer.LastInTreeMinor)
+	// The cluster a migration runs on, and a cluster of the minor of the
+	// CCM the upstream chart deploys, as helm template is told them: the
+	// chart refuses a CCM of another minor than the cluster's.
+	migrateKube, installKube := fmt.Sprintf("v1.%d.15", renderer.LastInTreeMinor), defaultTagKube(t)
 	for _, d := range wrapperchart.Distros {
 		p, _ := renderer.ProfileFor(d)
 		for _, mode := range p.Modes() {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
+				kube := installKube
+				if mode == renderer.ModeMigrate {
+					kube = migrateKube
+				}
 				out := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "ccm", chart, "--namespace", "kube-system",
 					"-f", filepath.Join(chart, "presets", string(d)+"-"+string(mode)+".yaml"), "--kube-version", kube)
 				objs, err := manifest.Split(out)
@@ -53,7 +61,7 @@ func TestWrapperChart(t *testing.T) {
 		}
 	}
 	t.Run("defaults are rke2 install", func(t *testing.T) {
-		objs, err := manifest.Split(testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system"))
+		objs, err := manifest.Split(testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "--kube-version", installKube))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +77,7 @@ func TestWrapperChart(t *testing.T) {
 		// Flags of one's own beside the ones the renderer enforces.
 		values := filepath.Join(t.TempDir(), "values.yaml")
 		testtools.WriteFile(t, values, []byte("aws-cloud-controller-manager:\n  args: [--v=4, --cloud-provider=aws, --use-service-account-credentials=true, --configure-cloud-routes=false, --allocate-node-cidrs=false]\n"))
-		out = testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "-f", values)
+		out = testtools.MustRun(t, env, testtools.Helm3(t), "template", "aws-ccm", chart, "--namespace", "kube-system", "--kube-version", installKube, "-f", values)
 		if !strings.Contains(string(out), "- --v=4\n") || !strings.Contains(string(out), "- --allocate-node-cidrs=false\n") {
 			t.Errorf("own flags not passed through:\n%s", out)
 		}
@@ -82,8 +90,8 @@ func TestWrapperChart(t *testing.T) {
 		"auto":                    {[]string{"--set", "distro=auto"}, "distro auto needs a node affinity"},
 		"unknown distro":          {[]string{"--set", "distro=eks"}, `unknown distro "eks"`},
 		"distro without a preset": {[]string{"--set", "distro=rke"}, "do not fit distro=rke mode=install: install with -f presets/rke-install.yaml"},
-		"mode without a preset":   {[]string{"--set", "mode=migrate", "--kube-version", kube}, "args must include --enable-leader-migration=true"},
-		"renamed in migrate": {[]string{"-f", migrate, "--kube-version", kube, "--set", "aws-cloud-controller-manager.nameOverride=ccm"},
+		"mode without a preset":   {[]string{"--set", "mode=migrate", "--kube-version", migrateKube}, "args must include --enable-leader-migration=true"},
+		"renamed in migrate": {[]string{"-f", migrate, "--kube-version", migrateKube, "--set", "aws-cloud-controller-manager.nameOverride=ccm"},
 			"extraVolumes must mount the ConfigMap ccm-leader-migration"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -95,21 +103,35 @@ func TestWrapperChart(t *testing.T) {
 	}
 }
 
-// TestWrapperChartMigrateVersions: in migrate mode the chart refuses, with
-// the real Helm 3 and Helm 4 CLIs and the cluster's version as charts see it
+// TestWrapperChartVersions: the chart refuses, with the real Helm 3 and
+// Helm 4 CLIs and the cluster's version as charts see it
 // (.Capabilities.KubeVersion: the cluster's on install and upgrade,
-// --kube-version's in helm template), a CCM of another minor than the
-// cluster's, naming the tag to pin, a cluster without the in-tree provider,
-// and K3s; allowVersionSkew lets the skew through.
-func TestWrapperChartMigrateVersions(t *testing.T) {
+// --kube-version's in helm template, else the Kubernetes Helm is built
+// with), a CCM of another minor than the cluster's in either mode (in
+// install mode the upstream chart's default tag included), naming the tag
+// to pin, and in migrate mode a cluster without the in-tree provider, and
+// K3s; allowVersionSkew lets the skew through.
+func TestWrapperChartVersions(t *testing.T) {
 	chart := testtools.WrapperChart(t)
 	migrate := filepath.Join(chart, "presets", "rke2-migrate.yaml")
 	tag := func(tag string) []string { return []string{"--set", "aws-cloud-controller-manager.image.tag=" + tag} }
+	def, _ := upstream.DefaultImageTag(upstream.LatestChartVersion)
+	older := minorOfTag(t, def) - 1
+	olderKube := fmt.Sprintf("v1.%d.2", older)
 	cases := []struct {
 		name string
 		args []string
 		want string // the refusal; "" renders
 	}{
+		{"install: the chart's CCM on a cluster of its minor", []string{"--kube-version", defaultTagKube(t)}, ""},
+		{"install: the chart's CCM on an older cluster", []string{"--kube-version", olderKube},
+			fmt.Sprintf("mode install: the CCM %s is 1.%d and the cluster 1.%d (%s as Helm sees it; helm template and --dry-run without --kube-version assume one): "+
+				"%s; set aws-cloud-controller-manager.image.tag to %s, or allowVersionSkew to true to install it anyway",
+				def, older+1, older, olderKube, renderer.VerdictSkewInstall.Reason, releases.Tag(older))},
+		{"install: the tag of the cluster's minor", append([]string{"--kube-version", olderKube}, tag(releases.Tag(older))...), ""},
+		{"install: skew allowed", []string{"--kube-version", olderKube, "--set", "allowVersionSkew=true"}, ""},
+		{"install: helm template without --kube-version", nil,
+			"mode install: the CCM " + def + " is 1." + fmt.Sprint(older+1) + " and the cluster 1."},
 		{"the preset on a 1.26 cluster", []string{"-f", migrate, "--kube-version", "v1.26.15"}, ""},
 		{"the chart's CCM (1.35) on a 1.26 cluster", append([]string{"-f", migrate, "--kube-version", "v1.26.15"}, tag("v1.35.0")...),
 			"mode migrate: the CCM v1.35.0 is 1.35 and the cluster 1.26 (v1.26.15 as Helm sees it; helm template and --dry-run without --kube-version assume one): " +
@@ -134,7 +156,8 @@ func TestWrapperChartMigrateVersions(t *testing.T) {
 				t.Parallel()
 				out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), helm.path, append([]string{"template", "aws-ccm", chart, "--namespace", "kube-system"}, c.args...)...)
 				if c.want == "" {
-					if err != nil || !bytes.Contains(out, []byte("kind: LeaderMigrationConfiguration")) {
+					migrating := slices.Contains(c.args, migrate)
+					if err != nil || !bytes.Contains(out, []byte("kind: DaemonSet")) || bytes.Contains(out, []byte("kind: LeaderMigrationConfiguration")) != migrating {
 						t.Fatalf("%v, stderr %s", err, errOut)
 					}
 					return

@@ -62,9 +62,10 @@ func wrapperChartLimit(c Case) (Limit, bool) {
 			Why: "the upstream chart has no value for a node affinity, which distro auto needs"}, true
 	case c.Kind == InstallOlder:
 		return Limit{Want: Inexpressible, Why: "the wrapper chart's dependency is the upstream chart version it is released with (Chart.lock)"}, true
-	case c.Kind == InstallSkewStrict:
-		return Limit{Want: Warned, Words: renderer.VerdictSkewInstall.Reason,
-			Why: "a chart cannot be strict about a warning: it warns in its notes, which helm install and Rancher's Apps show"}, true
+	case c.Kind == InstallSkew:
+		return Limit{Want: Refused, Words: renderer.VerdictSkewInstall.Reason,
+			Why: "as with --strict, naming the tag to set: a chart's notes reach no one where charts install with values alone (an RKE2 HelmChart); " +
+				"allowVersionSkew renders it, and the notes warn"}, true
 	case c.Kind == MigrateSkew:
 		return Limit{Want: Rendered, Why: "the migrate preset pins " + pinned}, true
 	case c.Kind == MigrateUnknown:

@@ -107,6 +107,21 @@ func pinnedTag(m renderer.Mode) string {
 	return ""
 }
 
+// upstreamTag is the CCM image tag the upstream chart of the wrapper
+// chart's dependency deploys by default: what install mode runs unless
+// the values set one.
+func upstreamTag() string {
+	tag, _ := upstream.DefaultImageTag(upstream.LatestChartVersion)
+	return tag
+}
+
+// minorOf is the Kubernetes minor of a CCM image tag ("v1.35.0" gives 35).
+func minorOf(tag string) int {
+	var minor int
+	fmt.Sscanf(strings.TrimPrefix(tag, "v"), "1.%d.", &minor)
+	return minor
+}
+
 // Files returns the generated files, by path relative to the chart.
 func Files() (map[string][]byte, error) {
 	files := map[string][]byte{}
@@ -255,11 +270,27 @@ func Questions(recs []renderer.Profile) []byte {
 		}
 		tags = append(tags, fmt.Sprintf("%s for 1.%d", tag, minor))
 	}
-	fmt.Fprintf(&b, "    description: \"The cloud controller manager release of the cluster's Kubernetes minor: %s. The chart refuses a CCM of another minor than the cluster's in migrate mode.\"\n", strings.Join(tags, ", "))
+	fmt.Fprintf(&b, "    description: \"The cloud controller manager release of the cluster's Kubernetes minor: %s. The chart refuses a CCM of another minor than the cluster's.\"\n", strings.Join(tags, ", "))
 	b.WriteString("    type: string\n")
 	fmt.Fprintf(&b, "    default: %s\n", pinnedTag(renderer.ModeMigrate))
 	b.WriteString("    required: true\n")
 	b.WriteString("    show_if: \"mode=migrate\"\n")
+	b.WriteString("    group: Cluster\n")
+	// In install mode the tag is the upstream chart's unless the values set
+	// one: a question of its own would need a default, and none fits every
+	// cluster. The skew question says which tag fits which minor.
+	var newer []string
+	for _, minor := range slices.Backward(slices.Sorted(maps.Keys(renderer.CCMReleases))) {
+		if minor > renderer.LastInTreeMinor {
+			newer = append(newer, fmt.Sprintf("%s for 1.%d", renderer.CCMReleases[minor], minor))
+		}
+	}
+	b.WriteString("  - variable: allowVersionSkew\n")
+	b.WriteString("    label: Allow a CCM of another Kubernetes minor\n")
+	fmt.Fprintf(&b, "    description: \"The chart refuses a CCM of another minor than the cluster's, naming the tag to set. In install mode the CCM is the upstream chart's %s unless the values (Edit YAML) set %s.image.tag: %s. true installs it anyway, and the app's notes warn.\"\n",
+		upstreamTag(), Subchart, strings.Join(newer, ", "))
+	b.WriteString("    type: boolean\n")
+	b.WriteString("    default: false\n")
 	b.WriteString("    group: Cluster\n")
 	b.WriteString("  - variable: leaderName\n")
 	b.WriteString("    label: Migration lease\n")
@@ -298,13 +329,13 @@ func presetHeader(d renderer.Distro, m renderer.Mode) string {
 	b.WriteString(regenerated)
 	fmt.Fprintf(&b, "# From the chart's directory (charts/aws-ccm-rancher, after helm dependency build):\n")
 	fmt.Fprintf(&b, "#   helm install aws-ccm . -n kube-system -f presets/%s-%s.yaml", d, m)
-	if tag := pinnedTag(m); tag != "" {
-		fmt.Fprintf(&b, "\n# The CCM is pinned to %s, for a cluster at Kubernetes 1.%d; on a cluster of another minor, add\n"+
-			"#   --set %s.image.tag=<the CCM release of its minor>\n# (the chart refuses a CCM of another minor than the cluster's).\n",
-			tag, renderer.LastInTreeMinor, Subchart)
-	} else {
-		b.WriteString("\n")
+	tag, pinned := pinnedTag(m), "is pinned to"
+	if tag == "" {
+		tag, pinned = upstreamTag(), "is the upstream chart's"
 	}
+	fmt.Fprintf(&b, "\n# The CCM %s %s, for a cluster at Kubernetes 1.%d; on a cluster of another minor, add\n"+
+		"#   --set %s.image.tag=<the CCM release of its minor>\n# (the chart refuses a CCM of another minor than the cluster's).\n",
+		pinned, tag, minorOf(tag), Subchart)
 	fmt.Fprintf(&b, "# The upstream chart's values go under %s; lists here replace the chart's whole.\n", Subchart)
 	return b.String()
 }
@@ -322,9 +353,10 @@ func defaultValues(preset []byte) []byte {
 	b.WriteString("# leaderName: the lease shared with the in-tree controller manager during a migration.\n")
 	b.WriteString("# " + Subchart + ": the upstream chart's own values, passed through.\n")
 	b.WriteString("# kcmUser: the in-tree controller manager's identity, which migrate mode lets hold that lease.\n")
-	b.WriteString("# allowVersionSkew: in migrate mode the chart refuses a CCM (" + Subchart + ".image.tag) of\n")
-	b.WriteString("#   another minor than the cluster's, and a cluster with no in-tree provider (1.27 and later);\n")
-	b.WriteString("#   true installs it anyway.\n")
+	fmt.Fprintf(&b, "# allowVersionSkew: the chart refuses a CCM (%s.image.tag; unset, the upstream\n", Subchart)
+	fmt.Fprintf(&b, "#   chart's %s) of another minor than the cluster's, naming the tag to set, and in migrate\n", upstreamTag())
+	fmt.Fprintf(&b, "#   mode a cluster with no in-tree provider (1.%d and later); true installs it anyway, and the\n", renderer.LastInTreeMinor+1)
+	b.WriteString("#   chart's notes warn.\n")
 	b.WriteString("leaderName: " + renderer.DefaultLeaderName + "\n")
 	b.WriteString("kcmUser: " + renderer.DefaultKCMUser + "\n")
 	b.WriteString("allowVersionSkew: false\n")

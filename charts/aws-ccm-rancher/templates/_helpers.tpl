@@ -23,26 +23,41 @@ is, e.g. v1.26.1, rather than a digest).
 {{- $api.apiVersion }}
 {{- end -}}
 {{- /*
-aws-ccm-rancher.checkVersions: in migrate mode, fails for a CCM (its image
-tag) of another minor than the cluster's (.Capabilities.KubeVersion: the
-cluster's on install and upgrade, --kube-version's or Helm's assumption in
-helm template) and for a cluster without the in-tree provider, naming the tag
-to pin, unless allowVersionSkew. Renders nothing.
+aws-ccm-rancher.versionProblem: what is wrong with the CCM's version (its
+image tag) for the cluster's (.Capabilities.KubeVersion: the cluster's on
+install and upgrade, --kube-version's or Helm's assumption in helm template),
+naming the tag to pin; empty when nothing is. In both modes a CCM of another
+minor than the cluster's (the upstream chart's default tag included); in
+migrate mode also a cluster without the in-tree provider. A tag that is not a
+version is not judged, as the renderer does not, nor an unknown mode
+(templates/validate.yaml refuses it).
 */ -}}
-{{- define "aws-ccm-rancher.checkVersions" -}}
+{{- define "aws-ccm-rancher.versionProblem" -}}
 {{- $ccm := index .Values "aws-cloud-controller-manager" }}
 {{- $tag := ($ccm.image).tag | default "" | toString }}
-{{- if and (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+" $tag) (not .Values.allowVersionSkew) }}
+{{- $mode := .Values.mode | toString }}
+{{- if and (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+" $tag) (has $mode (list "install" "migrate")) }}
 {{- $kube := .Capabilities.KubeVersion.Version }}
 {{- $kubeMinor := (semver $kube).Minor | int }}
 {{- $ccmMinor := (semver $tag).Minor | int }}
 {{- $last := include "aws-ccm-rancher.lastInTreeMinor" . | int }}
 {{- $pin := get (include "aws-ccm-rancher.ccmReleases" . | fromYaml) (toString $kubeMinor) | default (printf "v1.%d.<patch>" $kubeMinor) }}
 {{- $seen := printf "%s as Helm sees it; helm template and --dry-run without --kube-version assume one" $kube }}
-{{- if gt $kubeMinor $last }}
-{{- fail (printf "mode migrate: the cluster is 1.%d (%s) and %s (it ends with 1.%d): set mode to install, or allowVersionSkew to true to install it anyway" $kubeMinor $seen (include "aws-ccm-rancher.verdict.no-in-tree" .) $last) }}
+{{- if and (eq $mode "migrate") (gt $kubeMinor $last) }}
+{{- printf "mode migrate: the cluster is 1.%d (%s) and %s (it ends with 1.%d): set mode to install" $kubeMinor $seen (include "aws-ccm-rancher.verdict.no-in-tree" .) $last }}
 {{- else if ne $ccmMinor $kubeMinor }}
-{{- fail (printf "mode migrate: the CCM %s is 1.%d and the cluster 1.%d (%s): %s; set aws-cloud-controller-manager.image.tag to %s, or allowVersionSkew to true to install it anyway" $tag $ccmMinor $kubeMinor $seen (include "aws-ccm-rancher.verdict.skew-migrate" .) $pin) }}
+{{- $verdict := include (printf "aws-ccm-rancher.verdict.skew-%s" $mode) . }}
+{{- printf "mode %s: the CCM %s is 1.%d and the cluster 1.%d (%s): %s; set aws-cloud-controller-manager.image.tag to %s" $mode $tag $ccmMinor $kubeMinor $seen $verdict $pin }}
 {{- end }}
+{{- end }}
+{{- end -}}
+{{- /*
+aws-ccm-rancher.checkVersions: fails with the version problem, if any,
+unless allowVersionSkew (the notes then warn of it). Renders nothing.
+*/ -}}
+{{- define "aws-ccm-rancher.checkVersions" -}}
+{{- $problem := include "aws-ccm-rancher.versionProblem" . }}
+{{- if and $problem (not .Values.allowVersionSkew) }}
+{{- fail (printf "%s, or allowVersionSkew to true to install it anyway" $problem) }}
 {{- end }}
 {{- end -}}
