@@ -351,7 +351,7 @@ func TestPlacement(t *testing.T) {
 
 // TestPods: the pods of an installed DaemonSet, by node.
 func TestPods(t *testing.T) {
-	nodes := []corev1.Node{rke2Server("cp-1"), rke2Server("cp-2"), rke2Server("cp-3"), rke2Server("cp-4")}
+	nodes := []corev1.Node{rke2Server("cp-1"), rke2Server("cp-2"), rke2Server("cp-3"), rke2Server("cp-4"), rke2Server("cp-5")}
 	s := snapshotOf(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
 	pinned := func(name, node string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
@@ -362,7 +362,9 @@ func TestPods(t *testing.T) {
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 	crash := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-b"}, Spec: corev1.PodSpec{NodeName: "cp-2"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{RestartCount: 7, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
-	for _, p := range []*corev1.Pod{ready, crash, pinned("ccm-c", "cp-3")} {
+	pull := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-d"}, Spec: corev1.PodSpec{NodeName: "cp-4"},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}}}
+	for _, p := range []*corev1.Pod{ready, crash, pinned("ccm-c", "cp-3"), pull} {
 		s.Pods[podNode(p)] = p
 	}
 	r := Evaluate(s)
@@ -373,7 +375,8 @@ func TestPods(t *testing.T) {
 		"cp-1": {OK, "CCM pod ccm-a running and ready"},
 		"cp-2": {Error, "CCM pod ccm-b is CrashLoopBackOff (7 restarts)"},
 		"cp-3": {Warning, "CCM pod ccm-c is Pending, not ready"},
-		"cp-4": {Warning, "the DaemonSet admits this node, but it has no CCM pod yet"},
+		"cp-4": {Error, "CCM pod ccm-d is ImagePullBackOff: image registry.k8s.io/provider-aws/cloud-controller-manager:"},
+		"cp-5": {Warning, "the DaemonSet admits this node, but it has no CCM pod yet"},
 	} {
 		if f := one(t, r, AreaPlacement, node); f.Severity != want.sev || !strings.Contains(f.Message, want.msg) {
 			t.Errorf("%s: %+v, want %s %q", node, f, want.sev, want.msg)

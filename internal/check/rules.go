@@ -3,8 +3,11 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -340,7 +343,10 @@ func (v *View) placedFinding(n *nodeView) Finding {
 	case p == nil:
 		f.Severity, f.Message = Warning, "control plane ("+n.ControlPlaneBy+"): the DaemonSet admits this node, but it has no CCM pod yet"
 		f.Fix = "see kubectl describe daemonset -n " + w.Namespace + " " + w.Name
-	case p.Waiting == "CrashLoopBackOff" || p.Waiting == "ImagePullBackOff" || p.Waiting == "ErrImagePull" || p.Waiting == "CreateContainerConfigError":
+	case p.Waiting == "ImagePullBackOff" || p.Waiting == "ErrImagePull":
+		f.Severity, f.Message = Error, fmt.Sprintf("control plane: CCM pod %s is %s: image %s", p.Name, p.Waiting, w.Image)
+		f.Fix = pullFix(w.Image, w.Namespace, p.Name)
+	case p.Waiting == "CrashLoopBackOff" || p.Waiting == "CreateContainerConfigError":
 		f.Severity, f.Message = Error, fmt.Sprintf("control plane: CCM pod %s is %s (%d restarts)", p.Name, p.Waiting, p.Restarts)
 		f.Fix = "read its log: kubectl logs -n " + w.Namespace + " " + p.Name
 	case p.Ready:
@@ -350,6 +356,31 @@ func (v *View) placedFinding(n *nodeView) Finding {
 		f.Fix = "see kubectl describe pod -n " + w.Namespace + " " + p.Name
 	}
 	return f
+}
+
+// pullFix says how to get a CCM image that cannot be pulled: a tag of
+// registry.k8s.io's CCM that its promotion list lacks was never promoted,
+// and the minor's promoted release is the one to pin; any other image, the
+// pod's events say why.
+func pullFix(image, namespace, pod string) string {
+	describe := "kubectl describe pod -n " + namespace + " " + pod + " shows the registry's answer"
+	img, err := renderer.ParseImage(image)
+	tag := img.Tag
+	if err != nil || img.Registry+"/"+img.Repository != upstream.ImageRepository || tag == "" || img.Digest != "" {
+		return describe
+	}
+	if _, promoted := releases.Digest(tag); promoted {
+		return describe + " (" + tag + " is promoted: is registry.k8s.io, or your mirror, reachable from the node?)"
+	}
+	minor, ok := minorOf(tag)
+	if latest, known := releases.Latest(minor); ok && known && latest != tag {
+		if _, promoted := releases.Digest(latest); promoted {
+			return "registry.k8s.io has no " + tag + " (not in its promotion list, " + releases.PromotedSource + "): pin " +
+				releases.Pin(latest) + ", the newest promoted release of 1." + strconv.Itoa(minor) + " (--set image.tag=" + latest + ")"
+		}
+	}
+	return "registry.k8s.io has no " + tag + " yet (not in its promotion list, " + releases.PromotedSource + "): pin a release of the minor that the list has, " +
+		"or an image of your own registry; " + describe
 }
 
 // excludedFinding reports a control-plane node the CCM does not run on,

@@ -1,0 +1,50 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+)
+
+// TestPullFix: a CCM pod that cannot pull its image is told what to pin
+// from the promotion list: a tag the list lacks, the minor's newest
+// promoted release by digest; a promoted tag or another registry's image,
+// the pod's events.
+func TestPullFix(t *testing.T) {
+	up := upstream.ImageRepository + ":"
+	var unpromoted, promoted string
+	for _, c := range releases.CCM {
+		if len(c.Unpulled) > 0 && !c.Unpromoted() {
+			unpromoted, promoted = c.Unpulled[0], c.Latest
+		}
+	}
+	if unpromoted == "" {
+		t.Fatal("the release data has no minor with a promoted Latest and an unpulled tag")
+	}
+	digest, _ := releases.Digest(promoted)
+	for _, c := range []struct {
+		image     string
+		want, not []string
+	}{
+		{up + unpromoted, []string{"registry.k8s.io has no " + unpromoted, "pin " + promoted + "@" + digest, "--set image.tag=" + promoted, "kubernetes/k8s.io"}, []string{"describe"}},
+		{up + promoted, []string{"kubectl describe pod -n kube-system ccm-a", promoted + " is promoted"}, []string{"has no"}},
+		{up + "v1.99.0", []string{"registry.k8s.io has no v1.99.0 yet", "kubectl describe pod"}, []string{"pin v"}},
+		{"mirror.example/provider-aws/cloud-controller-manager:" + unpromoted, []string{"kubectl describe pod"}, []string{"has no", "promoted"}},
+		{up + promoted + "@" + digest, []string{"kubectl describe pod"}, []string{"has no"}},
+		{"not an image ::", []string{"kubectl describe pod"}, []string{"has no"}},
+	} {
+		got := pullFix(c.image, "kube-system", "ccm-a")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", c.image, got, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s: %q says %q", c.image, got, n)
+			}
+		}
+	}
+}
