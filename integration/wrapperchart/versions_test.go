@@ -68,6 +68,10 @@ func TestWrapperChartInstallVersions(t *testing.T) {
 			warning: "WARNING: " + problem(def, older, defMinor-1) + " (installed anyway: allowVersionSkew is true)."},
 		{name: "skew allowed, the CCM of the cluster's minor", kube: older, sets: []string{skew, tag(releases.Tag(defMinor - 1))}},
 		{name: "a tag that is not a version", kube: older, sets: []string{tag("latest")}},
+		// A tag pinned by digest is judged by its version part.
+		{name: "the cluster's minor pinned by digest", kube: older, sets: []string{tag(releases.Tag(defMinor-1) + "@sha256:" + strings.Repeat("a", 64))}},
+		{name: "another minor pinned by digest", kube: older, sets: []string{tag(def + "@sha256:" + strings.Repeat("a", 64))},
+			refused: problem(def+"@sha256:"+strings.Repeat("a", 64), older, defMinor-1) + ", or allowVersionSkew to true to install it anyway"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

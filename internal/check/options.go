@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -86,7 +88,7 @@ func optionsRule(v *View) []Finding {
 		var issues []NodeIssue
 		for _, u := range uses {
 			if u.release != "" && len(c.Releases) > 0 && c.Minor == 0 {
-				issues = append(issues, judgeRelease(c, u))
+				issues = append(issues, judgeRelease(c, u, up))
 				continue
 			}
 			minor := u.minor
@@ -123,28 +125,38 @@ func kubeadmV1beta3Gone() int {
 // aws or node-name-from-cloud-provider-metadata (true, or the bare flag).
 func namingShim(args []string) string {
 	const key = "node-name-from-cloud-provider-metadata"
-	if slices.Contains(argValues(args, "cloud-provider-name"), "aws") {
+	if names := argValues(args, "cloud-provider-name"); len(names) > 0 && names[len(names)-1] == "aws" {
 		return "cloud-provider-name: aws"
 	}
+	on := false // the last occurrence counts, as the flag parser reads them
 	for i, a := range args {
 		v, set := strings.CutPrefix(a, "--"+key+"=")
 		if !set && a == "--"+key {
-			v = "true"
+			set, v = true, "true"
 			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				v = args[i+1]
 			}
 		}
-		if (set || a == "--"+key) && v != "false" {
-			return key + ": true"
+		if set {
+			b, err := strconv.ParseBool(v)
+			on = err != nil || b
 		}
 	}
+	if on {
+		return key + ": true"
+	}
 	return ""
+}
+
+// hasNode tells whether the snapshot holds a Node of that name.
+func (v *View) hasNode(name string) bool {
+	return slices.ContainsFunc(v.Snapshot.Nodes, func(n corev1.Node) bool { return n.Name == name })
 }
 
 // judgeRelease says what an option does at the distribution release a node
 // runs, for a change that came with patch releases: an error once in
 // force, else a warning naming the release that brings it.
-func judgeRelease(c releases.OptionChange, u optionUse) NodeIssue {
+func judgeRelease(c releases.OptionChange, u optionUse, up int) NodeIssue {
 	i := NodeIssue{Node: u.where, Finding: Finding{Area: AreaOptions, Fix: c.Fix, Source: c.Source}}
 	at := u.given + " at " + u.release
 	if c.InRelease(u.release) {
@@ -152,8 +164,16 @@ func judgeRelease(c releases.OptionChange, u optionUse) NodeIssue {
 		return i
 	}
 	next := c.FirstAfter(u.release)
+	if next == "" {
+		next = c.ReleasesOf()
+	}
 	i.Severity, i.Message = Warning, at+": from "+next+" on, "+c.Says
 	i.Fix = c.Fix + ", before the upgrade to " + next
+	if up > 0 && c.In(up) {
+		i.Severity = Error
+		i.Message = fmt.Sprintf("%s, upgrading to 1.%d: %s", at, up, c.Says)
+		i.Fix = fmt.Sprintf("%s, before the upgrade to 1.%d", c.Fix, up)
+	}
 	return i
 }
 
@@ -250,9 +270,13 @@ func (v *View) optionUses(c releases.OptionChange) []optionUse {
 				continue
 			}
 			release := n.Status.NodeInfo.KubeletVersion
-			// Named from the metadata already: a Node of another name than
-			// its node-name is the renamed node; the same name, no harm.
-			if c.InRelease(release) && n.Name == names[len(names)-1] {
+			if release == "" {
+				release = v.KubernetesVersion
+			}
+			// Named from the metadata already: the finding is the Node
+			// under its node-name, left behind; the same name, or no such
+			// Node (never registered under it), no harm.
+			if c.InRelease(release) && (n.Name == names[len(names)-1] || !v.hasNode(names[len(names)-1])) {
 				continue
 			}
 			minor, _ := minorOf(release)

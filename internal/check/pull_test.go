@@ -28,12 +28,12 @@ func TestPullFix(t *testing.T) {
 		image     string
 		want, not []string
 	}{
-		{up + unpromoted, []string{"registry.k8s.io has no " + unpromoted, "pin " + promoted + "@" + digest, "--set image.tag=" + promoted, "kubernetes/k8s.io"}, []string{"describe"}},
-		{up + promoted, []string{"kubectl describe pod -n kube-system ccm-a", promoted + " is promoted"}, []string{"has no"}},
-		{up + "v1.99.0", []string{"registry.k8s.io has no v1.99.0 yet", "kubectl describe pod"}, []string{"pin v"}},
-		{"mirror.example/provider-aws/cloud-controller-manager:" + unpromoted, []string{"kubectl describe pod"}, []string{"has no", "promoted"}},
-		{up + promoted + "@" + digest, []string{"kubectl describe pod"}, []string{"has no"}},
-		{"not an image ::", []string{"kubectl describe pod"}, []string{"has no"}},
+		{up + unpromoted, []string{unpromoted + " is not in registry.k8s.io's promotion list", "pin " + promoted + "@" + digest, "--set image.tag=" + promoted, "kubernetes/k8s.io", "kubectl describe pod"}, nil},
+		{up + promoted, []string{"kubectl describe pod -n kube-system ccm-a", promoted + " is promoted"}, []string{"not in"}},
+		{up + "v1.99.0", []string{"v1.99.0 is not in registry.k8s.io's promotion list", "kubectl describe pod"}, []string{"pin v"}},
+		{"mirror.example/provider-aws/cloud-controller-manager:" + unpromoted, []string{"kubectl describe pod"}, []string{"not in", "promoted"}},
+		{up + promoted + "@" + digest, []string{"kubectl describe pod"}, []string{"not in"}},
+		{"not an image ::", []string{"kubectl describe pod"}, []string{"not in"}},
 	} {
 		got := pullFix(c.image, "kube-system", "ccm-a")
 		for _, w := range c.want {

@@ -375,12 +375,12 @@ func pullFix(image, namespace, pod string) string {
 	minor, ok := minorOf(tag)
 	if latest, known := releases.Latest(minor); ok && known && latest != tag {
 		if _, promoted := releases.Digest(latest); promoted {
-			return "registry.k8s.io has no " + tag + " (not in its promotion list, " + releases.PromotedSource + "): pin " +
-				releases.Pin(latest) + ", the newest promoted release of 1." + strconv.Itoa(minor) + " (--set image.tag=" + latest + ")"
+			return tag + " is not in registry.k8s.io's promotion list as this program read it (" + releases.PromotedSource + "): pin " +
+				releases.Pin(latest) + ", the newest promoted release of 1." + strconv.Itoa(minor) + " (--set image.tag=" + latest + "); " + describe
 		}
 	}
-	return "registry.k8s.io has no " + tag + " yet (not in its promotion list, " + releases.PromotedSource + "): pin a release of the minor that the list has, " +
-		"or an image of your own registry; " + describe
+	return tag + " is not in registry.k8s.io's promotion list as this program read it (" + releases.PromotedSource + "): pin a release of the minor " +
+		"that the list has, or an image of your own registry; " + describe
 }
 
 // excludedFinding reports a control-plane node the CCM does not run on,

@@ -12,7 +12,7 @@ is, e.g. v1.26.1, rather than a digest).
 {{- end }}
 {{- $api := "" }}
 {{- range (include "aws-ccm-rancher.migrationAPIs" . | fromYamlArray) }}
-{{- if semverCompare (printf ">=%s.0-0" .since) $tag }}{{ $api = . }}{{ end }}
+{{- if semverCompare (printf ">=%s.0-0" .since) (regexFind "^v?[0-9]+\\.[0-9]+\\.[0-9]+" $tag) }}{{ $api = . }}{{ end }}
 {{- end }}
 {{- if not $api }}
 {{- fail (printf "mode migrate: the CCM %s has no leader migration (it came with Kubernetes 1.21): set aws-cloud-controller-manager.image.tag to the CCM release of the cluster's minor" $tag) }}
@@ -39,7 +39,7 @@ version is not judged, as the renderer does not, nor an unknown mode
 {{- if and (regexMatch "^v?[0-9]+\\.[0-9]+\\.[0-9]+" $tag) (has $mode (list "install" "migrate")) }}
 {{- $kube := .Capabilities.KubeVersion.Version }}
 {{- $kubeMinor := (semver $kube).Minor | int }}
-{{- $ccmMinor := (semver $tag).Minor | int }}
+{{- $ccmMinor := (semver (regexFind "^v?[0-9]+\\.[0-9]+\\.[0-9]+" $tag)).Minor | int }}
 {{- $last := include "aws-ccm-rancher.lastInTreeMinor" . | int }}
 {{- $pin := get (include "aws-ccm-rancher.ccmReleases" . | fromYaml) (toString $kubeMinor) | default (printf "v1.%d.<patch>" $kubeMinor) }}
 {{- $seen := printf "%s as Helm sees it; helm template and --dry-run without --kube-version assume one" $kube }}
