@@ -155,7 +155,7 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 			Command: ptr(script(KindCluster, atRancher, "", `
 kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.additionalManifest}' \
   | diff - `+clusterManifestFile+` && echo same`)),
-			Expect: b.text("today.cluster-manifest.check.expect"),
+			Expect: b.textWith("today.cluster-manifest.check.expect", map[string]any{"file": file}),
 		}},
 		Rollback: Rollback{Description: b.textWith("today.cluster-manifest.rollback.description", map[string]any{"file": file})},
 	}
