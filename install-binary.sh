@@ -28,7 +28,7 @@ fail() {
 dir=${HELM_PLUGIN_DIR:?run by helm plugin install}
 version=${AWS_CCM_VERSION:-}
 if [ -z "$version" ] && [ -e "$dir/.git" ] && command -v git >/dev/null 2>&1; then
-	version=$(git --git-dir="$dir/.git" describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null) || version=
+	version=$(git --git-dir="$dir/.git" describe --tags --abbrev=0 --match 'v[0-9]*.[0-9]*.[0-9]*' --exclude '*-*' HEAD 2>/dev/null) || version=
 fi
 [ -n "$version" ] || version=v$(sed -n 's/^version: *//p' "$dir/plugin.yaml")
 
