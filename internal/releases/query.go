@@ -298,10 +298,11 @@ func (c OptionChange) InRelease(release string) bool {
 
 // FirstAfter returns the first release with the change that an upgrade
 // from release reaches: its line's, or the next line's when its own line
-// has none; "" when release is no version or the change has no releases.
+// has none; "" when release is no version, the change is in force at it,
+// or the change has no releases.
 func (c OptionChange) FirstAfter(release string) string {
 	v, err := version.ParseGeneric(strings.SplitN(release, "+", 2)[0])
-	if err != nil {
+	if err != nil || c.InRelease(release) {
 		return ""
 	}
 	for _, r := range c.Releases {

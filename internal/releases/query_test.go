@@ -28,3 +28,23 @@ func TestForCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstAfter: the release an upgrade from a distribution release
+// reaches first with a change that came with patch releases.
+func TestFirstAfter(t *testing.T) {
+	c, ok := Change("rke2", "node-name")
+	if !ok {
+		t.Fatal("no rke2 node-name change")
+	}
+	for release, want := range map[string]string{
+		"v1.28.15+rke2r1": "v1.29.11+rke2r1", "v1.29.10+rke2r1": "v1.29.11+rke2r1", "v1.31.2+rke2r1": "v1.31.3+rke2r1",
+		"v1.31.3+rke2r1": "", "v1.31.5+rke2r1": "", "v1.34.1+rke2r1": "", "v1.31.2": "v1.31.3+rke2r1", "not a version": "",
+	} {
+		if got := c.FirstAfter(release); got != want {
+			t.Errorf("FirstAfter(%s) = %q, want %q", release, got, want)
+		}
+		if in := c.InRelease(release); in != (want == "" && release != "not a version") {
+			t.Errorf("InRelease(%s) = %v", release, in)
+		}
+	}
+}
