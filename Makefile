@@ -29,7 +29,7 @@ PYTHON ?= python3
 # LMREADERS is the directory of the LeaderMigrationConfiguration readers,
 # lmreader-1.<minor>.
 TEST_ENV := AWS_CCM_RENDERER=$(RENDERER) HELM3=$(HELM3) HELM4=$(HELM4) KUSTOMIZE=$(KUSTOMIZE) HELMFILE=$(HELMFILE) \
-	LMREADERS=$(BIN)
+	LMREADERS=$(BIN) CRANE=$(CRANE)
 # The real-cluster tests (e2e/) also run the control plane (1.37, and 1.26
 # for the leader migration), the fake-cloud CCM, the real AWS CCM, moto and
 # the Fleet CLI, Argo CD's CMP server with the repo server's client of it, kubectl;
@@ -121,7 +121,7 @@ moto-check: ## check that moto with its server is installed at the release e2e/m
 stress: moto-check build tools-helm tools-kube tools-kube126 tools-aws-ccm tools-fleet tools-argocd ## run each e2e package STRESS_RUNS times (default 5) beside a busy loop on every core; the runs and failures per package (hack/stress.sh)
 	$(E2E_ENV) BIN=$(BIN) ./hack/stress.sh
 
-stress-integration: build tools-helm tools-helmfile tools-lmreaders ## as stress, for the root module's packages that run real tools: integration/... and the conformance table
+stress-integration: build tools-helm tools-helmfile tools-lmreaders tools-crane ## as stress, for the root module's packages that run real tools: integration/... and the conformance table
 	$(TEST_ENV) BIN=$(BIN) STRESS_MODULE=. ./hack/stress.sh
 
 FUZZTIME ?= 10m

@@ -102,6 +102,7 @@ ARGOCD_CMP_SERVER       := $(BIN)/argocd-cmp-server
 ARGOCD_CMP_CLIENT       := $(BIN)/argocd-cmp-client
 ARGOCD_APPSET           := $(BIN)/argocd-appset-generate
 ARGOCD_TRACK            := $(BIN)/argocd-track
+CRANE                   := $(BIN)/crane
 
 # One reader per module file go.1.<minor>.mod in e2e/tools/lmreader: adding
 # a minor is adding its module file (and go.sum).
@@ -121,14 +122,16 @@ KUBE126_MODULE := $(TOOLS)/kube126/go.mod $(TOOLS)/kube126/go.sum $(TOOLS_MK)
 # directory's module graph, as a shell expression for a recipe.
 tool-version = $$($(GO) list -m -f '{{.Version}}' $(1))
 
-.PHONY: tools tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl tools-fleet tools-argocd
+.PHONY: tools tools-crane tools-helm tools-kube tools-kube126 tools-helmfile tools-lmreaders tools-aws-ccm tools-kubectl tools-fleet tools-argocd
 
 # The longest builds first, so that make -j starts them first; the AWS CCM
 # and Helm after the control plane of their module, whose packages they
 # then find compiled.
-tools: tools-kube126 tools-kube tools-helmfile tools-argocd tools-fleet tools-aws-ccm tools-helm tools-lmreaders ## build every tool the tests run (bin/; make -j builds them side by side)
+tools: tools-kube126 tools-kube tools-helmfile tools-argocd tools-fleet tools-aws-ccm tools-helm tools-lmreaders tools-crane ## build every tool the tests run (bin/; make -j builds them side by side)
 
 tools-helm: $(HELM3) $(HELM4) $(KUSTOMIZE) ## build Helm 3, Helm 4 and kustomize (bin/)
+
+tools-crane: $(CRANE) ## build crane (bin/), go-containerregistry's CLI, with which a plan reads the digest of a CCM image the promotion list does not give
 
 tools-helmfile: $(HELMFILE) ## build helmfile (bin/), which runs Helm 3 for the helmfile recipe's tests
 
@@ -145,6 +148,14 @@ tools-aws-ccm: $(AWS_CCM) $(AWS_CCM_135) $(AWS_CCM_126) ## build the real AWS cl
 tools-fleet: $(FLEET) $(FLEET_CONTROLLER) ## build the Fleet CLI (bin/fleet), whose apply, target and deploy the Fleet tests run, and the Fleet controller (bin/fleetcontroller), whose bundle controller rolls a bundle out by partitions
 
 tools-argocd: $(ARGOCD_CMP_SERVER) $(ARGOCD_CMP_CLIENT) $(ARGOCD_APPSET) $(ARGOCD_TRACK) ## build Argo CD's config management plugin server, the repo server's client of it, the ApplicationSet controller's generation and the application controller's resource tracking (bin/)
+
+# crane from the go-containerregistry release this repository's module pins
+# (go.mod), as the renderer's image parsing uses.
+ROOT_MODULE := $(dir $(TOOLS_MK))go.mod $(dir $(TOOLS_MK))go.sum $(TOOLS_MK)
+
+$(CRANE): $(ROOT_MODULE)
+	cd $(dir $(TOOLS_MK)) && $(TOOL_BUILD) -ldflags "-s -w" -o $@ github.com/google/go-containerregistry/cmd/crane
+	@touch $@
 
 # Helm stamps its version, and the Kubernetes version `helm template` assumes
 # without a cluster (.Capabilities.KubeVersion: 1.<client-go minor>, as in

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
@@ -187,10 +186,11 @@ func (s Spec) options(c component) renderer.Options {
 // default.
 func (s Spec) tag(c component) (string, error) {
 	if s.ImageTag != "" {
-		if _, err := version.ParseSemantic(s.ImageTag); err != nil || !strings.HasPrefix(s.ImageTag, "v") {
-			return "", &renderer.UsageError{Err: fmt.Errorf("--%s %q: want a CCM release tag such as %s", FlagImageTag, s.ImageTag, renderer.CCMTag(renderer.LastInTreeMinor))}
+		pin, err := upstream.Pinned(s.ImageTag)
+		if err != nil {
+			return "", &renderer.UsageError{Err: fmt.Errorf("--%s: %w", FlagImageTag, err)}
 		}
-		return s.ImageTag, nil
+		return pin, nil
 	}
 	minor := -1
 	if s.Options.KubeVersion != "" {
@@ -209,7 +209,11 @@ func (s Spec) tag(c component) (string, error) {
 	if !ok {
 		return "", &renderer.UsageError{Err: fmt.Errorf("no CCM release of Kubernetes 1.%d is known to be promoted to registry.k8s.io: pin one with --%s", minor, FlagImageTag)}
 	}
-	return tag, nil
+	pin, err := upstream.Pinned(tag)
+	if err != nil {
+		return "", &renderer.UsageError{Err: fmt.Errorf("the CCM of 1.%d: %w (--%s)", minor, err, FlagImageTag)}
+	}
+	return pin, nil
 }
 
 // Command returns the command that writes what the spec writes, in the

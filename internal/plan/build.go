@@ -2,9 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -45,7 +47,7 @@ func Build(o Options) (*Plan, error) {
 			Chart:          r.Chart,
 			Source:         r.source,
 			ChartVersion:   r.ChartVersion,
-			Image:          ImageRepo + ":" + r.tag,
+			Image:          ImageRepo + ":" + releases.Pin(r.tag),
 			ImageTag:       r.tag,
 			ImageTagSource: r.tagSource,
 			Release:        r.Release,
@@ -193,11 +195,46 @@ func (b *builder) chartArgs(tag string) []string {
 		// release's namespace.
 		a = append(a, "--set", "namespace="+r.Namespace)
 	}
-	a = append(a, "--set", "image.tag="+tag)
+	a = append(a, "--set", "image.tag="+pinned(tag))
 	if r.CloudConfig {
 		a = append(a, "-f", cloudConfigValues)
 	}
 	return a
+}
+
+// digestVar is the shell variable that holds the digest of a CCM image
+// that the promotion list does not give (an input the operator reads from
+// the registry, inputs.CCM_DIGEST): CCM_DIGEST_1_37_1 for v1.37.1.
+func digestVar(tag string) string {
+	return digestPrefix + strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' {
+			return r
+		}
+		return '_'
+	}, strings.TrimPrefix(tag, "v"))
+}
+
+const digestPrefix = "CCM_DIGEST_"
+
+// pinned is what the commands set image.tag to: tag@digest, the digest
+// from the promotion list (releases.Pin), or from $CCM_DIGEST_<tag> when
+// the list does not give it, so that no command pins a tag alone.
+func pinned(tag string) string {
+	if _, ok := releases.Digest(tag); ok {
+		return releases.Pin(tag)
+	}
+	return tag + "@$" + digestVar(tag)
+}
+
+// digestTag is the tag whose digest the variable name holds, among the
+// plan's and each minor's latest.
+func (b *builder) digestTag(name string) (string, bool) {
+	for _, t := range append([]string{b.r.tag}, slices.Collect(maps.Values(releases.Tags()))...) {
+		if digestVar(t) == name {
+			return t, true
+		}
+	}
+	return "", false
 }
 
 func (b *builder) tagOf(rd render) string {

@@ -29,6 +29,9 @@ func (b *builder) operatorInput(name string) (kind, source string) {
 	case "cluster.yml":
 		return InputFile, b.text("inputs.cluster.yml")
 	}
+	if tag, ok := b.digestTag(name); ok {
+		return InputVariable, b.textWith("inputs.CCM_DIGEST", map[string]any{"imageRepo": ImageRepo, "tag": tag, "name": name})
+	}
 	return "", ""
 }
 

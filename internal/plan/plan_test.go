@@ -202,14 +202,33 @@ func allSteps(p *plan.Plan) []plan.Step {
 	return s
 }
 
+// A command that expands $CCM_DIGEST_<tag> (no Argv) comes with a digest
+// in the variable's place, as the operator's shell runs it, and its argv.
 func allCommands(p *plan.Plan) []plan.Command {
 	var cs []plan.Command
 	for _, s := range allSteps(p) {
 		cs = append(cs, stepCommands(s)...)
 		cs = append(cs, s.Rollback.Commands...)
 	}
+	for i, c := range cs {
+		if len(c.Argv) == 0 && digestRef.MatchString(c.Shell) && !strings.ContainsAny(c.Shell, "|;&<>") {
+			cs[i].Shell = digestRef.ReplaceAllString(c.Shell, testDigest)
+			out, err := exec.Command("sh", "-c", `set -- `+cs[i].Shell+`; for w do printf '%s\0' "$w"; done`).Output()
+			if err != nil {
+				panic(fmt.Sprintf("%s: %v", cs[i].Shell, err))
+			}
+			cs[i].Argv = strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		}
+	}
 	return cs
 }
+
+// testDigest stands for the digest an operator reads from the registry.
+var testDigest = "sha256:" + strings.Repeat("0", 64)
+
+// digestRef is $CCM_DIGEST_<tag>, which a command expands to pin an image
+// the promotion list does not give.
+var digestRef = regexp.MustCompile(`\$CCM_DIGEST_[A-Za-z0-9_]+`)
 
 // stepCommands are a step's commands and its checks' commands.
 func stepCommands(s plan.Step) []plan.Command {

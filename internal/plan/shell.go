@@ -1,12 +1,18 @@
 package plan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // quote returns word as a POSIX shell reads it back: unchanged when it holds
 // only characters the shell leaves alone, else in single quotes.
 func quote(word string) string {
 	if word == "" {
 		return "''"
+	}
+	if expandsDigest(word) {
+		return `"` + word + `"`
 	}
 	safe := true
 	for _, r := range word {
@@ -51,8 +57,20 @@ func shellLine(argv []string) string {
 	return b.String()
 }
 
-// run is a command that is one program invocation.
+// expandsDigest tells whether word is one that pinned made with
+// $CCM_DIGEST_<tag>, which the shell expands in double quotes: the other
+// characters of such a word are ones the shell leaves alone.
+func expandsDigest(word string) bool {
+	before, name, ok := strings.Cut(word, "@$"+digestPrefix)
+	return ok && quote(before) == before && name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
+}
+
+// run is a command that is one program invocation; one that expands
+// $CCM_DIGEST_<tag> is a script (no Argv: the shell makes that argument).
 func run(kind, where, description string, argv ...string) Command {
+	if slices.ContainsFunc(argv, expandsDigest) {
+		return Command{Description: description, Kind: kind, Where: where, Shell: shellLine(argv)}
+	}
 	return Command{Description: description, Kind: kind, Where: where, Argv: argv, Shell: shellLine(argv)}
 }
 

@@ -195,7 +195,9 @@ type Command struct {
 	// Where it runs: a workstation with kubectl, each control-plane node, ...
 	Where string `json:"where"`
 	// Argv is the program and its arguments when the command is a single
-	// program invocation; it is empty for pipelines and loops.
+	// program invocation; it is empty for pipelines, loops and commands
+	// that expand a variable (image.tag=TAG@$CCM_DIGEST_<tag>, the digest
+	// of an image the promotion list does not give).
 	Argv []string `json:"argv,omitempty"`
 	// Shell is the command as a POSIX shell runs it.
 	Shell string `json:"shell"`

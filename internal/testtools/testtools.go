@@ -129,6 +129,10 @@ func Kustomize(t testing.TB) string { return tool(t, "KUSTOMIZE", "bin/kustomize
 // CycloneDX returns cyclonedx-gomod, the SBOM generator make dist runs.
 func CycloneDX(t testing.TB) string { return tool(t, "CYCLONEDX", "bin/cyclonedx-gomod") }
 
+// Crane returns crane, go-containerregistry's CLI, with which a plan reads
+// the digest of an image the promotion list does not give.
+func Crane(t testing.TB) string { return tool(t, "CRANE", "bin/crane") }
+
 // Helmfile returns the helmfile CLI.
 func Helmfile(t testing.TB) string { return tool(t, "HELMFILE", "bin/helmfile") }
 

@@ -20,6 +20,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -102,9 +103,19 @@ func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error
 // cluster's); none in install mode, which keeps the upstream chart's.
 func pinnedTag(m renderer.Mode) string {
 	if m == renderer.ModeMigrate {
-		return renderer.CCMTag(renderer.LastInTreeMinor)
+		return releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor))
 	}
 	return ""
+}
+
+// pinOf is the image.tag the chart's refusal names for a release: by the
+// promotion list's digest, or for a tag the list does not give, the tag
+// with how to read its digest.
+func pinOf(tag string) string {
+	if pin, err := upstream.Pinned(tag); err == nil {
+		return pin
+	}
+	return tag + "@<its digest: crane digest " + upstream.ImageRepository + ":" + tag + ">"
 }
 
 // upstreamTag is the CCM image tag the upstream chart of the wrapper
@@ -163,7 +174,7 @@ func Files() (map[string][]byte, error) {
 			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
 	var releases strings.Builder
 	for _, minor := range slices.Sorted(maps.Keys(renderer.CCMReleases)) {
-		fmt.Fprintf(&releases, "%q: %s\n", strconv.Itoa(minor), renderer.CCMReleases[minor])
+		fmt.Fprintf(&releases, "%q: %q\n", strconv.Itoa(minor), pinOf(renderer.CCMReleases[minor]))
 	}
 	recs := Records(renderer.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(

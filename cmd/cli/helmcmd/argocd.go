@@ -94,9 +94,10 @@ Parameters (a parameter wins over the plugin env of the same meaning; an empty o
   distro         ` + renderer.Alternatives(renderer.DistroValues(renderer.Records()), "or") + ` (default auto)
   mode           install or migrate (default install)
   chart-version  the chart's version or a constraint (default ` + upstream.LatestChartVersion + `, the one tested)
-  ccm-version    the CCM's image tag (image.tag): a release such as v1.34.3, or auto, the newest
-                 release of KUBE_VERSION's minor this program knows (it says on stderr which);
-                 unset, the chart's default image
+  ccm-version    the CCM's image tag (image.tag), pinned by digest: a release such as v1.34.3
+                 (the promotion list's digest) or TAG@sha256:<digest>, or auto, the newest release
+                 of KUBE_VERSION's minor this program knows (it says on stderr which); unset, the
+                 chart's default image
   guard-image    the guard's image pinned by digest, REPO@sha256:<digest> (--guard-image): an init
                  container that holds the CCM back while it would do harm; unset, no guard
   set-arg        array: CCM flags, FLAG=VALUE each (--set-arg)
@@ -445,8 +446,9 @@ func argoRendererArgs(words []string, setBy map[renderer.Opt]string) error {
 	return nil
 }
 
-// pinCCM sets image.tag from the ccm-version parameter: a release tag as it
-// is, auto the newest release of the destination's minor. A helm-set of
+// pinCCM sets image.tag from the ccm-version parameter, by digest
+// (upstream.Pinned): a release tag, with its digest or one the promotion
+// list gives, or auto, the newest release of the destination's minor. A helm-set of
 // image.tag beside it is refused: the tag is said once.
 func (r *argoRequest) pinCCM(ccm string) error {
 	for _, s := range r.sets {
@@ -464,10 +466,15 @@ func (r *argoRequest) pinCCM(ccm string) error {
 			return argoError("ccm-version auto: KUBE_VERSION: %v", err)
 		}
 		r.picked, tag = &c, c.Latest
-	} else if !releases.IsTag(ccm) {
-		return argoError("ccm-version %q is neither auto nor a CCM release tag such as %s", ccm, releases.Newest())
 	}
-	r.sets = append(r.sets, "image.tag="+tag)
+	pin, err := upstream.Pinned(tag)
+	if err != nil {
+		if ccm == "auto" {
+			return argoError("ccm-version auto: KUBE_VERSION %s: %v", r.kubeVersion, err)
+		}
+		return argoError("ccm-version: %v; or auto", err)
+	}
+	r.sets = append(r.sets, "image.tag="+pin)
 	return nil
 }
 
@@ -576,7 +583,7 @@ func argoRender(cmd *cobra.Command, lookup func(string) (string, bool), dir stri
 	}
 	pr.Warn = func(msg string) { fmt.Fprintln(errOut, "aws-ccm-renderer: warning: "+msg) }
 	if c := r.picked; c != nil {
-		fmt.Fprintf(errOut, "aws-ccm-renderer: ccm-version auto: KUBE_VERSION %s, so image.tag %s (%s)\n", r.kubeVersion, c.Latest, releases.SourceOf(c.Minor))
+		fmt.Fprintf(errOut, "aws-ccm-renderer: ccm-version auto: KUBE_VERSION %s, so image.tag %s (%s)\n", r.kubeVersion, releases.Pin(c.Latest), releases.SourceOf(c.Minor))
 	}
 	src := &chartops.Source{HTTPSOnly: true}
 	src.RepoURL, src.Version = r.repo, r.version

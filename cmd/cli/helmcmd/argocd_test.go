@@ -87,7 +87,9 @@ func TestArgoParams(t *testing.T) {
 }
 
 // TestArgoCCMVersion: ccm-version auto pins the newest release of
-// KUBE_VERSION's minor, from the release data; a tag is taken as it is;
+// KUBE_VERSION's minor, from the release data, by its digest; a tag is
+// pinned by the promotion list's digest or the one given with it, and
+// without either refused;
 // without KUBE_VERSION, with a minor no release is known of, with a
 // helm-set of image.tag beside it, or with a value that is no tag, it is
 // refused.
@@ -100,18 +102,36 @@ func TestArgoCCMVersion(t *testing.T) {
 		}
 		return readArgoRequest(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, dir)
 	}
+	unpromoted := 0
 	for minor := releases.FirstMinor(); minor <= releases.LastMinor(); minor++ {
 		r, err := request(`[{"name":"ccm-version","string":"auto"}]`, fmt.Sprintf("v1.%d.7+rke2r1", minor))
+		tag := releases.Tag(minor)
+		if c, _ := releases.Of(minor); c.Unpromoted() {
+			// Never the tag alone: the error says how to read its digest.
+			unpromoted++
+			if want := "crane digest registry.k8s.io/provider-aws/cloud-controller-manager:" + tag; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("auto at 1.%d, %s unpromoted: %v, want an error with %s", minor, tag, err, want)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "image.tag=" + releases.Tag(minor); !slices.Equal(r.sets, []string{want}) || r.picked == nil || r.picked.Minor != minor {
+		if want := "image.tag=" + releases.Pin(tag); !strings.Contains(want, "@sha256:") || !slices.Equal(r.sets, []string{want}) || r.picked == nil || r.picked.Minor != minor {
 			t.Errorf("auto at 1.%d: sets %q, picked %+v; want %s", minor, r.sets, r.picked, want)
 		}
 	}
-	r, err := request(`[{"name":"ccm-version","string":"v1.40.2"},{"name":"helm-set","array":["args[0]=--v=2"]}]`, "v1.34.2")
-	if err != nil || !slices.Equal(r.sets, []string{"args[0]=--v=2", "image.tag=v1.40.2"}) || r.picked != nil {
-		t.Errorf("a tag: %q, %+v, %v", r.sets, r.picked, err)
+	if unpromoted == 0 {
+		t.Log("every minor's newest release is promoted: the refusal of a tag alone is the v1.40.2 case's")
+	}
+	r, err := request(`[{"name":"ccm-version","string":"v1.34.3"},{"name":"helm-set","array":["args[0]=--v=2"]}]`, "v1.34.2")
+	if err != nil || !slices.Equal(r.sets, []string{"args[0]=--v=2", "image.tag=" + releases.Pin("v1.34.3")}) || r.picked != nil {
+		t.Errorf("a promoted tag: %q, %+v, %v", r.sets, r.picked, err)
+	}
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	r, err = request(`[{"name":"ccm-version","string":"v1.40.2@`+digest+`"}]`, "v1.34.2")
+	if err != nil || !slices.Equal(r.sets, []string{"image.tag=v1.40.2@" + digest}) {
+		t.Errorf("a tag with its digest: %q, %v", r.sets, err)
 	}
 	r, err = request(`[{"name":"ccm-version","string":""}]`, "v1.34.2")
 	if err != nil || len(r.sets) != 0 {
@@ -121,8 +141,10 @@ func TestArgoCCMVersion(t *testing.T) {
 		{`[{"name":"ccm-version","string":"auto"}]`, "", "KUBE_VERSION, which is not set"},
 		{`[{"name":"ccm-version","string":"auto"}]`, "v1.99.0", "no CCM release of Kubernetes 1.99"},
 		{`[{"name":"ccm-version","string":"auto"},{"name":"helm-set","array":["image.tag=v1.34.3"]}]`, "v1.34.2", "both set the CCM's image tag"},
-		{`[{"name":"ccm-version","string":"latest"}]`, "v1.34.2", `ccm-version "latest" is neither auto nor a CCM release tag`},
-		{`[{"name":"ccm-version","string":"1.34.3"}]`, "v1.34.2", `ccm-version "1.34.3" is neither auto`},
+		{`[{"name":"ccm-version","string":"latest"}]`, "v1.34.2", `ccm-version: "latest" is not a CCM release tag`},
+		{`[{"name":"ccm-version","string":"1.34.3"}]`, "v1.34.2", `ccm-version: "1.34.3" is not a CCM release tag`},
+		{`[{"name":"ccm-version","string":"v1.40.2"}]`, "v1.34.2", "v1.40.2 is not in registry.k8s.io's promotion list yet"},
+		{`[{"name":"ccm-version","string":"v1.34.3@` + "sha256:" + strings.Repeat("cd", 32) + `"}]`, "v1.34.2", "promotion list gives v1.34.3 the digest"},
 		{`[{"name":"ccm-version","array":["auto"]}]`, "v1.34.2", "parameter ccm-version is an array"},
 	} {
 		if _, err := request(c.params, c.kubeVersion); err == nil || !strings.Contains(err.Error(), c.want) {
