@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -138,16 +139,20 @@ func TestOverlaysErrors(t *testing.T) {
 		{"migrate on a cluster without the in-tree provider", []string{"--out", dir, "--mode=migrate", "--kube-version=v1.28.3"}, ExitUsage,
 			"the cluster (--kube-version v1.28.3) is 1.28 and has no in-tree AWS provider to migrate from (it ends with 1.26): use --mode=install"},
 		{"migrate with a CCM newer than any cluster that migrates", []string{"--out", dir, "--mode=migrate", "--image-tag=v1.35.2"}, ExitUsage,
-			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.2) is 1.35, newer than any cluster that can migrate"},
+			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:" + releases.Pin("v1.35.2") + ") is 1.35, newer than any cluster that can migrate"},
 		{"migrate with a CCM of another minor than the cluster", []string{"--out", dir, "--mode=migrate", "--kube-version=1.25", "--image-tag=v1.26.14"}, ExitUsage,
 			"is 1.26 and the cluster (--kube-version 1.25) 1.25: a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.25.15"},
 		{"a minor without a known release", []string{"--out", dir, "--mode=migrate", "--kube-version=v1.21.14"}, ExitUsage,
 			"no CCM release of Kubernetes 1.21 is known to be promoted to registry.k8s.io: pin one with --image-tag"},
-		{"an image tag that is not a release", []string{"--out", dir, "--image-tag=latest"}, ExitUsage, `--image-tag "latest": want a CCM release tag such as v1.26.14`},
+		{"an image tag that is not a release", []string{"--out", dir, "--image-tag=latest"}, ExitUsage, `--image-tag: "latest" is not a CCM release tag`},
+		{"a tag with another digest than the promotion list's", []string{"--out", dir, "--image-tag=v1.26.14@sha256:" + strings.Repeat("cd", 32)}, ExitUsage,
+			"--image-tag: \"v1.26.14@sha256:" + strings.Repeat("cd", 32) + "\": registry.k8s.io's promotion list gives v1.26.14 the digest"},
+		{"the newest release of a minor, not promoted yet", []string{"--out", dir, "--kube-version=v1.37.2"}, ExitUsage,
+			"the CCM of 1.37: v1.37.1 is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with crane digest registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1"},
 		{"a bad renderer option", []string{"--out", dir, "--set-arg=cloud-provider=gce"}, ExitUsage, "--set-arg cloud-provider: the CCM must run with --cloud-provider=aws"},
 		{"a config file with an option overlays does not take", []string{"--out", dir, "--config", targetConfig}, ExitUsage,
 			"--config " + targetConfig + ": target does not apply to this command"},
-		{"the guard by tag", []string{"--out", dir, "--kube-version=v1.37.2", "--guard-image=registry.example/r:v1"}, ExitUsage,
+		{"the guard by tag", []string{"--out", dir, "--kube-version=v1.35.2", "--guard-image=registry.example/r:v1"}, ExitUsage,
 			`"registry.example/r:v1" is not pinned by digest: pin the image by digest`},
 		{"--out is a file", []string{"--out", file}, ExitOther, "writing the overlays: mkdir " + file + ": not a directory"},
 		{"--out below a file", []string{"--out", filepath.Join(file, "overlays")}, ExitOther, "writing the overlays:"},
@@ -243,24 +248,24 @@ func TestOverlaysOptions(t *testing.T) {
 			listing: "gitops/ccm/rke2/migrate\n",
 			want: map[string][]string{
 				"rke2/migrate/daemonset.yaml": {"#   aws-ccm-renderer overlays --out=gitops/ccm --distro=rke2 --mode=migrate --set-arg=cluster-name=prod --kube-version=v1.25.16\n",
-					"image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.25.15\n", "- --cluster-name=prod\n", "- --enable-leader-migration=true\n"},
+					"image: registry.k8s.io/provider-aws/cloud-controller-manager:" + releases.Pin("v1.25.15") + "\n", "- --cluster-name=prod\n", "- --enable-leader-migration=true\n"},
 				"rke2/migrate/leader-migration.yaml": {"apiVersion: controllermanager.config.k8s.io/v1\n"},
-				"README.md":                          {"| [`rke2/migrate`](rke2/migrate) |", "`v1.25.15`"},
+				"README.md":                          {"| [`rke2/migrate`](rke2/migrate) |", "`" + releases.Pin("v1.25.15") + "`"},
 			},
 			notWant: map[string][]string{"rke2/migrate/leader-migration.yaml": {"resourceLock"}, "README.md": {"rke2/install", "rke/migrate"}}},
 		{name: "a 1.23 cluster: the CCM reads v1beta1",
 			args:    []string{"--out", "v123", "--distro=kubeadm", "--mode=migrate", "--kube-version=1.23"},
 			listing: "v123/kubeadm/migrate\n",
 			want: map[string][]string{
-				"kubeadm/migrate/daemonset.yaml":        {"image: registry.k8s.io/provider-aws/cloud-controller-manager:v1.23.20\n"},
+				"kubeadm/migrate/daemonset.yaml":        {"image: registry.k8s.io/provider-aws/cloud-controller-manager:" + releases.Pin("v1.23.20") + "\n"},
 				"kubeadm/migrate/leader-migration.yaml": {"apiVersion: controllermanager.config.k8s.io/v1beta1\n", "resourceLock: leases\n"},
 			}},
 		{name: "a release of one's choice, and other options, in every mode",
 			args:    []string{"--out", "mine", "--distro=rke", "--image-tag=v1.26.10", "--host-network=false", "--leader-name=my-lease", "--kcm-user=kcm", "--remove-arg=v"},
 			listing: "mine/rke/install\nmine/rke/migrate\n",
 			want: map[string][]string{
-				"rke/install/daemonset.yaml":        {"--out=mine --distro=rke --host-network=false --remove-arg=v --leader-name=my-lease --kcm-user=kcm --image-tag=v1.26.10\n", "cloud-controller-manager:v1.26.10\n"},
-				"rke/migrate/daemonset.yaml":        {"cloud-controller-manager:v1.26.10\n"},
+				"rke/install/daemonset.yaml":        {"--out=mine --distro=rke --host-network=false --remove-arg=v --leader-name=my-lease --kcm-user=kcm --image-tag=v1.26.10\n", "cloud-controller-manager:" + releases.Pin("v1.26.10") + "\n"},
+				"rke/migrate/daemonset.yaml":        {"cloud-controller-manager:" + releases.Pin("v1.26.10") + "\n"},
 				"rke/migrate/leader-migration.yaml": {`leaderName: "my-lease"`, "name: kcm\n"},
 			},
 			notWant: map[string][]string{"rke/install/daemonset.yaml": {"hostNetwork: true", "- --v="}}},
@@ -285,7 +290,7 @@ func TestOverlaysOptions(t *testing.T) {
 			args:    []string{"--format=flux", "--out", "flux", "--distro=rke2", "--mode=migrate", "--kube-version=v1.24.17"},
 			listing: "flux/rke2/migrate\n",
 			want: map[string][]string{
-				"rke2/migrate/helmrelease.yaml":      {"#   aws-ccm-renderer overlays --format=flux --out=flux --distro=rke2 --mode=migrate --kube-version=v1.24.17\n", "  values:\n    image:\n      tag: v1.24.19\n"},
+				"rke2/migrate/helmrelease.yaml":      {"#   aws-ccm-renderer overlays --format=flux --out=flux --distro=rke2 --mode=migrate --kube-version=v1.24.17\n", "  values:\n    image:\n      tag: " + releases.Pin("v1.24.19") + "\n"},
 				"source/helmrepository.yaml":         {"--format=flux"},
 				"rke2/migrate/leader-migration.yaml": {"apiVersion: controllermanager.config.k8s.io/v1\n"},
 			},

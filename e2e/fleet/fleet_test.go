@@ -62,7 +62,7 @@ type fleetCluster struct {
 
 // tag is the CCM image tag the bundle should give the cluster: the release
 // of the minor its generated.FleetMinorLabel names, else the chart's
-// default; "" for a cluster without labels, for which Fleet's controller
+// default, by digest where the promotion list gives one; "" for a cluster without labels, for which Fleet's controller
 // renders no template in the values (preprocessHelmValues, at v0.12.0,
 // returns at once when the cluster has no label but Rancher's cattle.io
 // ones): its deploy fails.
@@ -76,13 +76,13 @@ func (c fleetCluster) tag(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r.Latest
+		return releases.Pin(r.Latest)
 	}
 	tag, ok := upstream.DefaultImageTag(testtools.LatestChartVersion)
 	if !ok {
 		t.Fatal("no default image tag")
 	}
-	return tag
+	return releases.Pin(tag)
 }
 
 // clusters: an RKE1, an RKE2 and a K3s cluster as Rancher labels them, and

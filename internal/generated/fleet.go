@@ -25,7 +25,9 @@ const FleetBundle = "examples/fleet/fleet.yaml"
 // delimiters, sprig's functions and the cluster's labels), giving the
 // newest release of the minor the cluster's FleetMinorLabel names, from the
 // release data, else the default image tag of the chart version the
-// bundle installs.
+// bundle installs; each pinned by the promotion list's digest, where it
+// gives one (releases.Pin: the bundle's comment says what to do with a tag
+// it does not give).
 func FleetTagTemplate(chartVersion string) (string, error) {
 	def, ok := upstream.DefaultImageTag(chartVersion)
 	if !ok {
@@ -35,10 +37,10 @@ func FleetTagTemplate(chartVersion string) (string, error) {
 	b.WriteString("${ get (dict")
 	for minor := releases.FirstMinor(); minor <= releases.LastMinor(); minor++ {
 		if tag, ok := releases.Latest(minor); ok {
-			fmt.Fprintf(&b, " %q %q", fmt.Sprintf("1.%d", minor), tag)
+			fmt.Fprintf(&b, " %q %q", fmt.Sprintf("1.%d", minor), releases.Pin(tag))
 		}
 	}
-	fmt.Fprintf(&b, ") (get .ClusterLabels %q) | default %q }", FleetMinorLabel, def)
+	fmt.Fprintf(&b, ") (get .ClusterLabels %q) | default %q }", FleetMinorLabel, releases.Pin(def))
 	return b.String(), nil
 }
 

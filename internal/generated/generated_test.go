@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -87,7 +88,8 @@ func TestStale(t *testing.T) {
 func TestFleetPins(t *testing.T) {
 	noProblems(t)(FleetPins(testtools.Root(), *update))
 	tmpl, err := FleetTagTemplate("0.0.11")
-	if err != nil || !strings.Contains(tmpl, `"1.34" "v1.34.3"`) || !strings.HasSuffix(tmpl, `| default "v1.35.0" }`) {
+	if err != nil || !strings.Contains(tmpl, `"1.34" "`+releases.Pin("v1.34.3")+`"`) || !strings.Contains(releases.Pin("v1.34.3"), "@sha256:") ||
+		!strings.HasSuffix(tmpl, `| default "`+releases.Pin("v1.35.0")+`" }`) {
 		t.Errorf("FleetTagTemplate(0.0.11) = %s, %v", tmpl, err)
 	}
 	if _, err := FleetTagTemplate("0.0.1"); err == nil {

@@ -157,22 +157,22 @@ rke2-migrate:
 {{- end -}}
 {{- /* The CCM image tag to pin per Kubernetes minor (the latest cloud-controller-manager image of the minor promoted to registry.k8s.io (kubernetes/k8s.io, registry.k8s.io/images/k8s-staging-provider-aws/images.yaml)). */ -}}
 {{- define "aws-ccm-rancher.ccmReleases" -}}
-"22": v1.22.8
-"23": v1.23.20
-"24": v1.24.19
-"25": v1.25.15
-"26": v1.26.14
-"27": v1.27.10
-"28": v1.28.11
-"29": v1.29.10
-"30": v1.30.10
-"31": v1.31.9
-"32": v1.32.8
-"33": v1.33.4
-"34": v1.34.3
-"35": v1.35.2
-"36": v1.36.2
-"37": v1.37.1
+"22": "v1.22.8@sha256:6f372c1908118a7205795cfb281a9b0a28795190a808477359f86b073e5a8fa6"
+"23": "v1.23.20@sha256:b4caba8314fe5b6395397730e7fb3164ccb25a04228a0fad003d43329607dcfc"
+"24": "v1.24.19@sha256:3a8daf576a7c624ad4512daff51f0a34f9c0257566c92c44eee4a029bca86ff1"
+"25": "v1.25.15@sha256:825136d4377b4132ee9c024f8db3f77da5f641523377ad66b7e1b29b057c13e1"
+"26": "v1.26.14@sha256:bfdfbfe6ddee363786d27a3f47cdaaf7de06edb38352e825038847c5d0935064"
+"27": "v1.27.10@sha256:f2f12f9a87a79ab83b7bce17b416eee33a44f24a9103ffe54e8f861073b41f3b"
+"28": "v1.28.11@sha256:6deb87f623dab9d2f1391bbd1d3be34d949175bc58cbca6cdb2830dc2c6171f3"
+"29": "v1.29.10@sha256:84737d544b6c07c16be9a1493557c6ae93138e0d48c63656d370be8b2230c398"
+"30": "v1.30.10@sha256:d24df67308f35fe2c71aa48047170f2eeb3b39d23ede4b79351143f58c7a380e"
+"31": "v1.31.9@sha256:4dc7e514e03ad28fa475153831c1d2bb40f19c65c1afc9caa83fa6025c018bb0"
+"32": "v1.32.8@sha256:1bb79227d3f631d686ee1dfaa36ffcd6780f4d54918b0e54aa5d635a987b3fe5"
+"33": "v1.33.4@sha256:b54bc094711e9d7ace6c9bab3d6f02a598e7570ac1fedd6341940e1de79ea476"
+"34": "v1.34.3@sha256:ab45cec4a1ee68a556d09a362746db8fd66b258101aefcf0542f51e960248810"
+"35": "v1.35.2@sha256:5a5d4e5942ad078a184c12bf5435f8226ccb157ee15e9e1f87c183a4bf4b8f1a"
+"36": "v1.36.2@<its digest: crane digest registry.k8s.io/provider-aws/cloud-controller-manager:v1.36.2>"
+"37": "v1.37.1@<its digest: crane digest registry.k8s.io/provider-aws/cloud-controller-manager:v1.37.1>"
 {{- end -}}
 {{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}
 {{- define "aws-ccm-rancher.lastInTreeMinor" -}}26{{- end -}}
