@@ -24,13 +24,13 @@ const rootExamples = `  # Helm 3: install the upstream chart on an RKE2 cluster
   # the CCM of the cluster's minor ...
   helm upgrade --install aws-ccm aws-cloud-controller-manager \
     --repo https://kubernetes.github.io/cloud-provider-aws --namespace kube-system \
-    --set image.tag=v1.26.14 --post-renderer aws-ccm-renderer \
+    --set image.tag=v1.26.14@sha256:bfdfbfe6ddee363786d27a3f47cdaaf7de06edb38352e825038847c5d0935064 --post-renderer aws-ccm-renderer \
     --post-renderer-args=--distro=rke --post-renderer-args=--mode=migrate \
     --post-renderer-args=--kube-version=v1.26.15
   # ... and off again once the cluster runs with the external cloud provider
   helm upgrade aws-ccm aws-cloud-controller-manager \
     --repo https://kubernetes.github.io/cloud-provider-aws --namespace kube-system \
-    --set image.tag=v1.26.14 --post-renderer aws-ccm-renderer --post-renderer-args=--distro=rke
+    --set image.tag=v1.26.14@sha256:bfdfbfe6ddee363786d27a3f47cdaaf7de06edb38352e825038847c5d0935064 --post-renderer aws-ccm-renderer --post-renderer-args=--distro=rke
 
   # In a pipeline, with one more flag for the CCM and one flag removed
   helm template aws-ccm ./aws-cloud-controller-manager --namespace kube-system \

@@ -15,9 +15,8 @@ type CodeCall struct {
 }
 
 // CallsSource says how CodeCalls was read.
-const CallsSource = "the release's source (kubernetes/cloud-provider-aws at the tag): the AWS SDK requests (the OperationInput types of " +
-	"aws-sdk-go and aws-sdk-go-v2) its program builds in code reached from its main and from the methods of " +
-	"k8s.io/cloud-provider's interfaces, which the controllers call"
+const CallsSource = "the release's source (kubernetes/cloud-provider-aws at the tag): the AWS SDK requests its program " +
+	"builds in code reached from its main and from k8s.io/cloud-provider's interfaces"
 
 // CallsAlso are releases besides the pinned ones whose calls CodeCalls
 // holds: v1.26.0, the first release of the last in-tree minor, which calls

@@ -137,7 +137,7 @@ const generateExamples = `  # The plugin's generate command (examples/argocd/plu
 
   # By hand, in a source directory, as the repo server would run it
   ARGOCD_APP_NAME=aws-ccm ARGOCD_APP_NAMESPACE=kube-system KUBE_VERSION=v1.34.2 \
-  ARGOCD_APP_PARAMETERS='[{"name":"distro","string":"rke2"},{"name":"helm-set","array":["image.tag=v1.34.3"]}]' \
+  ARGOCD_APP_PARAMETERS='[{"name":"distro","string":"rke2"},{"name":"helm-set","array":["image.tag=v1.34.3@sha256:ab45cec4a1ee68a556d09a362746db8fd66b258101aefcf0542f51e960248810"]}]' \
     aws-ccm-renderer argocd generate`
 
 // NewArgoCDCommand builds argocd, with generate.
