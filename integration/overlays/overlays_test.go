@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -124,7 +125,7 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
 		plain := testtools.HelmTemplate(t, chart, nil)
-		pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(renderer.CCMTag(renderer.LastInTreeMinor))...)
+		pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor)))...)
 		for _, d := range renderer.Distros {
 			p, _ := renderer.ProfileFor(d)
 			for _, mode := range p.Modes() {
@@ -169,7 +170,7 @@ func TestOverlaysPerMinor(t *testing.T) {
 			t.Run(fmt.Sprintf("1.%d/%s", minor, version), func(t *testing.T) {
 				chart := testtools.UpstreamChart(t, version)
 				plain := testtools.HelmTemplate(t, chart, nil)
-				pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(renderer.CCMTag(minor))...)
+				pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(renderer.CCMTag(minor)))...)
 				// What the renderer writes for that CCM (the cluster's version
 				// changes only what it checks).
 				want := testtools.PostRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate)
@@ -219,7 +220,7 @@ extraVolumeMounts: [{name: cloud-config, mountPath: /etc/kubernetes/cloud-config
 			if mode == renderer.ModeMigrate {
 				// The migrate component pins the CCM of the last minor that
 				// migrates over the image of the values.
-				input = values(t, strings.Replace(others, "v1.34.0", renderer.CCMTag(renderer.LastInTreeMinor), 1))
+				input = values(t, strings.Replace(others, "v1.34.0", releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor)), 1))
 			}
 			want := testtools.PostRendered(t, input, renderer.DistroRKE2, mode)
 			for name, objs := range overlayBuilds(t, overlayDir(t, plain, renderer.DistroRKE2, mode)) {
@@ -308,9 +309,22 @@ func TestOverlaysGuard(t *testing.T) {
 		{renderer.DistroRKE, renderer.ModeMigrate, "v1.26.15"},
 	} {
 		t.Run(string(c.distro)+"-"+string(c.mode), func(t *testing.T) {
+			v, err := version.ParseGeneric(c.kube)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The CCM the component pins: by the promotion list's digest,
+			// or for a release it does not give yet, the one given with
+			// --image-tag (a digest read from the registry).
+			tag := renderer.CCMTag(int(v.Minor()))
+			pin, flags := releases.Pin(tag), []string{"--kube-version=" + c.kube, "--guard-image=" + image}
+			if _, promoted := releases.Digest(tag); !promoted {
+				pin = tag + "@sha256:" + strings.Repeat("4d", 32)
+				flags = append(flags, "--image-tag="+pin)
+			}
 			gen := filepath.Join(t.TempDir(), "overlays")
-			testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--out", gen,
-				"--distro="+string(c.distro), "--mode="+string(c.mode), "--kube-version="+c.kube, "--guard-image="+image)
+			testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), append([]string{"overlays", "--out", gen,
+				"--distro=" + string(c.distro), "--mode=" + string(c.mode)}, flags...)...)
 			comp := filepath.Join(gen, filepath.FromSlash(overlays.Component(c.distro, c.mode)))
 			kust, err := os.ReadFile(filepath.Join(comp, overlays.FileKustomization))
 			if err != nil {
@@ -319,13 +333,8 @@ func TestOverlaysGuard(t *testing.T) {
 			if !strings.Contains(string(kust), "- "+overlays.FileGuard+"\n") {
 				t.Errorf("%s does not list %s:\n%s", overlays.FileKustomization, overlays.FileGuard, kust)
 			}
-			v, err := version.ParseGeneric(c.kube)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tag := renderer.CCMTag(int(v.Minor()))
 			plain := testtools.HelmTemplate(t, chart, nil)
-			pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(tag)...)
+			pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(pin)...)
 			o := renderer.DefaultOptions()
 			o.Distro, o.Mode, o.KubeVersion, o.GuardImage = c.distro, c.mode, c.kube, image
 			want := testtools.PostRenderedWith(t, pinned, o)
@@ -345,8 +354,8 @@ func TestOverlaysGuard(t *testing.T) {
 				})
 			}
 			flux := filepath.Join(t.TempDir(), "flux")
-			testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--format=flux", "--out", flux,
-				"--distro="+string(c.distro), "--mode="+string(c.mode), "--kube-version="+c.kube, "--guard-image="+image)
+			testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), append([]string{"overlays", "--format=flux", "--out", flux,
+				"--distro=" + string(c.distro), "--mode=" + string(c.mode)}, flags...)...)
 			fk, err := os.ReadFile(filepath.Join(flux, filepath.FromSlash(overlays.Component(c.distro, c.mode)), overlays.FileKustomization))
 			if err != nil {
 				t.Fatal(err)

@@ -91,15 +91,16 @@ func minorOf(v string) int {
 	return minor
 }
 
-// ClusterRelease is the CCM release of the case's cluster's minor; the
+// ClusterRelease is the CCM release of the case's cluster's minor, pinned
+// by digest (releases.Pin), as the front ends that pin one pin it; the
 // last minor with the in-tree provider's in migrate mode when the case
 // does not tell the cluster's version; else none.
 func ClusterRelease(c Case) string {
 	switch {
 	case c.KubeVersion != "":
-		return releases.Tag(minorOf(c.KubeVersion))
+		return releases.Pin(releases.Tag(minorOf(c.KubeVersion)))
 	case c.Mode == renderer.ModeMigrate:
-		return releases.Tag(renderer.LastInTreeMinor)
+		return releases.Pin(releases.Tag(renderer.LastInTreeMinor))
 	}
 	return ""
 }
@@ -146,18 +147,18 @@ func Cases() []Case {
 		add(Install, p, Case{KubeVersion: kube})
 	}
 	first := named[0]
-	add(InstallPinned, first, Case{KubeVersion: olderKube, CCMTag: releases.Tag(olderMinor)})
+	add(InstallPinned, first, Case{KubeVersion: olderKube, CCMTag: releases.Pin(releases.Tag(olderMinor))})
 	add(InstallOlder, first, Case{ChartVersion: older, KubeVersion: kubeOf(olderTag)})
 	add(InstallSkew, first, Case{KubeVersion: olderKube, Want: Warned, Verdict: renderer.VerdictSkewInstall})
 	add(InstallSkewStrict, first, Case{KubeVersion: olderKube, Strict: true, Want: Refused, Verdict: renderer.VerdictSkewInstall})
-	migrate := Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, CCMTag: releases.Tag(last)}
+	migrate := Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, CCMTag: releases.Pin(releases.Tag(last))}
 	for _, p := range migrating {
 		add(Migrate, p, migrate)
 	}
 	m := migrating[0]
 	add(MigrateSkew, m, Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, Want: Refused, Verdict: renderer.VerdictSkewMigrate})
 	add(MigrateUnknown, m, Case{Mode: renderer.ModeMigrate, Want: Refused, Verdict: renderer.VerdictClusterUnknown})
-	add(MigrateNoInTree, m, Case{Mode: renderer.ModeMigrate, KubeVersion: pastKube, CCMTag: releases.Tag(pastMinor), Want: Refused, Verdict: renderer.VerdictNoInTree})
+	add(MigrateNoInTree, m, Case{Mode: renderer.ModeMigrate, KubeVersion: pastKube, CCMTag: releases.Pin(releases.Tag(pastMinor)), Want: Refused, Verdict: renderer.VerdictNoInTree})
 	for _, p := range renderer.WithMigrate(named, false) {
 		migrate := migrate
 		migrate.Want, migrate.Verdict = Refused, renderer.VerdictNoMigrateMode

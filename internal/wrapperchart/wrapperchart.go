@@ -108,10 +108,10 @@ func pinnedTag(m renderer.Mode) string {
 	return ""
 }
 
-// pinOf is the image.tag the chart's refusal names for a release: by the
+// PinHint is the image.tag the chart's refusal names for a release: by the
 // promotion list's digest, or for a tag the list does not give, the tag
 // with how to read its digest.
-func pinOf(tag string) string {
+func PinHint(tag string) string {
 	if pin, err := upstream.Pinned(tag); err == nil {
 		return pin
 	}
@@ -174,7 +174,7 @@ func Files() (map[string][]byte, error) {
 			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
 	var releases strings.Builder
 	for _, minor := range slices.Sorted(maps.Keys(renderer.CCMReleases)) {
-		fmt.Fprintf(&releases, "%q: %q\n", strconv.Itoa(minor), pinOf(renderer.CCMReleases[minor]))
+		fmt.Fprintf(&releases, "%q: %q\n", strconv.Itoa(minor), PinHint(renderer.CCMReleases[minor]))
 	}
 	recs := Records(renderer.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
