@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -180,7 +181,7 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 						}
 						objs = append(objs, extra...)
 						ccm, _ := manifest.CCM(objs)
-						if image, _ := manifest.Containers(ccm)[0]["image"].(string); !strings.HasSuffix(image, ":"+renderer.CCMTag(renderer.LastInTreeMinor)) {
+						if image, _ := manifest.Containers(ccm)[0]["image"].(string); !strings.HasSuffix(image, ":"+releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor))) {
 							t.Errorf("migrate mode runs %s, not the CCM of the last minor that migrates", image)
 						}
 					}

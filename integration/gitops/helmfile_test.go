@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -54,7 +55,7 @@ func TestHelmfilePostRenderer(t *testing.T) {
 		{"default", nil, renderer.DistroAuto, renderer.ModeInstall, []string{"--distro=auto", "--mode=install"}, nil},
 		{"environment rke2", []string{"--environment", "rke2"}, renderer.DistroRKE2, renderer.ModeInstall, []string{"--distro=rke2", "--mode=install"}, nil},
 		{"environment rke-migrate", []string{"--environment", "rke-migrate"}, renderer.DistroRKE, renderer.ModeMigrate,
-			[]string{"--distro=rke", "--mode=migrate", "--kube-version=v1.26.15"}, []string{"--set", "image.tag=v1.26.14"}},
+			[]string{"--distro=rke", "--mode=migrate", "--kube-version=v1.26.15"}, []string{"--set", "image.tag=" + releases.Pin("v1.26.14")}},
 		{"state values file", []string{"--state-values-file", extra}, renderer.DistroK3s, renderer.ModeInstall,
 			[]string{"--distro=k3s", "--mode=install", "--set-arg=cluster-name=prod two"}, nil},
 	} {
