@@ -177,6 +177,14 @@ func nlbUnder(t *testing.T, r awsccm.Release, label string, allowed []string, ca
 		if s := getService(t, name); len(s.Status.LoadBalancer.Ingress) > 0 {
 			t.Errorf("Service %s has a load balancer after the retry: %v", name, s.Status.LoadBalancer.Ingress)
 		}
+		// check reads the refusal from the Service's event and names the
+		// action, with the fix.
+		out := check(t, nil)
+		iam := lines(out, "✗ iam ", missing+": AWS refused it to the cloud controllers (AccessDenied): SyncLoadBalancerFailed on Service default/"+name)
+		if len(iam) != 1 || !strings.Contains(iam[0], "→ add "+missing+" to the IAM policy of the control-plane instances' role") {
+			t.Errorf("check after SyncLoadBalancerFailed: want one ✗ iam line naming %s, with the fix:\n%s", missing, out)
+		}
+		t.Logf("check after SyncLoadBalancerFailed: %q", iam)
 		return fmt.Sprintf("not reconciled: SyncLoadBalancerFailed, %s denied (AccessDenied)", missing), took
 	case host == "":
 		t.Fatalf("the AWS CCM %s under the %s did not ensure the NLB: %s", r.Version, label, failure)
@@ -199,6 +207,15 @@ func nlbUnder(t *testing.T, r awsccm.Release, label string, allowed []string, ca
 	}
 	if sent[describeTGAttrs] != calls || sent[modifyTGAttrs] != calls {
 		t.Errorf("the AWS CCM %s sent %s: %v, %s: %v; its CodeCalls say it calls them: %v", r.Version, describeTGAttrs, sent[describeTGAttrs], modifyTGAttrs, sent[modifyTGAttrs], calls)
+	}
+	// check, with no CCM installed in the cluster (as before a migration
+	// that keeps the load balancers), takes the NLB's DNS name for an AWS
+	// load balancer's.
+	out := check(t, nil)
+	if adopted := lines(out, "Service default/"+name+": ", "answered by an AWS load balancer already"); len(adopted) != 1 {
+		t.Errorf("check: want one line saying Service default/%s is answered by an AWS load balancer (%s):\n%s", name, host, out)
+	} else {
+		t.Logf("check of the NLB's Service: %q", adopted)
 	}
 	if calls {
 		// A change of the annotation is set on the next sync, which also
