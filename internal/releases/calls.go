@@ -14,6 +14,17 @@ type CodeCall struct {
 	Site   string
 }
 
+// The target group attribute actions of the load balancer code
+// (pkg/providers/v1/aws_loadbalancer.go ensureTargetGroupAttributes), for a
+// Service with the annotation
+// service.beta.kubernetes.io/aws-load-balancer-target-group-attributes:
+// from v1.32.6, v1.33.3, v1.34.0 (not v1.34.1), v1.34.2 and v1.35.0. The
+// docs' policy lists neither.
+const (
+	ActionDescribeTargetGroupAttributes = "elasticloadbalancing:DescribeTargetGroupAttributes"
+	ActionModifyTargetGroupAttributes   = "elasticloadbalancing:ModifyTargetGroupAttributes"
+)
+
 // CallsSource says how CodeCalls was read.
 const CallsSource = "the release's source (kubernetes/cloud-provider-aws at the tag): the AWS SDK requests (the OperationInput types of " +
 	"aws-sdk-go and aws-sdk-go-v2) its program builds in code reached from its main and from the methods of " +
