@@ -2,6 +2,7 @@ package awsccm_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,7 +16,9 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	rel "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The Service annotations of an NLB whose target group's attributes the
@@ -29,8 +32,8 @@ import (
 const (
 	annotationLBType      = "service.beta.kubernetes.io/aws-load-balancer-type"
 	annotationTGAttrs     = "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes"
-	describeTGAttrs       = "elasticloadbalancing:DescribeTargetGroupAttributes"
-	modifyTGAttrs         = "elasticloadbalancing:ModifyTargetGroupAttributes"
+	describeTGAttrs       = rel.ActionDescribeTargetGroupAttributes
+	modifyTGAttrs         = rel.ActionModifyTargetGroupAttributes
 	tgAttrsAnnotationText = "preserve_client_ip.enabled=false,proxy_protocol_v2.enabled=true"
 )
 
@@ -41,16 +44,17 @@ var (
 	defaultTGAttrs = map[string]string{"preserve_client_ip.enabled": "true", "proxy_protocol_v2.enabled": "false"}
 )
 
-// TestTargetGroupAttributes calibrates the IAM policy derived from each
-// release's code (releases.IAMPolicy: the actions CodeCalls holds and
-// what AWS checks for them) against the docs' (releases.IAMControlPlane,
+// TestTargetGroupAttributes calibrates the IAM policy the plan prints for
+// each release (its before.iam snippet: the actions the release's code
+// calls, releases.IAMPolicy) against the docs' (releases.IAMControlPlane,
 // docs/prerequisites.md at the release) on the real AWS CCM: a Service of
 // type LoadBalancer, an NLB with the target-group-attributes annotation.
 // For a release whose code calls the target group attribute actions (the
 // data says which; the test fails where the CCM's requests say
 // otherwise):
-//   - under the code's policy the Service gets its NLB and moto's target
-//     group has the annotation's attributes;
+//   - under the plan's policy the Service gets its NLB and moto's target
+//     group has the annotation's attributes, and a changed annotation is
+//     set on the next sync;
 //   - under the docs' policy, which lacks both actions, the Service never
 //     gets a load balancer: SyncLoadBalancerFailed names the refused
 //     elasticloadbalancing:DescribeTargetGroupAttributes;
@@ -70,13 +74,16 @@ func TestTargetGroupAttributes(t *testing.T) {
 	for _, r := range releases {
 		t.Run(r.Version, func(t *testing.T) {
 			calls := callsTGAttrs(t, r)
-			code, docs := rel.IAMPolicy(r.Version), rel.IAMControlPlane(r.Version)
+			code, docs := planPolicy(t, r), rel.IAMControlPlane(r.Version)
+			if !slices.Equal(code, rel.IAMPolicy(r.Version)) {
+				t.Errorf("the plan's policy of %s is not the one its code calls (releases.IAMPolicy): %v", r.Version, code)
+			}
 			for _, a := range []string{describeTGAttrs, modifyTGAttrs} {
 				if slices.Contains(docs, a) {
 					t.Errorf("the docs' policy of %s has %s: nothing to calibrate", r.Version, a)
 				}
 				if slices.Contains(code, a) != calls {
-					t.Errorf("the code's policy of %s: %s in it %v, the release calls it %v", r.Version, a, slices.Contains(code, a), calls)
+					t.Errorf("the plan's policy of %s: %s in it %v, the release calls it %v", r.Version, a, slices.Contains(code, a), calls)
 				}
 			}
 			onlyCode, _ := rel.IAMDiff(r.Version)
@@ -89,7 +96,7 @@ func TestTargetGroupAttributes(t *testing.T) {
 				label   string
 				actions []string
 			}
-			runs := []run{{"code's policy", code}, {"docs' policy", docs}}
+			runs := []run{{"plan's policy", code}, {"docs' policy", docs}}
 			if calls {
 				runs = append(runs, run{"docs' policy + " + describeTGAttrs, append(slices.Clone(docs), describeTGAttrs)})
 			}
@@ -120,6 +127,39 @@ func callsTGAttrs(t *testing.T, r awsccm.Release) bool {
 		t.Fatalf("CodeCalls of %s: %s %v, %s %v", r.Version, describeTGAttrs, has(describeTGAttrs), modifyTGAttrs, has(modifyTGAttrs))
 	}
 	return has(describeTGAttrs)
+}
+
+// planPolicy is the control-plane policy's actions the plan prints for a
+// release (the ccm-control-plane-policy.json snippet of its before.iam
+// step): an RKE2 cluster at the release's minor, new from 1.27, on the
+// in-tree provider up to 1.26, with the release pinned (--ccm-version).
+func planPolicy(t *testing.T, r awsccm.Release) []string {
+	t.Helper()
+	o := plan.DefaultOptions()
+	o.Distro, o.KubeVersion, o.CCMVersion = renderer.DistroRKE2, fmt.Sprintf("v1.%d.0", r.Minor()), r.Version
+	if r.Minor() > rel.LastInTreeMinor {
+		o.From = plan.FromNew
+	}
+	p, err := plan.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range p.Phases {
+		for _, s := range ph.Steps {
+			for _, sn := range s.Snippets {
+				if s.ID != "before.iam" || sn.File != "ccm-control-plane-policy.json" {
+					continue
+				}
+				var doc struct{ Statement []struct{ Action []string } }
+				if err := json.Unmarshal([]byte(sn.Content), &doc); err != nil || len(doc.Statement) != 1 {
+					t.Fatalf("the plan's policy of %s: %v\n%s", r.Version, err, sn.Content)
+				}
+				return doc.Statement[0].Action
+			}
+		}
+	}
+	t.Fatalf("the plan for %s has no before.iam step with ccm-control-plane-policy.json", r.Version)
+	return nil
 }
 
 // nlbUnder runs the CCM of a release under a policy on the RKE2 nodes,
