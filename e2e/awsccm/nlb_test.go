@@ -126,6 +126,9 @@ func callsTGAttrs(t *testing.T, r awsccm.Release) bool {
 	if has(describeTGAttrs) != has(modifyTGAttrs) {
 		t.Fatalf("CodeCalls of %s: %s %v, %s %v", r.Version, describeTGAttrs, has(describeTGAttrs), modifyTGAttrs, has(modifyTGAttrs))
 	}
+	if has(describeTGAttrs) != rel.ReadsTargetGroupAttributes(r.Version) {
+		t.Errorf("CodeCalls of %s has %s %v; releases.TargetGroupAttributes says %v", r.Version, describeTGAttrs, has(describeTGAttrs), rel.ReadsTargetGroupAttributes(r.Version))
+	}
 	return has(describeTGAttrs)
 }
 
