@@ -77,7 +77,7 @@ func TestCheckAWSCalibration(t *testing.T) {
 func calHealthy(t *testing.T, r awsccm.Release, stream []byte) (string, string) {
 	ns := registerHealthy(t)
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	if exit != 0 {
 		t.Logf("check --aws exits %d on the healthy account for the cluster's side: %q", exit, otherErrors(out))
@@ -126,7 +126,7 @@ func calUntagged(t *testing.T, r awsccm.Release, stream []byte) (string, string)
 	}
 	bad := extraNode(t, in, "")
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	inst := findings(out, "✗", checkpkg.AreaInstance, bad.Name, "lacks the tag")
 	id := findings(out, "✗", checkpkg.AreaClusterID, in.ID)
@@ -153,7 +153,7 @@ func calOverride(t *testing.T, r awsccm.Release, stream []byte) (string, string)
 	}
 	register(t, o.node)
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	inst := findings(out, "✗", checkpkg.AreaInstance, o.node.Name)
 	if len(inst) != 1 || exit != 1 {
@@ -173,7 +173,7 @@ func calBadProviderID(t *testing.T, r awsccm.Release, stream []byte) (string, st
 	in := extraInstance(t, "cal-providerid")
 	bad := extraNode(t, in, "aws")
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	inst := findings(out, "✗", checkpkg.AreaInstance, bad.Name, `providerID "aws" names no instance`)
 	if len(inst) != 1 || exit != 1 {
@@ -232,7 +232,7 @@ func calTwoGroups(t *testing.T, r awsccm.Release, stream []byte) (string, string
 	setGroups(t, target.instance.ID, network.SecurityGroup, sg.GroupId)
 	t.Cleanup(func() { setGroups(t, target.instance.ID, network.SecurityGroup) })
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	sgl := findings(out, "✗", checkpkg.AreaSecurityGroup, target.instance.ID)
 	if len(sgl) != 1 || exit != 1 {
@@ -271,7 +271,7 @@ func calNoPublicSubnet(t *testing.T, r awsccm.Release, stream []byte) (string, s
 		}
 	})
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	sub := findings(out, "✗", checkpkg.AreaSubnet, "internet-facing", "could not find any suitable subnets")
 	if len(sub) != 1 || exit != 1 {
@@ -280,20 +280,20 @@ func calNoPublicSubnet(t *testing.T, r awsccm.Release, stream []byte) (string, s
 	return c.failsLoadBalancer(t, out, sub, ns, fmt.Sprintf("cal-subnet-%d", r.Minor()), "could not find any suitable subnets")
 }
 
-// calNoDescribeAZs: the CCM's IAM user has the release's prerequisites
-// policy without ec2:DescribeAvailabilityZones. v1.26.0's policy does not
+// calNoDescribeAZs: the CCM's IAM user has the plan's policy of the
+// release without ec2:DescribeAvailabilityZones. v1.26.0's policy does not
 // list it (that release never calls it): check must judge per release.
 func calNoDescribeAZs(t *testing.T, r awsccm.Release, stream []byte) (string, string) {
 	const action = "ec2:DescribeAvailabilityZones"
 	ns := registerHealthy(t)
-	doc, listed := without(t, policy(t, prerequisites(r)), action)
+	doc, listed := without(t, policyOf(t, planPolicy(t, r)), action)
 	installWorkload(t, stream)
-	c := startCalNamed(t, r, prerequisites(r)+" without "+action, doc)
+	c := startCalNamed(t, r, "the plan's policy of "+r.Version+" without "+action, doc)
 	out, exit := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	iamErr := findings(out, "✗", checkpkg.AreaIAM, userARN(c.name))
 	if r.Minor() == 26 {
 		if listed {
-			t.Errorf("the prerequisites policy of %s lists %s", r.Version, action)
+			t.Errorf("the plan's policy of %s lists %s", r.Version, action)
 		}
 		ok := findings(out, "✓", checkpkg.AreaIAM, userARN(c.name))
 		if len(iamErr) > 0 || len(ok) != 1 {
@@ -357,7 +357,7 @@ func calNotOurs(t *testing.T, r awsccm.Release, stream []byte) (string, string) 
 		}
 	})
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	out, _ := checkAWS(t, stream, "--aws-ccm-principal", userARN(c.name))
 	info := findings(out, "·", checkpkg.AreaLoadBalancer, "default/"+theirs, "another controller's")
 	warn := findings(out, "!", checkpkg.AreaLoadBalancer, orphan, "default/gone")
@@ -414,10 +414,11 @@ func streamOf(t *testing.T, r awsccm.Release) []byte {
 func userARN(name string) string { return "arn:aws:iam::123456789012:user/" + name }
 
 // startCal starts the CCM of a release as a new IAM user with the policy
-// document, with the rendered RBAC and the package's cloud config.
-func startCal(t *testing.T, r awsccm.Release, doc []byte) *ccm {
+// the plan prints for it (planPolicy), with the rendered RBAC and the
+// package's cloud config.
+func startCal(t *testing.T, r awsccm.Release) *ccm {
 	t.Helper()
-	return startCalNamed(t, r, prerequisites(r), doc)
+	return startCalNamed(t, r, "the plan's policy of "+r.Version, policyOf(t, planPolicy(t, r)))
 }
 
 func startCalNamed(t *testing.T, r awsccm.Release, label string, doc []byte) *ccm {

@@ -49,6 +49,12 @@ func policy(t *testing.T, name string) []byte {
 			actions = append(actions, l)
 		}
 	}
+	return policyOf(t, actions)
+}
+
+// policyOf is the IAM policy document that allows the actions.
+func policyOf(t *testing.T, actions []string) []byte {
+	t.Helper()
 	doc, err := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
 		{"Effect": "Allow", "Action": actions, "Resource": "*"},
 	}})
@@ -368,10 +374,16 @@ func (c *ccm) checkOverridesUninitialised(t *testing.T) {
 // the CCM has deleted the load balancer.
 func (c *ccm) loadBalancer(t *testing.T, name string) (hostname, failure string) {
 	t.Helper()
+	return c.loadBalancerWith(t, name, nil)
+}
+
+// loadBalancerWith is loadBalancer for a Service with annotations.
+func (c *ccm) loadBalancerWith(t *testing.T, name string, annotations map[string]string) (hostname, failure string) {
+	t.Helper()
 	ctx := context.Background()
 	services := cp.Client.CoreV1().Services("default")
 	svc, err := services.Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
 			Selector: map[string]string{"app": name},

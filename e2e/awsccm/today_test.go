@@ -110,7 +110,7 @@ func replayToday(t *testing.T, r awsccm.Release) {
 
 	stream := streamOf(t, r)
 	installWorkload(t, stream)
-	c := startCal(t, r, policy(t, prerequisites(r)))
+	c := startCal(t, r)
 	c.waitNodes(t, ns)
 	t.Logf("new: the CCM %s initialised the %d nodes registered tainted", r.Version, len(ns))
 

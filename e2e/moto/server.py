@@ -38,6 +38,26 @@ rest as AWS does:
 - An ELBv2 load balancer's ARN names its type: loadbalancer/net/ for a
   network load balancer (moto: always app/).
 
+and, for the AWS CCM's network load balancers:
+
+- A target group of a Network Load Balancer's protocols (TCP, TLS, UDP,
+  TCP_UDP) has the attributes AWS gives one (preserve_client_ip.enabled,
+  proxy_protocol_v2.enabled, deregistration_delay.connection_termination
+  .enabled, ...) and none of an Application Load Balancer's; moto gives
+  every target group an ALB's (load_balancing.algorithm.type,
+  slow_start.duration_seconds, waf.fail_open.enabled) and lacks the NLB's.
+  The AWS CCM (v1.32.6, v1.33.3, v1.34.0, v1.34.2 and later) sets only the
+  attributes of its Service's target-group-attributes annotation that
+  DescribeTargetGroupAttributes lists, and skips the others without a
+  word.
+- A network load balancer's DNSName is NAME-ID.elb.REGION.amazonaws.com,
+  as AWS names it; moto names every ELBv2 load balancer as an ALB
+  (NAME-1.REGION.elb.amazonaws.com). The AWS CCM v1.37 takes a Service's
+  hostname ending in .elb.amazonaws.com for a Classic ELB's and refuses to
+  sync the Service of an NLB with such a name again ("cannot update Load
+  Balancer Type annotation ... after creation for NLB",
+  pkg/providers/v1/aws_validations.go).
+
 A self-check through the server's own HTTP port proves the patches before
 the server is announced, and fails the start when the installed moto is not
 the release they were written for.
@@ -172,6 +192,54 @@ def patch_moto():
     IamResponse.simulate_principal_policy = simulate_principal_policy
 
     patch_reads()
+    patch_nlb_target_groups()
+
+
+# The attributes AWS gives a new target group of a Network Load Balancer
+# (docs.aws.amazon.com/elasticloadbalancing/latest/network/
+# target-group-attributes.html), but preserve_client_ip.enabled, which
+# nlb_target_group_attributes sets by target type and protocol.
+NLB_TARGET_GROUP_ATTRIBUTES = {
+    "deregistration_delay.timeout_seconds": "300",
+    "deregistration_delay.connection_termination.enabled": "false",
+    "load_balancing.cross_zone.enabled": "use_load_balancer_configuration",
+    "proxy_protocol_v2.enabled": "false",
+    "stickiness.enabled": "false",
+    "stickiness.type": "source_ip",
+    "target_group_health.dns_failover.minimum_healthy_targets.count": "1",
+    "target_group_health.dns_failover.minimum_healthy_targets.percentage": "off",
+    "target_group_health.unhealthy_state_routing.minimum_healthy_targets.count": "1",
+    "target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage": "off",
+    "target_health_state.unhealthy.connection_termination.enabled": "true",
+    "target_health_state.unhealthy.draining_interval_seconds": "0",
+}
+
+NLB_PROTOCOLS = ("TCP", "TLS", "UDP", "TCP_UDP")
+
+
+def nlb_target_group_attributes(target_type, protocol):
+    """A new NLB target group's attributes, as AWS gives them: client IP
+    preservation on for instance targets and for UDP and TCP_UDP, off for
+    IP targets of TCP and TLS."""
+    attrs = dict(NLB_TARGET_GROUP_ATTRIBUTES)
+    preserve = target_type == "instance" or protocol in ("UDP", "TCP_UDP")
+    attrs["preserve_client_ip.enabled"] = "true" if preserve else "false"
+    return attrs
+
+
+def patch_nlb_target_groups():
+    """A target group of an NLB's protocols has an NLB target group's
+    attributes (the module's docstring)."""
+    from moto.elbv2 import models as elbv2_models
+
+    init = elbv2_models.FakeTargetGroup.__init__
+
+    def init_with_nlb_attributes(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if self.protocol in NLB_PROTOCOLS and self.target_type in ("instance", "ip"):
+            self.attributes = nlb_target_group_attributes(self.target_type, self.protocol)
+
+    elbv2_models.FakeTargetGroup.__init__ = init_with_nlb_attributes
 
 
 def patch_reads():
@@ -276,9 +344,12 @@ def patch_reads():
     def create_elbv2_typed(self, *args, **kwargs):
         token = lb_type.set(kwargs.get("loadbalancer_type"))
         try:
-            return create_elbv2(self, *args, **kwargs)
+            lb = create_elbv2(self, *args, **kwargs)
         finally:
             lb_type.reset(token)
+        if kwargs.get("loadbalancer_type") == "network" and lb.dns_name.endswith(".%s.elb.amazonaws.com" % self.region_name):
+            lb.dns_name = nlb_dns_name(lb.name, self.region_name)
+        return lb
 
     def make_typed_arn(**kwargs):
         arn = make_arn(**kwargs)
@@ -287,6 +358,14 @@ def patch_reads():
 
     elbv2_models.ELBv2Backend.create_load_balancer = create_elbv2_typed
     elbv2_models.make_arn_for_load_balancer = make_typed_arn
+
+
+def nlb_dns_name(name, region):
+    """A network load balancer's DNS name as AWS gives it:
+    NAME-<16 hex digits>.elb.REGION.amazonaws.com."""
+    import random
+
+    return "%s-%016x.elb.%s.amazonaws.com" % (name, random.getrandbits(64), region)
 
 
 def default_domain_name(region):
@@ -682,9 +761,16 @@ def self_check(url, region, caller):
     if shown != {"Arn": other["Arn"], "Id": other["InstanceProfileId"]}:
         raise AssertionError("an instance's IamInstanceProfile after a replacement: %r, want %s" % (shown, other))
 
-    nlb = caller.client("elbv2").create_load_balancer(Name="self-check", Subnets=[subnet], Type="network")["LoadBalancers"][0]
+    elbv2 = caller.client("elbv2")
+    nlb = elbv2.create_load_balancer(Name="self-check", Subnets=[subnet], Type="network")["LoadBalancers"][0]
     if ":loadbalancer/net/self-check/" not in nlb["LoadBalancerArn"]:
         raise AssertionError("a network load balancer's ARN: %s" % nlb["LoadBalancerArn"])
+    if not re.match(r"^self-check-[0-9a-f]{16}\.elb\.%s\.amazonaws\.com$" % re.escape(region), nlb["DNSName"]):
+        raise AssertionError("a network load balancer's DNSName: %s" % nlb["DNSName"])
+    alb = elbv2.create_load_balancer(Name="self-check-alb", Subnets=[subnet])["LoadBalancers"][0]
+    if not alb["DNSName"].endswith(".%s.elb.amazonaws.com" % region):
+        raise AssertionError("an application load balancer's DNSName: %s" % alb["DNSName"])
+    check_target_group_attributes(elbv2, vpc)
 
     role = "arn:aws:iam::%s:role/self-check" % ACCOUNT_ID
     iam.put_role_policy(
@@ -752,6 +838,36 @@ def self_check(url, region, caller):
             raise AssertionError("IAM is not enforced after reset-auth")
     finally:
         post(url + "/moto-api/reset-auth", b"inf")
+
+
+def check_target_group_attributes(elbv2, vpc):
+    """Proves patch_nlb_target_groups: an NLB target group's attributes by
+    target type, set as ModifyTargetGroupAttributes says; an ALB target
+    group's as moto had them."""
+
+    def attributes(name, **kwargs):
+        arn = elbv2.create_target_group(Name=name, VpcId=vpc, Port=30080, **kwargs)["TargetGroups"][0]["TargetGroupArn"]
+        return arn, {a["Key"]: a["Value"] for a in elbv2.describe_target_group_attributes(TargetGroupArn=arn)["Attributes"]}
+
+    arn, tcp = attributes("self-check-tcp", Protocol="TCP", TargetType="instance")
+    if tcp != nlb_target_group_attributes("instance", "TCP") or tcp["preserve_client_ip.enabled"] != "true":
+        raise AssertionError("an NLB target group's attributes (TCP, instance): %r" % (tcp,))
+    _, ip = attributes("self-check-ip", Protocol="TCP", TargetType="ip")
+    if ip.get("preserve_client_ip.enabled") != "false" or "load_balancing.algorithm.type" in ip:
+        raise AssertionError("an NLB target group's attributes (TCP, ip): %r" % (ip,))
+    _, udp = attributes("self-check-udp", Protocol="UDP", TargetType="ip")
+    if udp.get("preserve_client_ip.enabled") != "true":
+        raise AssertionError("an NLB target group's attributes (UDP, ip): %r" % (udp,))
+    _, http = attributes("self-check-http", Protocol="HTTP", TargetType="instance")
+    if "preserve_client_ip.enabled" in http or http.get("load_balancing.algorithm.type") != "round_robin":
+        raise AssertionError("an ALB target group's attributes (HTTP): %r" % (http,))
+    elbv2.modify_target_group_attributes(
+        TargetGroupArn=arn,
+        Attributes=[{"Key": "proxy_protocol_v2.enabled", "Value": "true"}, {"Key": "preserve_client_ip.enabled", "Value": "false"}],
+    )
+    got = {a["Key"]: a["Value"] for a in elbv2.describe_target_group_attributes(TargetGroupArn=arn)["Attributes"]}
+    if got != dict(tcp, **{"proxy_protocol_v2.enabled": "true", "preserve_client_ip.enabled": "false"}):
+        raise AssertionError("an NLB target group's attributes after ModifyTargetGroupAttributes: %r" % (got,))
 
 
 def main():

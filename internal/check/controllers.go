@@ -167,7 +167,7 @@ func takeoverRule(v *View) []Finding {
 		for _, in := range svc.Status.LoadBalancer.Ingress {
 			a := orPlaceholder(in.Hostname, in.IP)
 			addrs = append(addrs, a)
-			elb = elb || strings.HasSuffix(in.Hostname, ".elb.amazonaws.com") || strings.HasSuffix(in.Hostname, ".elb.amazonaws.com.cn")
+			elb = elb || awsLBHostname(in.Hostname)
 		}
 		if elb {
 			adopted = append(adopted, NodeIssue{Node: ref, Finding: Finding{Area: AreaService, Severity: Info,

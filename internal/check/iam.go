@@ -212,7 +212,7 @@ func (v *View) uninitialised() int {
 
 // IAMPolicyHint says where the whole policy of the CCM's release is.
 func (v *View) IAMPolicyHint() string {
-	hint := "the CCM's release needs the control-plane policy of kubernetes/cloud-provider-aws docs/prerequisites.md at its tag"
+	hint := "the CCM's release needs the actions its code calls, which kubernetes/cloud-provider-aws docs/prerequisites.md at its tag lists only in part"
 	d := v.Distribution.Detected
 	if _, ok := renderer.ProfileFor(renderer.Distro(d)); !ok || d == string(renderer.DistroAuto) {
 		return hint

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -140,9 +141,7 @@ func serviceRule(v *View) []Finding {
 		issue := func(sev Severity, msg, fix string) NodeIssue {
 			return NodeIssue{Node: ref, Finding: Finding{Area: AreaService, Severity: sev, Message: msg, Fix: fix}}
 		}
-		elb := slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(i corev1.LoadBalancerIngress) bool {
-			return strings.HasSuffix(i.Hostname, ".elb.amazonaws.com") || strings.HasSuffix(i.Hostname, ".elb.amazonaws.com.cn")
-		})
+		elb := slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(i corev1.LoadBalancerIngress) bool { return awsLBHostname(i.Hostname) })
 		_, servicelb := svclbFor[ref]
 		reregister := "register them again so that the CCM gives them aws:// provider IDs (plan step during.reregister-nodes)"
 		switch {
@@ -218,3 +217,13 @@ func (s *Snapshot) collectWebhooks(ctx context.Context, client kubernetes.Interf
 	}
 	return nil
 }
+
+// awsLBHostname reports whether a Service's ingress hostname is an AWS load
+// balancer's DNS name: a Classic ELB's (or an ALB's),
+// NAME-ID.REGION.elb.amazonaws.com, or a Network Load Balancer's,
+// NAME-ID.elb.REGION.amazonaws.com; .amazonaws.com.cn in China.
+func awsLBHostname(h string) bool {
+	return strings.HasSuffix(h, ".elb.amazonaws.com") || strings.HasSuffix(h, ".elb.amazonaws.com.cn") || nlbHostname.MatchString(h)
+}
+
+var nlbHostname = regexp.MustCompile(`\.elb\.[a-z]{2}(-[a-z]+)+-\d+\.amazonaws\.com(\.cn)?$`)

@@ -307,7 +307,7 @@ func TestCloudConfigKeys(t *testing.T) {
 // will give an AWS load balancer, and those it keeps.
 func TestTakeover(t *testing.T) {
 	svcs := []corev1.Service{lbService("default", "web", "", "203.0.113.10"), lbService("shop", "api", ""),
-		lbService("old", "elb", "a1b2-123.us-west-2.elb.amazonaws.com")}
+		lbService("old", "elb", "a1b2-123.us-west-2.elb.amazonaws.com"), lbService("old", "nlb", "a3c4-0123456789abcdef.elb.us-west-2.amazonaws.com")}
 	class := lbService("default", "alb", "")
 	class.Spec.LoadBalancerClass = ptrTo("service.k8s.aws/nlb")
 	svcs = append(svcs, class)
@@ -319,10 +319,10 @@ func TestTakeover(t *testing.T) {
 	}{
 		{"before the install", nil, false, []want{
 			{"2 Services: default/web and shop/api", Warning, "once the CCM's service controller runs it creates one for each", "--set-arg=controllers=*,-service"},
-			{"Service old/elb", Info, "answered by an AWS load balancer already", ""}}},
+			{"2 Services: old/elb and old/nlb", Info, "answered by an AWS load balancer already", ""}}},
 		{"held back", []string{"controllers=*,-service"}, true, []want{
 			{"2 Services: default/web and shop/api", Info, "held back: the CCM runs with --controllers=*,-service", ""},
-			{"Service old/elb", Info, "keeps it", ""}}},
+			{"2 Services: old/elb and old/nlb", Info, "keeps it", ""}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := renderer.DefaultOptions()
@@ -331,6 +331,16 @@ func TestTakeover(t *testing.T) {
 			s.LoadBalancers = svcs
 			expectArea(t, Evaluate(s), AreaService, c.want, true)
 		})
+	}
+	for h, want := range map[string]bool{
+		"a1b2-123.us-west-2.elb.amazonaws.com": true, "a1b2-0123456789abcdef.elb.us-west-2.amazonaws.com": true,
+		"a1b2-123.cn-north-1.elb.amazonaws.com.cn": true, "a1b2-0123456789abcdef.elb.cn-north-1.amazonaws.com.cn": true,
+		"a1b2-0123456789abcdef.elb.us-gov-west-1.amazonaws.com": true,
+		"lb.example.com": false, "elb.amazonaws.com.example.com": false, "a1b2.elb.example.amazonaws.com": false, "": false,
+	} {
+		if awsLBHostname(h) != want {
+			t.Errorf("awsLBHostname(%q) = %v", h, !want)
+		}
 	}
 	// One Service: its current address.
 	s := snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, render(t, renderer.DistroRKE2, renderer.ModeInstall), false)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -102,7 +103,7 @@ kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.names
 // CCM release needs.
 func (b *builder) iam(who string, k3s bool) Step {
 	r := b.r
-	actions := upstream.IAMControlPlane(r.tag)
+	actions := releases.IAMPolicy(r.tag)
 	role := script(KindAWS, atAWS, b.text("steps.iam.role"), `
 CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 describe-instances --instance-ids "$INSTANCE_ID" \
     --query 'Reservations[0].Instances[0].IamInstanceProfile.Arn' --output text | awk -F/ '{print $NF}')" \
@@ -112,12 +113,27 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
 	notes := []string{b.text("steps.iam.notes"), b.text("steps.iam.notes.2")}
+	onlyCode, onlyDocs := releases.IAMDiff(r.tag)
+	var called, deps []string
+	for _, c := range onlyCode {
+		called = append(called, c.Action)
+	}
+	for _, d := range releases.IAMDependencies {
+		deps = append(deps, d.Action)
+	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: b.text("steps.iam.snippets.note")}}
+		Note: b.textWith("steps.iam.snippets.note", map[string]any{"dependencies": strings.Join(deps, ", "),
+			"onlyCode": strings.Join(called, ", "), "onlyDocs": len(onlyDocs)})}}
 	attach := []Command{role, (script(KindAWS, atAWS, b.text("steps.iam.attach"),
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
-	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag)}) + " "
+	var tgAttrs []string
+	for _, a := range []string{releases.ActionDescribeTargetGroupAttributes, releases.ActionModifyTargetGroupAttributes} {
+		if slices.Contains(actions, a) {
+			tgAttrs = append(tgAttrs, a)
+		}
+	}
+	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag), "targetGroupAttributes": strings.Join(tgAttrs, " and ")}) + " "
 	if k3s {
 		why += b.textWith("steps.iam.why", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),

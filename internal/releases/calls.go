@@ -14,6 +14,38 @@ type CodeCall struct {
 	Site   string
 }
 
+// The target group attribute actions of the load balancer code
+// (pkg/providers/v1/aws_loadbalancer.go ensureTargetGroupAttributes), for a
+// Service with the annotation
+// service.beta.kubernetes.io/aws-load-balancer-target-group-attributes
+// (TargetGroupAttributes). The docs' policy lists neither.
+const (
+	ActionDescribeTargetGroupAttributes = "elasticloadbalancing:DescribeTargetGroupAttributes"
+	ActionModifyTargetGroupAttributes   = "elasticloadbalancing:ModifyTargetGroupAttributes"
+)
+
+// TargetGroupAttributes says which releases read the target-group-attributes
+// annotation and so call the target group attribute actions: from the
+// first release of each minor in Since (every release of a later minor),
+// but those in Except.
+var TargetGroupAttributes = struct {
+	Since, Except []string
+	Source        string
+}{
+	Since:  []string{"v1.32.6", "v1.33.3", "v1.34.0"},
+	Except: []string{"v1.34.1"},
+	Source: "kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go reconcileTargetGroupsAttributes and " +
+		"ensureTargetGroupAttributes, at the tags: in v1.32.6, v1.33.3, v1.34.0, v1.34.2 and v1.35.0, not in v1.32.5, v1.33.2 or v1.34.1 " +
+		"(\"feat/tg-attr: support target group attrib annotation on NLB\")",
+}
+
+// ReadsTargetGroupAttributes reports whether a CCM release calls the target
+// group attribute actions (TargetGroupAttributes).
+func ReadsTargetGroupAttributes(tag string) bool {
+	v, ok := parse(tag)
+	return ok && sinceLines(TargetGroupAttributes.Since, v) && !slices.Contains(TargetGroupAttributes.Except, "v"+v.String())
+}
+
 // CallsSource says how CodeCalls was read.
 const CallsSource = "the release's source (kubernetes/cloud-provider-aws at the tag): the AWS SDK requests its program " +
 	"builds in code reached from its main and from k8s.io/cloud-provider's interfaces"
@@ -56,17 +88,25 @@ var IAMDependencies = []IAMDependency{{
 
 // Calls returns the AWS API actions a CCM release's program can call
 // (CodeCalls): of the tag itself, else of its minor's Latest, else of the
-// nearest release with data; sorted.
+// nearest release with data, without the target group attribute actions
+// when the tag does not call them (ReadsTargetGroupAttributes); sorted.
 func Calls(tag string) []CodeCall {
 	if c, ok := CodeCalls[tag]; ok {
 		return c
 	}
 	minor := LastMinor()
-	if v, ok := parse(tag); ok {
+	v, ok := parse(tag)
+	if ok {
 		minor = max(FirstMinor(), min(LastMinor(), int(v.Minor())))
 	}
 	latest, _ := Latest(minor)
-	return CodeCalls[latest]
+	c := CodeCalls[latest]
+	if ok && !ReadsTargetGroupAttributes(tag) {
+		c = slices.DeleteFunc(slices.Clone(c), func(c CodeCall) bool {
+			return c.Action == ActionDescribeTargetGroupAttributes || c.Action == ActionModifyTargetGroupAttributes
+		})
+	}
+	return c
 }
 
 // IAMPolicy returns the control-plane policy a CCM release needs: the

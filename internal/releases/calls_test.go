@@ -49,7 +49,8 @@ func TestIAMPolicy(t *testing.T) {
 	for _, c := range []struct {
 		tag  string
 		want bool
-	}{{"v1.31.9", false}, {"v1.32.8", true}, {"v1.36.2", true}, {"v1.37.1", true}} {
+	}{{"v1.26.0", false}, {"v1.31.9", false}, {"v1.32.5", false}, {"v1.32.6", true}, {"v1.32.8", true}, {"v1.33.2", false}, {"v1.33.3", true},
+		{"v1.34.0", true}, {"v1.34.1", false}, {"v1.34.2", true}, {"v1.36.2", true}, {"v1.37.1", true}, {"v1.38.0", true}} {
 		p, docs := IAMPolicy(c.tag), IAMControlPlane(c.tag)
 		for _, a := range tg {
 			if slices.Contains(p, a) != c.want || slices.Contains(docs, a) {
@@ -64,6 +65,16 @@ func TestIAMPolicy(t *testing.T) {
 		}
 		if !slices.IsSorted(p) || len(slices.Compact(slices.Clone(p))) != len(p) {
 			t.Errorf("%s: not sorted or repeated: %v", c.tag, p)
+		}
+	}
+	// The data read from each release's source agrees with the releases
+	// TargetGroupAttributes names.
+	for _, tag := range CallTags() {
+		for _, a := range tg {
+			called := slices.ContainsFunc(CodeCalls[tag], func(c CodeCall) bool { return c.Action == a })
+			if called != ReadsTargetGroupAttributes(tag) {
+				t.Errorf("%s: CodeCalls has %s %v, TargetGroupAttributes says %v", tag, a, called, ReadsTargetGroupAttributes(tag))
+			}
 		}
 	}
 	for _, tag := range CallTags() {
@@ -86,9 +97,16 @@ func TestIAMPolicy(t *testing.T) {
 // TestCallsOf: a tag without data takes its minor's pinned release; a minor
 // past the table the newest; no version the newest.
 func TestCallsOf(t *testing.T) {
-	for tag, want := range map[string]string{"v1.32.1": "v1.32.8", "v1.40.0": Newest(), "v1.10.0": CCM[0].Latest, "latest": Newest(), "v1.37.1": "v1.37.1"} {
+	for tag, want := range map[string]string{"v1.32.7": "v1.32.8", "v1.40.0": Newest(), "v1.10.0": CCM[0].Latest, "latest": Newest(), "v1.37.1": "v1.37.1"} {
 		if !slices.Equal(Calls(tag), CodeCalls[want]) {
 			t.Errorf("Calls(%s) are not those of %s", tag, want)
 		}
+	}
+	// Before its minor's first release that reads the target-group-attributes
+	// annotation: the Latest's calls without its two actions.
+	if got, want := len(Calls("v1.32.1")), len(CodeCalls["v1.32.8"])-2; got != want || slices.ContainsFunc(Calls("v1.32.1"), func(c CodeCall) bool {
+		return c.Action == ActionDescribeTargetGroupAttributes || c.Action == ActionModifyTargetGroupAttributes
+	}) {
+		t.Errorf("Calls(v1.32.1): %d calls (want %d), the target group attribute actions among them", got, want)
 	}
 }

@@ -50,7 +50,7 @@ func (r *awsReader) principals(ctx context.Context) {
 			r.mu.Unlock()
 		}
 	}
-	actions := upstream.IAMControlPlane(ccmRelease(r.s))
+	actions := releases.IAMPolicy(ccmRelease(r.s))
 	for _, p := range ps {
 		sim := check.AWSSimulation{Principal: p.arn, From: p.from, Decisions: map[string]string{}}
 		pg := iam.NewSimulatePrincipalPolicyPaginator(r.iam, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(p.arn), ActionNames: actions})
@@ -97,7 +97,7 @@ func iamSimulationRule(v *check.View) []check.Finding {
 	}
 	out := unreadFindings(v, check.AreaIAM)
 	tag := ccmRelease(v.Snapshot)
-	actions := upstream.IAMControlPlane(tag)
+	actions := releases.IAMPolicy(tag)
 	for _, s := range a.Simulations {
 		var denied []string
 		for _, act := range actions {

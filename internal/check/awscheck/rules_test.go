@@ -49,7 +49,7 @@ func healthyAWSWith(t *testing.T, edit func(*corev1.PodSpec)) *check.Snapshot {
 			SecurityGroups: []string{"sg-node"}, Tags: tags, Profile: profile, HTTPTokens: "required", HopLimit: 1, HTTPEndpoint: "enabled"}
 	}
 	decisions := map[string]string{}
-	for _, a := range upstream.IAMControlPlane("v1.34.0") {
+	for _, a := range releases.IAMPolicy("v1.34.0") {
 		decisions[a] = "allowed"
 	}
 	s.AWSOptions = &check.AWSOptions{}
@@ -240,7 +240,7 @@ func TestCCMRelease(t *testing.T) {
 		if got := ccmRelease(s); got != want {
 			t.Errorf("%s: %s, want %s", tag, got, want)
 		}
-		_ = upstream.IAMControlPlane(ccmRelease(s)) // must not panic
+		_ = releases.IAMPolicy(ccmRelease(s)) // must not panic
 	}
 }
 
