@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	intoto "github.com/in-toto/attestation/go/v1"
 	slsa "github.com/in-toto/attestation/go/predicates/provenance/v1"
+	intoto "github.com/in-toto/attestation/go/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -33,7 +33,7 @@ type Subject struct {
 }
 
 // Statement is an in-toto v1 statement of the subjects, the predicate
-// given as JSON (nil: none, as cosign's signature statement has).
+// given as JSON (nil: an empty one, as for cosign's signature statement).
 func Statement(subjects []Subject, predicateType string, predicate []byte) ([]byte, error) {
 	st := &intoto.Statement{Type: intoto.StatementTypeUri, PredicateType: predicateType}
 	for _, s := range subjects {
@@ -42,8 +42,8 @@ func Statement(subjects []Subject, predicateType string, predicate []byte) ([]by
 		}
 		st.Subject = append(st.Subject, &intoto.ResourceDescriptor{Name: s.Name, Digest: map[string]string{"sha256": s.SHA256}})
 	}
+	st.Predicate = &structpb.Struct{}
 	if predicate != nil {
-		st.Predicate = &structpb.Struct{}
 		if err := protojson.Unmarshal(predicate, st.Predicate); err != nil {
 			return nil, fmt.Errorf("the %s predicate: %w", predicateType, err)
 		}
