@@ -354,24 +354,92 @@ func WriteLayout(dir string, idx v1.ImageIndex, version string) error {
 	return p.AppendIndex(idx, opts...)
 }
 
-// ReadLayout reads the image index of an OCI layout WriteLayout wrote.
+// ReadLayout reads the image index of an OCI layout WriteLayout wrote: the
+// one entry of index.json that is an image index (a signed layout also
+// lists the referrers make dist attached to it, hack/sign).
 func ReadLayout(dir string) (v1.ImageIndex, error) {
+	p, top, err := readTop(dir)
+	if err != nil {
+		return nil, err
+	}
+	var found []v1.Descriptor
+	for _, d := range top.Manifests {
+		if d.MediaType == types.OCIImageIndex {
+			found = append(found, d)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%s: %d image indexes in index.json, want one", dir, len(found))
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	return idx.ImageIndex(found[0].Digest)
+}
+
+func readTop(dir string) (layout.Path, *v1.IndexManifest, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	top, err := p.ImageIndex()
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return "", nil, err
+	}
+	m, err := idx.IndexManifest()
+	return p, m, err
+}
+
+// Referrers are the manifests of a layout whose subject is its image
+// index: the signature and attestations make dist attached (hack/sign),
+// which make push pushes beside the image.
+func Referrers(dir string) ([]v1.Image, error) {
+	idx, err := ReadLayout(dir)
 	if err != nil {
 		return nil, err
 	}
-	m, err := top.IndexManifest()
+	d, err := idx.Digest()
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Manifests) != 1 {
-		return nil, fmt.Errorf("%s: %d entries in index.json, want the one image index", dir, len(m.Manifests))
+	p, top, err := readTop(dir)
+	if err != nil {
+		return nil, err
 	}
-	return top.ImageIndex(m.Manifests[0].Digest)
+	var out []v1.Image
+	for _, desc := range top.Manifests {
+		if desc.MediaType != types.OCIManifestSchema1 {
+			continue
+		}
+		img, err := p.Image(desc.Digest)
+		if err != nil {
+			return nil, err
+		}
+		m, err := img.Manifest()
+		if err != nil {
+			return nil, err
+		}
+		if m.Subject != nil && m.Subject.Digest == d {
+			out = append(out, img)
+		}
+	}
+	return out, nil
+}
+
+// SBOMProgram is the program an image's SBOM describes: the largest it
+// holds, aws-ccm-renderer-helm, whose modules include those of
+// aws-ccm-renderer (one module, every command), else aws-ccm-renderer.
+func (img Image) SBOMProgram() string {
+	prog := ""
+	for _, l := range img.Layers {
+		for _, f := range l {
+			if f.Program != "" && (prog == "" || f.Program == "aws-ccm-renderer-helm") {
+				prog = f.Program
+			}
+		}
+	}
+	return prog
 }
 
 // digestRef matches an image reference pinned by digest:
