@@ -57,7 +57,7 @@ $(IMAGES_BIN)/linux_%/aws-ccm-renderer: $(SOURCES) $(IMAGES_BIN)/VERSION
 $(IMAGES_BIN)/linux_%/aws-ccm-renderer-helm: $(SOURCES) $(IMAGES_BIN)/VERSION
 	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer-helm
 
-$(IMAGES_TOOL): $(shell find hack/images internal/images -name '*.go' -not -name '*_test.go') go.mod go.sum
+$(IMAGES_TOOL): $(shell find hack/images internal/images internal/dist -name '*.go' -not -name '*_test.go') go.mod go.sum
 	$(GO) build -trimpath -o $@ ./hack/images
 
 .PHONY: FORCE

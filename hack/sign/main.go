@@ -4,6 +4,7 @@
 // (v0.3) that cosign 2.5+ verifies with --new-bundle-format; it is made and
 // checked with sigstore-go.
 //
+//	aws-ccm-sign check-key -key FILE
 //	aws-ccm-sign release -key FILE -dist DIR -images DIR -sboms DIR -version V -source URL -revision R -builder ID -created UNIX
 //	aws-ccm-sign verify-blob (-key FILE | -trusted-root F -identity I -issuer O) -bundle B FILE
 //	aws-ccm-sign verify-provenance (...) -bundle B FILE...
@@ -26,6 +27,7 @@ import (
 )
 
 const usage = `usage:
+  aws-ccm-sign check-key -key FILE
   aws-ccm-sign release -key FILE -dist DIR -images DIR -sboms DIR -version V -source URL -revision R -builder ID -created UNIX-SECONDS
   aws-ccm-sign verify-blob TRUST -bundle BUNDLE FILE
   aws-ccm-sign verify-provenance TRUST -bundle BUNDLE FILE...
@@ -63,15 +65,10 @@ func run(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return fmt.Errorf("%v\n%s", err, usage)
 	}
-	if args[0] == "release" {
-		if *key == "" || *dist == "" || *imagesDir == "" || *sboms == "" || *created == "" {
-			return errors.New("release needs -key, -dist, -images, -sboms and -created\n" + usage)
+	if args[0] == "check-key" || args[0] == "release" {
+		if *key == "" {
+			return fmt.Errorf("%s needs -key\n%s", args[0], usage)
 		}
-		secs, err := strconv.ParseInt(*created, 10, 64)
-		if err != nil {
-			return fmt.Errorf("-created %q: %w", *created, err)
-		}
-		b.Epoch, b.GoVersion = time.Unix(secs, 0).UTC(), runtime.Version()
 		pemBytes, err := os.ReadFile(*key)
 		if err != nil {
 			return err
@@ -82,8 +79,19 @@ func run(args []string, stdout io.Writer) error {
 		}
 		k, err := LoadKey(pemBytes, pass)
 		if err != nil {
-			return fmt.Errorf("%s: %w", *key, err)
+			return fmt.Errorf("COSIGN_KEY=%s: %w", *key, err)
 		}
+		if args[0] == "check-key" {
+			return nil
+		}
+		if *dist == "" || *imagesDir == "" || *sboms == "" || *created == "" {
+			return errors.New("release needs -key, -dist, -images, -sboms and -created\n" + usage)
+		}
+		secs, err := strconv.ParseInt(*created, 10, 64)
+		if err != nil {
+			return fmt.Errorf("-created %q: %w", *created, err)
+		}
+		b.Epoch, b.GoVersion = time.Unix(secs, 0).UTC(), runtime.Version()
 		r := &Release{Dist: *dist, Images: *imagesDir, SBOMs: *sboms, Key: k, Build: b}
 		return r.Sign(stdout)
 	}

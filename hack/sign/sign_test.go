@@ -675,3 +675,23 @@ func mustB64(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// TestCheckKey: make dist reads the key before it builds anything.
+func TestCheckKey(t *testing.T) {
+	t.Setenv("COSIGN_PASSWORD", "pw")
+	priv, _, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), func(bool) ([]byte, error) { return []byte("pw"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "cosign.key")
+	if err := os.WriteFile(key, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"check-key", "-key", key}, new(bytes.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "not it")
+	if err := run([]string{"check-key", "-key", key}, new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "COSIGN_KEY="+key) {
+		t.Errorf("a wrong password: %v", err)
+	}
+}
