@@ -24,6 +24,10 @@ IMAGE_SOURCE    ?= https://github.com/aws-ccm-renderer/aws-ccm-renderer
 IMAGE_LICENSES  ?= Apache-2.0
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 REVISION        ?= $(shell git rev-parse HEAD 2>/dev/null)
+# Read once: the images, their labels and make dist's provenance name the
+# same commit even when one is made while HEAD moves.
+SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
+REVISION          := $(REVISION)
 REGISTRY        ?=
 
 .PHONY: images image-binaries push pin-images
