@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -245,5 +244,3 @@ func ImageLayouts(dir string) ([]string, error) {
 	}
 	return out, nil
 }
-
-var _ = bytes.NewReader

@@ -261,8 +261,8 @@ func TestTampered(t *testing.T) {
 		if err := VerifyBlob(cb, sums, ot); err == nil {
 			t.Error("checksums.txt verified with another key")
 		}
-		if _, err := VerifyImage(layoutDir, ot); err == nil {
-			t.Error("the image verified with another key")
+		if _, err := VerifyImage(layoutDir, ot); err == nil || !strings.Contains(err.Error(), "failed to verify signature") {
+			t.Errorf("the image with another key: %v", err)
 		}
 	})
 	t.Run("archive", func(t *testing.T) {
@@ -319,7 +319,7 @@ func TestTampered(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "aws-ccm-renderer-fn")
 		writeImage(t, dir)
 		moveBundles(t, layoutDir, dir, nil)
-		if _, err := VerifyImage(dir, tr); err == nil || !strings.Contains(err.Error(), "none of the subjects") && !strings.Contains(err.Error(), "digest") {
+		if _, err := VerifyImage(dir, tr); err == nil || !strings.Contains(err.Error(), "does not match any digest") {
 			t.Errorf("another image with the bundles: %v", err)
 		}
 	})
@@ -349,8 +349,8 @@ func TestTampered(t *testing.T) {
 		if altered != 2 {
 			t.Fatalf("altered %d SBOM attestations, want 2", altered)
 		}
-		if _, err := VerifyImage(dir, tr); err == nil {
-			t.Error("an image with an altered SBOM attestation verified")
+		if _, err := VerifyImage(dir, tr); err == nil || !strings.Contains(err.Error(), "failed to verify signature") {
+			t.Errorf("an image with an altered SBOM attestation: %v", err)
 		}
 	})
 	t.Run("unsigned", func(t *testing.T) {

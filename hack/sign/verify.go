@@ -127,22 +127,20 @@ func VerifyStatement(entity verify.SignedEntity, digest string, t Trust) (*Stmt,
 
 // Stmt is a verified in-toto statement as JSON has it.
 type Stmt struct {
-	Subject []struct {
-		Name   string            `json:"name"`
-		Digest map[string]string `json:"digest"`
-	} `json:"subject"`
+	Subject       []StmtSubject   `json:"subject"`
 	PredicateType string          `json:"predicateType"`
 	Predicate     json.RawMessage `json:"predicate"`
 }
 
-// Names the subject with the digest: its name, or false.
+// StmtSubject is a statement's subject.
+type StmtSubject struct {
+	Name   string            `json:"name"`
+	Digest map[string]string `json:"digest"`
+}
+
+// Names finds the subject with the SHA-256 (hex): its name, or false.
 func (s *Stmt) Names(sha256Hex string) (string, bool) {
-	i := slices.IndexFunc(s.Subject, func(x struct {
-		Name   string            `json:"name"`
-		Digest map[string]string `json:"digest"`
-	}) bool {
-		return x.Digest["sha256"] == sha256Hex
-	})
+	i := slices.IndexFunc(s.Subject, func(x StmtSubject) bool { return x.Digest["sha256"] == sha256Hex })
 	if i < 0 {
 		return "", false
 	}
@@ -204,7 +202,7 @@ func VerifyImage(dir string, t Trust) (ImageReport, error) {
 	}
 	for _, p := range platforms {
 		if !slices.ContainsFunc(sboms, func(s *Stmt) bool { _, ok := s.Names(p.Digest.Hex); return ok }) {
-			return nil, fmt.Errorf("%s: no SBOM attestation names the image %s (%s/%s)", dir, p.Digest, p.Platform.OS, p.Platform.Architecture)
+			return nil, fmt.Errorf("%s: no SBOM attestation names the image %s", dir, p.Digest)
 		}
 	}
 	return rep, nil
