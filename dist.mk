@@ -58,15 +58,16 @@ tools: tools-dist
 
 tools-dist: $(CYCLONEDX) $(HELM3) $(HELM4) ## build what make dist runs: cyclonedx-gomod, Helm 3 and Helm 4 (bin/)
 
-dist: cosign-key-check dist-files images $(SIGN_TOOL) ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... and COSIGN_KEY=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images, their signatures and attestations (docs/dev/release.md, docs/dev/images.md)
+dist: $(if $(COSIGN_KEY),cosign-key-check) dist-files images $(if $(COSIGN_KEY),$(SIGN_TOOL)) ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... and COSIGN_KEY=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images, their signatures and attestations (docs/dev/release.md, docs/dev/images.md)
 	@if [ -z '$(COSIGN_KEY)' ]; then echo "dist: no COSIGN_KEY: checksums.txt and the images are not signed and have no attestations" >&2; exit 0; fi; \
 	$(IMAGES_TOOL) sboms -bin $(IMAGES_BIN) -out $(IMAGES_DIR) -cyclonedx $(CYCLONEDX) -version '$(VERSION)' >/dev/null && \
 	$(SIGN_TOOL) release -key '$(COSIGN_KEY)' -dist '$(DIST)' -images '$(IMAGES_DIR)' -sboms '$(IMAGES_DIR)/sbom' \
 		-version '$(VERSION)' -source '$(IMAGE_SOURCE)' -revision '$(REVISION)' -builder '$(BUILDER_ID)' -created '$(SOURCE_DATE_EPOCH)'
 
-# The cosign key is read before anything is built (make dist without -j).
+# The cosign key is read before anything is built (make dist without -j);
+# without COSIGN_KEY, make dist builds no bin/aws-ccm-sign.
 cosign-key-check: $(SIGN_TOOL)
-	@[ -z '$(COSIGN_KEY)' ] || $(SIGN_TOOL) check-key -key '$(COSIGN_KEY)'
+	$(SIGN_TOOL) check-key -key '$(COSIGN_KEY)'
 
 # Built in its module, hack/sign, whose modules the root module's packages
 # share are kept at the root module's versions (docs/dev/release.md).
