@@ -409,7 +409,7 @@ func Referrers(dir string) ([]v1.Image, error) {
 	}
 	var out []v1.Image
 	for _, desc := range top.Manifests {
-		if desc.MediaType != types.OCIManifestSchema1 {
+		if !desc.MediaType.IsImage() {
 			continue
 		}
 		img, err := p.Image(desc.Digest)

@@ -8,6 +8,10 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 )
 
 // programsDir writes stand-in programs (any bytes do: this package puts
@@ -121,5 +125,50 @@ func TestPin(t *testing.T) {
 	pinned := Pinned(got)
 	if len(pinned["aws-ccm-renderer-fn"]) != 1 || len(pinned["aws-ccm-renderer-argocd-cmp"]) != 1 || len(pinned["argocd"]) != 1 {
 		t.Errorf("Pinned: %v", pinned)
+	}
+}
+
+// TestReadLayoutReferrers: the image index is found beside the referrers
+// attached to it (and those of nothing else are not its referrers); two
+// image indexes are refused.
+func TestReadLayoutReferrers(t *testing.T) {
+	m := Meta{Version: "v1", Created: time.Unix(0, 0)}
+	idx, err := Build(KRMFunction(), programsDir(t, "one"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "layout")
+	if err := WriteLayout(dir, idx, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	desc, err := partial.Descriptor(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range []v1.Image{mutate.Subject(empty.Image, *desc).(v1.Image), empty.Image} {
+		if err := p.AppendImage(img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := ReadLayout(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := back.Digest(); d != desc.Digest {
+		t.Errorf("read %s, want the index %s", d, desc.Digest)
+	}
+	refs, err := Referrers(dir)
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("referrers: %d, %v; want 1", len(refs), err)
+	}
+	if err := p.AppendIndex(empty.Index); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLayout(dir); err == nil || !strings.Contains(err.Error(), "2 image indexes") {
+		t.Errorf("two image indexes: %v", err)
 	}
 }
