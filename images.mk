@@ -4,7 +4,8 @@
 # an image index for linux/amd64 and linux/arm64.
 #
 #   make images                       dist/images/aws-ccm-renderer-argocd-cmp, -fn, -guard
-#   make push REGISTRY=ghcr.io/you    push them, tagged with the version, and print REF@DIGEST
+#   make push REGISTRY=ghcr.io/you    push them, tagged with the version, and print REF@DIGEST;
+#                                     with them the referrers make dist attached (hack/sign)
 #   make pin-images                   write the images' digests into the examples (a release step)
 #
 # A build is reproducible: every timestamp is the commit's
@@ -40,7 +41,7 @@ images: $(IMAGE_BINARIES) $(IMAGES_TOOL) examples/argocd/plugin.yaml ## the Argo
 		-source '$(IMAGE_SOURCE)' -licenses '$(IMAGE_LICENSES)'
 
 # REGISTRY is checked before anything is built.
-push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged with the version
+push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged with the version, with the signatures and attestations make dist attached (OCI 1.1 referrers)
 	@test -n '$(REGISTRY)' || { echo 'make push needs REGISTRY, e.g. make push REGISTRY=ghcr.io/you'; exit 2; }
 	$(MAKE) --no-print-directory images
 	$(IMAGES_TOOL) push -out $(IMAGES_DIR) -registry '$(REGISTRY)'
