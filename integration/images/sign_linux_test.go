@@ -14,8 +14,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -31,9 +33,10 @@ const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 // TestSignedImages signs the layouts make images wrote as make dist does
 // (hack/images sboms with the real cyclonedx-gomod, then hack/sign's
 // release with a throwaway key), verifies each image with sigstore-go
-// through aws-ccm-sign verify-image, refuses them with another key, and
-// pushes them with hack/images push: the registry lists each index's
-// signature, two SBOM attestations and provenance as its referrers.
+// through aws-ccm-sign verify-image, refuses them with another key,
+// builds them again as make push does (the referrers stay), and pushes
+// them with hack/images push: the registry lists each index's signature,
+// two SBOM attestations and provenance as its referrers.
 func TestSignedImages(t *testing.T) {
 	src := testtools.Images(t)
 	work := t.TempDir()
@@ -84,6 +87,30 @@ func TestSignedImages(t *testing.T) {
 	if strings.Contains(string(fnSBOM), "helm.sh/helm/v3") || !strings.Contains(string(cmpSBOM), "helm.sh/helm/v3") {
 		t.Errorf("the SBOMs' programs: the function's names Helm: %v, the sidecar's: %v",
 			strings.Contains(string(fnSBOM), "helm.sh/helm/v3"), strings.Contains(string(cmpSBOM), "helm.sh/helm/v3"))
+	}
+
+	// make push builds the images again before it pushes them: the same
+	// build, from the labels the layouts carry, keeps their referrers.
+	fnIdx, err := images.ReadLayout(filepath.Join(out, "aws-ccm-renderer-fn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := fnIdx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := im.Annotations
+	created, err := time.Parse(time.RFC3339, a["org.opencontainers.image.created"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, imagesTool, "build", "-bin", filepath.Join(src, "bin"), "-out", out, "-plugin", filepath.Join(testtools.Root(), "examples", "argocd", "plugin.yaml"),
+		"-version", a["org.opencontainers.image.version"], "-revision", a["org.opencontainers.image.revision"],
+		"-created", strconv.FormatInt(created.Unix(), 10), "-source", a["org.opencontainers.image.source"], "-licenses", a["org.opencontainers.image.licenses"])
+	for _, spec := range images.All(nil) {
+		if got := run(t, sign, "verify-image", "-key", pub, filepath.Join(out, spec.Name)); !strings.Contains(got, "Verified OK") {
+			t.Errorf("%s built again: %s", spec.Name, got)
+		}
 	}
 
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))

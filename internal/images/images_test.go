@@ -165,10 +165,44 @@ func TestReadLayoutReferrers(t *testing.T) {
 	if err != nil || len(refs) != 1 {
 		t.Fatalf("referrers: %d, %v; want 1", len(refs), err)
 	}
+	// Written again, the same index keeps its referrers (make push after
+	// make dist); another index does not.
+	if err := WriteLayout(dir, idx, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := Referrers(dir); err != nil || len(refs) != 1 {
+		t.Fatalf("the same index written again: %d referrers, %v; want 1", len(refs), err)
+	} else if d, _ := refs[0].Digest(); d != mustDigest(t, mutate.Subject(empty.Image, *desc).(v1.Image)) {
+		t.Errorf("the referrer kept is %s", d)
+	} else if _, err := refs[0].RawConfigFile(); err != nil {
+		t.Errorf("the referrer kept lacks its config: %v", err)
+	}
+	other, err := Build(KRMFunction(), programsDir(t, "two"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLayout(dir, other, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := Referrers(dir); err != nil || len(refs) != 0 {
+		t.Errorf("another index: %d referrers, %v; want none", len(refs), err)
+	}
+	if p, err = layout.FromPath(dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.AppendIndex(empty.Index); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadLayout(dir); err == nil || !strings.Contains(err.Error(), "2 image indexes") {
 		t.Errorf("two image indexes: %v", err)
 	}
+}
+
+func mustDigest(t *testing.T, img v1.Image) v1.Hash {
+	t.Helper()
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
