@@ -21,11 +21,29 @@
 #
 # The SBOM generator, cyclonedx-gomod, is a tool built from a pinned module
 # (e2e/tools/cyclonedx) into $(BIN), as tools.mk builds the others.
+#
+# COSIGN_KEY (a cosign.key, its password in COSIGN_PASSWORD) signs the rest
+# with sigstore-go (hack/sign, a module of its own: bin/aws-ccm-sign), as
+# sigstore bundles cosign 2.5+ verifies with --new-bundle-format:
+#
+#   checksums.txt.sigstore.json           the signature of checksums.txt
+#   aws-ccm-renderer_<version>.provenance.sigstore.json
+#       SLSA v1 provenance of every file of checksums.txt and the images
+#   cosign.pub                            the public key
+#
+# and attaches to each image's index, in its layout (OCI 1.1 referrers,
+# which make push pushes), its signature, an SBOM attestation a platform
+# (CycloneDX, images/sbom/) and its provenance. Without COSIGN_KEY they are
+# not written, and make dist says so.
 
 CYCLONEDX := $(BIN)/cyclonedx-gomod
 PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
 SIGN_KEY  ?=
 KEYRING   ?=
+COSIGN_KEY ?=
+SIGN_TOOL := $(BIN)/aws-ccm-sign
+# The provenance's builder: CI gives its workflow run's URL.
+BUILDER_ID ?= $(IMAGE_SOURCE)/blob/main/dist.mk
 # Where the wrapper chart's dependency is taken from before Helm downloads
 # it: $(AWS_CCM_CHARTS), the upstream packages beside the repository, and
 # the tests' download cache.
@@ -34,13 +52,27 @@ DIST_CHARTS ?= $(AWS_CCM_CHARTS):$(CURDIR)/../shared/charts:$(CURDIR)/.cache/cha
 TEST_ENV += CYCLONEDX=$(CYCLONEDX)
 E2E_ENV  += CYCLONEDX=$(CYCLONEDX)
 
-.PHONY: dist dist-files tools-dist push-chart
+.PHONY: dist dist-files tools-dist push-chart cosign-key-check
 
 tools: tools-dist
 
 tools-dist: $(CYCLONEDX) $(HELM3) $(HELM4) ## build what make dist runs: cyclonedx-gomod, Helm 3 and Helm 4 (bin/)
 
-dist: dist-files images ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images (docs/dev/release.md, docs/dev/images.md)
+dist: $(if $(COSIGN_KEY),cosign-key-check) dist-files images $(if $(COSIGN_KEY),$(SIGN_TOOL)) ## the release in dist/ (VERSION=vX.Y.Z; SIGN_KEY=... KEYRING=... and COSIGN_KEY=... to sign; PLATFORMS=os/arch,... for fewer): archives, SBOMs, checksums.txt, the Helm 3 and 4 plugins, the wrapper chart's repository, the images, their signatures and attestations (docs/dev/release.md, docs/dev/images.md)
+	@if [ -z '$(COSIGN_KEY)' ]; then echo "dist: no COSIGN_KEY: checksums.txt and the images are not signed and have no attestations" >&2; exit 0; fi; \
+	$(IMAGES_TOOL) sboms -bin $(IMAGES_BIN) -out $(IMAGES_DIR) -cyclonedx $(CYCLONEDX) -version '$(VERSION)' >/dev/null && \
+	$(SIGN_TOOL) release -key '$(COSIGN_KEY)' -dist '$(DIST)' -images '$(IMAGES_DIR)' -sboms '$(IMAGES_DIR)/sbom' \
+		-version '$(VERSION)' -source '$(IMAGE_SOURCE)' -revision '$(REVISION)' -builder '$(BUILDER_ID)' -created '$(SOURCE_DATE_EPOCH)'
+
+# The cosign key is read before anything is built (make dist without -j);
+# without COSIGN_KEY, make dist builds no bin/aws-ccm-sign.
+cosign-key-check: $(SIGN_TOOL)
+	$(SIGN_TOOL) check-key -key '$(COSIGN_KEY)'
+
+# Built in its module, hack/sign, whose modules the root module's packages
+# share are kept at the root module's versions (docs/dev/release.md).
+$(SIGN_TOOL): $(filter-out %_test.go,$(wildcard hack/sign/*.go)) hack/sign/go.mod hack/sign/go.sum
+	cd hack/sign && $(GO) build -trimpath -ldflags "-s -w" -o $@ .
 
 # Everything of make dist but the images (images.mk), which integration/dist
 # builds while integration/images builds the images.

@@ -4,7 +4,8 @@
 # an image index for linux/amd64 and linux/arm64.
 #
 #   make images                       dist/images/aws-ccm-renderer-argocd-cmp, -fn, -guard
-#   make push REGISTRY=ghcr.io/you    push them, tagged with the version, and print REF@DIGEST
+#   make push REGISTRY=ghcr.io/you    push them, tagged with the version, and print REF@DIGEST;
+#                                     with them the referrers make dist attached (hack/sign)
 #   make pin-images                   write the images' digests into the examples (a release step)
 #
 # A build is reproducible: every timestamp is the commit's
@@ -24,6 +25,10 @@ IMAGE_SOURCE    ?= https://github.com/aws-ccm-renderer/aws-ccm-renderer
 IMAGE_LICENSES  ?= Apache-2.0
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 REVISION        ?= $(shell git rev-parse HEAD 2>/dev/null)
+# Read once: the images, their labels and make dist's provenance name the
+# same commit even when one is made while HEAD moves.
+SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
+REVISION          := $(REVISION)
 REGISTRY        ?=
 
 .PHONY: images image-binaries push pin-images
@@ -36,7 +41,7 @@ images: $(IMAGE_BINARIES) $(IMAGES_TOOL) examples/argocd/plugin.yaml ## the Argo
 		-source '$(IMAGE_SOURCE)' -licenses '$(IMAGE_LICENSES)'
 
 # REGISTRY is checked before anything is built.
-push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged with the version
+push: ## push the images to REGISTRY (make push REGISTRY=ghcr.io/you), tagged with the version, with the signatures and attestations make dist attached (OCI 1.1 referrers)
 	@test -n '$(REGISTRY)' || { echo 'make push needs REGISTRY, e.g. make push REGISTRY=ghcr.io/you'; exit 2; }
 	$(MAKE) --no-print-directory images
 	$(IMAGES_TOOL) push -out $(IMAGES_DIR) -registry '$(REGISTRY)'
@@ -57,7 +62,7 @@ $(IMAGES_BIN)/linux_%/aws-ccm-renderer: $(SOURCES) $(IMAGES_BIN)/VERSION
 $(IMAGES_BIN)/linux_%/aws-ccm-renderer-helm: $(SOURCES) $(IMAGES_BIN)/VERSION
 	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/aws-ccm-renderer-helm
 
-$(IMAGES_TOOL): $(shell find hack/images internal/images -name '*.go' -not -name '*_test.go') go.mod go.sum
+$(IMAGES_TOOL): $(shell find hack/images internal/images internal/dist -name '*.go' -not -name '*_test.go') go.mod go.sum
 	$(GO) build -trimpath -o $@ ./hack/images
 
 .PHONY: FORCE

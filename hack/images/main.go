@@ -5,6 +5,7 @@
 //	images push -out DIR -registry REGISTRY [-tag TAG]
 //	images pin -out DIR FILE...
 //	images digests -out DIR
+//	images sboms -bin DIR -out DIR -cyclonedx BIN -version V
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/dist"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 )
 
@@ -30,7 +32,8 @@ const usage = `usage:
   images build -bin DIR -out DIR -plugin FILE -version V -revision R -created UNIX-SECONDS -source URL -licenses SPDX
   images push -out DIR -registry REGISTRY [-tag TAG]    (e.g. -registry ghcr.io/you)
   images pin -out DIR FILE...                            (rewrite the images' digests in FILEs)
-  images digests -out DIR`
+  images digests -out DIR
+  images sboms -bin DIR -out DIR -cyclonedx BIN -version V  (each image's SBOM a platform, in DIR/sbom)`
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -54,6 +57,7 @@ func run(args []string) error {
 	source := fs.String("source", "", "build: the repository's URL")
 	licenses := fs.String("licenses", "", "build: the licence, an SPDX expression")
 	registry := fs.String("registry", "", "push: where to push, REGISTRY/NAMESPACE")
+	cyclonedx := fs.String("cyclonedx", "", "sboms: cyclonedx-gomod")
 	tag := fs.String("tag", "", "push: the tag (default: the layout's version)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -104,11 +108,29 @@ func run(args []string) error {
 			if err != nil {
 				return err
 			}
-			if err := remote.WriteIndex(ref, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+			if err := remote.WriteIndex(ref, idx, auth); err != nil {
 				return err
 			}
 			d, _ := idx.Digest()
 			fmt.Printf("%s@%s\n", ref, d)
+			// The signature and attestations make dist attached: with
+			// their subject, to the registry's referrers (or the
+			// sha256-DIGEST tag where it has no referrers API).
+			refs, err := images.Referrers(filepath.Join(*out, img.Name))
+			if err != nil {
+				return err
+			}
+			for _, r := range refs {
+				rd, err := r.Digest()
+				if err != nil {
+					return err
+				}
+				if err := remote.Write(ref.Context().Digest(rd.String()), r, auth); err != nil {
+					return err
+				}
+				fmt.Printf("  %s@%s (referrer)\n", ref.Context(), rd)
+			}
 		}
 	case "pin", "digests":
 		digests := map[string]v1.Hash{}
@@ -134,6 +156,24 @@ func run(args []string) error {
 					return err
 				}
 				fmt.Println("pinned", f)
+			}
+		}
+	case "sboms":
+		if *bins == "" || *cyclonedx == "" || *version == "" {
+			return errors.New("sboms needs -bin, -cyclonedx and -version\n" + usage)
+		}
+		dir := filepath.Join(*out, "sbom")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		for _, img := range all(nil) {
+			for _, p := range images.Platforms {
+				f := filepath.Join(dir, img.Name+"_"+images.PlatformDir(p)+".cdx.json")
+				bin := filepath.Join(*bins, images.PlatformDir(p), img.SBOMProgram())
+				if _, err := dist.Command("", nil, *cyclonedx, dist.SBOMArgs(*version, bin, f)...); err != nil {
+					return fmt.Errorf("%s: %w", img.Name, err)
+				}
+				fmt.Println(f)
 			}
 		}
 	default:

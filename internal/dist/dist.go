@@ -293,7 +293,7 @@ func Owned(name string) bool {
 	return ownedRE.MatchString(name)
 }
 
-var ownedRE = regexp.MustCompile(`^(aws-ccm-renderer_v.*|aws-ccm-[0-9][^/]*\.(tgz|tgz\.prov|tar\.gz)|checksums\.txt|charts)$`)
+var ownedRE = regexp.MustCompile(`^(aws-ccm-renderer_v.*|aws-ccm-[0-9][^/]*\.(tgz|tgz\.prov|tar\.gz)|checksums\.txt(\.sigstore\.json)?|cosign\.pub|charts)$`)
 
 // Clean removes what an earlier release wrote into out (Owned).
 func Clean(out string) error {

@@ -67,7 +67,9 @@ func TestNames(t *testing.T) {
 	// Every name a release writes is one Clean replaces.
 	for _, name := range []string{ArchiveName("v1.2.3", "linux", "amd64") + ".tar.gz", ArchiveName("v1.2.3", "linux", "amd64") + ".sbom.cdx.json",
 		"aws-ccm-" + PluginVersion("v1.2.3", "linux", "amd64") + ".tgz", "aws-ccm-" + PluginVersion("v1.2.3", "linux", "amd64") + ".tgz.prov",
-		Helm3PluginArchive("v1.2.3"), "checksums.txt", "charts"} {
+		Helm3PluginArchive("v1.2.3"), "checksums.txt", "charts",
+		// and what make dist's signing adds (hack/sign)
+		"checksums.txt.sigstore.json", "cosign.pub", "aws-ccm-renderer_v1.2.3.provenance.sigstore.json"} {
 		if !Owned(name) {
 			t.Errorf("%s is not owned", name)
 		}

@@ -122,6 +122,7 @@ var otherPrograms = map[string]string{
 	"git":       "the user's own repository",
 	"crane":     "go-containerregistry's CLI, copies images by digest",
 	"skopeo":    "copies images by digest",
+	"cosign":    "sigstore's CLI: verifies the release's signatures; hack/sign's tests verify the same bundles with sigstore-go, the verifier cosign runs for them",
 	"gpg":       "exports the key that verifies signatures",
 	"tr":        "POSIX text tool",
 	"curl":      "downloads a release's files",

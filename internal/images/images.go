@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -338,8 +339,15 @@ func layerTar(files []File, dirs map[string]File, bins string, created time.Time
 }
 
 // WriteLayout writes the index as an OCI image layout in dir, replacing
-// what was there, the index tagged with the version.
+// what was there, the index tagged with the version. The referrers of an
+// index the same as the one written stay (the signatures make dist
+// attached, which make push, building the images again, then pushes);
+// another index's go.
 func WriteLayout(dir string, idx v1.ImageIndex, version string) error {
+	keep, err := keptReferrers(dir, idx)
+	if err != nil {
+		return err
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -351,27 +359,172 @@ func WriteLayout(dir string, idx v1.ImageIndex, version string) error {
 	if version != "" {
 		opts = append(opts, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": version}))
 	}
-	return p.AppendIndex(idx, opts...)
+	if err := p.AppendIndex(idx, opts...); err != nil {
+		return err
+	}
+	for _, r := range keep {
+		for h, b := range r.blobs {
+			if err := p.WriteBlob(h, io.NopCloser(bytes.NewReader(b))); err != nil {
+				return err
+			}
+		}
+		if err := p.AppendDescriptor(r.desc); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// ReadLayout reads the image index of an OCI layout WriteLayout wrote.
+// referrerBlobs are a referrer's descriptor and blobs, read into memory.
+type referrerBlobs struct {
+	desc  v1.Descriptor
+	blobs map[v1.Hash][]byte
+}
+
+// keptReferrers reads the referrers of dir's layout when its index is idx.
+func keptReferrers(dir string, idx v1.ImageIndex) ([]referrerBlobs, error) {
+	old, err := ReadLayout(dir)
+	if err != nil {
+		return nil, nil // no layout there, or not one of ours: nothing to keep
+	}
+	od, err := old.Digest()
+	if err != nil {
+		return nil, err
+	}
+	nd, err := idx.Digest()
+	if err != nil || od != nd {
+		return nil, err
+	}
+	refs, err := Referrers(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []referrerBlobs
+	for _, img := range refs {
+		desc, err := partial.Descriptor(img)
+		if err != nil {
+			return nil, err
+		}
+		r := referrerBlobs{desc: *desc, blobs: map[v1.Hash][]byte{}}
+		raw, err := img.RawManifest()
+		if err != nil {
+			return nil, err
+		}
+		r.blobs[desc.Digest] = raw
+		m, err := img.Manifest()
+		if err != nil {
+			return nil, err
+		}
+		if r.blobs[m.Config.Digest], err = img.RawConfigFile(); err != nil {
+			return nil, err
+		}
+		for _, ld := range m.Layers {
+			l, err := img.LayerByDigest(ld.Digest)
+			if err != nil {
+				return nil, err
+			}
+			rc, err := l.Compressed()
+			if err != nil {
+				return nil, err
+			}
+			b, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				return nil, err
+			}
+			r.blobs[ld.Digest] = b
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ReadLayout reads the image index of an OCI layout WriteLayout wrote: the
+// one entry of index.json that is an image index (a signed layout also
+// lists the referrers make dist attached to it, hack/sign).
 func ReadLayout(dir string) (v1.ImageIndex, error) {
+	p, top, err := readTop(dir)
+	if err != nil {
+		return nil, err
+	}
+	var found []v1.Descriptor
+	for _, d := range top.Manifests {
+		if d.MediaType == types.OCIImageIndex {
+			found = append(found, d)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%s: %d image indexes in index.json, want one", dir, len(found))
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	return idx.ImageIndex(found[0].Digest)
+}
+
+func readTop(dir string) (layout.Path, *v1.IndexManifest, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	top, err := p.ImageIndex()
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return "", nil, err
+	}
+	m, err := idx.IndexManifest()
+	return p, m, err
+}
+
+// Referrers are the manifests of a layout whose subject is its image
+// index: the signature and attestations make dist attached (hack/sign),
+// which make push pushes beside the image.
+func Referrers(dir string) ([]v1.Image, error) {
+	idx, err := ReadLayout(dir)
 	if err != nil {
 		return nil, err
 	}
-	m, err := top.IndexManifest()
+	d, err := idx.Digest()
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Manifests) != 1 {
-		return nil, fmt.Errorf("%s: %d entries in index.json, want the one image index", dir, len(m.Manifests))
+	p, top, err := readTop(dir)
+	if err != nil {
+		return nil, err
 	}
-	return top.ImageIndex(m.Manifests[0].Digest)
+	var out []v1.Image
+	for _, desc := range top.Manifests {
+		if !desc.MediaType.IsImage() {
+			continue
+		}
+		img, err := p.Image(desc.Digest)
+		if err != nil {
+			return nil, err
+		}
+		m, err := img.Manifest()
+		if err != nil {
+			return nil, err
+		}
+		if m.Subject != nil && m.Subject.Digest == d {
+			out = append(out, img)
+		}
+	}
+	return out, nil
+}
+
+// SBOMProgram is the program an image's SBOM describes: the largest it
+// holds, aws-ccm-renderer-helm, whose modules include those of
+// aws-ccm-renderer (one module, every command), else aws-ccm-renderer.
+func (img Image) SBOMProgram() string {
+	prog := ""
+	for _, l := range img.Layers {
+		for _, f := range l {
+			if f.Program != "" && (prog == "" || f.Program == "aws-ccm-renderer-helm") {
+				prog = f.Program
+			}
+		}
+	}
+	return prog
 }
 
 // digestRef matches an image reference pinned by digest:

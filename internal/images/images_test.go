@@ -8,6 +8,10 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 )
 
 // programsDir writes stand-in programs (any bytes do: this package puts
@@ -122,4 +126,83 @@ func TestPin(t *testing.T) {
 	if len(pinned["aws-ccm-renderer-fn"]) != 1 || len(pinned["aws-ccm-renderer-argocd-cmp"]) != 1 || len(pinned["argocd"]) != 1 {
 		t.Errorf("Pinned: %v", pinned)
 	}
+}
+
+// TestReadLayoutReferrers: the image index is found beside the referrers
+// attached to it (and those of nothing else are not its referrers); two
+// image indexes are refused.
+func TestReadLayoutReferrers(t *testing.T) {
+	m := Meta{Version: "v1", Created: time.Unix(0, 0)}
+	idx, err := Build(KRMFunction(), programsDir(t, "one"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "layout")
+	if err := WriteLayout(dir, idx, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	desc, err := partial.Descriptor(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range []v1.Image{mutate.Subject(empty.Image, *desc).(v1.Image), empty.Image} {
+		if err := p.AppendImage(img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := ReadLayout(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := back.Digest(); d != desc.Digest {
+		t.Errorf("read %s, want the index %s", d, desc.Digest)
+	}
+	refs, err := Referrers(dir)
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("referrers: %d, %v; want 1", len(refs), err)
+	}
+	// Written again, the same index keeps its referrers (make push after
+	// make dist); another index does not.
+	if err := WriteLayout(dir, idx, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := Referrers(dir); err != nil || len(refs) != 1 {
+		t.Fatalf("the same index written again: %d referrers, %v; want 1", len(refs), err)
+	} else if d, _ := refs[0].Digest(); d != mustDigest(t, mutate.Subject(empty.Image, *desc).(v1.Image)) {
+		t.Errorf("the referrer kept is %s", d)
+	} else if _, err := refs[0].RawConfigFile(); err != nil {
+		t.Errorf("the referrer kept lacks its config: %v", err)
+	}
+	other, err := Build(KRMFunction(), programsDir(t, "two"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLayout(dir, other, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := Referrers(dir); err != nil || len(refs) != 0 {
+		t.Errorf("another index: %d referrers, %v; want none", len(refs), err)
+	}
+	if p, err = layout.FromPath(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendIndex(empty.Index); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLayout(dir); err == nil || !strings.Contains(err.Error(), "2 image indexes") {
+		t.Errorf("two image indexes: %v", err)
+	}
+}
+
+func mustDigest(t *testing.T, img v1.Image) v1.Hash {
+	t.Helper()
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -117,6 +117,13 @@ func Images(t testing.TB) string {
 	return filepath.Join(Root(), "dist", "images")
 }
 
+// ImagesTool returns hack/images, built as bin/aws-ccm-images.
+func ImagesTool(t testing.TB) string { return tool(t, "AWS_CCM_IMAGES_TOOL", "bin/aws-ccm-images") }
+
+// SignTool returns hack/sign (a module of its own), built as
+// bin/aws-ccm-sign.
+func SignTool(t testing.TB) string { return tool(t, "AWS_CCM_SIGN", "bin/aws-ccm-sign") }
+
 // Helm3 returns the Helm 3 CLI.
 func Helm3(t testing.TB) string { return tool(t, "HELM3", "bin/helm") }
 
