@@ -206,8 +206,8 @@ func TestArgoCDApplicationSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		image := fmt.Sprint(manifest.Containers(ccm)[0]["image"])
-		if !strings.HasSuffix(image, ":"+r2.Latest) {
-			t.Errorf("%s on %s: image %s, want the CCM of its minor, %s", a.Metadata.Name, v.GitVersion, image, r2.Latest)
+		if !strings.HasSuffix(image, ":"+releases.Pin(r2.Latest)) {
+			t.Errorf("%s on %s: image %s, want the CCM of its minor, %s", a.Metadata.Name, v.GitVersion, image, releases.Pin(r2.Latest))
 		}
 		migrating := slices.Contains(manifest.Args(ccm), "--enable-leader-migration=true")
 		if migrating != c.migrate {

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -765,7 +766,7 @@ func exampleApplication(t *testing.T) exampleApp {
 		case p.Name == "ccm-version" && p.String != nil && *p.String == "auto":
 			// A destination of the test cluster's minor: auto pins its CCM.
 			e.kube = fmt.Sprintf("v1.%d.0", harness.Current.Minor)
-			e.sets = append(e.sets, "image.tag="+renderer.CCMTag(harness.Current.Minor))
+			e.sets = append(e.sets, "image.tag="+releases.Pin(renderer.CCMTag(harness.Current.Minor)))
 		default:
 			t.Fatalf("application.yaml sets parameter %s, which this test does not read", p.Name)
 		}

@@ -604,7 +604,7 @@ func guardResolved(t *testing.T, objs []manifest.Object) []manifest.Object {
 	if len(cs) != 1 || len(inits) != 1 || manifest.Get(inits[0].(map[string]any), "image") != images.PinnedGuard {
 		t.Fatalf("the CCM's init containers %v, want the guard alone, %s", inits, images.PinnedGuard)
 	}
-	_, tag, _ := strings.Cut(fmt.Sprint(cs[0]["image"]), ":")
+	tag := renderer.ImageTag(fmt.Sprint(cs[0]["image"])) // the tag, without a digest
 	args, _ := manifest.Get(inits[0].(map[string]any), "args").([]any)
 	auto := renderer.GuardCCMVersionFlag + "=" + renderer.GuardAutoVersion
 	i := slices.Index(args, any(auto))
@@ -820,7 +820,7 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	tag := renderer.CCMTag(renderer.LastInTreeMinor)
 	objs := deployedObjects(t, out)
 	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE, renderer.ModeMigrate)
-	pinned := chartOutput(t, "--set", "image.tag="+tag)
+	pinned := chartOutput(t, "--set", "image.tag="+releases.Pin(tag))
 	testtools.SameAsRenderer(t, objs, postRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate), testtools.Fixtures(t))
 	placed := harness.Settle(t, cp.Client, releaseNamespace, releaseName)
 	if got, want := harness.OnFixture(placed, fixtures["rke"]), harness.ControlPlaneNodes(fixtures["rke"]); !slices.Equal(got, want) {
@@ -942,7 +942,7 @@ func TestFleetStagedMigration(t *testing.T) {
 			t.Errorf("%s (labels %v): deployed %v with kustomize.dir %q; want %q", c.name, c.labels, ok, d.dir, want)
 		}
 	}
-	tag := renderer.CCMTag(releases.LastInTreeMinor)
+	tag := releases.Pin(renderer.CCMTag(releases.LastInTreeMinor))
 	out, errOut, err := deploy(t, deployments["rke2-canary"], true)
 	if err != nil {
 		t.Fatalf("fleet deploy --dry-run for the canary: %v\n%s", err, errOut)

@@ -158,7 +158,7 @@ func TestFleetRollout(t *testing.T) {
 	// Deploying, with the CCM of the cluster's minor: one bundle, no file
 	// per cluster.
 	deploying := func(c string, r rollout, ok bool) bool {
-		return ok && r.deploymentID != "" && r.deploymentID == r.staged && r.tag == releases.Tag(minor[c])
+		return ok && r.deploymentID != "" && r.deploymentID == r.staged && r.tag == releases.Pin(releases.Tag(minor[c]))
 	}
 	none := func(_ string, _ rollout, ok bool) bool { return !ok }
 	waitRollout(t, dyn, "install: the canaries deploy, the prod clusters wait", 0, all, func(c string, r rollout, ok bool) bool {

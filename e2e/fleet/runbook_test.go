@@ -320,7 +320,7 @@ func fleetTag(t *testing.T, bundle []byte, cluster string, minor int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if image := fmt.Sprint(manifest.Containers(ccm)[0]["image"]); !strings.HasSuffix(image, ":"+releases.Tag(minor)) {
+	if image := fmt.Sprint(manifest.Containers(ccm)[0]["image"]); !strings.HasSuffix(image, ":"+releases.Pin(releases.Tag(minor))) {
 		t.Errorf("%s: the CCM %s, want the release of 1.%d, %s", cluster, image, minor, releases.Tag(minor))
 	}
 }

@@ -45,18 +45,21 @@ func TestCompatibilityDoc(t *testing.T) {
 }
 
 // TestReadmePin: the tag the README's quick start pins is the release data's
-// for the minor its --kube-version names.
+// for the minor its --kube-version names, by the promotion list's digest.
 func TestReadmePin(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`--set image.tag=(v1\.(\d+)\.\d+) \\\n(?:.*\n)*?.*--kube-version=v1\.(\d+)\.`).FindStringSubmatch(string(b))
+	m := regexp.MustCompile(`--set image.tag=(v1\.(\d+)\.\d+)(@sha256:[0-9a-f]{64})? \\\n(?:.*\n)*?.*--kube-version=v1\.(\d+)\.`).FindStringSubmatch(string(b))
 	if m == nil {
 		t.Fatal("the README's quick start pins no image.tag with a --kube-version")
 	}
-	if m[2] != m[3] {
-		t.Errorf("the README pins %s for a 1.%s cluster", m[1], m[3])
+	if m[2] != m[4] {
+		t.Errorf("the README pins %s for a 1.%s cluster", m[1], m[4])
+	}
+	if m[3] != "@"+Promoted[m[1]] {
+		t.Errorf("the README pins %s%s, not by the promotion list's digest %s", m[1], m[3], Promoted[m[1]])
 	}
 	var minor int
 	for _, c := range m[2] {

@@ -31,5 +31,13 @@ func Pinned(ref string) (string, error) {
 	case promoted:
 		return releases.Pin(img.Tag), nil
 	}
-	return "", fmt.Errorf("%s is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with crane digest %s:%s and give %s@<that digest>", img.Tag, ImageRepository, img.Tag, img.Tag)
+	return "", &NotPromotedError{Tag: img.Tag}
+}
+
+// NotPromotedError is Pinned's error for a tag alone that the promotion
+// list does not give.
+type NotPromotedError struct{ Tag string }
+
+func (e *NotPromotedError) Error() string {
+	return fmt.Sprintf("%s is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with crane digest %s:%s and give %s@<that digest>", e.Tag, ImageRepository, e.Tag, e.Tag)
 }

@@ -185,6 +185,9 @@ type argoRequest struct {
 	guardImage         string // the guard-image parameter's
 	// picked is what ccm-version auto picked, nil otherwise.
 	picked *releases.CCMMinor
+	// unpromoted is the newest release auto picked when its image is not
+	// in the promotion list: pinned by tag alone, with a warning.
+	unpromoted *upstream.NotPromotedError
 }
 
 // argoError is a refusal of what the Application asks: exit 1, as the
@@ -468,6 +471,12 @@ func (r *argoRequest) pinCCM(ccm string) error {
 		r.picked, tag = &c, c.Latest
 	}
 	pin, err := upstream.Pinned(tag)
+	var unpromoted *upstream.NotPromotedError
+	if errors.As(err, &unpromoted) && ccm == "auto" {
+		// The newest release of a minor whose image is not promoted yet:
+		// the tag alone, said on stderr with how to pin it.
+		pin, err, r.unpromoted = tag, nil, unpromoted
+	}
 	if err != nil {
 		if ccm == "auto" {
 			return argoError("ccm-version auto: KUBE_VERSION %s: %v", r.kubeVersion, err)
@@ -584,6 +593,9 @@ func argoRender(cmd *cobra.Command, lookup func(string) (string, bool), dir stri
 	pr.Warn = func(msg string) { fmt.Fprintln(errOut, "aws-ccm-renderer: warning: "+msg) }
 	if c := r.picked; c != nil {
 		fmt.Fprintf(errOut, "aws-ccm-renderer: ccm-version auto: KUBE_VERSION %s, so image.tag %s (%s)\n", r.kubeVersion, releases.Pin(c.Latest), releases.SourceOf(c.Minor))
+	}
+	if u := r.unpromoted; u != nil {
+		fmt.Fprintf(errOut, "aws-ccm-renderer: warning: ccm-version auto pins %s by tag alone: %v as ccm-version\n", u.Tag, u)
 	}
 	src := &chartops.Source{HTTPSOnly: true}
 	src.RepoURL, src.Version = r.repo, r.version
