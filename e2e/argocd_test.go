@@ -323,7 +323,7 @@ func testCA(t *testing.T) string {
 // and pin the CCM of the cluster's minor, as docs/argocd.md says to.
 func names(app, ns string, minor int) []string {
 	return []string{"namespace=" + ns, "nameOverride=" + app, "clusterRoleName=" + app, "serviceAccountName=" + app + "-sa",
-		"image.tag=" + renderer.CCMTag(minor)}
+		"image.tag=" + releases.Pin(renderer.CCMTag(minor))}
 }
 
 // TestArgoCD runs the plugin in Argo CD's CMP server and drives it as Argo
