@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // What the plan's commands read that they do not make themselves: the
@@ -30,7 +32,7 @@ func (b *builder) operatorInput(name string) (kind, source string) {
 		return InputFile, b.text("inputs.cluster.yml")
 	}
 	if tag, ok := b.digestTag(name); ok {
-		return InputVariable, b.textWith("inputs.CCM_DIGEST", map[string]any{"imageRepo": ImageRepo, "tag": tag, "name": name})
+		return InputVariable, b.textWith("inputs.CCM_DIGEST", map[string]any{"imageRepo": ImageRepo, "tag": tag, "name": name, "command": upstream.DigestCommand(tag)})
 	}
 	return "", ""
 }

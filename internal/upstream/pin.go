@@ -39,5 +39,10 @@ func Pinned(ref string) (string, error) {
 type NotPromotedError struct{ Tag string }
 
 func (e *NotPromotedError) Error() string {
-	return fmt.Sprintf("%s is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with crane digest %s:%s and give %s@<that digest>", e.Tag, ImageRepository, e.Tag, e.Tag)
+	return fmt.Sprintf("%s is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with %s and give %s@<that digest>", e.Tag, DigestCommand(e.Tag), e.Tag)
 }
+
+// DigestCommand is the command that reads the digest of a CCM release's
+// image from the registry (crane, go-containerregistry's CLI): what the
+// front ends and the plans name for a tag the promotion list does not give.
+func DigestCommand(tag string) string { return "crane digest " + ImageRepository + ":" + tag }

@@ -115,7 +115,7 @@ func PinHint(tag string) string {
 	if pin, err := upstream.Pinned(tag); err == nil {
 		return pin
 	}
-	return tag + "@<its digest: crane digest " + upstream.ImageRepository + ":" + tag + ">"
+	return tag + "@<its digest: " + upstream.DigestCommand(tag) + ">"
 }
 
 // upstreamTag is the CCM image tag the upstream chart of the wrapper
