@@ -1,7 +1,6 @@
 package testtools
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -45,15 +44,11 @@ func OwnHome(t testing.TB, dir string) {
 // CheckHomes fails t when env names a tool home that another test made: a
 // case of a table must make its own (HelmEnv in the case, not in the
 // table's test), as the cases may run side by side. Each path of a list
-// (KUBECONFIG's) and each home under a recorded directory counts.
-//
-// The e2e module's packages are not held to it yet (e2eTest): their tables
-// run against one cluster, and have not been gone through.
+// (KUBECONFIG's) and each home under a recorded directory counts. The
+// e2e module's tests are held to it too: a cluster's kubeconfig is shared
+// by design (it is not a home a test makes), Helm's homes are not.
 func CheckHomes(t testing.TB, env []string) {
 	t.Helper()
-	if e2eTest() {
-		return
-	}
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
 		if !homeVars[name] || value == "" {
@@ -90,15 +85,4 @@ func Command(t testing.TB, env []string, name string, args ...string) *exec.Cmd 
 	cmd.Env = env
 	OwnSession(cmd)
 	return cmd
-}
-
-// e2eTest tells whether the test runs in a package of the e2e module: its
-// working directory, the package's, is under e2e/.
-func e2eTest() bool {
-	wd, err := os.Getwd()
-	if err != nil {
-		return false
-	}
-	rel, err := filepath.Rel(Root(), wd)
-	return err == nil && (rel == "e2e" || strings.HasPrefix(rel, "e2e"+string(filepath.Separator)))
 }
