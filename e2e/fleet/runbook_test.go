@@ -161,11 +161,22 @@ func TestGitOpsRunbook(t *testing.T) {
 				t.Errorf("the ApplicationSet's Application for prod-eu: %+v, want one of stage canary", app)
 			}
 		},
-		"kubernetes-minor=1.37": func(t *testing.T) {
-			fleetTag(t, bundle, "prod-eu", 37)
-			c, err := fleetClusters.Get(context.Background(), "prod-eu", metav1.GetOptions{})
-			if err != nil || c.GetLabels()[stageLabel] != "canary" {
-				t.Errorf("the Fleet cluster prod-eu: labels %v, %v; want the stage canary", c.GetLabels(), err)
+		// The loop that labels each Fleet cluster with the minor its API
+		// server reports: prod-eu gets the CCM of its minor, prod-us, on
+		// 1.26, nothing.
+		`kubernetes-minor="$(`: func(t *testing.T) {
+			for name, want := range map[string]string{"prod-eu": fmt.Sprintf("1.%d", harness.Current.Minor), "prod-us": fmt.Sprintf("1.%d", releases.LastInTreeMinor)} {
+				c, err := fleetClusters.Get(context.Background(), name, metav1.GetOptions{})
+				if err != nil || c.GetLabels()[generated.FleetMinorLabel] != want {
+					t.Errorf("the Fleet cluster %s: labels %v, %v; want the minor %s", name, c.GetLabels(), err, want)
+				}
+				if name == "prod-eu" && c.GetLabels()[stageLabel] != "canary" {
+					t.Errorf("the Fleet cluster prod-eu: labels %v; want the stage canary", c.GetLabels())
+				}
+			}
+			fleetTag(t, bundle, "prod-eu", harness.Current.Minor)
+			if _, ok := target(t, bundle)["prod-us"]; ok {
+				t.Error("fleet target: a BundleDeployment for prod-us, on 1.26, after the minor labels")
 			}
 		},
 		"mode=migrate":          func(t *testing.T) { appMode(t, "prod-us", "migrate") },
@@ -184,7 +195,7 @@ func TestGitOpsRunbook(t *testing.T) {
 		}
 		t.Logf("step %d: %s: exit %d", i+1, cmd, code)
 		switch fields := strings.Fields(cmd); {
-		case fields[0] == "kubectl":
+		case fields[0] == "kubectl" || fields[0] == "for":
 			if code != 0 {
 				t.Fatalf("%s: exit %d\n%s", cmd, code, errOut)
 			}
@@ -210,11 +221,11 @@ func TestGitOpsRunbook(t *testing.T) {
 				t.Errorf("%s: summary rows %q, want one per cluster %q", cmd, rows, names)
 			}
 		case fields[0] == "aws-ccm-renderer" && fields[1] == "plan":
-			if code != 0 || !strings.HasPrefix(string(out), "Migration plan: RKE2") {
+			if first, _, _ := strings.Cut(string(out), "\n"); code != 0 || !strings.Contains(first, "RKE2") {
 				t.Fatalf("%s: exit %d\n%.300s%s", cmd, code, out, errOut)
 			}
 		default:
-			t.Fatalf("docs/gitops.md: %q is neither kubectl, aws-ccm-renderer check nor plan: add what it must do here", cmd)
+			t.Fatalf("docs/gitops.md: %q is neither kubectl (or a for loop of it), aws-ccm-renderer check nor plan: add what it must do here", cmd)
 		}
 		for part, verify := range after {
 			if strings.Contains(cmd, part) {

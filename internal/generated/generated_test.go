@@ -1,6 +1,7 @@
 package generated
 
 import (
+	"fmt"
 	"flag"
 	"os"
 	"path/filepath"
@@ -87,16 +88,16 @@ func TestStale(t *testing.T) {
 // -update rewrites it.
 func TestFleetPins(t *testing.T) {
 	noProblems(t)(FleetPins(testtools.Root(), *update))
-	tmpl, err := FleetTagTemplate("0.0.11")
-	if err != nil || !strings.Contains(tmpl, `"1.34" "`+releases.Pin("v1.34.3")+`"`) || !strings.Contains(releases.Pin("v1.34.3"), "@sha256:") ||
-		!strings.HasSuffix(tmpl, `| default "`+releases.Pin("v1.35.0")+`" }`) {
-		t.Errorf("FleetTagTemplate(0.0.11) = %s, %v", tmpl, err)
-	}
-	if _, err := FleetTagTemplate("0.0.1"); err == nil {
-		t.Error("FleetTagTemplate of a chart without a known default image: no error")
+	tmpl := FleetTagTemplate()
+	if !strings.Contains(tmpl, `"1.34" "`+releases.Pin("v1.34.3")+`"`) || !strings.Contains(releases.Pin("v1.34.3"), "@sha256:") ||
+		!strings.HasSuffix(tmpl, `(get .ClusterLabels "`+FleetMinorLabel+`") }`) || strings.Contains(tmpl, "default") {
+		t.Errorf("FleetTagTemplate() = %s, want a release per minor and no default", tmpl)
 	}
 	if got := FleetInTreeMinors(); got != `["1.22", "1.23", "1.24", "1.25", "1.26"]` {
 		t.Errorf("FleetInTreeMinors() = %s", got)
+	}
+	if got := FleetServedMinors(); !strings.HasPrefix(got, `["1.27", "1.28", `) || !strings.HasSuffix(got, fmt.Sprintf(`"1.%d"]`, releases.LastMinor())) {
+		t.Errorf("FleetServedMinors() = %s", got)
 	}
 
 	// A copy whose in-tree minors drifted: one problem; -update's write
