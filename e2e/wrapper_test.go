@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
@@ -548,14 +555,16 @@ func TestWrapperUninstalledRelease(t *testing.T) {
 }
 
 // TestWrapperChartReadme runs the example of charts/aws-ccm-rancher/README.md
-// as written, with bash and the real Helm 3 CLI as `helm`, from the
+// as written, with bash, the real Helm 3 CLI as `helm` and crane, from the
 // directory it names in a copy of the repository's layout, against the test
-// cluster: the RKE1 preset's CCM lands on exactly the RKE1 control-plane
-// nodes. The lines not run are `helm repo add` and `helm dependency build`,
-// which need the upstream repository (the tests have no network): the copy
-// holds the dependency where they put it, and TestChartLock runs Helm's
-// dependency build from Chart.lock against the repository served from
-// files.
+// cluster: the RKE2 preset's CCM lands on exactly the RKE2 control-plane
+// nodes, its image pinned by the digest crane read. The lines not run are
+// `helm repo add` and `helm dependency build`, which need the upstream
+// repository (the tests have no network): the copy holds the dependency
+// where they put it, and TestChartLock runs Helm's dependency build from
+// Chart.lock against the repository served from files. crane's line reads
+// a registry in registry.k8s.io's place, serving a random index under the
+// tag.
 func TestWrapperChartReadme(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(testtools.Root(), "charts", "aws-ccm-rancher", "README.md"))
 	if err != nil {
@@ -572,15 +581,43 @@ func TestWrapperChartReadme(t *testing.T) {
 	if lines[0] != "cd "+dir || !slices.Equal(lines[1:3], network) {
 		t.Fatalf("the README's example does not start in %s with the dependency %q:\n%s", dir, network, block)
 	}
-	script := strings.Join(slices.Delete(lines, 1, 3), "\n")
+	lines = slices.Delete(lines, 1, 3)
+	digestLine := regexp.MustCompile(`^digest=\$\(crane digest (registry\.k8s\.io/provider-aws/cloud-controller-manager:v1\.\d+\.\d+)\)$`)
+	i := slices.IndexFunc(lines, digestLine.MatchString)
+	if i < 0 {
+		t.Fatalf("the README's example reads no digest with crane:\n%s", block)
+	}
+	image := digestLine.FindStringSubmatch(lines[i])[1]
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, err := name.ParseReference(strings.Replace(image, "registry.k8s.io", host, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := random.Index(256, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines[i] = strings.Replace(lines[i], "registry.k8s.io", host, 1)
+	script := strings.Join(lines, "\n")
 
 	root := t.TempDir()
 	if err := os.CopyFS(filepath.Join(root, filepath.FromSlash(dir)), os.DirFS(wrapperChartCopy(t))); err != nil {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	if err := os.Symlink(testtools.Helm3(t), filepath.Join(bin, "helm")); err != nil {
-		t.Fatal(err)
+	for name, tool := range map[string]string{"helm": testtools.Helm3(t), "crane": testtools.Crane(t)} {
+		if err := os.Symlink(tool, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = root
@@ -590,8 +627,15 @@ func TestWrapperChartReadme(t *testing.T) {
 		t.Fatalf("the README's example:\n%s\n%v\n%s", script, err, out)
 	}
 	t.Cleanup(func() { helm(t, "uninstall", "aws-ccm", "--namespace", "kube-system", "--wait") })
-	if nodes := settle(t, "kube-system", "aws-cloud-controller-manager"); !slices.Equal(onFixture(nodes, "rke"), controlPlaneNodes("rke")) {
-		t.Errorf("the README's install: pods on %v, want %v", onFixture(nodes, "rke"), controlPlaneNodes("rke"))
+	if nodes := settle(t, "kube-system", "aws-cloud-controller-manager"); !slices.Equal(onFixture(nodes, "rke2"), controlPlaneNodes("rke2")) {
+		t.Errorf("the README's install: pods on %v, want %v", onFixture(nodes, "rke2"), controlPlaneNodes("rke2"))
+	}
+	ds, err := cp.Client.AppsV1().DaemonSets("kube-system").Get(context.Background(), "aws-cloud-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ds.Spec.Template.Spec.Containers[0].Image, image+"@"+digest.String(); got != want {
+		t.Errorf("the README's install runs %s, want %s (the digest crane read)", got, want)
 	}
 }
 

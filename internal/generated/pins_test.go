@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // tagAlone is a CCM image tag set without a digest: image.tag=TAG, an
@@ -17,9 +18,9 @@ import (
 var tagAlone = regexp.MustCompile(`(?m)(?:image\.tag=|image-tag=|^\s*tag: )(v1\.\d+\.\d+)(?:[^@.\d]|$)`)
 
 // TestDocsPinByDigest: no page a user copies from (README.md, docs/, the
-// examples, the charts' READMEs) and no --help example pins a promoted
-// CCM release by tag alone: the promotion list gives its digest, and a
-// tag can move.
+// examples, the charts' READMEs) and no --help example pins a CCM release
+// by tag alone: the promotion list gives a promoted tag's digest, and an
+// unpromoted tag's is read (crane digest) into the pin; a tag can move.
 func TestDocsPinByDigest(t *testing.T) {
 	root := testtools.Root()
 	files := userDocs(t)
@@ -49,6 +50,8 @@ func TestDocsPinByDigest(t *testing.T) {
 		for _, m := range tagAlone.FindAllStringSubmatch(string(b), -1) {
 			if _, promoted := releases.Digest(m[1]); promoted {
 				t.Errorf("%s: %q pins %s by tag alone: give %s", f, strings.TrimSpace(m[0]), m[1], releases.Pin(m[1]))
+			} else {
+				t.Errorf("%s: %q pins %s, not promoted yet, by tag alone: give %s@<its digest: %s>", f, strings.TrimSpace(m[0]), m[1], m[1], upstream.DigestCommand(m[1]))
 			}
 		}
 	}
