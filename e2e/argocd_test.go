@@ -818,7 +818,7 @@ func testArgoRefused(t *testing.T, s *cmpServer, withChart map[string][]byte, mi
 		{"migrate: the chart's CCM on a 1.26 cluster", []argoParam{chart, {Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")}}, "v1.26.15", 1,
 			"aws-ccm-renderer: document 5 (line 145, aws-cloud-controller-manager/templates/daemonset.yaml): DaemonSet kube-system/aws-cloud-controller-manager: " +
 				"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version v1.26.15) 1.26: " +
-				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14), " +
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + "), " +
 				"or pass --allow-version-skew to render it anyway"},
 		{"strict: maybe", []argoParam{chart, pinned, {Name: "strict", String: str("maybe")}}, "", 2,
 			`aws-ccm-renderer: the renderer's flags (parameters, RENDERER_ARGS): invalid argument "maybe" for "--strict" flag: strconv.ParseBool: parsing "maybe": invalid syntax`},

@@ -124,7 +124,7 @@ func CCMTag(minor int) string { return releases.Tag(minor) }
 // pin says what to pin for a cluster of the given minor.
 func pin(minor uint) string {
 	tag := CCMTag(int(minor))
-	return fmt.Sprintf("pin the CCM release of the cluster's minor, %s (with the upstream chart: --set image.tag=%s)", tag, tag)
+	return fmt.Sprintf("pin the CCM release of the cluster's minor, %s (with the upstream chart: --set image.tag=%s)", tag, releases.PinHint(tag))
 }
 
 // skew checks the CCM's version against the cluster's: the AWS CCM is
@@ -154,7 +154,7 @@ func (v versions) skew(o Options) ([]error, error) {
 			tag := CCMTag(LastInTreeMinor)
 			return refuse("the CCM (%s) is %s, %s (the in-tree AWS provider ends with %s): "+
 				"pin the CCM release of the cluster's minor (for a %s cluster %s, with the upstream chart: --set image.tag=%s) and give the cluster's version with %s",
-				v.ccmSource, minorOf(v.ccm), VerdictClusterUnknown.Reason, minorOf(lastInTree), minorOf(lastInTree), tag, tag, OptKubeVersion)
+				v.ccmSource, minorOf(v.ccm), VerdictClusterUnknown.Reason, minorOf(lastInTree), minorOf(lastInTree), tag, releases.PinHint(tag), OptKubeVersion)
 		}
 		return nil, nil
 	}

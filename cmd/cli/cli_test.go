@@ -10,6 +10,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 )
 
@@ -62,10 +63,10 @@ func TestErrors(t *testing.T) {
 				"its move to the AWS CCM is a switch, step by step in `aws-ccm-renderer plan --distro k3s`: render with --mode=install"},
 		{"migrate: a CCM newer than any cluster that migrates", ccm, []string{"--mode=migrate"}, ExitInput,
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate (the in-tree AWS provider ends with 1.26): " +
-				"pin the CCM release of the cluster's minor (for a 1.26 cluster v1.26.14, with the upstream chart: --set image.tag=v1.26.14) and give the cluster's version with --kube-version, or pass --allow-version-skew to render it anyway"},
+				"pin the CCM release of the cluster's minor (for a 1.26 cluster v1.26.14, with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + ") and give the cluster's version with --kube-version, or pass --allow-version-skew to render it anyway"},
 		{"migrate: a CCM of another minor than the cluster", ccm, []string{"--mode=migrate", "--kube-version=v1.26.15"}, ExitInput,
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version v1.26.15) 1.26: a migration runs the CCM of the cluster's minor; " +
-				"pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14), or pass --allow-version-skew to render it anyway"},
+				"pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + "), or pass --allow-version-skew to render it anyway"},
 		{"migrate: a cluster without the in-tree provider", ccm, []string{"--mode=migrate", "--kube-version=v1.35.1"}, ExitInput,
 			"the cluster (--kube-version v1.35.1) is 1.35 and has no in-tree AWS provider to migrate from (it ends with 1.26): use --mode=install, or pass --allow-version-skew to render it anyway"},
 	}

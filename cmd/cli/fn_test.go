@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -386,7 +387,7 @@ func TestFnErrors(t *testing.T) {
 			&resourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "opts"}},
 		{"migrate: a CCM of another minor than the cluster", cm("  mode: migrate\n  kubeVersion: v1.25.16\n"), nil,
 			"item 4: DaemonSet kube-system/ccm: the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.14) is 1.26 and the cluster (kubeVersion v1.25.16) 1.25: " +
-				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.25.15 (with the upstream chart: --set image.tag=v1.25.15), or pass allowVersionSkew to render it anyway",
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.25.15 (with the upstream chart: --set image.tag=" + releases.Pin("v1.25.15") + "), or pass allowVersionSkew to render it anyway",
 			&resourceRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ccm", Namespace: "kube-system"}},
 		{"migrate: a CCM newer than any cluster that migrates", cm("  mode: migrate\n"), []string{fnItems[0], fnItems[1], fnItems[2], ccm135},
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate",

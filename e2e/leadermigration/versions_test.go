@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -46,12 +47,12 @@ func TestClusterVersionRefusals(t *testing.T) {
 		env := envOf(t)
 		flags := []string{"--namespace", ns, "--set", names("", "refused"), "--distro=rke2", "--mode=migrate"}
 		minor := "the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version " + server.GitVersion + ") 1.26: " +
-			"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, " + pin + " (with the upstream chart: --set image.tag=" + pin + ")"
+			"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, " + pin + " (with the upstream chart: --set image.tag=" + releases.Pin(pin) + ")"
 		// template asks no cluster (as helm template): without the
 		// cluster's version, the CCM is newer than any cluster that can
 		// migrate.
 		noCluster := "the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate (the in-tree AWS provider ends with 1.26): " +
-			"pin the CCM release of the cluster's minor (for a 1.26 cluster " + pin + ", with the upstream chart: --set image.tag=" + pin + ")"
+			"pin the CCM release of the cluster's minor (for a 1.26 cluster " + pin + ", with the upstream chart: --set image.tag=" + releases.Pin(pin) + ")"
 		for _, c := range []struct {
 			args []string
 			want string

@@ -29,6 +29,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -363,7 +364,7 @@ func TestArgoCDPlugin(t *testing.T) {
 		"migrate: the chart's CCM (1.35) on a 1.26 cluster": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("rke2")},
 			{Name: "mode", String: str("migrate")}}, "1.26.15",
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (--kube-version 1.26.15) 1.26: " +
-				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14)"},
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + ")"},
 		"migrate: a 1.26 CCM on a 1.25 cluster": {map[string]string{"CHART": localChart, "MODE": "migrate"}, []argoParam{{Name: "helm-set", Array: []string{pin}}}, "1.25.16",
 			"is 1.26 and the cluster (--kube-version 1.25.16) 1.25"},
 		"migrate: K3s": {map[string]string{"CHART": localChart}, []argoParam{{Name: "distro", String: str("k3s")}, {Name: "mode", String: str("migrate")},

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -184,7 +185,7 @@ func TestHelm3MigrateVersions(t *testing.T) {
 	}{
 		{"the chart's CCM (1.35), the cluster not told", []string{"--mode=migrate"}, "",
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35, newer than any cluster that can migrate (the in-tree AWS provider ends with 1.26): " +
-				"pin the CCM release of the cluster's minor (for a 1.26 cluster v1.26.14, with the upstream chart: --set image.tag=v1.26.14) and give the cluster's version with --kube-version, or pass --allow-version-skew to render it anyway", 0},
+				"pin the CCM release of the cluster's minor (for a 1.26 cluster v1.26.14, with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + ") and give the cluster's version with --kube-version, or pass --allow-version-skew to render it anyway", 0},
 		{"the chart's CCM (1.35) on a 1.26 cluster", []string{"--mode=migrate", "--kube-version=v1.26.15"}, "",
 			"is 1.35 and the cluster (--kube-version v1.26.15) 1.26: a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14", 0},
 		{"a 1.26 CCM on a 1.25 cluster", []string{"--mode=migrate", "--kube-version=v1.25.16"}, "v1.26.14",

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -211,7 +212,7 @@ func TestHelm4PluginErrorOnTerminal(t *testing.T) {
 	code, text = termtest.RunOnTerminal(t, env, helm, "template", "ccm", chart, "--post-renderer", "aws-ccm",
 		"--post-renderer-args=--mode=migrate", "--post-renderer-args=--kube-version=v1.26.15")
 	if want := "is 1.35 and the cluster (--kube-version v1.26.15) 1.26: a migration runs the CCM of the cluster's minor; " +
-		"pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14)"; code != 1 || strings.Count(text, want) != 1 || strings.Contains(text, "kind: DaemonSet") {
+		"pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + ")"; code != 1 || strings.Count(text, want) != 1 || strings.Contains(text, "kind: DaemonSet") {
 		t.Errorf("migrate mode with a 1.35 CCM on a 1.26 cluster: exit %d, the terminal shows:\n%s", code, text)
 	}
 	if strings.Index(text, renderErr) > strings.Index(text, helmErr) {

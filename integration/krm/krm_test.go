@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -54,7 +55,7 @@ func TestKRMFunctionMigrateRefusals(t *testing.T) {
 	}{
 		{"the chart's CCM (1.35) on a 1.26 cluster", rendererConfigFC("distro: rke2\nmode: migrate\nkubeVersion: v1.26.15\n"), false,
 			"the CCM (image registry.k8s.io/provider-aws/cloud-controller-manager:v1.35.0) is 1.35 and the cluster (kubeVersion v1.26.15) 1.26: " +
-				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=v1.26.14), or pass allowVersionSkew to render it anyway"},
+				"a migration runs the CCM of the cluster's minor; pin the CCM release of the cluster's minor, v1.26.14 (with the upstream chart: --set image.tag=" + releases.Pin("v1.26.14") + "), or pass allowVersionSkew to render it anyway"},
 		{"the chart's CCM (1.35), the cluster not told", configMapFC("  distro: rke2\n  mode: migrate\n"), false, "newer than any cluster that can migrate"},
 		{"a 1.26 CCM on a 1.25 cluster", configMapFC("  mode: migrate\n  kubeVersion: 1.25.16\n"), true, "is 1.26 and the cluster (kubeVersion 1.25.16) 1.25"},
 		{"K3s", configMapFC("  distro: k3s\n  mode: migrate\n"), true, "mode migrate: distro: k3s has no migrate mode"},

@@ -20,7 +20,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -151,7 +150,7 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 // pinnedImage are the helm flags that set the chart's image to the CCM
 // release of a tag, whatever repository the chart version's defaults name.
 func pinnedImage(tag string) []string {
-	return []string{"--set", "image.repository=" + upstream.ImageRepository, "--set", "image.tag=" + tag}
+	return []string{"--set", "image.repository=" + releases.ImageRepository, "--set", "image.tag=" + tag}
 }
 
 // TestOverlaysPerMinor: `overlays --kube-version` writes the migrate

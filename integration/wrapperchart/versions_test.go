@@ -17,7 +17,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -43,7 +42,7 @@ func TestWrapperChartInstallVersions(t *testing.T) {
 	// The problem, as the refusal and the warning say it.
 	problem := func(ccm string, kube string, kubeMinor int) string {
 		return fmt.Sprintf("mode install: the CCM %s is 1.%d and the cluster 1.%d (%s as Helm sees it; helm template and --dry-run without --kube-version assume one): %s; "+
-			"set aws-cloud-controller-manager.image.tag to %s", ccm, minorOfTag(t, ccm), kubeMinor, kube, renderer.VerdictSkewInstall.Reason, wrapperchart.PinHint(releases.Tag(kubeMinor)))
+			"set aws-cloud-controller-manager.image.tag to %s", ccm, minorOfTag(t, ccm), kubeMinor, kube, renderer.VerdictSkewInstall.Reason, releases.PinHint(releases.Tag(kubeMinor)))
 	}
 	older := fmt.Sprintf("v1.%d.2", defMinor-1)
 	newest := releases.LastMinor()

@@ -127,7 +127,7 @@ func TestWrapperChartVersions(t *testing.T) {
 		{"install: the chart's CCM on an older cluster", []string{"--kube-version", olderKube},
 			fmt.Sprintf("mode install: the CCM %s is 1.%d and the cluster 1.%d (%s as Helm sees it; helm template and --dry-run without --kube-version assume one): "+
 				"%s; set aws-cloud-controller-manager.image.tag to %s, or allowVersionSkew to true to install it anyway",
-				def, older+1, older, olderKube, renderer.VerdictSkewInstall.Reason, wrapperchart.PinHint(releases.Tag(older)))},
+				def, older+1, older, olderKube, renderer.VerdictSkewInstall.Reason, releases.PinHint(releases.Tag(older)))},
 		{"install: the tag of the cluster's minor", append([]string{"--kube-version", olderKube}, tag(releases.Tag(older))...), ""},
 		{"install: skew allowed", []string{"--kube-version", olderKube, "--set", "allowVersionSkew=true"}, ""},
 		{"install: helm template without --kube-version", nil,
@@ -135,10 +135,10 @@ func TestWrapperChartVersions(t *testing.T) {
 		{"the preset on a 1.26 cluster", []string{"-f", migrate, "--kube-version", "v1.26.15"}, ""},
 		{"the chart's CCM (1.35) on a 1.26 cluster", append([]string{"-f", migrate, "--kube-version", "v1.26.15"}, tag("v1.35.0")...),
 			"mode migrate: the CCM v1.35.0 is 1.35 and the cluster 1.26 (v1.26.15 as Helm sees it; helm template and --dry-run without --kube-version assume one): " +
-				"a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to " + wrapperchart.PinHint("v1.26.14") + ", or allowVersionSkew to true to install it anyway"},
+				"a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to " + releases.PinHint("v1.26.14") + ", or allowVersionSkew to true to install it anyway"},
 		{"the preset on a 1.25 cluster", []string{"-f", migrate, "--kube-version", "1.25.16+rke2r1"},
 			"as Helm sees it; helm template and --dry-run without --kube-version assume one): " +
-				"a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to " + wrapperchart.PinHint("v1.25.15")},
+				"a migration runs the CCM of the cluster's minor; set aws-cloud-controller-manager.image.tag to " + releases.PinHint("v1.25.15")},
 		{"the CCM of the cluster's minor, 1.25", append([]string{"-f", migrate, "--kube-version", "v1.25.16"}, tag("v1.25.15")...), ""},
 		{"a minor without a known release", append([]string{"-f", migrate, "--kube-version", "v1.21.14"}, tag("v1.22.8")...),
 			"set aws-cloud-controller-manager.image.tag to v1.21.<patch>"},

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // TestPullFix: a CCM pod that cannot pull its image is told what to pin
@@ -13,7 +12,7 @@ import (
 // promoted release by digest; a promoted tag or another registry's image,
 // the pod's events.
 func TestPullFix(t *testing.T) {
-	up := upstream.ImageRepository + ":"
+	up := releases.ImageRepository + ":"
 	var unpromoted, promoted string
 	for _, c := range releases.CCM {
 		if len(c.Unpulled) > 0 && !c.Unpromoted() {

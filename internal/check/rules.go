@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -366,7 +365,7 @@ func pullFix(image, namespace, pod string) string {
 	describe := "kubectl describe pod -n " + namespace + " " + pod + " shows the registry's answer"
 	img, err := renderer.ParseImage(image)
 	tag := img.Tag
-	if err != nil || img.Registry+"/"+img.Repository != upstream.ImageRepository || tag == "" || img.Digest != "" {
+	if err != nil || img.Registry+"/"+img.Repository != releases.ImageRepository || tag == "" || img.Digest != "" {
 		return describe
 	}
 	if _, promoted := releases.Digest(tag); promoted {

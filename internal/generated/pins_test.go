@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // tagAlone is a CCM image tag set without a digest: image.tag=TAG, an
@@ -51,7 +50,7 @@ func TestDocsPinByDigest(t *testing.T) {
 			if _, promoted := releases.Digest(m[1]); promoted {
 				t.Errorf("%s: %q pins %s by tag alone: give %s", f, strings.TrimSpace(m[0]), m[1], releases.Pin(m[1]))
 			} else {
-				t.Errorf("%s: %q pins %s, not promoted yet, by tag alone: give %s@<its digest: %s>", f, strings.TrimSpace(m[0]), m[1], m[1], upstream.DigestCommand(m[1]))
+				t.Errorf("%s: %q pins %s, not promoted yet, by tag alone: give %s@<its digest: %s>", f, strings.TrimSpace(m[0]), m[1], m[1], releases.DigestCommand(m[1]))
 			}
 		}
 	}

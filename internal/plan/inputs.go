@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
 // What the plan's commands read that they do not make themselves: the
@@ -32,7 +32,7 @@ func (b *builder) operatorInput(name string) (kind, source string) {
 		return InputFile, b.text("inputs.cluster.yml")
 	}
 	if tag, ok := b.digestTag(name); ok {
-		return InputVariable, b.textWith("inputs.CCM_DIGEST", map[string]any{"imageRepo": ImageRepo, "tag": tag, "name": name, "command": upstream.DigestCommand(tag)})
+		return InputVariable, b.textWith("inputs.CCM_DIGEST", map[string]any{"imageRepo": ImageRepo, "tag": tag, "name": name, "command": releases.DigestCommand(tag)})
 	}
 	return "", ""
 }

@@ -30,7 +30,7 @@ const (
 const (
 	ChartName  = upstream.ChartName
 	ChartRepo  = upstream.ChartRepo
-	ImageRepo  = upstream.ImageRepository
+	ImageRepo  = releases.ImageRepository
 	daemonSet  = upstream.Workload // the chart's nameOverride default, whatever the release
 	leaseNS    = "kube-system"
 	kcmLease   = "kube-controller-manager"

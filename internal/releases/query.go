@@ -88,6 +88,25 @@ func Pin(tag string) string {
 	return tag
 }
 
+// ImageRepository is where the CCM's images are promoted: the repository
+// whose tags Promoted gives the digests of.
+const ImageRepository = "registry.k8s.io/provider-aws/cloud-controller-manager"
+
+// DigestCommand is the command that reads the digest of a CCM release's
+// image from the registry (crane, go-containerregistry's CLI): what the
+// front ends and the plans name for a tag the promotion list does not give.
+func DigestCommand(tag string) string { return "crane digest " + ImageRepository + ":" + tag }
+
+// PinHint is what a refusal or a fix names to pin a release: Pin's
+// tag@digest, or for a tag the promotion list does not give, the tag with
+// the command that reads its digest.
+func PinHint(tag string) string {
+	if _, ok := Promoted[tag]; ok {
+		return Pin(tag)
+	}
+	return tag + "@<its digest: " + DigestCommand(tag) + ">"
+}
+
 // Tags returns every minor's Latest, by minor.
 func Tags() map[int]string {
 	m := make(map[int]string, len(CCM))

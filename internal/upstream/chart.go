@@ -14,8 +14,6 @@ const (
 	// LatestChartVersion is the newest chart release: its default output is
 	// what Defaults describes, and what the Flux HelmReleases pin.
 	LatestChartVersion = "0.0.11"
-	// ImageRepository is where the CCM's images are promoted.
-	ImageRepository = "registry.k8s.io/provider-aws/cloud-controller-manager"
 	// Release is the release name the chart wrapper and the plans default
 	// to.
 	Release = "aws-cloud-controller-manager"

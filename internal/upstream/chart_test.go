@@ -5,6 +5,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
@@ -48,7 +49,7 @@ func TestChartFacts(t *testing.T) {
 			t.Errorf("chart %s: Image %s, its values.yaml %s:%s", v, upstream.Image, values.Image.Repository, values.Image.Tag)
 		}
 	}
-	if tag, ok := upstream.DefaultImageTag("v" + upstream.LatestChartVersion); !ok || upstream.Image != upstream.ImageRepository+":"+tag {
+	if tag, ok := upstream.DefaultImageTag("v" + upstream.LatestChartVersion); !ok || upstream.Image != releases.ImageRepository+":"+tag {
 		t.Errorf("a v-prefixed version: %q %v", tag, ok)
 	}
 	if _, ok := upstream.DefaultImageTag("9.9.9"); ok {

@@ -16,8 +16,8 @@ import (
 // digest: an image that cannot be pulled leaves every node uninitialised,
 // so no front end pins such a tag without its digest.
 func Pinned(ref string) (string, error) {
-	img, err := renderer.ParseImage(ImageRepository + ":" + ref)
-	if err != nil || img.Tag == "" || img.Name() != ImageRepository || !releases.IsTag(img.Tag) {
+	img, err := renderer.ParseImage(releases.ImageRepository + ":" + ref)
+	if err != nil || img.Tag == "" || img.Name() != releases.ImageRepository || !releases.IsTag(img.Tag) {
 		return "", fmt.Errorf("%s is not a CCM release tag such as %s, alone or with its digest (%s@sha256:HEX)", strconv.Quote(ref), releases.Newest(), releases.Newest())
 	}
 	listed, promoted := releases.Digest(img.Tag)
@@ -39,10 +39,5 @@ func Pinned(ref string) (string, error) {
 type NotPromotedError struct{ Tag string }
 
 func (e *NotPromotedError) Error() string {
-	return fmt.Sprintf("%s is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with %s and give %s@<that digest>", e.Tag, DigestCommand(e.Tag), e.Tag)
+	return fmt.Sprintf("%s is not in registry.k8s.io's promotion list yet, so its digest is not known here: read it with %s and give %s@<that digest>", e.Tag, releases.DigestCommand(e.Tag), e.Tag)
 }
-
-// DigestCommand is the command that reads the digest of a CCM release's
-// image from the registry (crane, go-containerregistry's CLI): what the
-// front ends and the plans name for a tag the promotion list does not give.
-func DigestCommand(tag string) string { return "crane digest " + ImageRepository + ":" + tag }

@@ -30,7 +30,7 @@ func TestPinned(t *testing.T) {
 		{in: promoted, want: promoted + "@" + digest},
 		{in: promoted + "@" + digest, want: promoted + "@" + digest},
 		{in: promoted + "@" + other, err: "promotion list gives " + promoted + " the digest " + digest},
-		{in: unpromoted, err: "crane digest " + upstream.ImageRepository + ":" + unpromoted},
+		{in: unpromoted, err: "crane digest " + releases.ImageRepository + ":" + unpromoted},
 		{in: unpromoted + "@" + other, want: unpromoted + "@" + other},
 		{in: unpromoted + "@sha512:" + strings.Repeat("ab", 64), err: "not a sha256 one"},
 		{in: unpromoted + "@sha256:" + strings.Repeat("AB", 32), err: "not a CCM release tag"},

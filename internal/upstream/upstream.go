@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -27,7 +28,7 @@ const (
 // Image is the CCM image of LatestChartVersion's defaults.
 var Image = func() string {
 	tag, _ := DefaultImageTag(LatestChartVersion)
-	return ImageRepository + ":" + tag
+	return releases.ImageRepository + ":" + tag
 }()
 
 // Args are the args the chart writes at its defaults (every version: fixed
@@ -139,7 +140,7 @@ func DefaultsTagged(tag string) ([]*yaml.RNode, error) {
 		return in, err
 	}
 	return in, in[len(in)-1].PipeE(yaml.Lookup("spec", "template", "spec", "containers", "[name="+Container+"]"),
-		yaml.SetField("image", yaml.NewStringRNode(ImageRepository+":"+tag)))
+		yaml.SetField("image", yaml.NewStringRNode(releases.ImageRepository+":"+tag)))
 }
 
 // GeneratedYAML returns the generated objects keep selects (nil: all) as

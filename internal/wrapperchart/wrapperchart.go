@@ -108,16 +108,6 @@ func pinnedTag(m renderer.Mode) string {
 	return ""
 }
 
-// PinHint is the image.tag the chart's refusal names for a release: by the
-// promotion list's digest, or for a tag the list does not give, the tag
-// with how to read its digest.
-func PinHint(tag string) string {
-	if pin, err := upstream.Pinned(tag); err == nil {
-		return pin
-	}
-	return tag + "@<its digest: " + upstream.DigestCommand(tag) + ">"
-}
-
 // upstreamTag is the CCM image tag the upstream chart of the wrapper
 // chart's dependency deploys by default: what install mode runs unless
 // the values set one.
@@ -172,9 +162,9 @@ func Files() (map[string][]byte, error) {
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
 		"{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
-	var releases strings.Builder
+	var pins strings.Builder
 	for _, minor := range slices.Sorted(maps.Keys(renderer.CCMReleases)) {
-		fmt.Fprintf(&releases, "%q: %q\n", strconv.Itoa(minor), PinHint(renderer.CCMReleases[minor]))
+		fmt.Fprintf(&pins, "%q: %q\n", strconv.Itoa(minor), releases.PinHint(renderer.CCMReleases[minor]))
 	}
 	recs := Records(renderer.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
@@ -182,7 +172,7 @@ func Files() (map[string][]byte, error) {
 			"{{- define \"aws-ccm-rancher.ccmReleases\" -}}\n%s{{- end -}}\n"+
 			"{{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.lastInTreeMinor\" -}}%d{{- end -}}\n%s",
-		renderer.CCMReleasesSource, releases.String(), renderer.LastInTreeMinor, DistroDefines(recs))...)
+		renderer.CCMReleasesSource, pins.String(), renderer.LastInTreeMinor, DistroDefines(recs))...)
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], VerdictDefines()...)
 	files["questions.yaml"] = Questions(recs)
 	lm, err := migrateTemplate()
