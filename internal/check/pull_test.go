@@ -47,3 +47,27 @@ func TestPullFix(t *testing.T) {
 		}
 	}
 }
+
+// TestTagAlone: registry.k8s.io's CCM given by tag alone is told its pin
+// by digest (the promotion list's, or the command that reads it); a pin
+// by digest, another registry's image and an unreadable one are not.
+func TestTagAlone(t *testing.T) {
+	up := releases.ImageRepository + ":"
+	promoted := releases.Tag(releases.LastInTreeMinor)
+	digest, ok := releases.Digest(promoted)
+	if !ok {
+		t.Fatalf("%s is not promoted", promoted)
+	}
+	for _, c := range []struct{ image, want string }{
+		{up + promoted, promoted + "@" + digest},
+		{up + "v1.99.0", "v1.99.0@<its digest: crane digest " + up + "v1.99.0>"},
+		{up + promoted + "@" + digest, ""},
+		{"mirror.example/provider-aws/cloud-controller-manager:" + promoted, ""},
+		{releases.ImageRepository, ""},
+		{"not an image ::", ""},
+	} {
+		if got := tagAlone(c.image); got != c.want {
+			t.Errorf("tagAlone(%s) = %q, want %q", c.image, got, c.want)
+		}
+	}
+}

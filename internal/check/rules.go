@@ -375,7 +375,7 @@ func pullFix(image, namespace, pod string) string {
 	if latest, known := releases.Latest(minor); ok && known && latest != tag {
 		if _, promoted := releases.Digest(latest); promoted {
 			return tag + " is not in registry.k8s.io's promotion list as this program read it (" + releases.PromotedSource + "): pin " +
-				releases.Pin(latest) + ", the newest promoted release of 1." + strconv.Itoa(minor) + " (--set image.tag=" + latest + "); " + describe
+				releases.Pin(latest) + ", the newest promoted release of 1." + strconv.Itoa(minor) + " (--set image.tag=" + releases.Pin(latest) + "); " + describe
 		}
 	}
 	return tag + " is not in registry.k8s.io's promotion list as this program read it (" + releases.PromotedSource + "): pin a release of the minor " +

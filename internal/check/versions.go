@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -53,6 +54,10 @@ func versionRule(v *View) []Finding {
 		f.Fix = fmt.Sprintf("use an AWS CCM v1.%d release (the chart's image.tag value)", server)
 	}
 	out = append(out, f)
+	if pin := tagAlone(w.Image); pin != "" {
+		out = append(out, Finding{Area: AreaVersion, Severity: Info, Subject: "image pin",
+			Message: w.Image + " is pinned by tag alone, and a tag can be moved to another image", Fix: "pin it by digest: --set image.tag=" + pin})
+	}
 	if w.Chart != "" {
 		msg := "chart " + w.Chart
 		if i := strings.LastIndexByte(w.Chart, '-'); i > 0 {
@@ -84,4 +89,15 @@ func versionRule(v *View) []Finding {
 		}
 	}
 	return out
+}
+
+// tagAlone is what to pin for an image of registry.k8s.io's CCM given by
+// tag without a digest (releases.PinHint: by the promotion list's digest,
+// or with the command that reads it), "" for any other image.
+func tagAlone(image string) string {
+	img, err := renderer.ParseImage(image)
+	if err != nil || img.Registry+"/"+img.Repository != releases.ImageRepository || img.Tag == "" || img.Digest != "" {
+		return ""
+	}
+	return releases.PinHint(img.Tag)
 }
