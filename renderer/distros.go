@@ -133,6 +133,11 @@ type NodeFacts struct {
 	// applies itself, from its start on (k3s-io/k3s pkg/deploy), where
 	// Rancher writes spec.rkeConfig.additionalManifest; "" when none.
 	ManifestsDir string
+	// ServerKubectl runs kubectl on a server against its own API server,
+	// which answers before Rancher's cluster agent does (docs.rke2.io
+	// cluster_access: /etc/rancher/rke2/rke2.yaml and the kubectl RKE2
+	// installs; k3s kubectl reads /etc/rancher/k3s/k3s.yaml); "" when none.
+	ServerKubectl string
 	// ControlPlanePods: kube-controller-manager and kube-apiserver run
 	// as static pods, whose mirror pods the API shows (rancher/rke2
 	// pkg/staticpod/staticpod.go, kubeadm's control-plane phase).

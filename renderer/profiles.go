@@ -178,6 +178,7 @@ var known = []Profile{
 		Node: NodeFacts{
 			NodeArgs:             "rke2.io/node-args",
 			ManifestsDir:         "/var/lib/rancher/rke2/server/manifests",
+			ServerKubectl:        "sudo /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml",
 			ControlPlanePods:     true,
 			KubeletArgMissing:    "its kubelet is not given cloud-provider=external (rke2.io/node-args): it keeps the in-tree provider, while the switch has begun ({begun})",
 			KubeletArgMissingFix: "its machine matches no machineSelectorConfig entry with kubelet-arg cloud-provider=external, or a later entry replaced the list (plan step during.switch); RKE2 without Rancher: kubelet-arg in its /etc/rancher/rke2/config.yaml",
@@ -201,6 +202,7 @@ var known = []Profile{
 		Node: NodeFacts{
 			NodeArgs:              "k3s.io/node-args",
 			ManifestsDir:          "/var/lib/rancher/k3s/server/manifests",
+			ServerKubectl:         "sudo k3s kubectl",
 			ControlPlaneUnseen:    "K3s runs the controller manager inside its own process, which the API does not show: only the servers' node-args (k3s.io/node-args) are checked",
 			ServiceLB:             &ServiceLB{NameLabel: "svccontroller.k3s.cattle.io/svcname", NamespaceLabel: "svccontroller.k3s.cattle.io/svcnamespace"},
 			KubeletExternalItself: true,

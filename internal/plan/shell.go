@@ -85,6 +85,7 @@ const (
 	atRancher      = "a workstation with kubectl for Rancher's local cluster"
 	atRKE          = "the workstation that holds cluster.yml and cluster.rkestate"
 	atControlPlane = "each control-plane node, one at a time"
+	atFirstServer  = "the first server"
 	atEveryNode    = "every node, control-plane nodes first, one at a time"
 	atThatAgent    = "that agent, once its Node is deleted"
 	atAWS          = "a workstation with the AWS CLI for the cluster's account"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -131,6 +132,11 @@ func newClusterPlan(b *builder) distroPlan {
 // clusterManifestFile is the CCM rendered for the cluster to apply itself.
 const clusterManifestFile = "aws-ccm.yaml"
 
+// clusterManifestAddon is the name of the file in the servers' manifests
+// folder, and so of the Addon the deploy controller tracks it by (its name
+// up to the first dot: k3s-io/k3s pkg/deploy/controller.go basename).
+const clusterManifestAddon = "aws-cloud-controller-manager"
+
 // clusterManifest renders the CCM into a manifest the cluster applies
 // itself from its start: Rancher's spec.rkeConfig.additionalManifest, or
 // the servers' manifests folder (dir).
@@ -142,7 +148,7 @@ func (b *builder) clusterManifest(dir string) Step {
 	rancher := script(KindCluster, atRancher, b.text("today.cluster-manifest.rancher"), `
 { printf 'spec:\n  rkeConfig:\n    additionalManifest: |\n'; sed 's/^/      /' `+clusterManifestFile+`; } > additional-manifest.yaml
 kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" --type merge --patch-file additional-manifest.yaml`)
-	file := dir + "/aws-cloud-controller-manager.yaml"
+	file := dir + "/" + clusterManifestAddon + ".yaml"
 	folder := run(KindNode, atControlPlane, b.text("today.cluster-manifest.folder"), "sudo", "install", "-D", "-m", "0600", clusterManifestFile, file)
 	return Step{
 		ID:       "cluster-manifest",
@@ -156,6 +162,13 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.additionalManifest}' \
   | diff - `+clusterManifestFile+` && echo same`)),
 			Expect: b.textWith("today.cluster-manifest.check.expect", map[string]any{"file": file}),
+		}, {
+			Description: b.text("today.cluster-manifest.provisioning.description"),
+			Command: ptr(script(KindNode, atFirstServer, "", `
+k="`+b.r.profile.Node.ServerKubectl+`"
+$k -n kube-system get addons.k3s.cattle.io addons `+clusterManifestAddon+` --ignore-not-found
+$k get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,TAINTS:.spec.taints[*].key'`)),
+			Expect: b.textWith("today.cluster-manifest.provisioning.expect", map[string]any{"kubectl": b.r.profile.Node.ServerKubectl, "addon": clusterManifestAddon, "ds": upstream.ChartName}),
 		}},
 		Rollback: Rollback{Description: b.textWith("today.cluster-manifest.rollback.description", map[string]any{"file": file})},
 	}
