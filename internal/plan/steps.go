@@ -112,7 +112,7 @@ CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 descri
 aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
-	notes := []string{b.text("steps.iam.notes"), b.text("steps.iam.notes.2")}
+	notes := []string{b.text("steps.iam.notes")}
 	onlyCode, onlyDocs := releases.IAMDiff(r.tag)
 	var called, deps []string
 	for _, c := range onlyCode {
@@ -133,6 +133,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 			tgAttrs = append(tgAttrs, a)
 		}
 	}
+	notes = append(notes, b.textWith("steps.iam.notes.2", map[string]any{"targetGroupAttributes": strings.Join(tgAttrs, " and ")}))
 	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag), "targetGroupAttributes": strings.Join(tgAttrs, " and ")}) + " "
 	if k3s {
 		why += b.textWith("steps.iam.why", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
