@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
@@ -588,24 +581,7 @@ func TestWrapperChartReadme(t *testing.T) {
 		t.Fatalf("the README's example reads no digest with crane:\n%s", block)
 	}
 	image := digestLine.FindStringSubmatch(lines[i])[1]
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
-	ref, err := name.ParseReference(strings.Replace(image, "registry.k8s.io", host, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := random.Index(256, 1, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteIndex(ref, idx); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := idx.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	host, digest := testtools.ServeImage(t, image)
 	lines[i] = strings.Replace(lines[i], "registry.k8s.io", host, 1)
 	script := strings.Join(lines, "\n")
 
@@ -634,7 +610,7 @@ func TestWrapperChartReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ds.Spec.Template.Spec.Containers[0].Image, image+"@"+digest.String(); got != want {
+	if got, want := ds.Spec.Template.Spec.Containers[0].Image, image+"@"+digest; got != want {
 		t.Errorf("the README's install runs %s, want %s (the digest crane read)", got, want)
 	}
 }

@@ -1,21 +1,12 @@
 package plan
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
@@ -59,26 +50,11 @@ func TestUnpromotedDigest(t *testing.T) {
 	}
 
 	// A registry in registry.k8s.io's place, serving the tag.
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL)
-	local := strings.Replace(assign[1], "registry.k8s.io", u.Host, 1)
-	ref, err := name.ParseReference(local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := random.Index(256, 1, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteIndex(ref, idx); err != nil {
-		t.Fatal(err)
-	}
-	want, _ := idx.Digest()
+	host, want := testtools.ServeImage(t, assign[1])
 	env := append(testtools.HelmEnv(t), "PATH="+filepath.Dir(testtools.Crane(t))+":/usr/bin:/bin")
-	resolve := strings.Replace(assign[0], "registry.k8s.io", u.Host, 1)
+	resolve := strings.Replace(assign[0], "registry.k8s.io", host, 1)
 	out, errOut, err := testtools.Run(t, env, "sh", "-c", resolve+` && printf %s "$`+variable+`"`)
-	if err != nil || string(out) != want.String() {
+	if err != nil || string(out) != want {
 		t.Fatalf("%s: %q, want %s (%v): %s", resolve, out, want, err, errOut)
 	}
 
@@ -87,7 +63,7 @@ func TestUnpromotedDigest(t *testing.T) {
 	args := testtools.ShellWords(t, "sh", strings.ReplaceAll(render, "$"+variable, string(out)))
 	prog, targs, _ := templateArgs(t, args)
 	rendered := testtools.MustRun(t, testtools.HelmEnv(t), prog, targs...)
-	if img := plan.ImageRepo + ":" + c.Latest + "@" + want.String(); !strings.Contains(string(rendered), `image: "`+img+`"`) {
+	if img := plan.ImageRepo + ":" + c.Latest + "@" + want; !strings.Contains(string(rendered), `image: "`+img+`"`) {
 		t.Errorf("the render does not run %s:\n%s", img, rendered)
 	}
 
