@@ -64,8 +64,12 @@ type Input struct {
 	// Now is the time leases are judged at; zero means time.Now.
 	Now time.Time
 	// AWSOptions, when set, has check read the AWS account too (check
-	// --aws).
+	// --aws), with AWSSide.
 	AWSOptions *AWSOptions
+	// AWSSide reads and judges the account (package awscheck's Side): the
+	// command that assembles check composes it in. Without it the AWS rules
+	// give nothing, and AWSOptions are an error.
+	AWSSide *AWSSide `json:"-"`
 }
 
 // Run checks one cluster: Collect, then Evaluate.

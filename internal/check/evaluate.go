@@ -59,16 +59,15 @@ func Evaluate(s *Snapshot) *Report {
 		}
 	}
 	for _, r := range Rules {
-		if r.Check == nil { // an AWS rule, without awscheck
-			continue
+		if check := s.check(r); check != nil { // nil: an AWS rule, without the AWS side
+			rep.Findings = append(rep.Findings, check(v)...)
 		}
-		rep.Findings = append(rep.Findings, r.Check(v)...)
 	}
 	rep.finish()
 	if a := s.AWS; a != nil {
 		sum := &AWSSummary{Region: a.Region, RegionFrom: a.RegionFrom, Caller: a.Caller, Endpoints: a.Endpoints, Calls: a.Calls, Unread: a.Unread, Instances: map[string]string{}}
-		if awsSide != nil {
-			sum.Instances = awsSide.Instances(v)
+		if s.AWSSide != nil {
+			sum.Instances = s.AWSSide.Instances(v)
 		}
 		for _, f := range rep.Findings {
 			if !AWSArea(f.Area) {
@@ -101,8 +100,8 @@ func NewView(s *Snapshot) *View {
 	for i := range s.Nodes {
 		v.Nodes = append(v.Nodes, v.describeNode(&s.Nodes[i]))
 	}
-	if s.AWS != nil && awsSide != nil {
-		v.AWSView = awsSide.NewView(v)
+	if s.AWS != nil && s.AWSSide != nil {
+		v.AWSView = s.AWSSide.NewView(v)
 	}
 	return v
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -257,14 +258,19 @@ func TestAppliedBy(t *testing.T) {
 	}
 }
 
-// TestWithoutAWSSide: without package awscheck the AWS rules have no
-// Check and give nothing, --aws is one error, and a side whose rules are
-// not Rules' AWS rules is refused before anything changes.
+// TestWithoutAWSSide: without package awscheck's side the AWS rules give
+// nothing and --aws is one error; a side whose rules are not Rules' AWS
+// rules is refused before it reads anything.
 func TestWithoutAWSSide(t *testing.T) {
 	s := &Snapshot{Input: Input{AWSOptions: &AWSOptions{Region: "us-west-2"}}}
 	var ae *AWSError
 	if err := s.collectAWS(t.Context()); !errors.As(err, &ae) || !strings.Contains(err.Error(), "without the AWS side") {
 		t.Errorf("collectAWS without a side: %v", err)
+	}
+	for _, r := range Rules {
+		if r.Kind == AWSRule && (r.Check != nil || s.check(r) != nil) {
+			t.Errorf("rule %s has a Check without a side", r.Name)
+		}
 	}
 	noop := func(*View) []Finding { return nil }
 	all := map[string]func(*View) []Finding{}
@@ -278,21 +284,14 @@ func TestWithoutAWSSide(t *testing.T) {
 	extra := maps.Clone(all)
 	extra["nothing"] = noop
 	for name, rules := range map[string]map[string]func(*View) []Finding{`no rule "subnet"`: missing, `rule "nothing" is no AWS rule`: extra} {
-		func() {
-			defer func() {
-				if p := fmt.Sprint(recover()); !strings.Contains(p, name) {
-					t.Errorf("RegisterAWS: panic %q, want %q", p, name)
-				}
-			}()
-			RegisterAWS(&AWSSide{Rules: rules})
-		}()
-	}
-	for _, r := range Rules {
-		if r.Kind == AWSRule && r.Check != nil {
-			t.Errorf("rule %s got a Check from a refused side", r.Name)
+		read := false
+		s.AWSSide = &AWSSide{Rules: rules, Collect: func(context.Context, *Snapshot) error { read = true; return nil }}
+		if err := s.collectAWS(t.Context()); err == nil || !strings.Contains(err.Error(), name) || read {
+			t.Errorf("collectAWS with a side that has %s: %v (read: %v)", name, err, read)
 		}
 	}
-	if awsSide != nil {
-		t.Error("a refused side was registered")
+	s.AWSSide = &AWSSide{Rules: all, Collect: func(context.Context, *Snapshot) error { return nil }}
+	if err := s.collectAWS(t.Context()); err != nil {
+		t.Errorf("collectAWS with a side of every AWS rule: %v", err)
 	}
 }

@@ -282,6 +282,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	in := check.Input{Source: check.SourceCluster, SearchNamespace: f.namespace, Target: f.target, KCMUser: f.kcmUser, MigrationHolder: f.holder, UpgradeTo: f.upgradeTo}
 	if f.aws {
 		in.AWSOptions = &check.AWSOptions{Profile: f.awsProfile, Region: f.awsRegion, Principal: f.awsCCM}
+		in.AWSSide = awscheck.Side()
 	}
 	releaseNS := f.namespace
 	switch {

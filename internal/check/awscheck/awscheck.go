@@ -6,8 +6,8 @@
 // beside its rule: account.go, instance.go, clusterid.go,
 // securitygroup.go, subnet.go, iam.go, metadata.go, loadbalancer.go; this
 // file holds the reader and the view the rules share. The rules' names,
-// areas, symptoms and fixes are check.Rules'; init registers the reads and
-// the rules with check (check.RegisterAWS).
+// areas, symptoms and fixes are check.Rules'; Side gives the reads and the
+// rules to the command that assembles check (check.Input.AWSSide).
 //
 // The CCM's rules these carry over were read in k8s.io/cloud-provider-aws
 // at v1.26.0 and v1.35.3 (pkg/providers/v1): the node lookup
@@ -366,8 +366,10 @@ type awsView struct {
 	clusterID, clusterBy string
 }
 
-func init() {
-	check.RegisterAWS(&check.AWSSide{
+// Side is the AWS side of check, which the command that assembles check
+// composes in (check.Input.AWSSide).
+func Side() *check.AWSSide {
+	return &check.AWSSide{
 		Collect: collect,
 		NewView: func(v *check.View) any { return newAWSView(v) },
 		Instances: func(v *check.View) map[string]string {
@@ -387,7 +389,7 @@ func init() {
 			"metadata":       metadataRule,
 			"load balancer":  loadBalancerRule,
 		},
-	})
+	}
 }
 
 // shared is the view the AWS rules share, which NewView worked out.

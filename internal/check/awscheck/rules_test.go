@@ -263,6 +263,7 @@ func rke2Snapshot(t *testing.T, nodes []corev1.Node, edit func(*corev1.PodSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.AWSSide = Side()
 	s.Now, s.KubernetesVersion = time.Now(), "v1.34.10"
 	return s
 }
@@ -278,14 +279,8 @@ func ccmImage(image string) func(*corev1.PodSpec) {
 	}
 }
 
-// TestRegistered: init gave every AWS rule of check.Rules its Check, and
-// nothing else one.
-func TestRegistered(t *testing.T) {
-	for _, r := range check.Rules {
-		if r.Check == nil {
-			t.Errorf("rule %s (%s) has no Check", r.Name, r.Kind)
-		}
-	}
+// TestComposed: a snapshot with the side gets its AWS summary.
+func TestComposed(t *testing.T) {
 	if r := check.Evaluate(healthyAWS(t)); r.AWS == nil || r.AWS.Instances["cp-1"] != "i-0123" {
 		t.Errorf("the report's AWS summary: %+v", r.AWS)
 	}
@@ -293,6 +288,7 @@ func TestRegistered(t *testing.T) {
 
 // ruleAreas fails the test for a finding of an AWS rule whose area is not
 // the rule's (package check's TestMain holds its own rules to theirs).
+// Side's rules are exactly Rules' AWS rules (TestSide).
 func ruleAreas(t *testing.T, s *check.Snapshot) {
 	t.Helper()
 	v := check.NewView(s)
@@ -300,10 +296,17 @@ func ruleAreas(t *testing.T, s *check.Snapshot) {
 		if r.Kind != check.AWSRule {
 			continue
 		}
-		for _, f := range r.Check(v) {
+		for _, f := range Side().Rules[r.Name](v) {
 			if f.Area != r.Area {
 				t.Errorf("rule %s (area %s) gave a finding of area %q: %s", r.Name, r.Area, f.Area, f.Message)
 			}
 		}
+	}
+}
+
+// TestSide: the side's rules are exactly the AWS rules of check.Rules.
+func TestSide(t *testing.T) {
+	if err := Side().Validate(); err != nil {
+		t.Error(err)
 	}
 }
