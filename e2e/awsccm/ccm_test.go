@@ -98,25 +98,34 @@ func startCCMWith(t *testing.T, r awsccm.Release, policyName string, rbacStream 
 // policyName names it in the log.
 func startCCMDoc(t *testing.T, r awsccm.Release, policyName string, doc []byte, rbacStream []byte, conf awsccm.CloudConfig, tr *awsccm.Trap) *ccm {
 	t.Helper()
-	ctx := context.Background()
 	renders(t)
 	applyRBAC(t, rbacStream)
+	return runCCM(t, r, policyName, doc, ccmAccount, renderedArgs, conf, tr)
+}
+
+// runCCM runs a CCM release with args as the service account
+// kube-system/account, whose RBAC is in place, as a new IAM user with the
+// policy document, against moto. The test's cleanup stops it and removes
+// its leader lease.
+func runCCM(t *testing.T, r awsccm.Release, policyName string, doc []byte, account string, args []string, conf awsccm.CloudConfig, tr *awsccm.Trap) *ccm {
+	t.Helper()
+	ctx := context.Background()
 	name := fmt.Sprintf("ccm-%s-%d", r.Name, users.Add(1))
 	creds, err := aws.CreateUser(ctx, name, doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig, err := cp.ServiceAccountKubeconfig(ctx, "kube-system", ccmAccount)
+	kubeconfig, err := cp.ServiceAccountKubeconfig(ctx, "kube-system", account)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leaked := len(tr.Seen())
-	p, err := awsccm.Run(cp, awsccm.Options{Name: name, Binary: r.Binary, Args: renderedArgs,
+	p, err := awsccm.Run(cp, awsccm.Options{Name: name, Binary: r.Binary, Args: args,
 		Kubeconfig: kubeconfig, CloudConfig: conf.String(), Env: awsccm.Env(creds, tr)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("AWS CCM %s as IAM user %s (policy %s) and service account kube-system/%s, args %q", r.Version, name, policyName, ccmAccount, renderedArgs)
+	t.Logf("AWS CCM %s as IAM user %s (policy %s) and service account kube-system/%s, args %q", r.Version, name, policyName, account, args)
 	t.Cleanup(func() {
 		p.Stop()
 		if tr == trap && len(trap.Seen()) > leaked {

@@ -147,6 +147,13 @@ func planPolicy(t *testing.T, r awsccm.Release) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return planActions(t, p)
+}
+
+// planActions reads the actions of a plan's IAM policy: the snippet
+// ccm-control-plane-policy.json of its before.iam.
+func planActions(t *testing.T, p *plan.Plan) []string {
+	t.Helper()
 	for _, ph := range p.Phases {
 		for _, s := range ph.Steps {
 			for _, sn := range s.Snippets {
@@ -155,13 +162,13 @@ func planPolicy(t *testing.T, r awsccm.Release) []string {
 				}
 				var doc struct{ Statement []struct{ Action []string } }
 				if err := json.Unmarshal([]byte(sn.Content), &doc); err != nil || len(doc.Statement) != 1 {
-					t.Fatalf("the plan's policy of %s: %v\n%s", r.Version, err, sn.Content)
+					t.Fatalf("the %s plan's policy of %s: %v\n%s", p.Distro, p.CCM.ImageTag, err, sn.Content)
 				}
 				return doc.Statement[0].Action
 			}
 		}
 	}
-	t.Fatalf("the plan for %s has no before.iam step with ccm-control-plane-policy.json", r.Version)
+	t.Fatalf("the %s plan for %s has no before.iam step with ccm-control-plane-policy.json", p.Distro, p.CCM.ImageTag)
 	return nil
 }
 

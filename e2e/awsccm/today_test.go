@@ -58,6 +58,12 @@ func planStep(t *testing.T, distro renderer.Distro, from, kubeVersion, id string
 	if err != nil {
 		t.Fatal(err)
 	}
+	return stepOf(t, p, id)
+}
+
+// stepOf returns a step of a plan.
+func stepOf(t *testing.T, p *plan.Plan, id string) plan.Step {
+	t.Helper()
 	for _, ph := range p.Phases {
 		for _, s := range ph.Steps {
 			if s.ID == id {
@@ -65,7 +71,7 @@ func planStep(t *testing.T, distro renderer.Distro, from, kubeVersion, id string
 			}
 		}
 	}
-	t.Fatalf("the %s --from=%s plan has no step %s", distro, from, id)
+	t.Fatalf("the %s --from=%s plan has no step %s", p.Distro, p.From, id)
 	return plan.Step{}
 }
 

@@ -95,6 +95,20 @@ func (cp *ControlPlane) Apply(ctx context.Context, objs []*unstructured.Unstruct
 	return nil
 }
 
+// Get reads an object back from the cluster, by its kind, namespace
+// (defaultNamespace when it has none) and name.
+func (cp *ControlPlane) Get(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	r, err := cp.resource(o)
+	if err != nil {
+		return nil, err
+	}
+	got, err := r.Get(ctx, o.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", ID(o), err)
+	}
+	return got, nil
+}
+
 // Remove deletes objects; those already gone are fine.
 func (cp *ControlPlane) Remove(ctx context.Context, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
