@@ -235,6 +235,42 @@ func clusterManifest(t *testing.T, r awsccm.Release, distro renderer.Distro, kub
 		checkInitialised(t, r, n)
 	}
 	t.Logf("the AWS CCM %s, run as the applied DaemonSet says, initialised the %d %s nodes", r.Version, len(ns), distro)
+	provisioningCheck(t, step, ns)
+}
+
+// provisioningCheck runs the step's check for a cluster Rancher still
+// provisions, as written but for its first line, which names the server's
+// own kubectl: here the test's kubectl with the control plane's
+// kubeconfig. It must show the Addon of the servers' file and every node
+// with an aws:/// provider ID and no uninitialized taint.
+func provisioningCheck(t *testing.T, step plan.Step, ns []node) {
+	t.Helper()
+	var shell string
+	for _, c := range step.Checks {
+		if c.Command != nil && strings.Contains(c.Command.Shell, "addons.k3s.cattle.io") {
+			shell = c.Command.Shell
+		}
+	}
+	first, rest, ok := strings.Cut(strings.TrimSpace(shell), "\n")
+	if !ok || !strings.HasPrefix(first, `k="sudo `) {
+		t.Fatalf("before.cluster-manifest has no check on the first server that sets k to its kubectl:\n%s", shell)
+	}
+	script := fmt.Sprintf("set -e\nk=%q\n%s", testtools.Kubectl(t)+" --kubeconfig "+cp.Kubeconfig, rest)
+	out, errOut, err := testtools.Run(t, nil, "sh", "-c", script)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "aws-cloud-controller-manager ") }) {
+		t.Errorf("the provisioning check shows no Addon aws-cloud-controller-manager:\n%s", out)
+	}
+	for _, n := range ns {
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, n.node.Name+" ") })
+		if f := strings.Fields(lines[max(i, 0)]); i < 0 || len(f) != 3 || !strings.HasPrefix(f[1], "aws:///") || strings.Contains(f[2], uninitializedTaint) {
+			t.Errorf("the provisioning check's line for node %s: want its aws:/// provider ID and no %s taint:\n%s", n.node.Name, uninitializedTaint, out)
+		}
+	}
+	t.Logf("the provisioning check, as written but for its kubectl:\n%s", out)
 }
 
 // digestInput returns the shell line that sets the plan's input for the
