@@ -4,6 +4,7 @@ import (
 	"embed"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
@@ -19,7 +20,10 @@ import (
 //go:embed texts/*.tmpl
 var textFiles embed.FS
 
-var texts = parseTexts()
+// texts parses the files the first time a plan is built, not when the
+// program starts: the post-renderer links this package for its plan
+// command and pays nothing for it otherwise.
+var texts = sync.OnceValue(parseTexts)
 
 func parseTexts() *template.Template {
 	t := template.New("plan").Option("missingkey=error")
@@ -76,7 +80,7 @@ func (b *builder) text(name string) string { return prose(name, b.data()) }
 // texts/ defines, the notes of a step one a paragraph.
 func (b *builder) texts(name string) []string {
 	l := []string{b.text(name)}
-	for i := 2; texts.Lookup(name+"."+strconv.Itoa(i)) != nil; i++ {
+	for i := 2; texts().Lookup(name+"."+strconv.Itoa(i)) != nil; i++ {
 		l = append(l, b.text(name+"."+strconv.Itoa(i)))
 	}
 	return l
@@ -92,7 +96,7 @@ func (b *builder) textWith(name string, args map[string]any) string {
 // prose is the text of a name, written from data.
 func prose(name string, data any) string {
 	var s strings.Builder
-	if err := texts.ExecuteTemplate(&s, name, data); err != nil {
+	if err := texts().ExecuteTemplate(&s, name, data); err != nil {
 		panic("internal/plan/texts: " + err.Error())
 	}
 	return s.String()

@@ -28,22 +28,22 @@ func TestTexts(t *testing.T) {
 		}
 		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
 			used[m[1]] = true
-			for i := 2; texts.Lookup(m[1]+"."+strconv.Itoa(i)) != nil && strings.Contains(m[0], "texts("); i++ {
+			for i := 2; texts().Lookup(m[1]+"."+strconv.Itoa(i)) != nil && strings.Contains(m[0], "texts("); i++ {
 				used[m[1]+"."+strconv.Itoa(i)] = true
 			}
-			if texts.Lookup(m[1]) == nil {
+			if texts().Lookup(m[1]) == nil {
 				t.Errorf("%s names the text %q, which no file of texts/ defines", f.Name(), m[1])
 			}
 		}
 	}
 	// Texts the templates include.
-	for _, tm := range texts.Templates() {
+	for _, tm := range texts().Templates() {
 		for _, m := range regexp.MustCompile(`\{\{template "([^"]+)"`).FindAllStringSubmatch(tm.Root.String(), -1) {
 			used[m[1]] = true
 		}
 	}
 	var defined []string
-	for _, tm := range texts.Templates() {
+	for _, tm := range texts().Templates() {
 		if !strings.HasSuffix(tm.Name(), ".tmpl") && tm.Name() != "plan" {
 			defined = append(defined, tm.Name())
 		}
