@@ -844,10 +844,10 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(doc), "(a migrate bundle pinned to 1.26 on a 1.37 cluster):\n\n```\n")
+	_, after, ok := strings.Cut(string(doc), "(1.26's migrate bundle on a 1.37 cluster):\n\n```\n")
 	block, _, closed := strings.Cut(after, "```")
 	if !ok || !closed {
-		t.Fatal("docs/fleet.md has no fenced block after \"(a migrate bundle pinned to 1.26 on a 1.37 cluster):\"")
+		t.Fatal("docs/fleet.md has no fenced block after \"(1.26's migrate bundle on a 1.37 cluster):\"")
 	}
 	if got, want := strings.TrimSpace(block), strings.TrimSpace(strings.Join(shown, "\n")); got != want {
 		t.Errorf("docs/fleet.md shows check's lines as\n%s\nthe test sees\n%s", got, want)

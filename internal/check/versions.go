@@ -56,7 +56,7 @@ func versionRule(v *View) []Finding {
 	out = append(out, f)
 	if pin := tagAlone(w.Image); pin != "" {
 		out = append(out, Finding{Area: AreaVersion, Severity: Info, Subject: "image pin",
-			Message: w.Image + " is pinned by tag alone, and a tag can be moved to another image", Fix: "pin it by digest: --set image.tag=" + pin})
+			Message: w.Image + " is pinned by tag alone: a tag can move", Fix: "--set image.tag=" + pin})
 	}
 	if w.Chart != "" {
 		msg := "chart " + w.Chart
