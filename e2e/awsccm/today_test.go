@@ -3,7 +3,7 @@ package awsccm_test
 import (
 	"context"
 	"fmt"
-	"regexp"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 	checkpkg "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	rel "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -145,13 +146,23 @@ func replayToday(t *testing.T, r awsccm.Release) {
 
 	// none: the plan's during.initialise-nodes, as it says.
 	step := planStep(t, renderer.DistroKubeadm, plan.FromNone, kube, "during.initialise-nodes")
-	taintNode(t, none.Name, mainShell(t, step))
+	asWritten(t, mainShell(t, step), none.Name)
 	waitInitialisedNode(t, c, none.Name)
 	t.Logf("none: %s initialised in place after %q", none.Name, mainShell(t, step))
+	// The step's checks, as written: the node's provider ID and taints,
+	// then every node still waiting, which lists the builtin node (on its
+	// rke2:// provider ID) and not this one.
+	if out := asWritten(t, step.Checks[0].Command.Shell, none.Name); !strings.HasPrefix(out, "aws:///") || strings.Contains(out, uninitializedTaint) {
+		t.Errorf("none: the step's check says %q; want an aws:/// provider ID and no %s taint (%s)", out, uninitializedTaint, step.Checks[0].Expect)
+	}
+	waiting := asWritten(t, step.Checks[1].Command.Shell, none.Name)
+	if !strings.Contains(waiting, builtin.Name+" "+builtin.Spec.ProviderID) || strings.Contains(waiting, none.Name) {
+		t.Errorf("none: the step's check of every node lists:\n%s\nwant %s (rke2://) and not %s", waiting, builtin.Name, none.Name)
+	}
 
 	// builtin: tainting keeps the rke2:// providerID and, from 1.30, the
 	// taint.
-	taintNode(t, builtin.Name, mainShell(t, step))
+	asWritten(t, mainShell(t, step), builtin.Name)
 	if r.Minor() > rel.ProviderIDFallbackUntil {
 		reason := c.syncError(t, builtin.Name, "Invalid format for AWS instance")
 		stillTainted(t, builtin.Name)
@@ -166,9 +177,7 @@ func replayToday(t *testing.T, r awsccm.Release) {
 	if sh := mainShell(t, re); !strings.Contains(sh, `kubectl delete node "$NODE"`) {
 		t.Fatalf("during.reregister-nodes does not delete the Node: %s", sh)
 	}
-	if err := cp.Client.CoreV1().Nodes().Delete(ctx, builtin.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	asWritten(t, mainShell(t, re), builtin.Name) // drain, then delete, as written
 	harness.WaitFor(t, time.Minute, "node "+builtin.Name+" to be gone", func() bool {
 		_, err := cp.Client.CoreV1().Nodes().Get(ctx, builtin.Name, metav1.GetOptions{})
 		return err != nil
@@ -181,20 +190,23 @@ func replayToday(t *testing.T, r awsccm.Release) {
 	}
 	waitInitialisedNode(t, c, builtin.Name)
 	t.Logf("builtin: %s registered again, initialised with %s", builtin.Name, getNode(t, builtin.Name).Spec.ProviderID)
+	if out := asWritten(t, re.Checks[0].Command.Shell, builtin.Name); !strings.HasPrefix(out, "aws:///") {
+		t.Errorf("builtin: the step's check says %q; want an aws:/// provider ID (%s)", out, re.Checks[0].Expect)
+	}
 }
 
-// taintNode applies the taint of a plan's kubectl taint command.
-func taintNode(t *testing.T, name, shell string) {
+// asWritten runs a command of a plan as an operator does: sh, with the
+// control plane's kubectl on the PATH and its kubeconfig, NODE the node it
+// works on; it returns the command's output, failing the test when the
+// command fails.
+func asWritten(t *testing.T, shell, node string) string {
 	t.Helper()
-	m := regexp.MustCompile(`^kubectl taint node "\$NODE" ([^=\s]+)=([^:\s]+):(\S+)$`).FindStringSubmatch(shell)
-	if m == nil {
-		t.Fatalf("not a kubectl taint of one node: %s", shell)
+	env := []string{"PATH=" + filepath.Dir(testtools.Kubectl(t)) + ":/usr/bin:/bin", "KUBECONFIG=" + cp.Kubeconfig, "HOME=" + t.TempDir(), "NODE=" + node}
+	out, errOut, err := testtools.Run(t, env, "sh", "-c", shell)
+	if err != nil {
+		t.Fatalf("%s (NODE=%s): %v\n%s%s", shell, node, err, out, errOut)
 	}
-	n := getNode(t, name)
-	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: m[1], Value: m[2], Effect: corev1.TaintEffect(m[3])})
-	if _, err := cp.Client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	return strings.TrimSpace(string(out))
 }
 
 // waitInitialisedNode waits until the CCM has initialised a node: an
