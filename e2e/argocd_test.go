@@ -27,7 +27,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The Argo CD test runs Argo CD's config management plugin server
@@ -323,7 +322,7 @@ func testCA(t *testing.T) string {
 // and pin the CCM of the cluster's minor, as docs/argocd.md says to.
 func names(app, ns string, minor int) []string {
 	return []string{"namespace=" + ns, "nameOverride=" + app, "clusterRoleName=" + app, "serviceAccountName=" + app + "-sa",
-		"image.tag=" + releases.Pin(renderer.CCMTag(minor))}
+		"image.tag=" + releases.Pin(releases.Tag(minor))}
 }
 
 // TestArgoCD runs the plugin in Argo CD's CMP server and drives it as Argo
@@ -532,10 +531,10 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 		// A migration: the CCM of the destination cluster's minor pinned.
 		name: "argo-migrate", distros: []string{"rke2"}, kube: "v1.26.15",
 		params: []argoParam{{Name: "chart", String: str(argoChartPath)}, {Name: "distro", String: str("rke2")},
-			{Name: "mode", String: str("migrate")}, {Name: "helm-set", Array: names("argo-migrate", "argo-migrate", renderer.LastInTreeMinor)}},
+			{Name: "mode", String: str("migrate")}, {Name: "helm-set", Array: names("argo-migrate", "argo-migrate", releases.LastInTreeMinor)}},
 		files:  map[string][]byte{argoChartPath: chartPkg},
 		chart:  []string{argoChartPath, "--version", latest},
-		helm:   setFlags(names("argo-migrate", "argo-migrate", renderer.LastInTreeMinor)),
+		helm:   setFlags(names("argo-migrate", "argo-migrate", releases.LastInTreeMinor)),
 		distro: "rke2", mode: "migrate",
 	}, {
 		// strict false: a warning does not stop the render.
@@ -574,7 +573,7 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 	for _, c := range []struct {
 		minor int
 		mode  string
-	}{{renderer.LastInTreeMinor, "migrate"}, {minor - 3, "install"}, {minor, "install"}} {
+	}{{releases.LastInTreeMinor, "migrate"}, {minor - 3, "install"}, {minor, "install"}} {
 		name := fmt.Sprintf("argo-auto-1-%d", c.minor)
 		sets := names(name, name, c.minor)
 		cases = append(cases, argoCase{
@@ -766,7 +765,7 @@ func exampleApplication(t *testing.T) exampleApp {
 		case p.Name == "ccm-version" && p.String != nil && *p.String == "auto":
 			// A destination of the test cluster's minor: auto pins its CCM.
 			e.kube = fmt.Sprintf("v1.%d.0", harness.Current.Minor)
-			e.sets = append(e.sets, "image.tag="+releases.Pin(renderer.CCMTag(harness.Current.Minor)))
+			e.sets = append(e.sets, "image.tag="+releases.Pin(releases.Tag(harness.Current.Minor)))
 		default:
 			t.Fatalf("application.yaml sets parameter %s, which this test does not read", p.Name)
 		}
@@ -803,7 +802,7 @@ func testArgoRefused(t *testing.T, s *cmpServer, withChart map[string][]byte, mi
 		t.Errorf("docs/dev/argocd.md does not show how Argo CD reports a failed generate: %q ... %q", argoFailurePrefix, "` failed exit status N: STDERR")
 	}
 	chart := argoParam{Name: "chart", String: str(argoChartPath)}
-	pinned := argoParam{Name: "helm-set", Array: []string{"image.tag=" + renderer.CCMTag(minor)}}
+	pinned := argoParam{Name: "helm-set", Array: []string{"image.tag=" + releases.Tag(minor)}}
 	const plugin = "aws-ccm-renderer: "
 	for _, c := range []struct {
 		name   string

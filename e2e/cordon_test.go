@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 )
 
 // unschedulable is the taint `kubectl cordon` leads to: the node lifecycle
@@ -69,7 +69,7 @@ func TestCordonedControlPlane(t *testing.T) {
 	}
 	// Migrate mode with the CCM a migration pins (the renderer refuses the
 	// chart's 1.35 in migrate mode).
-	ns, name := install(t, "cordon", []string{"--distro=rke", "--mode=migrate"}, "--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
+	ns, name := install(t, "cordon", []string{"--distro=rke", "--mode=migrate"}, "--set", "image.tag="+releases.Tag(releases.LastInTreeMinor))
 	nodes := onFixture(settle(t, ns, name), "rke")
 	if !slices.Equal(nodes, cps) {
 		t.Errorf("pods on the RKE1 nodes %v, want one on each cordoned control-plane node %v", nodes, cps)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -117,7 +118,7 @@ func TestLifecycle(t *testing.T) {
 	// The CCM a migration pins: the renderer refuses the chart's 1.35 in
 	// migrate mode.
 	set := "namespace=" + ns + ",nameOverride=" + name + ",clusterRoleName=" + name + ",serviceAccountName=" + name + "-sa" +
-		",image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
+		",image.tag=" + releases.Tag(releases.LastInTreeMinor)
 	upgrade := func(flags ...string) {
 		helm(t, append([]string{"upgrade", name, chart, "--namespace", ns, "--set", set}, rendererArgs(t, flags...)...)...)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
@@ -114,7 +115,7 @@ func readFile(t *testing.T, path string) []byte {
 func pinnedSample(t *testing.T) []byte {
 	t.Helper()
 	in := readFile(t, "testdata/render/rke2-install/input.yaml")
-	pinned := bytes.ReplaceAll(in, []byte("cloud-controller-manager:v1.35.0"), []byte("cloud-controller-manager:"+CCMTag(LastInTreeMinor)))
+	pinned := bytes.ReplaceAll(in, []byte("cloud-controller-manager:v1.35.0"), []byte("cloud-controller-manager:"+releases.Tag(releases.LastInTreeMinor)))
 	if bytes.Equal(pinned, in) {
 		t.Fatal("the sample's CCM image is not v1.35.0 any more")
 	}

@@ -20,8 +20,8 @@ import (
 // a 1.21 controller manager, where it is alpha.
 const LeaderMigrationFeatureGate = "ControllerManagerLeaderMigration"
 
-// lastInTree is LastInTreeMinor as a version.
-var lastInTree = version.MajorMinor(1, LastInTreeMinor)
+// lastInTree is releases.LastInTreeMinor as a version.
+var lastInTree = version.MajorMinor(1, releases.LastInTreeMinor)
 
 // parseVersion reads a Kubernetes or CCM version the one way the program
 // does (internal/kubeversion).
@@ -105,25 +105,9 @@ func ccmVersion(o Options, image string) versions {
 
 func minorOf(v *version.Version) string { return fmt.Sprintf("%d.%d", v.Major(), v.Minor()) }
 
-// CCMReleases is the CCM image tag each Kubernetes minor pins: the latest
-// promoted release of the minor (internal/releases, their one home).
-var CCMReleases = releases.Tags()
-
-// CCMReleasesSource says where CCMReleases comes from.
-const CCMReleasesSource = releases.CCMSource
-
-// LastInTreeMinor is the last Kubernetes minor (1.x) with the in-tree AWS
-// cloud provider: a cluster that migrates runs it or an older one.
-const LastInTreeMinor = releases.LastInTreeMinor
-
-// CCMTag returns the image tag to pin for a cluster of Kubernetes 1.minor:
-// the latest release of the minor when one is known, else
-// "v1.<minor>.<patch>" for the user to fill in.
-func CCMTag(minor int) string { return releases.Tag(minor) }
-
 // pin says what to pin for a cluster of the given minor.
 func pin(minor uint) string {
-	tag := CCMTag(int(minor))
+	tag := releases.Tag(int(minor))
 	return fmt.Sprintf("pin the CCM release of the cluster's minor, %s (with the upstream chart: --set image.tag=%s)", tag, releases.PinHint(tag))
 }
 
@@ -151,7 +135,7 @@ func (v versions) skew(o Options) ([]error, error) {
 	}
 	if v.kube == nil {
 		if migrate && ccm.GreaterThan(lastInTree) {
-			tag := CCMTag(LastInTreeMinor)
+			tag := releases.Tag(releases.LastInTreeMinor)
 			return refuse("the CCM (%s) is %s, %s (the in-tree AWS provider ends with %s): "+
 				"pin the CCM release of the cluster's minor (for a %s cluster %s, with the upstream chart: --set image.tag=%s) and give the cluster's version with %s",
 				v.ccmSource, minorOf(v.ccm), VerdictClusterUnknown.Reason, minorOf(lastInTree), minorOf(lastInTree), tag, releases.PinHint(tag), OptKubeVersion)

@@ -804,7 +804,7 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fleet deploy of the migrate bundle: %v\n%s", err, errOut)
 	}
-	tag := renderer.CCMTag(renderer.LastInTreeMinor)
+	tag := releases.Tag(releases.LastInTreeMinor)
 	objs := deployedObjects(t, out)
 	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE, renderer.ModeMigrate)
 	pinned := chartOutput(t, "--set", "image.tag="+releases.Pin(tag))
@@ -822,7 +822,7 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	if code := testtools.ExitCode(err); code != 1 {
 		t.Fatalf("check on the cluster: exit %d, want 1 (problems found)\n%s%s", code, res, checkErr)
 	}
-	skew := fmt.Sprintf("CCM %s is %d minors older than the API server %s", tag, harness.Current.Minor-renderer.LastInTreeMinor, version.GitVersion)
+	skew := fmt.Sprintf("CCM %s is %d minors older than the API server %s", tag, harness.Current.Minor-releases.LastInTreeMinor, version.GitVersion)
 	noInTree := fmt.Sprintf("Kubernetes %s has no in-tree AWS provider (removed in 1.27)", version.GitVersion)
 	var shown []string
 	for _, line := range strings.Split(string(res), "\n") {
@@ -929,7 +929,7 @@ func TestFleetStagedMigration(t *testing.T) {
 			t.Errorf("%s (labels %v): deployed %v with kustomize.dir %q; want %q", c.name, c.labels, ok, d.dir, want)
 		}
 	}
-	tag := releases.Pin(renderer.CCMTag(releases.LastInTreeMinor))
+	tag := releases.Pin(releases.Tag(releases.LastInTreeMinor))
 	out, errOut, err := deploy(t, deployments["rke2-canary"], true)
 	if err != nil {
 		t.Fatalf("fleet deploy --dry-run for the canary: %v\n%s", err, errOut)

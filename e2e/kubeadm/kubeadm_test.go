@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"sigs.k8s.io/yaml"
 )
 
@@ -124,7 +124,7 @@ var versionLine = regexp.MustCompile(`(?m)^kubernetesVersion: v1\.(\d+)\.0$`)
 func TestKubeadmValidates(t *testing.T) {
 	kubeadm := kubeadmBin(t)
 	own := kubeadmMinor(t, kubeadm)
-	for minor := renderer.LastInTreeMinor + 1; minor <= own; minor++ {
+	for minor := releases.LastInTreeMinor + 1; minor <= own; minor++ {
 		t.Run(fmt.Sprintf("1.%d", minor), func(t *testing.T) {
 			initFile, joinFile := files(t, minor)
 			joinFile = withDiscovery(t, joinFile)

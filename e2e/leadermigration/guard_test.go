@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -117,7 +118,7 @@ func TestGuard(t *testing.T) {
 	r := newReplay(t)
 	ctx := context.Background()
 	kubeconfig := guardAccount(t, "ccm-guard")
-	tag := renderer.CCMTag(bin.Release.Minor)
+	tag := releases.Tag(bin.Release.Minor)
 	guard := func(name string, mode renderer.Mode, extra ...string) *harness.Process {
 		args := append([]string{"guard", "--mode=" + string(mode), "--ccm-version=" + tag, "--kubeconfig=" + kubeconfig, "--interval=1s"}, extra...)
 		p, err := cp.RunEnv(name, testtools.Renderer(t), []string{"POD_NAME=" + name, "POD_NAMESPACE=kube-system"}, args...)
@@ -219,8 +220,8 @@ func TestGuard(t *testing.T) {
 		want  string
 	}{
 		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + tag, 0, "the CCM (" + tag + ", migrate mode) may start"},
-		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + renderer.CCMTag(bin.Release.Minor+2), 1,
-			"CCM " + renderer.CCMTag(bin.Release.Minor+2) + ": it is newer than the API server " + fmt.Sprintf("v1.%d.", bin.Release.Minor)},
+		{"registry.k8s.io/provider-aws/cloud-controller-manager:" + releases.Tag(bin.Release.Minor+2), 1,
+			"CCM " + releases.Tag(bin.Release.Minor+2) + ": it is newer than the API server " + fmt.Sprintf("v1.%d.", bin.Release.Minor)},
 	} {
 		pods := cp.Client.CoreV1().Pods(metav1.NamespaceSystem)
 		// Under the guard's service account (the admission plugin wants

@@ -15,6 +15,7 @@ import (
 	kversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -330,7 +331,7 @@ func TestMigrationLeasePermissions(t *testing.T) {
 				// CCM that has.
 				set += ",image.tag=v1.21.0"
 			}
-			if tag, _ := upstream.DefaultImageTag(version); kversion.MustParseGeneric(tag).Minor() > renderer.LastInTreeMinor {
+			if tag, _ := upstream.DefaultImageTag(version); kversion.MustParseGeneric(tag).Minor() > releases.LastInTreeMinor {
 				// Its default CCM is newer than any cluster that migrates,
 				// which the renderer refuses in migrate mode.
 				set += "," + pinned

@@ -39,6 +39,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -77,7 +78,7 @@ func run(m *testing.M) int {
 // cluster runs (the renderer refuses the chart's 1.35 in migrate mode; the
 // CCM these tests run is built from the 1.34 libraries whatever the image
 // says, and the configuration of both is v1).
-var pinned = "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
+var pinned = "image.tag=" + releases.Tag(releases.LastInTreeMinor)
 
 // rendered returns the CCM's args and, in migrate mode with the rendered
 // config, the LeaderMigrationConfiguration, from the renderer's output for

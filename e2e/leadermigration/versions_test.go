@@ -11,7 +11,6 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // TestClusterVersionRefusals: against this real 1.26 control plane, where
@@ -33,7 +32,7 @@ func TestClusterVersionRefusals(t *testing.T) {
 	if server.Minor != "26" {
 		t.Fatalf("the control plane is %s, not 1.26", server.GitVersion)
 	}
-	pin := renderer.CCMTag(renderer.LastInTreeMinor)
+	pin := releases.Tag(releases.LastInTreeMinor)
 	ns := "versions"
 	if _, err := cp.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

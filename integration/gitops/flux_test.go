@@ -181,7 +181,7 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 						}
 						objs = append(objs, extra...)
 						ccm, _ := manifest.CCM(objs)
-						if image, _ := manifest.Containers(ccm)[0]["image"].(string); !strings.HasSuffix(image, ":"+releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor))) {
+						if image, _ := manifest.Containers(ccm)[0]["image"].(string); !strings.HasSuffix(image, ":"+releases.Pin(releases.Tag(releases.LastInTreeMinor))) {
 							t.Errorf("migrate mode runs %s, not the CCM of the last minor that migrates", image)
 						}
 					}

@@ -274,7 +274,7 @@ func TestArgoCDPlugin(t *testing.T) {
 	chart := testtools.UpstreamChart(t, version)
 	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace)
 	// A migration pins the CCM of the cluster's minor (docs/argocd.md).
-	pin := "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
+	pin := "image.tag=" + releases.Tag(releases.LastInTreeMinor)
 	pinned := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace, "--set", pin)
 
 	type run struct {

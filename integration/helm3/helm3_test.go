@@ -33,7 +33,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // are rendered with the CCM a migration pins (image.tag).
 func TestHelm3Template(t *testing.T) {
 	nodes := testtools.Fixtures(t)
-	pin := renderer.CCMTag(renderer.LastInTreeMinor)
+	pin := releases.Tag(releases.LastInTreeMinor)
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
 		plain := testtools.HelmTemplate(t, chart, nil)
@@ -62,7 +62,7 @@ func TestHelm3Template(t *testing.T) {
 							refusal = "--mode migrate: --distro=k3s has no migrate mode"
 						case defaultMinor < 21:
 							refusal = "has no leader migration"
-						case defaultMinor > renderer.LastInTreeMinor:
+						case defaultMinor > releases.LastInTreeMinor:
 							refusal = testtools.MigrationVersionWarning
 						}
 						if refusal != "" {
@@ -157,7 +157,7 @@ func TestHelm3Baseline(t *testing.T) {
 func TestHelm3RenamedValues(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
-	set := "nameOverride=my-ccm,namespace=cloud,clusterRoleName=my-ccm-role,serviceAccountName=my-ccm-sa,image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor)
+	set := "nameOverride=my-ccm,namespace=cloud,clusterRoleName=my-ccm-role,serviceAccountName=my-ccm-sa,image.tag=" + releases.Tag(releases.LastInTreeMinor)
 	out := testtools.HelmTemplate(t, chart, []string{"--distro=rke2", "--mode=migrate"}, "--set", set)
 	objs, err := manifest.Split(out)
 	if err != nil {

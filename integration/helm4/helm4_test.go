@@ -101,7 +101,7 @@ func TestHelm4Plugin(t *testing.T) {
 	}
 	// A migration pins the CCM of the cluster's minor and gives the
 	// renderer the cluster's version.
-	migrate := []string{"--set", "image.tag=" + renderer.CCMTag(renderer.LastInTreeMinor), "--post-renderer-args=--kube-version=v1.26.15"}
+	migrate := []string{"--set", "image.tag=" + releases.Tag(releases.LastInTreeMinor), "--post-renderer-args=--kube-version=v1.26.15"}
 	for _, d := range renderer.Distros {
 		p, _ := renderer.ProfileFor(d)
 		for _, mode := range p.Modes() {

@@ -41,7 +41,7 @@ func latestChartOutput(t *testing.T) []byte {
 func pinnedChartOutput(t *testing.T) []byte {
 	t.Helper()
 	return testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil,
-		"--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
+		"--set", "image.tag="+releases.Tag(releases.LastInTreeMinor))
 }
 
 // TestKRMFunctionMigrateRefusals: from the real kustomize CLI, the
@@ -174,7 +174,7 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 func TestKRMFunctionOverRenderedOutput(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	migrated := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), []string{"--distro=rke2", "--mode=migrate"},
-		"--set", "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor))
+		"--set", "image.tag="+releases.Tag(releases.LastInTreeMinor))
 	for _, mode := range renderer.Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()

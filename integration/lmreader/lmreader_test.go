@@ -186,12 +186,12 @@ func TestReaders(t *testing.T) {
 
 // lastInTree is the last minor with the in-tree AWS provider: in migrate
 // mode the renderer refuses a newer CCM or cluster unless allowed.
-const lastInTree = renderer.LastInTreeMinor
+const lastInTree = releases.LastInTreeMinor
 
 // ccmTag is the image tag the test pins a CCM of 1.<minor> with: the
 // release the renderer pins for that minor, else its first.
 func ccmTag(minor int) string {
-	if tag, ok := renderer.CCMReleases[minor]; ok {
+	if tag, ok := releases.Tags()[minor]; ok {
 		return tag
 	}
 	return fmt.Sprintf("v1.%d.0", minor)
@@ -411,7 +411,7 @@ func migrationConfig(t *testing.T, stream []byte) string {
 // manager runs with the built-in one, which must name the plan's lease.
 func TestPlanConfigs(t *testing.T) {
 	minors := testtools.LMReaderMinors(t)
-	last := slices.Max(slices.Collect(maps.Keys(plan.CCMReleases))) + 1
+	last := slices.Max(slices.Collect(maps.Keys(releases.Tags()))) + 1
 	n := 0
 	for _, d := range plan.Distros {
 		built := 0
@@ -554,7 +554,7 @@ func TestGeneratedFiles(t *testing.T) {
 			t.Run(fmt.Sprintf("overlays --format=%s --kube-version=1.%d", format, minor), func(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "out")
 				args := []string{"overlays", "--format=" + format, "--out", out, "--mode=migrate", fmt.Sprintf("--kube-version=v1.%d.3", minor)}
-				if _, ok := renderer.CCMReleases[minor]; !ok {
+				if _, ok := releases.Tags()[minor]; !ok {
 					// overlays pins by digest: one of its own for a tag the
 					// promotion list does not give.
 					pin := ccmTag(minor)

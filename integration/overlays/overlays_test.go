@@ -124,7 +124,7 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
 		plain := testtools.HelmTemplate(t, chart, nil)
-		pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor)))...)
+		pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(releases.Tag(releases.LastInTreeMinor)))...)
 		for _, d := range renderer.Distros {
 			p, _ := renderer.ProfileFor(d)
 			for _, mode := range p.Modes() {
@@ -161,7 +161,7 @@ func pinnedImage(tag string) []string {
 // (integration/lmreader reads it).
 func TestOverlaysPerMinor(t *testing.T) {
 	nodes := testtools.Fixtures(t)
-	for minor := 22; minor <= renderer.LastInTreeMinor; minor++ {
+	for minor := 22; minor <= releases.LastInTreeMinor; minor++ {
 		kube := fmt.Sprintf("v1.%d.3", minor)
 		gen := filepath.Join(t.TempDir(), "overlays")
 		testtools.MustRun(t, testtools.HelmEnv(t), testtools.Renderer(t), "overlays", "--out", gen, "--distro=rke", "--mode=migrate", "--kube-version="+kube)
@@ -169,7 +169,7 @@ func TestOverlaysPerMinor(t *testing.T) {
 			t.Run(fmt.Sprintf("1.%d/%s", minor, version), func(t *testing.T) {
 				chart := testtools.UpstreamChart(t, version)
 				plain := testtools.HelmTemplate(t, chart, nil)
-				pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(renderer.CCMTag(minor)))...)
+				pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(releases.Tag(minor)))...)
 				// What the renderer writes for that CCM (the cluster's version
 				// changes only what it checks).
 				want := testtools.PostRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate)
@@ -219,7 +219,7 @@ extraVolumeMounts: [{name: cloud-config, mountPath: /etc/kubernetes/cloud-config
 			if mode == renderer.ModeMigrate {
 				// The migrate component pins the CCM of the last minor that
 				// migrates over the image of the values.
-				input = values(t, strings.Replace(others, "v1.34.0", releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor)), 1))
+				input = values(t, strings.Replace(others, "v1.34.0", releases.Pin(releases.Tag(releases.LastInTreeMinor)), 1))
 			}
 			want := testtools.PostRendered(t, input, renderer.DistroRKE2, mode)
 			for name, objs := range overlayBuilds(t, overlayDir(t, plain, renderer.DistroRKE2, mode)) {
@@ -315,7 +315,7 @@ func TestOverlaysGuard(t *testing.T) {
 			// The CCM the component pins: by the promotion list's digest,
 			// or for a release it does not give yet, the one given with
 			// --image-tag (a digest read from the registry).
-			tag := renderer.CCMTag(int(v.Minor()))
+			tag := releases.Tag(int(v.Minor()))
 			pin, flags := releases.Pin(tag), []string{"--kube-version=" + c.kube, "--guard-image=" + image}
 			if _, promoted := releases.Digest(tag); !promoted {
 				pin = tag + "@sha256:" + strings.Repeat("4d", 32)

@@ -23,6 +23,7 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -106,7 +107,7 @@ func TestWrapperTemplate(t *testing.T) {
 	for _, v := range testtools.ChartVersions {
 		t.Run("repository, version "+v, func(t *testing.T) {
 			// A migration, with the CCM a migration pins.
-			mode, pin := renderer.ModeMigrate, "image.tag="+renderer.CCMTag(renderer.LastInTreeMinor)
+			mode, pin := renderer.ModeMigrate, "image.tag="+releases.Tag(releases.LastInTreeMinor)
 			out, errOut, code := runRenderer(t, "template", "ccm", "--repo", url, "--version", v, "--distro=rke", "--mode="+string(mode), "--set", pin)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)

@@ -29,7 +29,7 @@ func TestWrapperChart(t *testing.T) {
 	// The cluster a migration runs on, and a cluster of the minor of the
 	// CCM the upstream chart deploys, as helm template is told them: the
 	// chart refuses a CCM of another minor than the cluster's.
-	migrateKube, installKube := fmt.Sprintf("v1.%d.15", renderer.LastInTreeMinor), defaultTagKube(t)
+	migrateKube, installKube := fmt.Sprintf("v1.%d.15", releases.LastInTreeMinor), defaultTagKube(t)
 	for _, d := range wrapperchart.Distros {
 		p, _ := renderer.ProfileFor(d)
 		for _, mode := range p.Modes() {
@@ -50,7 +50,7 @@ func TestWrapperChart(t *testing.T) {
 				// in migrate mode with the CCM the preset pins.
 				var extra []string
 				if mode == renderer.ModeMigrate {
-					extra = []string{"--set", "image.tag=" + releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor))}
+					extra = []string{"--set", "image.tag=" + releases.Pin(releases.Tag(releases.LastInTreeMinor))}
 				}
 				want, err := manifest.Split(testtools.HelmTemplate(t, upstream, []string{"--distro=" + string(d), "--mode=" + string(mode), "--kube-version=" + kube}, extra...))
 				if err != nil {

@@ -100,7 +100,7 @@ func ClusterRelease(c Case) string {
 	case c.KubeVersion != "":
 		return releases.Pin(releases.Tag(minorOf(c.KubeVersion)))
 	case c.Mode == renderer.ModeMigrate:
-		return releases.Pin(releases.Tag(renderer.LastInTreeMinor))
+		return releases.Pin(releases.Tag(releases.LastInTreeMinor))
 	}
 	return ""
 }
@@ -117,7 +117,7 @@ func Cases() []Case {
 	latest := upstream.LatestChartVersion
 	def, _ := upstream.DefaultImageTag(latest)
 	kube := kubeOf(def) // a cluster of the minor the latest chart deploys
-	last := renderer.LastInTreeMinor
+	last := releases.LastInTreeMinor
 	migrateKube := fmt.Sprintf("v1.%d.15", last)
 	// An older cluster than the latest chart's CCM, two minors back; a
 	// cluster two minors past the last with the in-tree provider.

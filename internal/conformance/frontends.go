@@ -27,7 +27,7 @@ var (
 	WrapperChart = FrontEnd{ID: "WrapperChart", Name: "the wrapper chart", Where: "integration/wrapperchart",
 		Pins: func(c Case) string {
 			if c.Mode == renderer.ModeMigrate {
-				return releases.Pin(releases.Tag(renderer.LastInTreeMinor)) // the migrate preset's
+				return releases.Pin(releases.Tag(releases.LastInTreeMinor)) // the migrate preset's
 			}
 			return ""
 		}, Limit: wrapperChartLimit,

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -200,12 +201,12 @@ func (s Spec) tag(c component) (string, error) {
 		}
 		minor = int(v.Minor())
 	} else if c.mode == renderer.ModeMigrate {
-		minor = renderer.LastInTreeMinor
+		minor = releases.LastInTreeMinor
 	}
 	if minor < 0 {
 		return "", nil
 	}
-	tag, ok := renderer.CCMReleases[minor]
+	tag, ok := releases.Tags()[minor]
 	if !ok {
 		return "", &renderer.UsageError{Err: fmt.Errorf("no CCM release of Kubernetes 1.%d is known to be promoted to registry.k8s.io: pin one with --%s", minor, FlagImageTag)}
 	}

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // Facts about other components that the steps rest on, each with where it
@@ -41,7 +40,7 @@ func policyJSON(actions []string) string {
 // iamMissingBy says what a role without the newer actions loses, per tag.
 func iamMissingBy(tag string) string {
 	v := version.MustParseGeneric(tag)
-	args := textData{Args: map[string]any{"tag": tag, "describeAZs": upstream.ActionDescribeAZs, "instanceTopology": upstream.ActionInstanceTopology}}
+	args := textData{Args: map[string]any{"tag": tag, "describeAZs": releases.ActionDescribeAZs, "instanceTopology": releases.ActionInstanceTopology}}
 	switch {
 	case releases.LabelsZoneID(tag):
 		return prose("facts.iamMissingBy.zoneID", args)

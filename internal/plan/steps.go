@@ -137,7 +137,7 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag), "targetGroupAttributes": strings.Join(tgAttrs, " and ")}) + " "
 	if k3s {
 		why += b.textWith("steps.iam.why", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
-		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(upstream.IAMNode()),
+		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(releases.IAMNode()),
 			Note: b.text("steps.iam.snippets.note.2")})
 		notes = append(notes, b.text("steps.iam.notes.3"))
 	} else {
@@ -609,7 +609,7 @@ func (b *builder) upgradeNotes() []string {
 // when this program knows no plan of it.
 func (b *builder) iamHint(minor int) string {
 	r := b.r
-	if _, ok := CCMReleases[minor]; !ok || r.profile.Node.LastMinor != 0 && minor > r.profile.Node.LastMinor {
+	if _, ok := releases.Tags()[minor]; !ok || r.profile.Node.LastMinor != 0 && minor > r.profile.Node.LastMinor {
 		return ""
 	}
 	from := r.From
@@ -629,7 +629,7 @@ func (b *builder) iamHint(minor int) string {
 func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	r := b.r
 	next := r.minor + 1
-	tag, ok := CCMReleases[next]
+	tag, ok := releases.Tags()[next]
 	var cmds []Command
 	notes = append(b.upgradeNotes(), notes...)
 	if ok {

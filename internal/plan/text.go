@@ -7,7 +7,7 @@ import (
 	"sync"
 	"text/template"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -68,7 +68,7 @@ func (b *builder) data() textData {
 		RancherPlanner: rancherPlanner, HoldServices: k3sHoldServices, CCMLease: ccmLease, KCMConfigPath: kcmConfigPath,
 		LeaseNS: leaseNS, CloudConfigFile: cloudConfigFile, CloudConfigValues: cloudConfigValues,
 		DefaultLeaderName: renderer.DefaultLeaderName, DefaultKCMUser: DefaultKCMUser,
-		ActionDescribeAZs: upstream.ActionDescribeAZs, ActionInstanceTopology: upstream.ActionInstanceTopology,
+		ActionDescribeAZs: releases.ActionDescribeAZs, ActionInstanceTopology: releases.ActionInstanceTopology,
 		APIServerCPSource: apiServerCP.Source, RKELastMinor: rkeLastMinor, APIServerNoCloudProvider: apiServerNoCloudProvider,
 	}
 }

@@ -103,7 +103,7 @@ func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error
 // cluster's); none in install mode, which keeps the upstream chart's.
 func pinnedTag(m renderer.Mode) string {
 	if m == renderer.ModeMigrate {
-		return releases.Pin(renderer.CCMTag(renderer.LastInTreeMinor))
+		return releases.Pin(releases.Tag(releases.LastInTreeMinor))
 	}
 	return ""
 }
@@ -163,8 +163,8 @@ func Files() (map[string][]byte, error) {
 		"{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
 	var pins strings.Builder
-	for _, minor := range slices.Sorted(maps.Keys(renderer.CCMReleases)) {
-		fmt.Fprintf(&pins, "%q: %q\n", strconv.Itoa(minor), releases.PinHint(renderer.CCMReleases[minor]))
+	for _, minor := range slices.Sorted(maps.Keys(releases.Tags())) {
+		fmt.Fprintf(&pins, "%q: %q\n", strconv.Itoa(minor), releases.PinHint(releases.Tags()[minor]))
 	}
 	recs := Records(renderer.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
@@ -172,7 +172,7 @@ func Files() (map[string][]byte, error) {
 			"{{- define \"aws-ccm-rancher.ccmReleases\" -}}\n%s{{- end -}}\n"+
 			"{{- /* The last Kubernetes minor with the in-tree AWS provider: the clusters that migrate run it or an older one. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.lastInTreeMinor\" -}}%d{{- end -}}\n%s",
-		renderer.CCMReleasesSource, pins.String(), renderer.LastInTreeMinor, DistroDefines(recs))...)
+		releases.CCMSource, pins.String(), releases.LastInTreeMinor, DistroDefines(recs))...)
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], VerdictDefines()...)
 	files["questions.yaml"] = Questions(recs)
 	lm, err := migrateTemplate()
@@ -264,8 +264,8 @@ func Questions(recs []renderer.Profile) []byte {
 	b.WriteString("  - variable: " + Subchart + ".image.tag\n")
 	b.WriteString("    label: CCM image tag\n")
 	var tags []string
-	for minor := renderer.LastInTreeMinor; ; minor-- {
-		tag, ok := renderer.CCMReleases[minor]
+	for minor := releases.LastInTreeMinor; ; minor-- {
+		tag, ok := releases.Tags()[minor]
 		if !ok {
 			break
 		}
@@ -281,9 +281,9 @@ func Questions(recs []renderer.Profile) []byte {
 	// one: a question of its own would need a default, and none fits every
 	// cluster. The skew question says which tag fits which minor.
 	var newer []string
-	for _, minor := range slices.Backward(slices.Sorted(maps.Keys(renderer.CCMReleases))) {
-		if minor > renderer.LastInTreeMinor {
-			newer = append(newer, fmt.Sprintf("%s for 1.%d", renderer.CCMReleases[minor], minor))
+	for _, minor := range slices.Backward(slices.Sorted(maps.Keys(releases.Tags()))) {
+		if minor > releases.LastInTreeMinor {
+			newer = append(newer, fmt.Sprintf("%s for 1.%d", releases.Tags()[minor], minor))
 		}
 	}
 	b.WriteString("  - variable: allowVersionSkew\n")
@@ -356,7 +356,7 @@ func defaultValues(preset []byte) []byte {
 	b.WriteString("# kcmUser: the in-tree controller manager's identity, which migrate mode lets hold that lease.\n")
 	fmt.Fprintf(&b, "# allowVersionSkew: the chart refuses a CCM (%s.image.tag; unset, the upstream\n", Subchart)
 	fmt.Fprintf(&b, "#   chart's %s) of another minor than the cluster's, naming the tag to set, and in migrate\n", upstreamTag())
-	fmt.Fprintf(&b, "#   mode a cluster with no in-tree provider (1.%d and later); true installs it anyway, and the\n", renderer.LastInTreeMinor+1)
+	fmt.Fprintf(&b, "#   mode a cluster with no in-tree provider (1.%d and later); true installs it anyway, and the\n", releases.LastInTreeMinor+1)
 	b.WriteString("#   chart's notes warn.\n")
 	b.WriteString("leaderName: " + renderer.DefaultLeaderName + "\n")
 	b.WriteString("kcmUser: " + renderer.DefaultKCMUser + "\n")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // principals simulates the policies of the principals the CCM calls AWS
@@ -115,12 +114,12 @@ func iamSimulationRule(v *check.View) []check.Finding {
 			continue
 		}
 		msg := fmt.Sprintf("may not %s (simulated against CCM %s's policy)", check.JoinAnd(denied), tag)
-		if slices.Contains(denied, upstream.ActionDescribeAZs) {
+		if slices.Contains(denied, releases.ActionDescribeAZs) {
 			switch {
 			case releases.LabelsZoneID(ccmRelease(v.Snapshot)):
-				msg += ": without " + upstream.ActionDescribeAZs + " it initialises no node and ensures no load balancer"
+				msg += ": without " + releases.ActionDescribeAZs + " it initialises no node and ensures no load balancer"
 			case releases.HasAction(ccmRelease(v.Snapshot), releases.ActionDescribeAZs):
-				msg += ": without " + upstream.ActionDescribeAZs + " it ensures no load balancer"
+				msg += ": without " + releases.ActionDescribeAZs + " it ensures no load balancer"
 			}
 		}
 		f := check.Finding{Area: check.AreaIAM, Severity: check.Error, Subject: subject, Message: msg,

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -167,7 +166,7 @@ func TestAWSFaults(t *testing.T) {
 		{"a subnet without a route table", func(s *check.Snapshot) { s.AWS.RouteTables = s.AWS.RouteTables[:1] },
 			check.AreaSubnet, check.Error, []string{"could not locate routing table for subnet subnet-priv"}},
 		{"the role lacks DescribeAvailabilityZones", func(s *check.Snapshot) {
-			s.AWS.Simulations[0].Decisions[upstream.ActionDescribeAZs] = "implicitDeny"
+			s.AWS.Simulations[0].Decisions[releases.ActionDescribeAZs] = "implicitDeny"
 		}, check.AreaIAM, check.Error, []string{cpRole, "instance profile " + cpProf, "may not ec2:DescribeAvailabilityZones", "initialises no node"}},
 		{"IMDSv2 hop limit 1 off the host network", func(s *check.Snapshot) {
 			*s = *healthyAWSWith(t, func(p *corev1.PodSpec) { p.HostNetwork = false })
