@@ -140,7 +140,7 @@ func inTreeRule(v *View) []Finding {
 		out = append(out, Finding{Area: AreaInTree, Severity: Info, Message: f.ControlPlaneUnseen, Fix: f.ControlPlaneUnseenFix})
 	case len(kcms) == 0 && f.ControlPlanePods:
 		out = append(out, Finding{Area: AreaInTree, Severity: Info,
-			Message: "no kube-controller-manager pod in kube-system (the mirror pods of " + DisplayName(d) + "'s static pods): its flags are not checked"})
+			Message: "no kube-controller-manager pod in kube-system (the mirror pods of " + renderer.DisplayName(renderer.Distro(d)) + "'s static pods): its flags are not checked"})
 	}
 	out = append(out, v.kcmFindings(kcms)...)
 	out = append(out, v.routeFindings(kcms)...)

@@ -187,6 +187,3 @@ func externalFix(distro string) string {
 	}
 	return how + "; the kubelet adds the uninitialized taint only when it registers the node, so drain the node, delete the Node object and restart the kubelet"
 }
-
-// DisplayName writes a distribution as its makers do.
-func DisplayName(distro string) string { return renderer.DisplayName(renderer.Distro(distro)) }
