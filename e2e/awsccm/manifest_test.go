@@ -9,9 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,10 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/rancher/wrangler/v3/pkg/apply"
 	"github.com/rancher/wrangler/v3/pkg/objectset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -290,29 +283,9 @@ func digestInput(t *testing.T, p *plan.Plan) (line, image string) {
 	if m == nil || m[1] != plan.ImageRepo+":"+p.CCM.ImageTag {
 		t.Fatalf("input %s: %q has no crane digest of %s:%s", in.Name, in.Source, plan.ImageRepo, p.CCM.ImageTag)
 	}
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	local, digest := testtools.ServeImage(t, m[1])
 	host, _, _ := strings.Cut(plan.ImageRepo, "/")
-	ref, err := name.ParseReference(strings.Replace(m[1], host, u.Host, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := random.Image(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Replace(m[0], host, u.Host, 1), m[1] + "@" + digest.String()
+	return strings.Replace(m[0], host, local, 1), m[1] + "@" + digest
 }
 
 // installManifest runs the step's command for the servers' manifests
