@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 )
 
 func main() {
@@ -210,20 +211,32 @@ func (b bench) bareGo() (string, error) {
 	return bin, nil
 }
 
+// umbrellaSizes are the umbrella streams' sizes, in documents: 10,000,
+// and the most tens of thousands that still fit the input bound the
+// renderer reads (safefile.MaxRead, 64 MiB), above which it refuses.
+func umbrellaSizes() []int {
+	const step = 10000
+	big := step * int(safefile.MaxRead/int64(len(benchdata.Umbrella(step))))
+	for big > step && int64(len(benchdata.Umbrella(big))) > safefile.MaxRead {
+		big -= step
+	}
+	return []int{step, big}
+}
+
 // umbrellas measures umbrella streams with the CCM inside, one process per
 // render, from a file and through a pipe.
 func (b bench) umbrellas() error {
 	fmt.Println("2. umbrella streams with the CCM inside, one process per render")
 	var base result
 	var baseSize int
-	for i, docs := range []int{10000, 100000} {
+	for i, docs := range umbrellaSizes() {
 		data := benchdata.Umbrella(docs)
 		file := filepath.Join(b.work, fmt.Sprintf("umbrella-%d.yaml", docs))
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			return err
 		}
 		n := 7
-		if docs > 10000 {
+		if i > 0 {
 			n = 3
 		}
 		c, err := measure(n, file, "cat")
