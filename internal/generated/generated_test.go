@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -294,6 +295,26 @@ func noProblems(t *testing.T) func([]string, error) {
 		}
 		for _, p := range problems {
 			t.Error(p)
+		}
+	}
+}
+
+// TestMarker: a generated fragment without the marker on its line or in
+// the lines above it is an error; with it, the value is written.
+func TestMarker(t *testing.T) {
+	line := generatedLine{"the list", regexp.MustCompile(`(list: )(\[[^\]]*\])`), `["a"]`, "no list"}
+	bare := []byte("# a file\n\n\n\n\n\n\n\nlist: []\n")
+	if _, _, err := rewriteLines("f.yaml", bare, []generatedLine{line}, "the test's"); err == nil || !strings.Contains(err.Error(), "carries no marker") {
+		t.Errorf("a fragment 8 lines below anything: %v, want no marker", err)
+	}
+	far := []byte("# " + marker + "\n\n\n\n\n\n\n\nlist: []\n")
+	if _, _, err := rewriteLines("f.yaml", far, []generatedLine{line}, "the test's"); err == nil {
+		t.Error("a marker 8 lines above the fragment: no error")
+	}
+	for _, ok := range []string{"# " + marker + "\nlist: []\n", "list: [], # " + marker + "\n", "# " + marker + "\n\n\n\n\n\nlist: []\n"} {
+		out, problems, err := rewriteLines("f.yaml", []byte(ok), []generatedLine{line}, "the test's")
+		if err != nil || len(problems) != 1 || !strings.Contains(string(out), `list: ["a"]`) {
+			t.Errorf("%q: %q, %q, %v", ok, out, problems, err)
 		}
 	}
 }

@@ -20,9 +20,18 @@ type generatedLine struct {
 	missing string
 }
 
+// marker is what a hand-written file says beside each fragment that make
+// generate writes: on the fragment's line or on one of the markerLines
+// lines above it (a comment, or a JSON Schema "$comment").
+const (
+	marker      = "make generate"
+	markerLines = 6
+)
+
 // rewriteLines puts each line's value in the file's text b (named file):
 // the new text and a problem for each value that differed, saying it is
-// not source's (run make generate). A line the text lacks is an error.
+// not source's (run make generate). A line the text lacks, or a fragment
+// without the marker beside it, is an error.
 func rewriteLines(file string, b []byte, lines []generatedLine, source string) ([]byte, []string, error) {
 	var problems []string
 	out := b
@@ -34,6 +43,9 @@ func rewriteLines(file string, b []byte, lines []generatedLine, source string) (
 		from, to := m[3], m[1]
 		if len(m) > 4 && m[4] >= 0 {
 			from, to = m[4], m[5]
+		}
+		if !marked(out, from) {
+			return nil, nil, fmt.Errorf("%s: %s carries no marker: write %q on its line or in the %d lines above it", file, g.what, marker, markerLines)
 		}
 		if string(out[from:to]) == g.value {
 			continue
@@ -180,4 +192,21 @@ func distroFiles() []string {
 		}
 	}
 	return files
+}
+
+// marked says whether the fragment at offset at has the marker on its line
+// or on one of the markerLines lines above it.
+func marked(b []byte, at int) bool {
+	end := at + max(0, strings.IndexByte(string(b[at:]), '\n'))
+	if end < at {
+		end = len(b)
+	}
+	start := at
+	for i := 0; i <= markerLines && start > 0; i++ {
+		start = strings.LastIndexByte(string(b[:start-1]), '\n') + 1
+		if start == 0 {
+			break
+		}
+	}
+	return strings.Contains(string(b[start:end]), marker)
 }
