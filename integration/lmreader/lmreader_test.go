@@ -191,7 +191,7 @@ const lastInTree = releases.LastInTreeMinor
 // ccmTag is the image tag the test pins a CCM of 1.<minor> with: the
 // release the renderer pins for that minor, else its first.
 func ccmTag(minor int) string {
-	if tag, ok := releases.Tags()[minor]; ok {
+	if tag, ok := releases.Latest(minor); ok {
 		return tag
 	}
 	return fmt.Sprintf("v1.%d.0", minor)
@@ -554,7 +554,7 @@ func TestGeneratedFiles(t *testing.T) {
 			t.Run(fmt.Sprintf("overlays --format=%s --kube-version=1.%d", format, minor), func(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "out")
 				args := []string{"overlays", "--format=" + format, "--out", out, "--mode=migrate", fmt.Sprintf("--kube-version=v1.%d.3", minor)}
-				if _, ok := releases.Tags()[minor]; !ok {
+				if _, ok := releases.Latest(minor); !ok {
 					// overlays pins by digest: one of its own for a tag the
 					// promotion list does not give.
 					pin := ccmTag(minor)

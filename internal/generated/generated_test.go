@@ -311,7 +311,7 @@ func TestMarker(t *testing.T) {
 	if _, _, err := rewriteLines("f.yaml", far, []generatedLine{line}, "the test's"); err == nil {
 		t.Error("a marker 8 lines above the fragment: no error")
 	}
-	for _, ok := range []string{"# " + marker + "\nlist: []\n", "list: [], # " + marker + "\n", "# " + marker + "\n\n\n\n\n\nlist: []\n"} {
+	for _, ok := range []string{"# " + marker + "\nlist: []\n", "list: [], # " + marker + "\n", "list: [], # " + marker, "# " + marker + "\n\n\n\n\n\nlist: []\n"} {
 		out, problems, err := rewriteLines("f.yaml", []byte(ok), []generatedLine{line}, "the test's")
 		if err != nil || len(problems) != 1 || !strings.Contains(string(out), `list: ["a"]`) {
 			t.Errorf("%q: %q, %q, %v", ok, out, problems, err)

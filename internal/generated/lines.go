@@ -1,6 +1,7 @@
 package generated
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -197,16 +198,15 @@ func distroFiles() []string {
 // marked says whether the fragment at offset at has the marker on its line
 // or on one of the markerLines lines above it.
 func marked(b []byte, at int) bool {
-	end := at + max(0, strings.IndexByte(string(b[at:]), '\n'))
-	if end < at {
+	end := bytes.IndexByte(b[at:], '\n')
+	if end < 0 {
 		end = len(b)
+	} else {
+		end += at
 	}
 	start := at
 	for i := 0; i <= markerLines && start > 0; i++ {
-		start = strings.LastIndexByte(string(b[:start-1]), '\n') + 1
-		if start == 0 {
-			break
-		}
+		start = bytes.LastIndexByte(b[:start-1], '\n') + 1
 	}
-	return strings.Contains(string(b[start:end]), marker)
+	return bytes.Contains(b[start:end], []byte(marker))
 }

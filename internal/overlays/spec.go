@@ -206,7 +206,7 @@ func (s Spec) tag(c component) (string, error) {
 	if minor < 0 {
 		return "", nil
 	}
-	tag, ok := releases.Tags()[minor]
+	tag, ok := releases.Latest(minor)
 	if !ok {
 		return "", &renderer.UsageError{Err: fmt.Errorf("no CCM release of Kubernetes 1.%d is known to be promoted to registry.k8s.io: pin one with --%s", minor, FlagImageTag)}
 	}

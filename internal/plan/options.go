@@ -224,14 +224,14 @@ func resolve(o Options) (resolved, error) {
 	case o.CCMVersion != "":
 		cv, err := kubeversion.Parse(o.CCMVersion)
 		if err != nil || !semverTag.MatchString(o.CCMVersion) {
-			return r, usagef("--ccm-version %q is not a CCM image tag such as %s", o.CCMVersion, releases.Tags()[lastInTree])
+			return r, usagef("--ccm-version %q is not a CCM image tag such as %s", o.CCMVersion, releases.Tag(lastInTree))
 		}
 		if cv.Major() != 1 || int(cv.Minor()) != r.minor {
 			return r, usagef("--ccm-version %s is a release for Kubernetes 1.%d; the CCM must match the cluster's minor (1.%d): use a v1.%d.x tag", o.CCMVersion, cv.Minor(), r.minor, r.minor)
 		}
 		r.tag, r.tagSource = o.CCMVersion, "--ccm-version"
 	default:
-		tag, ok := releases.Tags()[r.minor]
+		tag, ok := releases.Latest(r.minor)
 		if !ok {
 			return r, usagef("no CCM release of Kubernetes 1.%d is known to this version of aws-ccm-renderer: pass --ccm-version with a v1.%d.x tag from registry.k8s.io/provider-aws/cloud-controller-manager", r.minor, r.minor)
 		}

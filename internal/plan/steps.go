@@ -609,7 +609,7 @@ func (b *builder) upgradeNotes() []string {
 // when this program knows no plan of it.
 func (b *builder) iamHint(minor int) string {
 	r := b.r
-	if _, ok := releases.Tags()[minor]; !ok || r.profile.Node.LastMinor != 0 && minor > r.profile.Node.LastMinor {
+	if _, ok := releases.Latest(minor); !ok || r.profile.Node.LastMinor != 0 && minor > r.profile.Node.LastMinor {
 		return ""
 	}
 	from := r.From
@@ -629,7 +629,7 @@ func (b *builder) iamHint(minor int) string {
 func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	r := b.r
 	next := r.minor + 1
-	tag, ok := releases.Tags()[next]
+	tag, ok := releases.Latest(next)
 	var cmds []Command
 	notes = append(b.upgradeNotes(), notes...)
 	if ok {

@@ -163,8 +163,9 @@ func Files() (map[string][]byte, error) {
 		"{{- /* The LeaderMigrationConfiguration API versions by the CCM's minor, oldest first. */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.migrationAPIs\" -}}\n%s{{- end -}}\n", apis.String())...)
 	var pins strings.Builder
-	for _, minor := range slices.Sorted(maps.Keys(releases.Tags())) {
-		fmt.Fprintf(&pins, "%q: %q\n", strconv.Itoa(minor), releases.PinHint(releases.Tags()[minor]))
+	tags := releases.Tags()
+	for _, minor := range slices.Sorted(maps.Keys(tags)) {
+		fmt.Fprintf(&pins, "%q: %q\n", strconv.Itoa(minor), releases.PinHint(tags[minor]))
 	}
 	recs := Records(renderer.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
@@ -265,7 +266,7 @@ func Questions(recs []renderer.Profile) []byte {
 	b.WriteString("    label: CCM image tag\n")
 	var tags []string
 	for minor := releases.LastInTreeMinor; ; minor-- {
-		tag, ok := releases.Tags()[minor]
+		tag, ok := releases.Latest(minor)
 		if !ok {
 			break
 		}
@@ -281,9 +282,10 @@ func Questions(recs []renderer.Profile) []byte {
 	// one: a question of its own would need a default, and none fits every
 	// cluster. The skew question says which tag fits which minor.
 	var newer []string
-	for _, minor := range slices.Backward(slices.Sorted(maps.Keys(releases.Tags()))) {
+	all := releases.Tags()
+	for _, minor := range slices.Backward(slices.Sorted(maps.Keys(all))) {
 		if minor > releases.LastInTreeMinor {
-			newer = append(newer, fmt.Sprintf("%s for 1.%d", releases.Tags()[minor], minor))
+			newer = append(newer, fmt.Sprintf("%s for 1.%d", all[minor], minor))
 		}
 	}
 	b.WriteString("  - variable: allowVersionSkew\n")
