@@ -368,9 +368,8 @@ func (v *View) placedFinding(n *nodeView) Finding {
 // pod's events say why.
 func pullFix(image, namespace, pod string) string {
 	describe := "kubectl describe pod -n " + namespace + " " + pod + " shows the registry's answer"
-	img, err := renderer.ParseImage(image)
-	tag := img.Tag
-	if err != nil || img.Registry+"/"+img.Repository != releases.ImageRepository || tag == "" || img.Digest != "" {
+	tag, ok := upstreamTag(image)
+	if !ok {
 		return describe
 	}
 	if _, promoted := releases.Digest(tag); promoted {

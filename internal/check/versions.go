@@ -95,9 +95,19 @@ func versionRule(v *View) []Finding {
 // tag without a digest (releases.PinHint: by the promotion list's digest,
 // or with the command that reads it), "" for any other image.
 func tagAlone(image string) string {
-	img, err := renderer.ParseImage(image)
-	if err != nil || img.Registry+"/"+img.Repository != releases.ImageRepository || img.Tag == "" || img.Digest != "" {
+	tag, ok := upstreamTag(image)
+	if !ok {
 		return ""
 	}
-	return releases.PinHint(img.Tag)
+	return releases.PinHint(tag)
+}
+
+// upstreamTag is the tag of an image of registry.k8s.io's CCM given by tag
+// without a digest; false for any other image.
+func upstreamTag(image string) (string, bool) {
+	img, err := renderer.ParseImage(image)
+	if err != nil || img.Registry+"/"+img.Repository != releases.ImageRepository || img.Tag == "" || img.Digest != "" {
+		return "", false
+	}
+	return img.Tag, true
 }
