@@ -48,17 +48,7 @@ import (
 // that a second apply of the same file changes no object, that the nodes
 // wait tainted until the CCM runs, and that the CCM initialises them.
 func TestClusterManifest(t *testing.T) {
-	v, err := cp.Client.Discovery().ServerVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	minor := strings.TrimSuffix(v.Minor, "+")
-	kube := "v1." + minor + ".0"
-	i := slices.IndexFunc(releases, func(r awsccm.Release) bool { return fmt.Sprint(r.Minor()) == minor })
-	if i < 0 {
-		t.Fatalf("no AWS CCM release of the control plane's minor 1.%s among %v", minor, releases)
-	}
-	r := releases[i]
+	r, kube := controlPlaneRelease(t)
 	addonCRD(t)
 	for _, c := range []struct {
 		distro renderer.Distro
@@ -77,6 +67,22 @@ func TestClusterManifest(t *testing.T) {
 			t.Logf("%s: %s", c.distro, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// controlPlaneRelease is the AWS CCM release of the control plane's
+// minor, and that minor as a plan's --kube-version (v1.<minor>.0).
+func controlPlaneRelease(t *testing.T) (awsccm.Release, string) {
+	t.Helper()
+	v, err := cp.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	minor := strings.TrimSuffix(v.Minor, "+")
+	i := slices.IndexFunc(releases, func(r awsccm.Release) bool { return fmt.Sprint(r.Minor()) == minor })
+	if i < 0 {
+		t.Fatalf("no AWS CCM release of the control plane's minor 1.%s among %v", minor, releases)
+	}
+	return releases[i], "v1." + minor + ".0"
 }
 
 func clusterManifest(t *testing.T, r awsccm.Release, distro renderer.Distro, kube, manifests string) {
@@ -228,7 +234,7 @@ func clusterManifest(t *testing.T, r awsccm.Release, distro renderer.Distro, kub
 		checkInitialised(t, r, n)
 	}
 	t.Logf("the AWS CCM %s, run as the applied DaemonSet says, initialised the %d %s nodes", r.Version, len(ns), distro)
-	provisioningCheck(t, step, ns)
+	provisioningCheck(t, stepOf(t, p, "during.create"), ns)
 }
 
 // provisioningCheck runs the step's check for a cluster Rancher still

@@ -123,6 +123,10 @@ type distroPlan struct {
 // builder makes the commands every distribution shares.
 type builder struct {
 	r resolved
+	// clusterApplied: the cluster applies the CCM from its own manifests
+	// (a new cluster's before.cluster-manifest), so no Helm release holds
+	// it, and the checks read the CCM the cluster runs.
+	clusterApplied bool
 }
 
 // Files the plan's commands use when the cluster has a cloud config.
@@ -346,7 +350,11 @@ func (b *builder) checkRelease() *Command {
 // checkReleaseHolding is checkRelease where one side must hold the
 // migration lease.
 func (b *builder) checkReleaseHolding(holder string) *Command {
-	argv := append([]string{"aws-ccm-renderer", "check", "--release", b.r.Release, "--namespace", b.r.Namespace}, b.checkFlags()...)
+	argv := []string{"aws-ccm-renderer", "check", "--release", b.r.Release, "--namespace", b.r.Namespace}
+	if b.clusterApplied {
+		argv = argv[:2]
+	}
+	argv = append(argv, b.checkFlags()...)
 	c := run(KindCheck, atWorkstation, "", append(argv, holderFlag(holder)...)...)
 	return &c
 }

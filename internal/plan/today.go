@@ -111,7 +111,11 @@ func newClusterPlan(b *builder) distroPlan {
 	before = append(before, configure)
 	install, upgradeNotes := b.installNew(), []string(nil)
 	if dir := r.profile.Node.ManifestsDir; dir != "" {
-		before = append(before, b.clusterManifest(dir))
+		b.clusterApplied = true
+		manifest, provisioning := b.clusterManifest(dir)
+		before = append(before, manifest)
+		// The first server's view comes once the cluster is created.
+		create.Checks = append([]Check{provisioning}, create.Checks...)
 		install.Notes = append(install.Notes, b.text("today.cluster-manifest.install.note"))
 		upgradeNotes = append(upgradeNotes, b.textWith("today.cluster-manifest.upgrade.note", map[string]any{"dir": dir}))
 	}
@@ -139,8 +143,10 @@ const clusterManifestAddon = "aws-cloud-controller-manager"
 
 // clusterManifest renders the CCM into a manifest the cluster applies
 // itself from its start: Rancher's spec.rkeConfig.additionalManifest, or
-// the servers' manifests folder (dir).
-func (b *builder) clusterManifest(dir string) Step {
+// the servers' manifests folder (dir). It returns the step, and the check
+// of a cluster still provisioning, which reads what the first server
+// applied once it runs.
+func (b *builder) clusterManifest(dir string) (Step, Check) {
 	tmpl := append([]string{"aws-ccm-renderer", "template"}, b.chartArgs(b.r.tag)...)
 	tmpl = append(tmpl, b.rendererFlags(render{mode: renderer.ModeInstall})...)
 	rendered := script(KindRenderer, atWorkstation, b.text("today.cluster-manifest.render"), shellLine(tmpl)+" > "+clusterManifestFile)
@@ -150,7 +156,7 @@ func (b *builder) clusterManifest(dir string) Step {
 kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" --type merge --patch-file additional-manifest.yaml`)
 	file := dir + "/" + clusterManifestAddon + ".yaml"
 	folder := run(KindNode, atControlPlane, b.text("today.cluster-manifest.folder"), "sudo", "install", "-D", "-m", "0600", clusterManifestFile, file)
-	return Step{
+	step := Step{
 		ID:       "cluster-manifest",
 		Title:    b.text("today.cluster-manifest.title"),
 		Why:      b.textWith("today.cluster-manifest.why", map[string]any{"dir": dir}),
@@ -162,15 +168,16 @@ kubectl -n fleet-default patch clusters.provisioning.cattle.io "$CLUSTER_NAME" -
 kubectl -n fleet-default get clusters.provisioning.cattle.io "$CLUSTER_NAME" -o jsonpath='{.spec.rkeConfig.additionalManifest}' \
   | diff - `+clusterManifestFile+` && echo same`)),
 			Expect: b.textWith("today.cluster-manifest.check.expect", map[string]any{"file": file}),
-		}, {
-			Description: b.text("today.cluster-manifest.provisioning.description"),
-			Command: ptr(script(KindNode, atFirstServer, "", `
+		}},
+		Rollback: Rollback{Description: b.textWith("today.cluster-manifest.rollback.description", map[string]any{"file": file})},
+	}
+	return step, Check{
+		Description: b.text("today.cluster-manifest.provisioning.description"),
+		Command: ptr(script(KindNode, atFirstServer, "", `
 k="`+b.r.profile.Node.ServerKubectl+`"
 $k -n kube-system get addons.k3s.cattle.io addons `+clusterManifestAddon+` --ignore-not-found
 $k get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,TAINTS:.spec.taints[*].key'`)),
-			Expect: b.textWith("today.cluster-manifest.provisioning.expect", map[string]any{"kubectl": b.r.profile.Node.ServerKubectl, "addon": clusterManifestAddon, "ds": upstream.ChartName}),
-		}},
-		Rollback: Rollback{Description: b.textWith("today.cluster-manifest.rollback.description", map[string]any{"file": file})},
+		Expect: b.textWith("today.cluster-manifest.provisioning.expect", map[string]any{"kubectl": b.r.profile.Node.ServerKubectl, "addon": clusterManifestAddon, "ds": upstream.ChartName}),
 	}
 }
 
@@ -180,12 +187,12 @@ func (b *builder) configCheck() Command { return parts[b.r.Distro].configCheck(b
 
 func rke2ConfigCheck(*builder) Command {
 	return script(KindNode, atEveryNode, prose("today.rke2ConfigCheck", nil),
-		`sudo grep -h -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)' /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null`)
+		`sudo cat /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null | grep -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)'`)
 }
 
 func k3sConfigCheck(*builder) Command {
 	return script(KindNode, atEveryNode, prose("today.k3sConfigCheck", nil),
-		`sudo grep -h -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)' /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null`)
+		`sudo cat /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null | grep -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)'`)
 }
 
 func kubeadmConfigCheck(*builder) Command {

@@ -1,0 +1,883 @@
+package awsccm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+)
+
+// TestPlanReplay runs whole plans of the control plane's minor as an
+// operator does, top to bottom: every step's commands and checks in order,
+// as written, in one shell session whose variables carry from command to
+// command, in one working directory where the snippets the plan names as
+// files are saved. The AWS CLI runs against moto as an operator allowed
+// everything, kubectl and aws-ccm-renderer against the control plane, and
+// the chart comes from a loopback repository serving the same version
+// (the only change to a command). What runs on the nodes is done as the
+// node would do it (registration, a kubelet's restart), and the
+// DaemonSet's pods run as a kubelet runs them: the real DaemonSet
+// controller makes the pods, the real AWS CCM of the minor runs with the
+// DaemonSet's args and service account and the policy the plan put on the
+// control-plane role, and the test marks the pods ready.
+//
+// Each plan's table (step, command, how it ran) is logged; a command that
+// fails, a check whose result is not its Expect, or a node command the
+// test cannot do fails the test.
+func TestPlanReplay(t *testing.T) {
+	r, kube := controlPlaneRelease(t)
+	bin, err := harness.Locate(testtools.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addonCRD(t)
+	kcm, err := cp.StartControllerManager(bin, []string{"daemonset"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kcm.Stop)
+	for _, c := range []struct {
+		distro renderer.Distro
+		from   string
+	}{
+		{renderer.DistroKubeadm, plan.FromNew},
+		{renderer.DistroKubeadm, plan.FromNone},
+		{renderer.DistroRKE2, plan.FromNew},
+		{renderer.DistroK3s, plan.FromNew},
+	} {
+		t.Run(string(c.distro)+"-"+c.from, func(t *testing.T) {
+			rp := newReplay(t, r, c.distro, c.from, kube)
+			rp.run()
+		})
+	}
+}
+
+// replay is one plan being run.
+type replay struct {
+	t      *testing.T
+	r      awsccm.Release
+	p      *plan.Plan
+	distro string
+	work   string            // the operator's working directory
+	env    []string          // the operator's environment
+	vars   map[string]string // what the plan's commands set, for the next
+	repo   string            // the loopback chart repository
+	nodes  []node            // the cluster's nodes, control-plane nodes first
+	role   string            // the control-plane instances' role
+	ccm    *ccm
+	rows   [][3]string // step, command, how it ran
+	// The nodes' file systems: what the node commands and snippets write
+	// under /etc and /var/lib goes under each node's root.
+	roots map[string]string
+	shims string // sudo, systemctl and k3s as the nodes run them
+	// manifested: before.cluster-manifest put the CCM in the servers'
+	// manifests folder.
+	manifested bool
+}
+
+func newReplay(t *testing.T, r awsccm.Release, distro renderer.Distro, from, kube string) *replay {
+	o := plan.DefaultOptions()
+	o.Distro, o.From, o.KubeVersion = distro, from, kube
+	p, err := plan.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &replay{t: t, r: r, p: p, distro: string(distro), work: t.TempDir(), vars: map[string]string{},
+		repo: testtools.LoopbackChartRepoOf(t, p.CCM.ChartVersion), roots: map[string]string{}}
+	for _, n := range ec2Named() {
+		if n.distro == rp.distro {
+			rp.nodes = append(rp.nodes, n)
+		}
+	}
+	sort.SliceStable(rp.nodes, func(i, j int) bool { return controlPlane(rp.nodes[i]) && !controlPlane(rp.nodes[j]) })
+	if len(rp.nodes) == 0 || !controlPlane(rp.nodes[0]) {
+		t.Fatalf("no %s control-plane fixture node", distro)
+	}
+	rp.role = rp.controlPlaneRole()
+	t.Cleanup(rp.uninstall)
+	operator, err := aws.CreateUser(context.Background(), fmt.Sprintf("operator-%s-%s", distro, from), []byte(
+		`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Join([]string{filepath.Dir(testtools.Renderer(t)), filepath.Dir(testtools.Kubectl(t)),
+		filepath.Dir(testtools.Crane(t)), filepath.Dir(awsCLI(t)), "/usr/local/bin", "/usr/bin", "/bin"}, string(filepath.ListSeparator))
+	env := slices.DeleteFunc(testtools.HelmEnv(t), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "PATH" || strings.HasPrefix(name, "AWS_") || strings.HasSuffix(strings.ToLower(name), "_proxy")
+	})
+	// The AWS CLI reads AWS_PROFILE= as a profile named "".
+	creds := slices.DeleteFunc(awsccm.Env(operator, trap), func(kv string) bool { return kv == "AWS_PROFILE=" })
+	rp.env = append(append(env, creds...), "PATH="+path, "KUBECONFIG="+cp.Kubeconfig,
+		"AWS_ENDPOINT_URL="+aws.URL, "AWS_DEFAULT_REGION="+cluster.Region(), "AWS_PAGER=")
+	return rp
+}
+
+// uninstall removes what the plan installed: the release, and the pods no
+// kubelet and no garbage collector remove here.
+func (rp *replay) uninstall() {
+	t, ctx := rp.t, context.Background()
+	if _, err := rp.try("helm uninstall "+rp.p.CCM.Release+" --namespace "+rp.p.CCM.Namespace+" --ignore-not-found",
+		[]string{"PATH=" + filepath.Dir(testtools.Helm3(t)) + ":/usr/bin:/bin"}); err != nil {
+		t.Errorf("removing the release: %v", err)
+	}
+	pods, err := cp.Client.CoreV1().Pods(rp.p.CCM.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	zero := int64(0)
+	for _, p := range pods.Items {
+		if !slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" && o.Name == rp.p.CCM.DaemonSet }) {
+			continue
+		}
+		if err := cp.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	}
+}
+
+// awsCLI is the AWS CLI on the PATH: the plans' AWS commands are written
+// for it.
+func awsCLI(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("aws")
+	if err != nil {
+		t.Fatal("the plan replay runs the plans' AWS commands with the AWS CLI, which is not on the PATH: pip install awscli")
+	}
+	return p
+}
+
+func controlPlane(n node) bool {
+	roles := n.node.Annotations["fixture.aws-ccm-renderer.io/roles"]
+	return strings.Contains(roles, "controlplane")
+}
+
+// controlPlaneRole gives the control-plane instances an instance profile
+// with a role, as a cluster's control plane has, without the CCM's policy
+// (the plan's before.iam puts it); the cleanup removes them.
+func (rp *replay) controlPlaneRole() string {
+	t, ctx := rp.t, context.Background()
+	name := "control-plane-" + rp.distro + "-" + rp.p.From
+	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+	var role struct{ Role struct{ Arn string } }
+	calls := []struct {
+		service, action string
+		params          map[string]any
+		out             any
+	}{
+		{"iam", "CreateRole", map[string]any{"RoleName": name, "AssumeRolePolicyDocument": trust}, &role},
+		{"iam", "CreateInstanceProfile", map[string]any{"InstanceProfileName": name}, nil},
+		{"iam", "AddRoleToInstanceProfile", map[string]any{"InstanceProfileName": name, "RoleName": name}, nil},
+	}
+	for _, c := range calls {
+		if err := aws.Call(ctx, c.service, c.action, c.params, c.out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var assocs []string
+	for _, n := range rp.nodes {
+		if !controlPlane(n) {
+			continue
+		}
+		var out struct {
+			IamInstanceProfileAssociation struct{ AssociationId string }
+		}
+		if err := aws.Call(ctx, "ec2", "AssociateIamInstanceProfile", map[string]any{
+			"InstanceId": n.instance.ID, "IamInstanceProfile": map[string]any{"Name": name}}, &out); err != nil {
+			t.Fatal(err)
+		}
+		assocs = append(assocs, out.IamInstanceProfileAssociation.AssociationId)
+	}
+	t.Cleanup(func() {
+		for _, a := range assocs {
+			if err := aws.Call(ctx, "ec2", "DisassociateIamInstanceProfile", map[string]any{"AssociationId": a}, nil); err != nil {
+				t.Errorf("restoring the account: %v", err)
+			}
+		}
+		var policies struct{ PolicyNames []string }
+		_ = aws.Call(ctx, "iam", "ListRolePolicies", map[string]any{"RoleName": name}, &policies)
+		for _, p := range policies.PolicyNames {
+			_ = aws.Call(ctx, "iam", "DeleteRolePolicy", map[string]any{"RoleName": name, "PolicyName": p}, nil)
+		}
+		_ = aws.Call(ctx, "iam", "RemoveRoleFromInstanceProfile", map[string]any{"InstanceProfileName": name, "RoleName": name}, nil)
+		_ = aws.Call(ctx, "iam", "DeleteInstanceProfile", map[string]any{"InstanceProfileName": name}, nil)
+		_ = aws.Call(ctx, "iam", "DeleteRole", map[string]any{"RoleName": name}, nil)
+	})
+	return role.Role.Arn
+}
+
+// run replays the plan.
+func (rp *replay) run() {
+	t := rp.t
+	defer rp.table()
+	rp.inputs()
+	if rp.p.From != plan.FromNew {
+		// A running cluster: its nodes as they are before the plan.
+		rp.registerNodes(false)
+	}
+	for _, ph := range rp.p.Phases {
+		for _, s := range ph.Steps {
+			rp.step(s)
+			if t.Failed() {
+				t.FailNow()
+			}
+		}
+	}
+	if rp.ccm == nil {
+		t.Fatal("the plan ran to its end without installing the CCM")
+	}
+	for _, n := range rp.nodes {
+		checkInitialised(t, rp.r, n)
+	}
+}
+
+func (rp *replay) table() {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the %s plan --from=%s at %s, top to bottom:\n", rp.p.Distro, rp.p.From, rp.p.KubernetesVersion)
+	for _, row := range rp.rows {
+		fmt.Fprintf(&b, "  %-26s %-60s %s\n", row[0], row[1], row[2])
+	}
+	rp.t.Log(b.String())
+}
+
+func (rp *replay) row(step, what, how string) {
+	what = strings.Join(strings.Fields(what), " ")
+	if len(what) > 60 {
+		what = what[:57] + "..."
+	}
+	rp.rows = append(rp.rows, [3]string{step, what, how})
+}
+
+// inputs sets the plan's inputs the operator supplies, as each input's
+// source says, and fails on one the test does not know.
+func (rp *replay) inputs() {
+	t := rp.t
+	for _, in := range rp.p.Inputs {
+		if in.Step != "" {
+			continue // a step makes it
+		}
+		switch {
+		case in.Name == "INSTANCE_ID":
+			rp.vars[in.Name] = rp.nodes[0].instance.ID // a control-plane instance's
+		case in.Name == "CLUSTER_ID":
+			rp.vars[in.Name] = cluster.ID
+		case in.Name == "CLUSTER_NAME":
+			rp.row("inputs", in.Name, "not set: only the commands for Rancher's local cluster read it")
+			continue
+		case in.Name == "NODE":
+			continue // set per node by the steps that work one node at a time
+		case strings.HasPrefix(in.Name, "CCM_DIGEST_"):
+			line, image := digestInput(t, rp.p)
+			rp.shell("inputs", line, nil)
+			rp.row("inputs", in.Name, "as its source says, crane against a loopback registry: "+image)
+			continue
+		default:
+			t.Fatalf("input %s (%s): the replay has no value for it", in.Name, in.Source)
+		}
+		rp.row("inputs", in.Name, "yours: "+rp.vars[in.Name])
+	}
+}
+
+// step replays one step: its snippets saved, its commands, then its checks.
+func (rp *replay) step(s plan.Step) {
+	for _, sn := range s.Snippets {
+		file := strings.Fields(sn.File)[0]
+		if filepath.IsAbs(file) && s.ID != "during.external-provider" {
+			rp.nodeSnippet(s, sn, file)
+			continue
+		}
+		if strings.ContainsAny(file, "/:") || !strings.Contains(file, ".") {
+			continue // an object, or a kubelet file the node command checks
+		}
+		if err := os.WriteFile(filepath.Join(rp.work, file), []byte(sn.Content), 0o600); err != nil {
+			rp.t.Fatal(err)
+		}
+		rp.row(s.ID, file, "snippet saved")
+	}
+	if s.ID == "during.create" {
+		rp.create(s)
+	}
+	skip := rp.manifested && slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "With before.cluster-manifest") })
+	for _, c := range s.Commands {
+		if skip && c.Kind == plan.KindRenderer {
+			rp.row(s.ID, c.Shell, "skipped, as the step's note says: the cluster runs the CCM from its manifests")
+			continue
+		}
+		rp.command(s, c)
+	}
+	for _, c := range s.Checks {
+		switch {
+		case c.Command == nil:
+		case c.Command.Kind == plan.KindCluster && strings.Contains(c.Command.Where, "Rancher"):
+			rp.row(s.ID, c.Command.Shell, "not taken: a check of Rancher's local cluster (the replayed cluster is standalone)")
+		case c.Command.Kind == plan.KindNode:
+			rp.nodeCheck(s, c)
+		default:
+			rp.check(s, c)
+		}
+	}
+}
+
+// create makes the cluster, as during.create says with the configuration
+// before.cluster-config saved: its nodes register on the external
+// provider, tainted uninitialized.
+func (rp *replay) create(s plan.Step) {
+	t := rp.t
+	if rp.distro == "kubeadm" {
+		b, err := os.ReadFile(filepath.Join(rp.work, "kubeadm-config.yaml"))
+		if err != nil {
+			t.Fatalf("during.create: the cluster is made with kubeadm-config.yaml, which no step saved: %v", err)
+		}
+		if !strings.Contains(string(b), "value: external") {
+			t.Fatalf("kubeadm-config.yaml does not start the kubelets with cloud-provider external:\n%s", b)
+		}
+	}
+	if rp.distro == "rke2" || rp.distro == "k3s" {
+		for _, n := range rp.nodes {
+			// RKE2 gives its kubelet cloud-provider=external for
+			// cloud-provider-name external; K3s takes the kubelet flag.
+			want := map[string]string{"rke2": "cloud-provider-name: external", "k3s": "- cloud-provider=external"}[rp.distro]
+			b, err := os.ReadFile(filepath.Join(rp.root(n), "etc/rancher", rp.distro, "config.yaml"))
+			if err != nil || !strings.Contains(string(b), want) {
+				t.Fatalf("during.create: node %s starts without a config.yaml that puts its kubelet on cloud-provider=external (%v):\n%s", n.node.Name, err, b)
+			}
+		}
+	}
+	rp.registerNodes(true)
+	rp.row(s.ID, "the cluster created", fmt.Sprintf("done as the nodes do: %d nodes registered tainted uninitialized", len(rp.nodes)))
+	if rp.manifested {
+		rp.serverStart(s)
+	}
+}
+
+// serverStart starts the first server as its distribution does: its own
+// kubectl and kubeconfig in place, and its deploy controller applying the
+// manifests folder; then the DaemonSet's pods run (runPods).
+func (rp *replay) serverStart(s plan.Step) {
+	t := rp.t
+	first := rp.nodes[0]
+	root := rp.root(first)
+	kubeconfig := filepath.Join(root, "etc/rancher", rp.distro, rp.distro+".yaml")
+	b, err := os.ReadFile(cp.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(kubeconfig), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeconfig, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rp.distro == "rke2" {
+		bin := filepath.Join(root, "var/lib/rancher/rke2/bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(testtools.Kubectl(t), filepath.Join(bin, "kubectl")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifests := "/var/lib/rancher/" + rp.distro + "/server/manifests"
+	d := newDeployer(t, root, manifests)
+	t.Cleanup(func() { d.remove(t) })
+	applied := d.listFiles(t, true)
+	if len(applied) == 0 {
+		t.Fatalf("the first server's manifests folder %s holds nothing to apply", manifests)
+	}
+	rp.row(s.ID, "the first server starts", fmt.Sprintf("done as the server does: its deploy controller applied %v", applied))
+	pods := rp.runPods()
+	rp.row(s.ID, "the CCM's pods", fmt.Sprintf("%d pods run the CCM %s", len(pods), rp.r.Version))
+}
+
+// root is a node's file system root.
+func (rp *replay) root(n node) string {
+	if r, ok := rp.roots[n.node.Name]; ok {
+		return r
+	}
+	r := rp.t.TempDir()
+	rp.roots[n.node.Name] = r
+	return r
+}
+
+// server: a node of the distribution's servers (etcd or control plane).
+func server(n node) bool {
+	roles := n.node.Annotations["fixture.aws-ccm-renderer.io/roles"]
+	return strings.Contains(roles, "controlplane") || strings.Contains(roles, "etcd")
+}
+
+// nodeSnippet puts a snippet for the nodes' files on the nodes it is for:
+// (servers), (agents), or every node.
+func (rp *replay) nodeSnippet(s plan.Step, sn plan.Snippet, file string) {
+	n := 0
+	for _, x := range rp.nodes {
+		if strings.Contains(sn.File, "(servers)") && !server(x) || strings.Contains(sn.File, "(agents)") && server(x) {
+			continue
+		}
+		path := filepath.Join(rp.root(x), file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			rp.t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(sn.Content), 0o600); err != nil {
+			rp.t.Fatal(err)
+		}
+		n++
+	}
+	rp.row(s.ID, sn.File, fmt.Sprintf("snippet put on %d nodes", n))
+}
+
+// targets are the nodes a node command or check runs on, by its Where.
+func (rp *replay) targets(where string) []node {
+	var out []node
+	for _, n := range rp.nodes {
+		switch where {
+		case "each control-plane node, one at a time":
+			if controlPlane(n) {
+				out = append(out, n)
+			}
+		case "every node, control-plane nodes first, one at a time":
+			out = append(out, n)
+		case "the first server":
+			return rp.nodes[:1]
+		default:
+			rp.t.Fatalf("the replay does not know which nodes %q are", where)
+		}
+	}
+	return out
+}
+
+// absolute are the absolute paths of the nodes' own files in node commands.
+var absolute = regexp.MustCompile(`(^|[\s"'=])(/etc/|/var/lib/)`)
+
+// onNode runs a node command as written on a node: its /etc and /var/lib
+// under the node's root, sudo, systemctl and k3s the node's (sudo runs the
+// command; systemctl records what it is asked; k3s kubectl is the node's
+// kubectl).
+func (rp *replay) onNode(n node, shell string) (string, error) {
+	root := rp.root(n)
+	shell = absolute.ReplaceAllString(shell, "${1}"+root+"${2}")
+	return rp.try(shell, []string{"PATH=" + rp.shimDir() + ":" + rp.pathOf(), "NODE_ROOT=" + root, "NODE=" + n.node.Name})
+}
+
+func (rp *replay) pathOf() string {
+	for _, kv := range rp.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			return v
+		}
+	}
+	return "/usr/bin:/bin"
+}
+
+// shimDir holds the nodes' sudo, systemctl and k3s.
+func (rp *replay) shimDir() string {
+	if rp.shims != "" {
+		return rp.shims
+	}
+	dir := rp.t.TempDir()
+	for name, body := range map[string]string{
+		"sudo":      `exec "$@"`,
+		"systemctl": `echo "$*" >> "$NODE_ROOT/systemctl.log"`,
+		"k3s": `if [ "$1" = kubectl ]; then shift; exec kubectl --kubeconfig "$NODE_ROOT/etc/rancher/k3s/k3s.yaml" "$@"; fi
+echo "k3s $*: not a command the replay runs" >&2; exit 1`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			rp.t.Fatal(err)
+		}
+	}
+	rp.shims = dir
+	return dir
+}
+
+// nodeCheck runs a check on the nodes its Where names, as written on
+// each: the first server's view of a cluster it provisions waits until it
+// shows what its Expect says (the CCM initialises nodes in its own time);
+// the others must print something.
+func (rp *replay) nodeCheck(s plan.Step, c plan.Check) {
+	t := rp.t
+	for _, n := range rp.targets(c.Command.Where) {
+		var out string
+		var err error
+		if strings.Contains(c.Command.Shell, "addons.k3s.cattle.io") {
+			harness.WaitForState(t, 2*time.Minute, s.ID+"'s check on the first server to show the Addon and every node initialised", func() (bool, string) {
+				out, err = rp.onNode(n, c.Command.Shell)
+				problem := provisioned(out, rp.nodes)
+				return err == nil && problem == "", fmt.Sprintf("%v %s:\n%s", err, problem, out)
+			})
+		} else if out, err = rp.onNode(n, c.Command.Shell); err != nil || strings.TrimSpace(out) == "" {
+			t.Errorf("%s: the check %s on %s: %v, output %q", s.ID, c.Command.Shell, n.node.Name, err, out)
+		}
+		rp.row(s.ID, c.Command.Shell, "check as written on node "+n.node.Name+"'s root")
+		t.Logf("%s on %s: %s\n%s", s.ID, n.node.Name, c.Command.Shell, out)
+	}
+}
+
+// provisioned says what the first server's check of a provisioning
+// cluster lacks: the Addon of the servers' file, and every node with an
+// aws:/// provider ID and no uninitialized taint.
+func provisioned(out string, nodes []node) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "aws-cloud-controller-manager ") }) {
+		return "no Addon aws-cloud-controller-manager"
+	}
+	for _, x := range nodes {
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, x.node.Name+" ") })
+		if f := strings.Fields(lines[max(i, 0)]); i < 0 || len(f) != 3 || !strings.HasPrefix(f[1], "aws:///") || strings.Contains(f[2], uninitializedTaint) {
+			return "node " + x.node.Name + " without its aws:/// provider ID, or still tainted " + uninitializedTaint
+		}
+	}
+	return ""
+}
+
+// registerNodes registers the distribution's nodes: tainted uninitialized
+// as kubelets on the external provider do, or (a running cluster on no
+// cloud provider) without taint or provider ID.
+func (rp *replay) registerNodes(external bool) {
+	for _, n := range rp.nodes {
+		x := n.node.DeepCopy()
+		if !external {
+			x.Spec.Taints = slices.DeleteFunc(x.Spec.Taints, func(t corev1.Taint) bool { return t.Key == uninitializedTaint })
+		}
+		register(rp.t, *x)
+	}
+}
+
+// command runs a step's command as written, or does what it does on a
+// node.
+func (rp *replay) command(s plan.Step, c plan.Command) {
+	t := rp.t
+	switch {
+	case strings.HasPrefix(c.Description, "Or,"):
+		rp.row(s.ID, c.Shell, "not taken: "+c.Description)
+	case c.Kind == plan.KindCluster && strings.Contains(c.Where, "Rancher"):
+		rp.row(s.ID, c.Shell, "not taken: for clusters Rancher provisions (the replayed cluster is standalone)")
+	case c.Kind == plan.KindCluster:
+		t.Errorf("%s: no way to run %q (%s) here", s.ID, c.Shell, c.Where)
+	case c.Kind == plan.KindNode:
+		rp.node(s, c)
+	case strings.Contains(c.Shell, `"$NODE"`):
+		for _, n := range rp.nodes {
+			rp.shell(s.ID, c.Shell, []string{"NODE=" + n.node.Name})
+			rp.row(s.ID, c.Shell, "as written, NODE="+n.node.Name)
+		}
+	case c.Kind == plan.KindRenderer && strings.Contains(c.Shell, "upgrade --install") && strings.Contains(c.Shell, "--wait"):
+		rp.install(s, c)
+	default:
+		out := rp.shell(s.ID, c.Shell, nil)
+		rp.row(s.ID, c.Shell, fmt.Sprintf("as written (%d lines out)", strings.Count(out, "\n")))
+	}
+}
+
+// node does what a node command does on each node it names.
+func (rp *replay) node(s plan.Step, c plan.Command) {
+	t := rp.t
+	switch {
+	case rp.distro == "kubeadm" && strings.TrimSpace(c.Shell) == "sudo systemctl restart kubelet":
+		// The kubelet restarts with the flags the step's snippet gives; a
+		// registered Node keeps its spec (the kubelet taints a node at
+		// registration only).
+		i := slices.IndexFunc(s.Snippets, func(sn plan.Snippet) bool { return sn.File == "/var/lib/kubelet/kubeadm-flags.env" })
+		if i < 0 || !strings.Contains(s.Snippets[i].Content, "--cloud-provider=external") {
+			t.Fatalf("%s: the kubelets restart without --cloud-provider=external in kubeadm-flags.env", s.ID)
+		}
+		for _, n := range rp.nodes {
+			if got := getNode(t, n.node.Name); got.Spec.ProviderID != "" || slices.ContainsFunc(got.Spec.Taints, func(t corev1.Taint) bool { return t.Key == uninitializedTaint }) {
+				t.Fatalf("%s: node %s is not as a restarted kubelet leaves it: providerID %q, taints %v", s.ID, n.node.Name, got.Spec.ProviderID, got.Spec.Taints)
+			}
+		}
+		rp.row(s.ID, c.Shell, fmt.Sprintf("done as the nodes do: %d kubelets on --cloud-provider=external, Nodes unchanged", len(rp.nodes)))
+	case strings.HasPrefix(c.Shell, "sudo install ") && strings.Contains(c.Shell, "/server/manifests/"):
+		for _, n := range rp.targets(c.Where) {
+			if out, err := rp.onNode(n, c.Shell); err != nil {
+				t.Fatalf("%s on %s: %s: %v\n%s", s.ID, n.node.Name, c.Shell, err, out)
+			}
+			rp.row(s.ID, c.Shell, "as written on node "+n.node.Name+"'s root")
+		}
+		rp.manifested = true
+	default:
+		t.Errorf("%s: the replay cannot do the node command %q (%s)", s.ID, c.Shell, c.Where)
+	}
+}
+
+// install runs the step's install as written while the test is the
+// cluster's kubelets: once the DaemonSet controller has made the CCM's
+// pods, the real CCM runs with the DaemonSet's args and service account,
+// and as the policy the plan put on the control-plane role, and the pods
+// are marked ready, which the install waits for.
+func (rp *replay) install(s plan.Step, c plan.Command) {
+	t := rp.t
+	cmd, out := rp.start(c.Shell, nil)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	finished := false
+	t.Cleanup(func() {
+		if !finished {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	pods := rp.runPodsUnless(func() {
+		select {
+		case err := <-done:
+			finished = true
+			t.Fatalf("%s: %v before the CCM's pods ran\n%s", c.Shell, err, out)
+		default:
+		}
+	})
+	select {
+	case err := <-done:
+		finished = true
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.Shell, err, out)
+		}
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s: still waiting after 3 minutes\n%s", c.Shell, out)
+	}
+	rp.row(s.ID, c.Shell, fmt.Sprintf("as written; %d CCM pods ready, the CCM %s running", len(pods), rp.r.Version))
+}
+
+// runPods is the cluster's kubelets: once the DaemonSet controller has
+// made the CCM's pods, the real CCM runs with the DaemonSet's args and
+// service account, as the policy the plan put on the control-plane role,
+// and the pods are marked ready.
+func (rp *replay) runPods() []corev1.Pod { return rp.runPodsUnless(func() {}) }
+
+// runPodsUnless is runPods, calling stop while it waits for the pods.
+func (rp *replay) runPodsUnless(stop func()) []corev1.Pod {
+	t, ctx := rp.t, context.Background()
+	var pods []corev1.Pod
+	harness.WaitForState(t, 2*time.Minute, "the DaemonSet controller to make the CCM's pods", func() (bool, string) {
+		stop()
+		var err error
+		var desired int32
+		pods, desired, err = rp.ccmPods()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(pods) > 0 && int32(len(pods)) == desired, fmt.Sprintf("%d pods of %d", len(pods), desired)
+	})
+	if rp.ccm == nil {
+		rp.ccm = rp.runCCM(pods[0])
+	}
+	for _, p := range pods {
+		now := metav1.Now()
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, Ready: true, Image: p.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
+		if _, err := cp.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pods
+}
+
+// ccmPods are the pods of the CCM's DaemonSet, and the number the
+// DaemonSet controller wants for its current generation (-1 before it has
+// seen that generation).
+func (rp *replay) ccmPods() ([]corev1.Pod, int32, error) {
+	ctx := context.Background()
+	ds, err := cp.Client.AppsV1().DaemonSets(rp.p.CCM.Namespace).Get(ctx, rp.p.CCM.DaemonSet, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, -1, nil
+	}
+	if err != nil {
+		return nil, -1, err
+	}
+	desired := ds.Status.DesiredNumberScheduled
+	if ds.Status.ObservedGeneration != ds.Generation {
+		desired = -1
+	}
+	l, err := cp.Client.CoreV1().Pods(rp.p.CCM.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, -1, err
+	}
+	var out []corev1.Pod
+	for _, p := range l.Items {
+		if harness.OwnedBy(p, ds) && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, desired, nil
+}
+
+// runCCM runs the CCM as its pod would: the DaemonSet's args and service
+// account, once the authorizer answers for it, and the control-plane
+// role's policy, which the plan put.
+func (rp *replay) runCCM(pod corev1.Pod) *ccm {
+	t, ctx := rp.t, context.Background()
+	var doc struct{ PolicyDocument json.RawMessage }
+	name := rp.role[strings.LastIndex(rp.role, "/")+1:]
+	if err := aws.Call(ctx, "iam", "GetRolePolicy", map[string]any{"RoleName": name, "PolicyName": "aws-cloud-controller-manager"}, &doc); err != nil {
+		t.Fatalf("the CCM runs as the control-plane role, which has no policy aws-cloud-controller-manager: %v", err)
+	}
+	policy := []byte(doc.PolicyDocument)
+	var text string
+	if json.Unmarshal(policy, &text) == nil {
+		policy = []byte(text) // a document given as a string
+	}
+	account := pod.Spec.ServiceAccountName
+	var manifest string
+	if rp.manifested {
+		b, err := os.ReadFile(filepath.Join(rp.work, "aws-ccm.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest = string(b)
+	} else {
+		manifest = rp.shell("during.install-ccm", "helm get manifest "+rp.p.CCM.Release+" --namespace "+pod.Namespace, []string{"PATH=" + filepath.Dir(testtools.Helm3(t)) + ":/usr/bin:/bin"})
+	}
+	user, groups := harness.ServiceAccountUser(pod.Namespace, account)
+	want, err := harness.Grants(rbac(t, []byte(manifest)), user, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitAccess(t, cp.Client, 30*time.Second, want)
+	return runCCM(t, rp.r, "the control-plane role's, as the plan put it", policy, account, pod.Spec.Containers[0].Args,
+		awsccm.CloudConfig{Cluster: cluster, Network: network, URL: aws.URL}, trap)
+}
+
+// check runs a step's check as written: one that expects no output waits
+// for it (the CCM acts in its own time), one that expects exit 0 waits for
+// that; others must run.
+func (rp *replay) check(s plan.Step, c plan.Check) {
+	t := rp.t
+	nodes := []string{""}
+	if strings.Contains(c.Command.Shell, `"$NODE"`) {
+		nodes = nil
+		for _, n := range rp.nodes {
+			nodes = append(nodes, n.node.Name)
+		}
+	}
+	for _, n := range nodes {
+		var env []string
+		if n != "" {
+			env = []string{"NODE=" + n}
+		}
+		var out string
+		var err error
+		switch {
+		case strings.HasPrefix(c.Expect, "No output"):
+			harness.WaitForState(t, 2*time.Minute, s.ID+"'s check to print nothing", func() (bool, string) {
+				out, err = rp.try(c.Command.Shell, env)
+				return err == nil && strings.TrimSpace(out) == "", fmt.Sprintf("%v: %s", err, out)
+			})
+		case strings.HasPrefix(c.Expect, "Exit 0"):
+			harness.WaitForState(t, 2*time.Minute, s.ID+"'s check to exit 0", func() (bool, string) {
+				out, err = rp.try(c.Command.Shell, env)
+				return err == nil, fmt.Sprintf("%v: %s", err, out)
+			})
+		case strings.HasPrefix(c.Expect, "aws:///"):
+			harness.WaitForState(t, 2*time.Minute, s.ID+"'s check to show an aws:/// provider ID and no uninitialized taint", func() (bool, string) {
+				out, err = rp.try(c.Command.Shell, env)
+				return err == nil && strings.HasPrefix(out, "aws:///") && !strings.Contains(out, uninitializedTaint), fmt.Sprintf("%v: %s", err, out)
+			})
+		default:
+			out, err = rp.try(c.Command.Shell, env)
+			if err != nil && !strings.Contains(c.Command.Shell, "aws-ccm-renderer check") {
+				t.Errorf("%s: the check %s: %v\n%s", s.ID, c.Command.Shell, err, out)
+			}
+		}
+		how := "check as written"
+		if n != "" {
+			how += ", NODE=" + n
+		}
+		if err != nil {
+			how += fmt.Sprintf(" (%v)", err)
+		}
+		rp.row(s.ID, c.Command.Shell, how)
+		t.Logf("%s: %s\n%s", s.ID, c.Command.Shell, out)
+	}
+}
+
+// shell runs a command as written and fails the test when it fails.
+func (rp *replay) shell(step, shell string, env []string) string {
+	out, err := rp.try(shell, env)
+	if err != nil {
+		rp.t.Fatalf("%s: %s: %v\n%s", step, shell, err, out)
+	}
+	return out
+}
+
+// try runs a command as written in the operator's shell session: bash with
+// every variable the plan's commands set so far, errexit, and the chart
+// from the loopback repository; what the command sets is kept for the next.
+func (rp *replay) try(shell string, env []string) (string, error) {
+	cmd, out := rp.start(shell, env)
+	err := cmd.Wait()
+	rp.keep(cmd)
+	return out.String(), err
+}
+
+var replayStates atomic.Int64
+
+// start starts a command as try runs it; its combined output goes to the
+// buffer.
+func (rp *replay) start(shell string, env []string) (*exec.Cmd, *bytes.Buffer) {
+	t := rp.t
+	shell = strings.ReplaceAll(shell, "--repo "+rp.p.CCM.Repository, "--repo "+rp.repo)
+	state := filepath.Join(rp.work, fmt.Sprintf(".state-%d", replayStates.Add(1)))
+	script := "set -ea\ntrap 'env -0 > \"$REPLAY_STATE\"' EXIT\n" + shell + "\n"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = rp.work
+	cmd.Env = append(slices.Clone(rp.env), "REPLAY_STATE="+state, "HOME="+rp.work)
+	for k, v := range rp.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out
+}
+
+// keep takes the variables a finished command set or changed.
+func (rp *replay) keep(cmd *exec.Cmd) {
+	var state string
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, "REPLAY_STATE="); ok {
+			state = v
+		}
+	}
+	b, err := os.ReadFile(state)
+	if err != nil {
+		return
+	}
+	_ = os.Remove(state)
+	before := map[string]string{}
+	for _, kv := range cmd.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		before[k] = v
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "_" || k == "PWD" || k == "OLDPWD" || k == "SHLVL" || k == "REPLAY_STATE" || k == "NODE" {
+			continue
+		}
+		if old, had := before[k]; !had || old != v {
+			rp.vars[k] = v
+		}
+	}
+}
