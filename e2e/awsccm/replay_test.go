@@ -64,6 +64,9 @@ func TestPlanReplay(t *testing.T) {
 		{renderer.DistroKubeadm, plan.FromNone},
 		{renderer.DistroRKE2, plan.FromNew},
 		{renderer.DistroK3s, plan.FromNew},
+		{renderer.DistroRKE2, plan.FromBuiltin},
+		{renderer.DistroRKE2, plan.FromNone},
+		{renderer.DistroK3s, plan.FromNone},
 	} {
 		t.Run(string(c.distro)+"-"+c.from, func(t *testing.T) {
 			rp := newReplay(t, r, c.distro, c.from, kube)
@@ -93,6 +96,7 @@ type replay struct {
 	// manifested: before.cluster-manifest put the CCM in the servers'
 	// manifests folder.
 	manifested bool
+	kubelets   bool // the pods of the CCM's DaemonSet are being run
 }
 
 func newReplay(t *testing.T, r awsccm.Release, distro renderer.Distro, from, kube string) *replay {
@@ -233,7 +237,8 @@ func (rp *replay) run() {
 	defer rp.table()
 	rp.inputs()
 	if rp.p.From != plan.FromNew {
-		// A running cluster: its nodes as they are before the plan.
+		// A running cluster: its nodes as they are before the plan, on
+		// no cloud provider or on the distribution's own.
 		rp.registerNodes(false)
 	}
 	for _, ph := range rp.p.Phases {
@@ -303,7 +308,7 @@ func (rp *replay) inputs() {
 func (rp *replay) step(s plan.Step) {
 	for _, sn := range s.Snippets {
 		file := strings.Fields(sn.File)[0]
-		if filepath.IsAbs(file) && s.ID != "during.external-provider" {
+		if filepath.IsAbs(file) {
 			rp.nodeSnippet(s, sn, file)
 			continue
 		}
@@ -317,6 +322,10 @@ func (rp *replay) step(s plan.Step) {
 	}
 	if s.ID == "during.create" {
 		rp.create(s)
+	}
+	if slices.ContainsFunc(s.Commands, func(c plan.Command) bool { return c.Where == "that agent, once its Node is deleted" }) {
+		rp.reregister(s)
+		return
 	}
 	skip := rp.manifested && slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "With before.cluster-manifest") })
 	for _, c := range s.Commands {
@@ -476,7 +485,7 @@ var absolute = regexp.MustCompile(`(^|[\s"'=])(/etc/|/var/lib/)`)
 func (rp *replay) onNode(n node, shell string) (string, error) {
 	root := rp.root(n)
 	shell = absolute.ReplaceAllString(shell, "${1}"+root+"${2}")
-	return rp.try(shell, []string{"PATH=" + rp.shimDir() + ":" + rp.pathOf(), "NODE_ROOT=" + root, "NODE=" + n.node.Name})
+	return rp.try(shell, []string{"PATH=" + rp.shimDir() + ":" + rp.pathOf(), "NODE_ROOT=" + root, "NODE=" + n.node.Name, "NODE_UNITS=" + rp.units(n)})
 }
 
 func (rp *replay) pathOf() string {
@@ -495,8 +504,9 @@ func (rp *replay) shimDir() string {
 	}
 	dir := rp.t.TempDir()
 	for name, body := range map[string]string{
-		"sudo":      `exec "$@"`,
-		"systemctl": `echo "$*" >> "$NODE_ROOT/systemctl.log"`,
+		"sudo": `exec "$@"`,
+		"systemctl": `for u in $NODE_UNITS; do [ "$2" = "$u" ] && { echo "$*" >> "$NODE_ROOT/systemctl.log"; exit 0; }; done
+echo "Failed to $1 $2.service: Unit $2.service not found." >&2; exit 5`,
 		"k3s": `if [ "$1" = kubectl ]; then shift; exec kubectl --kubeconfig "$NODE_ROOT/etc/rancher/k3s/k3s.yaml" "$@"; fi
 echo "k3s $*: not a command the replay runs" >&2; exit 1`,
 	} {
@@ -556,6 +566,10 @@ func (rp *replay) registerNodes(external bool) {
 		x := n.node.DeepCopy()
 		if !external {
 			x.Spec.Taints = slices.DeleteFunc(x.Spec.Taints, func(t corev1.Taint) bool { return t.Key == uninitializedTaint })
+			if rp.p.From == plan.FromBuiltin {
+				// The distribution's own cloud controller initialised it.
+				x.Spec.ProviderID = rp.distro + "://" + x.Name
+			}
 		}
 		register(rp.t, *x)
 	}
@@ -575,7 +589,7 @@ func (rp *replay) command(s plan.Step, c plan.Command) {
 	case c.Kind == plan.KindNode:
 		rp.node(s, c)
 	case strings.Contains(c.Shell, `"$NODE"`):
-		for _, n := range rp.nodes {
+		for _, n := range rp.nodesOf(c.Description) {
 			rp.shell(s.ID, c.Shell, []string{"NODE=" + n.node.Name})
 			rp.row(s.ID, c.Shell, "as written, NODE="+n.node.Name)
 		}
@@ -605,6 +619,10 @@ func (rp *replay) node(s plan.Step, c plan.Command) {
 			}
 		}
 		rp.row(s.ID, c.Shell, fmt.Sprintf("done as the nodes do: %d kubelets on --cloud-provider=external, Nodes unchanged", len(rp.nodes)))
+	case strings.Contains(c.Shell, "sudo systemctl restart "):
+		for _, n := range rp.targets(c.Where) {
+			rp.restart(s, c, n)
+		}
 	case strings.HasPrefix(c.Shell, "sudo install ") && strings.Contains(c.Shell, "/server/manifests/"):
 		for _, n := range rp.targets(c.Where) {
 			if out, err := rp.onNode(n, c.Shell); err != nil {
@@ -680,16 +698,45 @@ func (rp *replay) runPodsUnless(stop func()) []corev1.Pod {
 		rp.ccm = rp.runCCM(pods[0])
 	}
 	for _, p := range pods {
-		now := metav1.Now()
-		p.Status.Phase = corev1.PodRunning
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, Ready: true, Image: p.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
-		if _, err := cp.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
+		if err := podReady(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if !rp.kubelets {
+		// The pods the DaemonSet controller makes later (a new server's)
+		// run too: the CCM already runs for them.
+		rp.kubelets = true
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(500 * time.Millisecond):
+				}
+				ps, _, _ := rp.ccmPods()
+				for _, p := range ps {
+					if p.Status.Phase != corev1.PodRunning {
+						_ = podReady(ctx, p) // the next round retries
+					}
+				}
+			}
+		}()
+		t.Cleanup(func() { close(stop); <-done })
+	}
 	return pods
+}
+
+// podReady marks a pod running and ready, as its kubelet does.
+func podReady(ctx context.Context, p corev1.Pod) error {
+	now := metav1.Now()
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, Ready: true, Image: p.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
+	_, err := cp.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, &p, metav1.UpdateOptions{})
+	return err
 }
 
 // ccmPods are the pods of the CCM's DaemonSet, and the number the
@@ -760,12 +807,15 @@ func (rp *replay) runCCM(pod corev1.Pod) *ccm {
 // check runs a step's check as written: one that expects no output waits
 // for it (the CCM acts in its own time), one that expects exit 0 waits for
 // that; others must run.
-func (rp *replay) check(s plan.Step, c plan.Check) {
+func (rp *replay) check(s plan.Step, c plan.Check, only ...node) {
 	t := rp.t
 	nodes := []string{""}
 	if strings.Contains(c.Command.Shell, `"$NODE"`) {
+		if only == nil {
+			only = rp.nodes
+		}
 		nodes = nil
-		for _, n := range rp.nodes {
+		for _, n := range only {
 			nodes = append(nodes, n.node.Name)
 		}
 	}
@@ -880,4 +930,139 @@ func (rp *replay) keep(cmd *exec.Cmd) {
 			rp.vars[k] = v
 		}
 	}
+}
+
+// nodesOf are the nodes a command with $NODE runs for, as its description
+// says: agents, or every node.
+func (rp *replay) nodesOf(description string) []node {
+	if !strings.HasPrefix(description, "Agents") {
+		return rp.nodes
+	}
+	var out []node
+	for _, n := range rp.nodes {
+		if !server(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// units are the services a node of the distribution runs.
+func (rp *replay) units(n node) string {
+	switch {
+	case rp.distro == "kubeadm":
+		return "kubelet"
+	case server(n) && rp.distro == "k3s":
+		return "k3s"
+	case server(n):
+		return rp.distro + "-server"
+	default:
+		return rp.distro + "-agent"
+	}
+}
+
+// restart runs a restart command as written on a node, then does what the
+// restarted service does: with the step's configuration on the node (its
+// kubelet on the external provider), a node whose Node object is gone
+// registers again, tainted uninitialized; a registered one keeps its
+// provider ID and taints (a kubelet sets both at registration only).
+func (rp *replay) restart(s plan.Step, c plan.Command, n node) {
+	t := rp.t
+	out, err := rp.onNode(n, c.Shell)
+	if err != nil {
+		t.Fatalf("%s on %s: %s: %v\n%s", s.ID, n.node.Name, c.Shell, err, out)
+	}
+	log, _ := os.ReadFile(filepath.Join(rp.root(n), "systemctl.log"))
+	if !strings.Contains(string(log), "restart "+rp.units(n)) {
+		t.Fatalf("%s on %s: %s did not restart %s (systemctl was asked: %q)", s.ID, n.node.Name, c.Shell, rp.units(n), log)
+	}
+	_ = os.Remove(filepath.Join(rp.root(n), "systemctl.log"))
+	if rp.distro == "rke2" || rp.distro == "k3s" {
+		want := map[string]string{"rke2": "cloud-provider-name: external", "k3s": "- cloud-provider=external"}[rp.distro]
+		if b, err := os.ReadFile(filepath.Join(rp.root(n), "etc/rancher", rp.distro, "config.yaml")); err != nil || !strings.Contains(string(b), want) {
+			t.Fatalf("%s: %s restarts without %q in its config.yaml (%v)", s.ID, n.node.Name, want, err)
+		}
+	}
+	how := "Node unchanged"
+	if _, err := cp.Client.CoreV1().Nodes().Get(context.Background(), n.node.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		register(t, n.node) // tainted uninitialized, no provider ID
+		how = "registered again, tainted uninitialized"
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	rp.row(s.ID, c.Shell, fmt.Sprintf("as written on node %s's root (%s restarted); done as it does: %s", n.node.Name, rp.units(n), how))
+}
+
+// reregister replays a step that registers agents again one at a time:
+// for each agent its commands in order (the workstation's with NODE, then
+// the agent's own), then the checks for NODE; then the servers, replaced
+// as the step's note says, by new machines that join with the step's
+// configuration, the old ones removed; then the other checks.
+func (rp *replay) reregister(s plan.Step) {
+	t := rp.t
+	for _, n := range rp.nodesOf("Agents") {
+		env := []string{"NODE=" + n.node.Name}
+		for _, c := range s.Commands {
+			if c.Where == "that agent, once its Node is deleted" {
+				rp.restart(s, c, n)
+				continue
+			}
+			rp.shell(s.ID, c.Shell, env)
+			rp.row(s.ID, c.Shell, "as written, NODE="+n.node.Name)
+		}
+	}
+	for _, c := range s.Checks {
+		if c.Command != nil && strings.Contains(c.Command.Shell, `"$NODE"`) {
+			rp.check(s, c, rp.nodesOf("Agents")...)
+		}
+	}
+	if !slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "Replace servers one at a time") }) {
+		t.Fatalf("%s: the step registers agents again and says nothing of the servers", s.ID)
+	}
+	for i, n := range rp.nodes {
+		if server(n) {
+			rp.nodes[i] = rp.replaceServer(s, n)
+		}
+	}
+	for _, c := range s.Checks {
+		if c.Command != nil && !strings.Contains(c.Command.Shell, `"$NODE"`) {
+			rp.check(s, c)
+		}
+	}
+}
+
+// replaceServer replaces a server by a new machine: an instance of the
+// cluster whose node joins with the server configuration the plan put on
+// the old one, registering tainted uninitialized under its instance's
+// name; then the old server is removed (its Node deleted, its instance
+// terminated), as the distribution documents.
+func (rp *replay) replaceServer(s plan.Step, old node) node {
+	t, ctx := rp.t, context.Background()
+	in := extraInstance(t, old.instance.Name+"-new")
+	n := old
+	n.instance = in
+	n.node = *old.node.DeepCopy()
+	n.node.Name = in.PrivateDNSName
+	n.node.Labels["kubernetes.io/hostname"] = n.node.Name
+	n.node.Spec.ProviderID = ""
+	registered(rp.distro, &n.node, in)
+	config := filepath.Join("etc/rancher", rp.distro, "config.yaml")
+	b, err := os.ReadFile(filepath.Join(rp.root(old), config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(rp.root(n), config)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	register(t, n.node)
+	if err := cp.Client.CoreV1().Nodes().Delete(ctx, old.node.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitInitialisedNode(t, rp.ccm, n.node.Name)
+	rp.row(s.ID, "server "+old.node.Name, "replaced as the note says: "+n.node.Name+" joined with its config.yaml, initialised by the CCM; the old Node deleted")
+	return n
 }
