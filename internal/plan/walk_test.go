@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -690,6 +693,10 @@ func TestAsWritten(t *testing.T) {
 			}},
 		{"RKE2 builtin: no instance ID from nodes-before.txt, whose provider IDs are rke2://", build("rke2", "builtin", "1.36"), noInstanceIDFromNodes},
 		{"kubeadm none: no instance ID from nodes-before.txt, whose provider IDs are empty", build("kubeadm", "none", "1.34"), noInstanceIDFromNodes},
+		{"RKE2 new: after a manifests-folder install no check names a Helm release (there is none)", build("rke2", "new", "1.37"), noReleaseCheck},
+		{"K3s new: the same", build("k3s", "new", "1.34"), noReleaseCheck},
+		{"RKE2 new: the first server's check of a provisioning cluster comes once the cluster is created", build("rke2", "new", "1.37"), provisioningAfterCreate},
+		{"K3s new: the same", build("k3s", "new", "1.35"), provisioningAfterCreate},
 		{"in-tree: the instance ID is the last part of an aws:/// provider ID in nodes-before.txt", build("kubeadm", "", "1.26"),
 			func(p *plan.Plan) string {
 				for _, in := range p.Inputs {
@@ -706,6 +713,32 @@ func TestAsWritten(t *testing.T) {
 	}
 }
 
+func noReleaseCheck(p *plan.Plan) string {
+	for _, s := range allSteps(p) {
+		for _, c := range allStepCommands(s) {
+			if c.Kind == plan.KindCheck && strings.Contains(c.Shell, "--release") {
+				return s.ID + ": " + c.Shell
+			}
+		}
+	}
+	return ""
+}
+
+func provisioningAfterCreate(p *plan.Plan) string {
+	at := ""
+	for _, s := range allSteps(p) {
+		for _, c := range s.Checks {
+			if c.Command != nil && strings.Contains(c.Command.Shell, "addons.k3s.cattle.io") {
+				at = s.ID
+			}
+		}
+	}
+	if at != "during.create" {
+		return "the check is in " + at
+	}
+	return ""
+}
+
 func reregisterAgents(p *plan.Plan) string {
 	for _, s := range allSteps(p) {
 		if s.ID != "during.reregister-nodes" {
@@ -719,6 +752,45 @@ func reregisterAgents(p *plan.Plan) string {
 		return has(strings.Join(s.Notes, " "), "Replace servers one at a time")
 	}
 	return "no during.reregister-nodes"
+}
+
+// TestConfigChecksRun runs each plan's check of the nodes' configuration
+// as written (without sudo, the node's files under a directory of its
+// own) on a node that holds the step's snippet and no config.yaml.d: it
+// prints the snippet's keys and exits 0.
+func TestConfigChecksRun(t *testing.T) {
+	abs := regexp.MustCompile(`(^|[\s"'=])/etc/`)
+	for _, d := range []string{"rke2", "k3s"} {
+		for _, from := range []string{plan.FromNew, plan.FromNone, plan.FromBuiltin} {
+			o := plan.DefaultOptions()
+			o.Distro, o.From, o.KubeVersion = renderer.Distro(d), from, "1.37"
+			p := mustBuild(t, o)
+			for _, s := range allSteps(p) {
+				for _, c := range s.Checks {
+					if c.Command == nil || !strings.Contains(c.Command.Shell, "/etc/rancher/"+d+"/config.yaml") {
+						continue
+					}
+					i := slices.IndexFunc(s.Snippets, func(sn plan.Snippet) bool { return strings.HasPrefix(sn.File, "/etc/rancher/"+d+"/config.yaml") })
+					if i < 0 {
+						t.Fatalf("%s --from=%s %s: a check of config.yaml beside no snippet of it", d, from, s.ID)
+					}
+					root := t.TempDir()
+					file := filepath.Join(root, "etc/rancher", d, "config.yaml")
+					if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(file, []byte(s.Snippets[i].Content), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					shell := abs.ReplaceAllString(strings.ReplaceAll(c.Command.Shell, "sudo ", ""), "${1}"+root+"/etc/")
+					out, err := exec.Command("sh", "-c", shell).CombinedOutput()
+					if err != nil || len(bytes.TrimSpace(out)) == 0 {
+						t.Errorf("%s --from=%s %s: %s on a node with the snippet: %v, output %q", d, from, s.ID, c.Command.Shell, err, out)
+					}
+				}
+			}
+		}
+	}
 }
 
 func noInstanceIDFromNodes(p *plan.Plan) string {
