@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,9 +22,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -50,7 +55,20 @@ func TestPlanReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The control plane is shared: what other tests left of the CCM's
+	// objects (their RBAC stays from test to test) goes, for the plans'
+	// Helm installs to own.
+	renders(t)
+	leftovers, err := harness.Decode(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Remove(context.Background(), leftovers); err != nil {
+		t.Fatal(err)
+	}
+	appliedRBAC = nil
 	addonCRD(t)
+	imds = serveIMDS(t)
 	kcm, err := cp.StartControllerManager(bin, []string{"daemonset"})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +114,8 @@ type replay struct {
 	// manifested: before.cluster-manifest put the CCM in the servers'
 	// manifests folder.
 	manifested bool
-	kubelets   bool // the pods of the CCM's DaemonSet are being run
+	kubelets   bool     // the pods of the CCM's DaemonSet are being run
+	args       []string // the running CCM's
 }
 
 func newReplay(t *testing.T, r awsccm.Release, distro renderer.Distro, from, kube string) *replay {
@@ -124,8 +143,11 @@ func newReplay(t *testing.T, r awsccm.Release, distro renderer.Distro, from, kub
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := strings.Join([]string{filepath.Dir(testtools.Renderer(t)), filepath.Dir(testtools.Kubectl(t)),
-		filepath.Dir(testtools.Crane(t)), filepath.Dir(awsCLI(t)), "/usr/local/bin", "/usr/bin", "/bin"}, string(filepath.ListSeparator))
+	dirs := []string{filepath.Dir(testtools.Renderer(t)), filepath.Dir(testtools.Kubectl(t)), filepath.Dir(testtools.Crane(t)), filepath.Dir(awsCLI(t))}
+	if k := os.Getenv("KUBEADM"); k != "" {
+		dirs = append(dirs, filepath.Dir(k)) // kubeadm config validate
+	}
+	path := strings.Join(append(dirs, "/usr/local/bin", "/usr/bin", "/bin"), string(filepath.ListSeparator))
 	env := slices.DeleteFunc(testtools.HelmEnv(t), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return name == "PATH" || strings.HasPrefix(name, "AWS_") || strings.HasSuffix(strings.ToLower(name), "_proxy")
@@ -161,13 +183,24 @@ func (rp *replay) uninstall() {
 	}
 }
 
-// awsCLI is the AWS CLI on the PATH: the plans' AWS commands are written
-// for it.
+// awsCLI is the AWS CLI the plans' AWS commands are written for: aws on
+// the PATH, or the Python module of moto's Python (awscli, beside boto3)
+// run as aws.
 func awsCLI(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatal("the plan replay runs the plans' AWS commands with the AWS CLI, which is not on the PATH: pip install awscli")
+	if p, err := exec.LookPath("aws"); err == nil {
+		return p
+	}
+	python := os.Getenv("PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	if err := exec.Command(python, "-c", "import awscli").Run(); err != nil {
+		t.Fatalf("the plan replay runs the plans' AWS commands with the AWS CLI: no aws on the PATH and no awscli module in %s (pip install awscli)", python)
+	}
+	p := filepath.Join(t.TempDir(), "aws")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec "+python+" -m awscli \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
@@ -287,6 +320,9 @@ func (rp *replay) inputs() {
 			rp.vars[in.Name] = rp.nodes[0].instance.ID // a control-plane instance's
 		case in.Name == "CLUSTER_ID":
 			rp.vars[in.Name] = cluster.ID
+		case in.Name == "ECR_IMAGE":
+			rp.row("inputs", in.Name, "not set: the replayed cluster pulls no image from ECR (before.ecr-credentials lists none)")
+			continue
 		case in.Name == "CLUSTER_NAME":
 			rp.row("inputs", in.Name, "not set: only the commands for Rancher's local cluster read it")
 			continue
@@ -326,6 +362,16 @@ func (rp *replay) step(s plan.Step) {
 	if slices.ContainsFunc(s.Commands, func(c plan.Command) bool { return c.Where == "that agent, once its Node is deleted" }) {
 		rp.reregister(s)
 		return
+	}
+	if slices.ContainsFunc(s.Checks, func(c plan.Check) bool { return strings.Contains(c.Expect, "No ECR images listed: nothing to do") }) && len(s.Commands) > 0 {
+		c := s.Commands[0]
+		if out := rp.shell(s.ID, c.Shell, nil); strings.TrimSpace(out) == "" {
+			rp.row(s.ID, c.Shell, "as written: no ECR image listed")
+			rp.row(s.ID, "the rest of the step", "not taken: no ECR images listed, nothing to do, as its check's Expect says")
+			return
+		}
+		t := rp.t
+		t.Fatalf("%s: the replayed cluster pulls from ECR", s.ID)
 	}
 	skip := rp.manifested && slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "With before.cluster-manifest") })
 	for _, c := range s.Commands {
@@ -438,21 +484,69 @@ func server(n node) bool {
 // nodeSnippet puts a snippet for the nodes' files on the nodes it is for:
 // (servers), (agents), or every node.
 func (rp *replay) nodeSnippet(s plan.Step, sn plan.Snippet, file string) {
+	if strings.HasPrefix(sn.Note, "Per node, with its own values") {
+		rp.row(s.ID, sn.File, "per node, from the step's command (below)")
+		return
+	}
 	n := 0
 	for _, x := range rp.nodes {
 		if strings.Contains(sn.File, "(servers)") && !server(x) || strings.Contains(sn.File, "(agents)") && server(x) {
 			continue
 		}
-		path := filepath.Join(rp.root(x), file)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			rp.t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(sn.Content), 0o600); err != nil {
-			rp.t.Fatal(err)
-		}
+		rp.putOnNode(x, file, sn.Content)
 		n++
 	}
-	rp.row(s.ID, sn.File, fmt.Sprintf("snippet put on %d nodes", n))
+	rp.row(s.ID, sn.File, fmt.Sprintf("snippet put on %d nodes (merged into the file: lists keep their items)", n))
+}
+
+// putOnNode puts YAML on a node's file as an operator does: into the file
+// when it exists, each key the content gives replacing the file's, a list
+// keeping the file's items beside the content's.
+func (rp *replay) putOnNode(n node, file, content string) {
+	t := rp.t
+	path := filepath.Join(rp.root(n), file)
+	if ext := filepath.Ext(file); ext != ".yaml" && ext != ".yml" {
+		// Not YAML (a kubelet's flags file): the content is the file.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	merged := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := yaml.Unmarshal(b, &merged); err != nil {
+			t.Fatalf("%s on %s: %v", file, n.node.Name, err)
+		}
+	}
+	var add map[string]any
+	if err := yaml.Unmarshal([]byte(content), &add); err != nil {
+		t.Fatalf("the snippet for %s is not YAML: %v\n%s", file, err, content)
+	}
+	for k, v := range add {
+		old, isList := merged[k].([]any)
+		if items, ok := v.([]any); ok && isList {
+			for _, it := range items {
+				if !slices.ContainsFunc(old, func(o any) bool { return fmt.Sprint(o) == fmt.Sprint(it) }) {
+					old = append(old, it)
+				}
+			}
+			v = old
+		}
+		merged[k] = v
+	}
+	b, err := yaml.Marshal(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // targets are the nodes a node command or check runs on, by its Where.
@@ -485,6 +579,8 @@ var absolute = regexp.MustCompile(`(^|[\s"'=])(/etc/|/var/lib/)`)
 func (rp *replay) onNode(n node, shell string) (string, error) {
 	root := rp.root(n)
 	shell = absolute.ReplaceAllString(shell, "${1}"+root+"${2}")
+	// The instance metadata of the node's instance, on loopback.
+	shell = strings.ReplaceAll(shell, "http://169.254.169.254", imds.URL+"/"+n.instance.ID)
 	return rp.try(shell, []string{"PATH=" + rp.shimDir() + ":" + rp.pathOf(), "NODE_ROOT=" + root, "NODE=" + n.node.Name, "NODE_UNITS=" + rp.units(n)})
 }
 
@@ -508,6 +604,10 @@ func (rp *replay) shimDir() string {
 		"systemctl": `for u in $NODE_UNITS; do [ "$2" = "$u" ] && { echo "$*" >> "$NODE_ROOT/systemctl.log"; exit 0; }; done
 echo "Failed to $1 $2.service: Unit $2.service not found." >&2; exit 5`,
 		"k3s": `if [ "$1" = kubectl ]; then shift; exec kubectl --kubeconfig "$NODE_ROOT/etc/rancher/k3s/k3s.yaml" "$@"; fi
+if [ "$1 $2 $3" = "etcd-snapshot save --name" ] && [ $# = 4 ]; then
+  d="$NODE_ROOT/var/lib/rancher/k3s/server/db/snapshots"; f="$4-$NODE-$(date +%s)"
+  mkdir -p "$d" && : > "$d/$f" && echo "Snapshot $f saved."; exit
+fi
 echo "k3s $*: not a command the replay runs" >&2; exit 1`,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
@@ -619,6 +719,31 @@ func (rp *replay) node(s plan.Step, c plan.Command) {
 			}
 		}
 		rp.row(s.ID, c.Shell, fmt.Sprintf("done as the nodes do: %d kubelets on --cloud-provider=external, Nodes unchanged", len(rp.nodes)))
+	case strings.Contains(c.Shell, "http://169.254.169.254/latest/"):
+		for _, n := range rp.targets(c.Where) {
+			out, err := rp.onNode(n, c.Shell)
+			if err != nil {
+				t.Fatalf("%s on %s: %s: %v\n%s", s.ID, n.node.Name, c.Shell, err, out)
+			}
+			want := fmt.Sprintf("local-hostname: %s\ninstance-id: %s\nplacement/availability-zone: %s", n.instance.PrivateDNSName, n.instance.ID, n.instance.Zone)
+			if strings.TrimSpace(out) != want {
+				t.Fatalf("%s on %s: %s printed\n%s\nwant\n%s", s.ID, n.node.Name, c.Shell, out, want)
+			}
+			how := "its name is its local-hostname: nothing to put"
+			if n.instance.PrivateDNSName != n.node.Name {
+				rp.putOnNode(n, "etc/rancher/"+rp.distro+"/config.yaml", "node-name: "+n.instance.PrivateDNSName)
+				how = "node-name put in its config.yaml"
+			}
+			rp.row(s.ID, c.Shell, "as written on node "+n.node.Name+"'s root, instance metadata on loopback; "+how)
+		}
+	case strings.HasPrefix(c.Shell, "sudo k3s etcd-snapshot save "):
+		for _, n := range rp.targets(c.Where) {
+			out, err := rp.onNode(n, c.Shell)
+			if err != nil || !strings.Contains(out, "saved") {
+				t.Fatalf("%s on %s: %s: %v\n%s", s.ID, n.node.Name, c.Shell, err, out)
+			}
+			rp.row(s.ID, c.Shell, "as written on node "+n.node.Name+"'s root (k3s: a snapshot file written): "+strings.TrimSpace(out))
+		}
 	case strings.Contains(c.Shell, "sudo systemctl restart "):
 		for _, n := range rp.targets(c.Where) {
 			rp.restart(s, c, n)
@@ -694,8 +819,16 @@ func (rp *replay) runPodsUnless(stop func()) []corev1.Pod {
 		}
 		return len(pods) > 0 && int32(len(pods)) == desired, fmt.Sprintf("%d pods of %d", len(pods), desired)
 	})
-	if rp.ccm == nil {
-		rp.ccm = rp.runCCM(pods[0])
+	switch {
+	case rp.ccm == nil:
+		rp.ccm, rp.args = rp.runCCM(pods[0]), pods[0].Spec.Containers[0].Args
+	case !slices.Equal(rp.args, pods[0].Spec.Containers[0].Args):
+		// An upgrade changed what the CCM runs with: its pods restart.
+		rp.ccm.proc.Stop()
+		if err := cp.Client.CoordinationV1().Leases("kube-system").Delete(ctx, "cloud-controller-manager", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		rp.ccm, rp.args = rp.runCCM(pods[0]), pods[0].Spec.Containers[0].Args
 	}
 	for _, p := range pods {
 		if err := podReady(ctx, p); err != nil {
@@ -761,7 +894,9 @@ func (rp *replay) ccmPods() ([]corev1.Pod, int32, error) {
 	}
 	var out []corev1.Pod
 	for _, p := range l.Items {
-		if harness.OwnedBy(p, ds) && p.DeletionTimestamp == nil {
+		// The pods of the DaemonSet's current template (a rolling update
+		// replaces the others one node at a time).
+		if harness.OwnedBy(p, ds) && p.DeletionTimestamp == nil && p.Labels["pod-template-generation"] == strconv.FormatInt(ds.Generation, 10) {
 			out = append(out, p)
 		}
 	}
@@ -846,6 +981,9 @@ func (rp *replay) check(s plan.Step, c plan.Check, only ...node) {
 			out, err = rp.try(c.Command.Shell, env)
 			if err != nil && !strings.Contains(c.Command.Shell, "aws-ccm-renderer check") {
 				t.Errorf("%s: the check %s: %v\n%s", s.ID, c.Command.Shell, err, out)
+			}
+			if bad := crossedIn(c.Expect, out); len(bad) > 0 {
+				t.Errorf("%s: the check's Expect is %q; it printed:\n%s", s.ID, c.Expect, strings.Join(bad, "\n"))
 			}
 		}
 		how := "check as written"
@@ -1065,4 +1203,109 @@ func (rp *replay) replaceServer(s plan.Step, old node) node {
 	waitInitialisedNode(t, rp.ccm, n.node.Name)
 	rp.row(s.ID, "server "+old.node.Name, "replaced as the note says: "+n.node.Name+" joined with its config.yaml, initialised by the CCM; the old Node deleted")
 	return n
+}
+
+// noCross is how an Expect names the areas of check's table that must have
+// no ✗ line: "No ✗ line in the iam area", "No ✗ in the options area",
+// "No ✗ line in the instance, cluster-id, security-group and subnet areas".
+var noCross = regexp.MustCompile(`^No ✗(?: line)? in the ([a-z, -]+?) areas?\b`)
+
+// onlyScheme is how an Expect allows ✗ instance lines of nodes on another
+// provider's IDs.
+var onlyScheme = regexp.MustCompile(`in the instance area only the nodes on their (\S+) provider IDs`)
+
+// crossedIn returns check's ✗ lines in the areas the Expect says must have
+// none.
+func crossedIn(expect, out string) []string {
+	m := noCross.FindStringSubmatch(expect)
+	if m == nil {
+		return nil
+	}
+	areas := strings.FieldsFunc(strings.ReplaceAll(m[1], " and ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	// "..., and in the instance area only the nodes on their rke2://
+	// provider IDs": an instance line must name such a provider ID.
+	scheme := ""
+	if o := onlyScheme.FindStringSubmatch(strings.Join(strings.Fields(expect), " ")); o != nil {
+		scheme = o[1]
+		areas = append(areas, "instance")
+	}
+	var bad []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "✗" || !slices.Contains(areas, f[1]) {
+			continue
+		}
+		if f[1] == "instance" && scheme != "" && strings.Contains(l, `providerID "`+scheme) {
+			continue
+		}
+		bad = append(bad, l)
+	}
+	return bad
+}
+
+func TestCrossedIn(t *testing.T) {
+	out := "Cluster e2e\n  ✗ node          3 nodes: no providerID\n  ✗ subnet        no subnet for internal ELBs\n  ✓ iam           may do all 49 actions\n"
+	for _, c := range []struct {
+		expect string
+		want   int
+	}{
+		{"No ✗ line in the iam area: a ✓ line", 0},
+		{"No ✗ line in the instance, cluster-id, security-group and subnet areas: every node's", 1},
+		{"No ✗ in the options area (options a component", 0},
+		{"No ✗ line in the node area", 1},
+		{"Exit 0: a CCM pod ready", 0},
+		{"No ✗ line in the cluster-id, security-group and subnet areas, and in the instance area only the nodes on their rke2:// provider IDs, which", 1},
+	} {
+		if got := crossedIn(c.expect, out); len(got) != c.want {
+			t.Errorf("crossedIn(%q): %q, want %d lines", c.expect, got, c.want)
+		}
+	}
+	instances := "  ✗ instance      a: its providerID \"rke2://a\" names no instance\n  ✗ instance      b: no instance i-1\n"
+	for _, c := range []struct {
+		expect string
+		want   int
+	}{
+		{"No ✗ line in the cluster-id areas, and in the instance area only the nodes on their rke2:// provider IDs", 1},
+		{"No ✗ line in the cluster-id areas, and in the instance area only the nodes on their k3s:// provider IDs", 2},
+		{"No ✗ line in the instance, cluster-id areas", 2},
+	} {
+		if got := crossedIn(c.expect, instances); len(got) != c.want {
+			t.Errorf("crossedIn(%q): %q, want %d lines", c.expect, got, c.want)
+		}
+	}
+}
+
+// imds is the instance metadata service of the cluster's instances, on
+// loopback: /<instance-id>/latest/... answers as IMDSv2 does for that
+// instance (a token from PUT api/token, required by the reads).
+var imds *httptest.Server
+
+func serveIMDS(t *testing.T) *httptest.Server {
+	byID := map[string]moto.Instance{}
+	for _, n := range nodes {
+		byID[n.instance.ID] = n.instance
+	}
+	const token = "replay-imds-token"
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		in, ok := byID[id]
+		switch {
+		case !ok:
+			http.NotFound(w, r)
+		case rest == "latest/api/token" && r.Method == http.MethodPut && r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds") != "":
+			fmt.Fprint(w, token)
+		case r.Header.Get("X-aws-ec2-metadata-token") != token:
+			w.WriteHeader(http.StatusUnauthorized)
+		case rest == "latest/meta-data/local-hostname":
+			fmt.Fprint(w, in.PrivateDNSName)
+		case rest == "latest/meta-data/instance-id":
+			fmt.Fprint(w, in.ID)
+		case rest == "latest/meta-data/placement/availability-zone":
+			fmt.Fprint(w, in.Zone)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
 }

@@ -151,7 +151,7 @@ done`)
 	}
 
 	snapshot := func(name string) Command {
-		return script(KindNode, atControlPlane, b.text("k3s.snapshot"), "sudo k3s etcd-snapshot save --name "+name)
+		return script(KindNode, atFirstServer, b.text("k3s.snapshot"), "sudo k3s etcd-snapshot save --name "+name)
 	}
 	restore := b.text("k3s.restore")
 

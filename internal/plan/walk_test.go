@@ -697,6 +697,15 @@ func TestAsWritten(t *testing.T) {
 		{"K3s new: the same", build("k3s", "new", "1.34"), noReleaseCheck},
 		{"RKE2 new: the first server's check of a provisioning cluster comes once the cluster is created", build("rke2", "new", "1.37"), provisioningAfterCreate},
 		{"K3s new: the same", build("k3s", "new", "1.35"), provisioningAfterCreate},
+		{"K3s builtin: the etcd snapshot, taken on one server, is run on one server", build("k3s", "builtin", "1.37"),
+			func(p *plan.Plan) string {
+				for _, c := range step(t, p, "before.etcd-snapshot").Commands {
+					if strings.Contains(c.Description, "On one server") && c.Where != "the first server" {
+						return "run on " + c.Where
+					}
+				}
+				return ""
+			}},
 		{"in-tree: the instance ID is the last part of an aws:/// provider ID in nodes-before.txt", build("kubeadm", "", "1.26"),
 			func(p *plan.Plan) string {
 				for _, in := range p.Inputs {
