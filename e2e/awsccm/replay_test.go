@@ -84,6 +84,7 @@ func TestPlanReplay(t *testing.T) {
 		{renderer.DistroK3s, plan.FromNew},
 		{renderer.DistroRKE2, plan.FromBuiltin},
 		{renderer.DistroRKE2, plan.FromNone},
+		{renderer.DistroK3s, plan.FromBuiltin},
 		{renderer.DistroK3s, plan.FromNone},
 	} {
 		t.Run(string(c.distro)+"-"+c.from, func(t *testing.T) {

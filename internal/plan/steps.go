@@ -314,7 +314,7 @@ func (b *builder) ebsCSI(why string) Step {
 				"-o", "custom-columns=NAME:.metadata.name,IN-TREE-EBS:.spec.awsElasticBlockStore.volumeID,CSI:.spec.csi.driver")),
 			run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command.2"), "kubectl", "get", "storageclass",
 				"-o", "custom-columns=NAME:.metadata.name,PROVISIONER:.provisioner"),
-			run(KindKubectl, atWorkstation, "The EBS CSI driver", "kubectl", "get", "csidriver", "ebs.csi.aws.com"),
+			run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command.3"), "kubectl", "get", "csidriver", "ebs.csi.aws.com", "--ignore-not-found"),
 		},
 		Checks: []Check{{
 			Description: "EBS",

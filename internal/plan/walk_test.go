@@ -29,9 +29,10 @@ const (
 	walkTest    = "a test named in user-visible text"
 	walkVersion = "another minor's version claim"
 	walkHead    = "input not named at the plan's head"
+	walkAbsent  = "a read of one object that fails when it is absent"
 )
 
-var walkClasses = []string{walkVar, walkFile, walkHead, walkHint, walkFlagIn, walkTest, walkVersion}
+var walkClasses = []string{walkVar, walkFile, walkHead, walkHint, walkFlagIn, walkTest, walkVersion, walkAbsent}
 
 // wellKnownEnv are the variables a shell has without the plan.
 var wellKnownEnv = map[string]bool{"PATH": true, "HOME": true, "USER": true, "PWD": true, "SHELL": true, "TMPDIR": true,
@@ -445,6 +446,11 @@ func walk(t *testing.T, name string, p *plan.Plan, hints *hintPlans) []walkDefec
 			if rollback {
 				stepSet, stepWritten = mapsClone(set), mapsClone(written)
 			}
+			// A step that says what to do when an object is absent reads
+			// it without failing the shell (set -e runs the plan on).
+			if !rollback && getsOneObject(c.Argv) {
+				report(walkAbsent, s.ID, strings.Join(c.Argv, " "))
+			}
 			sc := scanShell(c.Shell)
 			for _, u := range sc.uses {
 				local := slices.ContainsFunc(sc.defs, func(d shellName) bool { return d.name == u.name && d.at < u.at })
@@ -569,6 +575,25 @@ func walk(t *testing.T, name string, p *plan.Plan, hints *hintPlans) []walkDefec
 		}
 	}
 	return defects
+}
+
+// getsOneObject: kubectl get KIND NAME without --ignore-not-found (or an
+// output that names what it prints).
+func getsOneObject(argv []string) bool {
+	if len(argv) < 2 || argv[0] != "kubectl" || argv[1] != "get" || slices.Contains(argv, "--ignore-not-found") {
+		return false
+	}
+	var words []string
+	for i := 2; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case a == "-o" || a == "-n" || a == "--namespace" || a == "-l" || a == "--selector":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			words = append(words, a)
+		}
+	}
+	return len(words) >= 2
 }
 
 func stepWrites(s plan.Step, f string) bool {
