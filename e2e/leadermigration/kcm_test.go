@@ -17,7 +17,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -331,7 +330,7 @@ func TestMigrationLeasePermissions(t *testing.T) {
 				// CCM that has.
 				set += ",image.tag=v1.21.0"
 			}
-			if tag, _ := upstream.DefaultImageTag(version); kversion.MustParseGeneric(tag).Minor() > releases.LastInTreeMinor {
+			if tag, _ := releases.DefaultImageTag(version); kversion.MustParseGeneric(tag).Minor() > releases.LastInTreeMinor {
 				// Its default CCM is newer than any cluster that migrates,
 				// which the renderer refuses in migrate mode.
 				set += "," + pinned

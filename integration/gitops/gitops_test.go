@@ -31,7 +31,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -158,7 +157,7 @@ type cmpRun struct {
 // plugin is strict and a CCM of another minor than the cluster's warns.
 func defaultKube(t *testing.T) string {
 	t.Helper()
-	tag, ok := upstream.DefaultImageTag(testtools.LatestChartVersion)
+	tag, ok := releases.DefaultImageTag(testtools.LatestChartVersion)
 	if !ok {
 		t.Fatalf("no default image tag for chart %s", testtools.LatestChartVersion)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -46,7 +45,7 @@ func TestHelm3Template(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defaultTag, _ := upstream.DefaultImageTag(version)
+		defaultTag, _ := releases.DefaultImageTag(version)
 		defaultMinor := minorOf(t, defaultTag)
 		for _, distro := range renderer.Distros {
 			for _, mode := range renderer.Modes {

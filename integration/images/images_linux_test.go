@@ -40,6 +40,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -371,7 +372,7 @@ func TestArgoCDImageGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kube, ok := upstream.DefaultImageTag(testtools.LatestChartVersion)
+	kube, ok := releases.DefaultImageTag(testtools.LatestChartVersion)
 	if !ok {
 		t.Fatalf("no default image tag for chart %s", testtools.LatestChartVersion)
 	}

@@ -32,7 +32,7 @@ import (
 // home (the chart from a directory, values from files and flags).
 func TestWrapperChartInstallVersions(t *testing.T) {
 	dir := testtools.WrapperChart(t)
-	def, ok := upstream.DefaultImageTag(upstream.LatestChartVersion)
+	def, ok := releases.DefaultImageTag(upstream.LatestChartVersion)
 	if !ok {
 		t.Fatalf("no default tag for chart %s", upstream.LatestChartVersion)
 	}
@@ -151,7 +151,7 @@ func install(t *testing.T, dir, kube string, files, sets []string) (manifests, n
 // chart deploys by default: the wrapper chart's defaults render for it.
 func defaultTagKube(t *testing.T) string {
 	t.Helper()
-	def, ok := upstream.DefaultImageTag(upstream.LatestChartVersion)
+	def, ok := releases.DefaultImageTag(upstream.LatestChartVersion)
 	if !ok {
 		t.Fatalf("no default tag for chart %s", upstream.LatestChartVersion)
 	}

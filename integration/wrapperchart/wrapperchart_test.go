@@ -115,7 +115,7 @@ func TestWrapperChartVersions(t *testing.T) {
 	chart := testtools.WrapperChart(t)
 	migrate := filepath.Join(chart, "presets", "rke2-migrate.yaml")
 	tag := func(tag string) []string { return []string{"--set", "aws-cloud-controller-manager.image.tag=" + tag} }
-	def, _ := upstream.DefaultImageTag(upstream.LatestChartVersion)
+	def, _ := releases.DefaultImageTag(upstream.LatestChartVersion)
 	older := minorOfTag(t, def) - 1
 	olderKube := fmt.Sprintf("v1.%d.2", older)
 	cases := []struct {

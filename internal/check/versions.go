@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -61,7 +60,7 @@ func versionRule(v *View) []Finding {
 	if w.Chart != "" {
 		msg := "chart " + w.Chart
 		if i := strings.LastIndexByte(w.Chart, '-'); i > 0 {
-			if def, ok := upstream.DefaultImageTag(w.Chart[i+1:]); ok {
+			if def, ok := releases.DefaultImageTag(w.Chart[i+1:]); ok {
 				msg += " (its default image is " + def + ")"
 			}
 		}

@@ -71,7 +71,7 @@ func (c Case) Tag() string {
 	if c.CCMTag != "" {
 		return c.CCMTag
 	}
-	tag, _ := upstream.DefaultImageTag(c.ChartVersion)
+	tag, _ := releases.DefaultImageTag(c.ChartVersion)
 	return tag
 }
 
@@ -115,7 +115,7 @@ func kubeOf(tag string) string { return fmt.Sprintf("v1.%d.2", minorOf(tag)) }
 // chart's defaults, so that it follows them.
 func Cases() []Case {
 	latest := upstream.LatestChartVersion
-	def, _ := upstream.DefaultImageTag(latest)
+	def, _ := releases.DefaultImageTag(latest)
 	kube := kubeOf(def) // a cluster of the minor the latest chart deploys
 	last := releases.LastInTreeMinor
 	migrateKube := fmt.Sprintf("v1.%d.15", last)
@@ -124,7 +124,7 @@ func Cases() []Case {
 	olderMinor, pastMinor := minorOf(def)-2, last+2
 	olderKube, pastKube := fmt.Sprintf("v1.%d.5", olderMinor), fmt.Sprintf("v1.%d.3", pastMinor)
 	const older = "0.0.8"
-	olderTag, _ := upstream.DefaultImageTag(older)
+	olderTag, _ := releases.DefaultImageTag(older)
 	named := renderer.Named(renderer.Records())
 	migrating := renderer.WithMigrate(named, true)
 	var out []Case

@@ -65,7 +65,7 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 
 // defaultChartImage is the CCM image tag a chart version deploys by default.
 func defaultChartImage(chartVersion string) string {
-	if tag, ok := upstream.DefaultImageTag(chartVersion); ok {
+	if tag, ok := releases.DefaultImageTag(chartVersion); ok {
 		return tag
 	}
 	return prose("steps.defaultChartImage", nil)

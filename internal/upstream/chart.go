@@ -1,10 +1,9 @@
 package upstream
 
-import "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-
 // The upstream chart and where it is published: the one home of these facts
 // (the chart wrapper's defaults, the Flux HelmReleases, the migration plans
-// and the tests read them here).
+// and the tests read them here). The image each chart version deploys by
+// default is release data: releases.DefaultImageTag.
 const (
 	// ChartName is the chart's name in its repository.
 	ChartName = "aws-cloud-controller-manager"
@@ -18,10 +17,3 @@ const (
 	// to.
 	Release = "aws-cloud-controller-manager"
 )
-
-// DefaultImageTag returns the CCM image tag a chart version ("0.0.11" or
-// "v0.0.11") deploys by default, and whether the version is known
-// (releases.ChartImages).
-func DefaultImageTag(chartVersion string) (string, bool) {
-	return releases.DefaultImageTag(chartVersion)
-}

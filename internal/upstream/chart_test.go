@@ -42,17 +42,17 @@ func TestChartFacts(t *testing.T) {
 		if err := yaml.Unmarshal(chartFile(t, pkg, "values.yaml"), &values); err != nil {
 			t.Fatal(err)
 		}
-		if tag, ok := upstream.DefaultImageTag(v); !ok || tag != values.Image.Tag {
+		if tag, ok := releases.DefaultImageTag(v); !ok || tag != values.Image.Tag {
 			t.Errorf("chart %s: DefaultImageTag %q %v, its values.yaml %q", v, tag, ok, values.Image.Tag)
 		}
 		if v == upstream.LatestChartVersion && upstream.Image != values.Image.Repository+":"+values.Image.Tag {
 			t.Errorf("chart %s: Image %s, its values.yaml %s:%s", v, upstream.Image, values.Image.Repository, values.Image.Tag)
 		}
 	}
-	if tag, ok := upstream.DefaultImageTag("v" + upstream.LatestChartVersion); !ok || upstream.Image != releases.ImageRepository+":"+tag {
+	if tag, ok := releases.DefaultImageTag("v" + upstream.LatestChartVersion); !ok || upstream.Image != releases.ImageRepository+":"+tag {
 		t.Errorf("a v-prefixed version: %q %v", tag, ok)
 	}
-	if _, ok := upstream.DefaultImageTag("9.9.9"); ok {
+	if _, ok := releases.DefaultImageTag("9.9.9"); ok {
 		t.Error("an unknown version has a default image")
 	}
 }

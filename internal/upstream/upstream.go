@@ -27,7 +27,7 @@ const (
 
 // Image is the CCM image of LatestChartVersion's defaults.
 var Image = func() string {
-	tag, _ := DefaultImageTag(LatestChartVersion)
+	tag, _ := releases.DefaultImageTag(LatestChartVersion)
 	return releases.ImageRepository + ":" + tag
 }()
 

@@ -112,7 +112,7 @@ func pinnedTag(m renderer.Mode) string {
 // chart's dependency deploys by default: what install mode runs unless
 // the values set one.
 func upstreamTag() string {
-	tag, _ := upstream.DefaultImageTag(upstream.LatestChartVersion)
+	tag, _ := releases.DefaultImageTag(upstream.LatestChartVersion)
 	return tag
 }
 
