@@ -85,11 +85,9 @@ $(PLUGIN_DIR)/aws-ccm-renderer: $(RENDERER)
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-generate: ## rewrite every shipped file generated from the renderer, the plans and the tests' golden files: the transcripts in README.md and docs/check.md, overlays/, examples/fleet/overlays/, examples/flux/, the wrapper chart's values, presets, questions and templates, the distribution lists of the schemas, examples, Chart.yaml and the Helm 3 plugin (DistroLines), the area enum of check's schema (check.Areas), docs/migration.md, docs/dev/runbooks.md and the plan's golden files, docs/new-cluster.md and docs/compatibility.md (its releases and its front ends), docs/troubleshooting.md (check.Rules)
-	$(GO) test ./internal/generated -run '^(TestUpToDate|TestExamples|TestFleetPins|TestGuardPins|TestDistroPins|TestAreaPins|TestTroubleshooting)$$' -count=1 -update
-	$(GO) test ./internal/plan -run '^(TestDocs|TestGolden)$$' -count=1 -update
-	$(GO) test ./internal/releases -run '^TestCompatibilityDoc$$' -count=1 -update
-	$(GO) test ./internal/conformance -run '^TestFrontEndsDoc$$' -count=1 -update
+generate: ## rewrite every generated file and section (go run ./hack/generate; -list names them: the overlays, the Fleet and Flux examples, the wrapper chart, docs/troubleshooting.md, the marked distribution lists, pins and area enum, the transcripts in README.md and docs/check.md, the generated sections of docs/compatibility.md, docs/migration.md, docs/new-cluster.md and docs/dev/runbooks.md), then the plan's golden files (go test ./internal/plan -update)
+	$(GO) run ./hack/generate
+	$(GO) test ./internal/plan -run '^TestGolden$$' -count=1 -update
 
 # After the build: vet then finds the packages the programs link compiled,
 # where beside it (make -j) both would compile them.
@@ -99,6 +97,7 @@ vet: build ## go vet and gofmt
 	cd e2e && $(GO) vet ./...
 	cd hack/sign && $(GO) vet ./...
 	$(GO) run ./hack/toolsalign -check
+	$(GO) run ./hack/generate -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above are not formatted"; exit 1; }
 
 unit: ## unit tests only (no external tools)

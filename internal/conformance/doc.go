@@ -8,7 +8,7 @@ import (
 // FrontEndsMarkdown writes the table of docs/compatibility.md that says,
 // for each front end, where it does other than the post-renderer and why:
 // its limits on the table's cases, and how its warnings and refusals reach
-// the user. TestFrontEndsDoc holds the doc to it (make generate).
+// the user. make generate writes it there (hack/generate).
 func FrontEndsMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| front end | where it does other than the post-renderer, and why |\n|---|---|\n")

@@ -1,8 +1,9 @@
-// Package generated is the one place that knows every file of the
-// repository generated from the renderer: the kustomize overlays (and the
-// Fleet example's copy of them), the Flux HelmReleases and the wrapper
-// chart's values, presets and templates. Its test fails when one is stale; `make generate` (go test
-// ./internal/generated -update) rewrites them.
+// Package generated writes and checks the files of the repository
+// generated from the renderer: the kustomize overlays (and the Fleet
+// example's copy of them), the Flux HelmReleases, the wrapper chart's
+// values, presets and templates, the marked lines and sections of
+// hand-written files. hack/generate, the one generator (make generate),
+// runs each of them; its -check mode reports what is stale.
 package generated
 
 import (

@@ -1,7 +1,6 @@
 package generated
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,32 +13,15 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/images"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated files (make generate)")
-
-// TestUpToDate fails when a generated file of the repository differs from
-// what the renderer gives now, is missing, or is no longer generated.
-func TestUpToDate(t *testing.T) {
+// TestTrees: the generated trees are the overlays, the Fleet example's
+// copy, the Flux examples and the wrapper chart (hack/generate writes and
+// checks them).
+func TestTrees(t *testing.T) {
 	trees, err := Trees()
 	if err != nil {
 		t.Fatal(err)
-	}
-	root := testtools.Root()
-	for _, tree := range trees {
-		if *update {
-			if err := tree.Write(root); err != nil {
-				t.Fatal(err)
-			}
-		}
-		problems, err := tree.Stale(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range problems {
-			t.Errorf("%s (run make generate)", p)
-		}
 	}
 	if len(trees) != 4 {
 		t.Errorf("%d trees: %s", len(trees), Summary(trees))
@@ -85,10 +67,8 @@ func TestStale(t *testing.T) {
 	}
 }
 
-// TestFleetPins: the Fleet bundle's image.tag line is the release data's;
-// -update rewrites it.
+// TestFleetPins: the Fleet bundle's image.tag line is the release data's.
 func TestFleetPins(t *testing.T) {
-	noProblems(t)(FleetPins(testtools.Root(), *update))
 	tmpl := FleetTagTemplate()
 	if !strings.Contains(tmpl, `"1.34" "`+releases.Pin("v1.34.3")+`"`) || !strings.Contains(releases.Pin("v1.34.3"), "@sha256:") ||
 		!strings.HasSuffix(tmpl, `(get .ClusterLabels "`+FleetMinorLabel+`") }`) || strings.Contains(tmpl, "default") {
@@ -124,11 +104,10 @@ func TestFleetPins(t *testing.T) {
 	}
 }
 
-// TestGuardPins: the examples that run the guard pin images.PinnedGuard;
-// -update rewrites them. A copy with another digest is one problem, which
+// TestGuardPins: the examples that run the guard pin images.PinnedGuard.
+// A copy with another digest is one problem, which
 // the write puts right.
 func TestGuardPins(t *testing.T) {
-	noProblems(t)(GuardPins(testtools.Root(), *update))
 	root := t.TempDir()
 	for _, f := range GuardPinned {
 		good, err := os.ReadFile(filepath.Join(testtools.Root(), f))
@@ -153,17 +132,10 @@ func TestGuardPins(t *testing.T) {
 	}
 }
 
-// TestDistroPins: the distribution lists of hand-written files are the
-// records'; -update rewrites them.
-func TestDistroPins(t *testing.T) {
-	noProblems(t)(DistroPins(testtools.Root(), renderer.Records(), *update))
-}
-
 // TestAreaPins: the area enum of check's JSON schema is check.Areas, the
-// areas of check's rules; -update rewrites it. A copy whose enum drifted
+// areas of check's rules. A copy whose enum drifted
 // is one problem, which the write puts right.
 func TestAreaPins(t *testing.T) {
-	noProblems(t)(AreaPins(testtools.Root(), check.Areas(), *update))
 	good, err := os.ReadFile(filepath.Join(testtools.Root(), CheckSchema))
 	if err != nil {
 		t.Fatal(err)
@@ -191,18 +163,11 @@ func TestAreaPins(t *testing.T) {
 }
 
 // TestTroubleshooting: docs/troubleshooting.md is the table of check's
-// rules, every rule in it once, under 2,000 words; -update rewrites it. A
-// rule's changed fix makes it stale.
+// rules, every rule in it once, under 2,000 words. A rule's changed fix
+// makes it stale.
 func TestTroubleshooting(t *testing.T) {
-	rows := troubleRows()
+	rows := TroubleRows()
 	tree := Troubleshooting(rows)
-	root := testtools.Root()
-	if *update {
-		if err := tree.Write(root); err != nil {
-			t.Fatal(err)
-		}
-	}
-	noProblems(t)(tree.Stale(root))
 	doc := string(tree.Files["troubleshooting.md"])
 	for _, r := range rows {
 		rule := r.Rule
@@ -219,33 +184,13 @@ func TestTroubleshooting(t *testing.T) {
 	if !strings.Contains(doc, "## LoadBalancer Services stay &lt;pending&gt;") || !strings.Contains(doc, "controllers=\\*,-service") {
 		t.Errorf("markup in the texts is not escaped:\n%s", doc)
 	}
+	root := t.TempDir()
+	if err := tree.Write(root); err != nil {
+		t.Fatal(err)
+	}
 	rows[0].Fix += " again"
 	if p, err := Troubleshooting(rows).Stale(root); err != nil || len(p) != 1 || !strings.HasSuffix(p[0], "troubleshooting.md: stale") {
 		t.Errorf("a changed fix: %q, %v; want the file stale", p, err)
-	}
-}
-
-// troubleRows are check's rules as the troubleshooting table shows them.
-func troubleRows() []TroubleRow {
-	var rows []TroubleRow
-	for _, r := range check.Rules {
-		rows = append(rows, TroubleRow{Symptom: r.Symptom, Area: r.Area, Rule: r.Name, AWS: r.Kind == check.AWSRule, Fix: r.Fix})
-	}
-	return rows
-}
-
-// TestExamples: the transcripts in the documents are the golden files the
-// real-cluster tests compare their output with; -update rewrites them.
-func TestExamples(t *testing.T) {
-	root := testtools.Root()
-	for _, doc := range ExampleDocs {
-		problems, err := Examples(root, doc, *update)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range problems {
-			t.Error(p)
-		}
 	}
 }
 
@@ -282,20 +227,6 @@ func TestExamplesMend(t *testing.T) {
 	write("open.md", "<!-- example: g/a.txt -->\n```\none\n")
 	if _, err := Examples(root, "open.md", false); err == nil || !strings.Contains(err.Error(), "no closing") {
 		t.Errorf("an unclosed block: %v", err)
-	}
-}
-
-// noProblems fails the test for an error, fatally, and for each problem
-// of a check of generated files: noProblems(t)(FleetPins(root, false)).
-func noProblems(t *testing.T) func([]string, error) {
-	return func(problems []string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range problems {
-			t.Error(p)
-		}
 	}
 }
 

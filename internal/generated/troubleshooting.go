@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 )
 
 // TroubleshootingDoc is the operators' table of symptoms, generated from
@@ -17,6 +19,15 @@ type TroubleRow struct {
 	Rule    string
 	AWS     bool // a rule of check --aws
 	Fix     string
+}
+
+// TroubleRows are check's rules as the troubleshooting table shows them.
+func TroubleRows() []TroubleRow {
+	var rows []TroubleRow
+	for _, r := range check.Rules {
+		rows = append(rows, TroubleRow{Symptom: r.Symptom, Area: r.Area, Rule: r.Name, AWS: r.Kind == check.AWSRule, Fix: r.Fix})
+	}
+	return rows
 }
 
 // Troubleshooting returns the tree of TroubleshootingDoc: one section per

@@ -1,47 +1,17 @@
 package releases
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated section of docs/compatibility.md")
 
 // root is the repository's root: the test runs in this package's
 // directory, two below it.
 func root(t *testing.T) string {
 	t.Helper()
 	return filepath.Join("..", "..")
-}
-
-var generated = regexp.MustCompile("(?s)(<!-- BEGIN GENERATED: releases -->\n).*?(<!-- END GENERATED -->)")
-
-// TestCompatibilityDoc: docs/compatibility.md's table is the release data;
-// -update rewrites it.
-func TestCompatibilityDoc(t *testing.T) {
-	path := filepath.Join(root(t), "docs", "compatibility.md")
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !generated.Match(doc) {
-		t.Fatalf("%s has no generated section", path)
-	}
-	want := generated.ReplaceAll(doc, []byte("${1}"+strings.ReplaceAll(CompatibilityMarkdown(), "$", "$$")+"${2}"))
-	if string(want) == string(doc) {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s is stale: go test ./internal/releases -update rewrites it", path)
 }
 
 // TestReadmePin: the tag the README's quick start pins is the release data's

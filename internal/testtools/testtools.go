@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -332,30 +331,4 @@ func ShellWords(t testing.TB, sh, line string) []string {
 		t.Fatalf("%s: %v", line, err)
 	}
 	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-}
-
-// CheckGeneratedSection holds the section of a doc between
-// "<!-- BEGIN GENERATED: name -->" and "<!-- END GENERATED -->" to
-// content: with update it rewrites the section, else a stale one fails
-// the test, saying how to regenerate it.
-func CheckGeneratedSection(t *testing.T, path, name, content string, update bool) {
-	t.Helper()
-	section := regexp.MustCompile("(?s)(<!-- BEGIN GENERATED: " + regexp.QuoteMeta(name) + " -->\n).*?(<!-- END GENERATED -->)")
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !section.Match(doc) {
-		t.Fatalf("%s has no generated section %q", path, name)
-	}
-	want := section.ReplaceAll(doc, []byte("${1}"+strings.ReplaceAll(content, "$", "$$")+"${2}"))
-	switch {
-	case string(want) == string(doc):
-	case update:
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		t.Errorf("%s is stale: make generate rewrites it", path)
-	}
 }
