@@ -24,6 +24,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // helmControllerCRD is the HelmChart CRD of the helm-controller release the
@@ -157,7 +158,7 @@ func TestRKE2HelmChart(t *testing.T) {
 			args = append(args, "--values", path)
 		}
 		own := presetValues(t, hc.Spec.ValuesContent)
-		if own.Distro != renderer.DistroRKE2 || !slices.Contains([]renderer.Mode{renderer.ModeInstall, renderer.ModeMigrate}, own.Mode) {
+		if own.Distro != distros.RKE2 || !slices.Contains([]renderer.Mode{renderer.ModeInstall, renderer.ModeMigrate}, own.Mode) {
 			t.Fatalf("HelmChart %d: distro %q mode %q, want rke2 in install or migrate mode", i, own.Distro, own.Mode)
 		}
 		// The cluster the manifest is for: a migration's, or in install
@@ -199,8 +200,8 @@ func TestRKE2HelmChart(t *testing.T) {
 
 // wrapperValues are the wrapper chart's values the test reads.
 type wrapperValues struct {
-	Distro renderer.Distro `json:"distro"`
-	Mode   renderer.Mode   `json:"mode"`
+	Distro distros.Distro `json:"distro"`
+	Mode   renderer.Mode  `json:"mode"`
 	Chart  struct {
 		Args  []string `json:"args"`
 		Image struct {

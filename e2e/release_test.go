@@ -23,6 +23,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // access is the expectation that a service account may (allowed) or may
@@ -193,9 +194,9 @@ func TestServerAcceptsEveryVersion(t *testing.T) {
 	ctx := context.Background()
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
-		for _, d := range renderer.Distros {
-			profile, _ := renderer.ProfileFor(d)
-			for _, mode := range profile.Modes() {
+		for _, d := range distros.All {
+			profile, _ := distros.RecordOf(d)
+			for _, mode := range renderer.ModesOf(profile) {
 				if version == "0.0.2" && mode == renderer.ModeMigrate {
 					continue // refused: its CCM (v1.20) has no leader migration (integration/helm3 checks the refusal)
 				}

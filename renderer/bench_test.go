@@ -11,11 +11,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 func benchRender(b *testing.B, in []byte) {
 	o := DefaultOptions()
-	o.Distro = DistroRKE2
+	o.Distro = distros.RKE2
 	r, err := New(o)
 	if err != nil {
 		b.Fatal(err)

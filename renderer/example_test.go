@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 const ccm = `apiVersion: apps/v1
@@ -25,7 +26,7 @@ spec:
 // renderer warns about beside it.
 func ExampleRenderer_Render() {
 	o := renderer.DefaultOptions()
-	o.Distro = renderer.DistroRKE2
+	o.Distro = distros.RKE2
 	r, err := renderer.New(o)
 	if err != nil {
 		panic(err)
@@ -97,7 +98,7 @@ func ExampleOptionTable() {
 		fmt.Printf("--%s %s\n", op.Flag, op.Opt)
 	}
 	o := renderer.DefaultOptions()
-	o.Distro = renderer.DistroK3s
+	o.Distro = distros.K3s
 	fmt.Println(renderer.FlagArgs(o, renderer.OptDistro, renderer.OptMode, renderer.OptHostNetwork))
 	// Output:
 	// --distro distro

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // filterCase is one table test of a filter: input YAML (one object or
@@ -70,8 +71,8 @@ func ds(podSpec string) string { return ccmtest.DaemonSet(ccmtest.Options{PodSpe
 // ccmContainer is the workload of the test inputs: its CCM container is "ccm".
 var ccmContainer = Workload{Containers: []string{"ccm"}}
 
-func mustProfile(d Distro) Profile {
-	p, ok := ProfileFor(d)
+func mustProfile(d distros.Distro) distros.Record {
+	p, ok := distros.RecordOf(d)
 	if !ok {
 		panic(d)
 	}

@@ -10,6 +10,7 @@ import (
 	goyaml "go.yaml.in/yaml/v3"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -17,8 +18,8 @@ import (
 // picks one by index.
 var fuzzOptions = func() []Options {
 	var sets []Options
-	for _, d := range Distros {
-		for _, m := range mustProfile(d).Modes() {
+	for _, d := range distros.All {
+		for _, m := range ModesOf(mustProfile(d)) {
 			o := DefaultOptions()
 			o.Distro, o.Mode, o.CCMVersion = d, m, "v1.26.1"
 			sets = append(sets, o)
@@ -29,7 +30,7 @@ var fuzzOptions = func() []Options {
 	f := false
 	o.HostNetwork = &f
 	narrowed := DefaultOptions()
-	narrowed.Distro, narrowed.CCMVersion, narrowed.TokenScope = DistroRKE2, "v1.26.1", TokenScopeControllers
+	narrowed.Distro, narrowed.CCMVersion, narrowed.TokenScope = distros.RKE2, "v1.26.1", TokenScopeControllers
 	return append(sets, o, narrowed)
 }()
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // guardImage is an image pinned by digest, as --guard-image wants.
@@ -20,7 +22,7 @@ var guardImage = "registry.example/aws-ccm-renderer-argocd-cmp@sha256:" + string
 func TestGuard(t *testing.T) {
 	in := readFile(t, "testdata/render/rke2-install/input.yaml")
 	o := DefaultOptions()
-	o.Distro = DistroRKE2
+	o.Distro = distros.RKE2
 	plain, err := render(o, in)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +87,7 @@ func TestGuard(t *testing.T) {
 func TestGuardRefusals(t *testing.T) {
 	in := readFile(t, "testdata/render/rke2-install/input.yaml")
 	o := DefaultOptions()
-	o.Distro = DistroRKE2
+	o.Distro = distros.RKE2
 	for _, img := range []string{"registry.example/x:v1", "registry.example/x@sha256:abc", "x@sha256:" + strings.Repeat("AB", 32)} {
 		o.GuardImage = img
 		if _, err := render(o, in); err == nil || !strings.Contains(err.Error(), "pin the image by digest") {

@@ -1,5 +1,7 @@
 package renderer
 
+import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
+
 // The renderer's options: Options, its fields' named values (the modes, the
 // token scopes, the leader migration config's sources, the lease's and the
 // in-tree controller manager's defaults) and DefaultOptions. How the front
@@ -20,6 +22,15 @@ const (
 
 // Modes lists every accepted --mode value.
 var Modes = []Mode{ModeInstall, ModeMigrate}
+
+// ModesOf returns the modes a distribution has: install, and migrate
+// unless it has no in-tree provider.
+func ModesOf(p distros.Record) []Mode {
+	if p.NoInTreeProvider {
+		return []Mode{ModeInstall}
+	}
+	return Modes
+}
 
 // Leader migration configuration sources.
 const (
@@ -43,9 +54,9 @@ const (
 // Options select what the renderer writes. The zero value is not valid; start
 // from DefaultOptions.
 type Options struct {
-	Distro      Distro `yaml:"distro,omitempty" json:"distro,omitempty"`
-	Mode        Mode   `yaml:"mode,omitempty" json:"mode,omitempty"`
-	HostNetwork *bool  `yaml:"hostNetwork,omitempty" json:"hostNetwork,omitempty"`
+	Distro      distros.Distro `yaml:"distro,omitempty" json:"distro,omitempty"`
+	Mode        Mode           `yaml:"mode,omitempty" json:"mode,omitempty"`
+	HostNetwork *bool          `yaml:"hostNetwork,omitempty" json:"hostNetwork,omitempty"`
 	// SetArgs are "FLAG=VALUE" pairs merged into the CCM's command line by
 	// flag name ("v=4" and "--v=4" are the same).
 	SetArgs []string `yaml:"setArgs,omitempty" json:"setArgs,omitempty"`
@@ -115,7 +126,7 @@ func (o Options) narrow() bool { return o.TokenScope == TokenScopeControllers }
 func DefaultOptions() Options {
 	t := true
 	return Options{
-		Distro:                DistroAuto,
+		Distro:                distros.Auto,
 		Mode:                  ModeInstall,
 		HostNetwork:           &t,
 		LeaderMigrationConfig: LeaderMigrationRendered,

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The option table: each option's key, flag, usage, completions and
@@ -42,7 +44,7 @@ type Option struct {
 // OptionTable lists every option, in the order help texts and error
 // messages list them.
 var OptionTable = []Option{
-	{Opt: OptDistro, Flag: "distro", Usage: "distribution: " + Alternatives(DistroValues(records), "or"), Values: stringsOf(Distros),
+	{Opt: OptDistro, Flag: "distro", Usage: "distribution: " + distros.Alternatives(distros.Values(distros.Records()), "or"), Values: stringsOf(distros.All),
 		Recorded: true, Said: true, field: func(o *Options) any { return &o.Distro }},
 	{Opt: OptMode, Flag: "mode", Usage: "install (the CCM alone) or migrate (leader migration with the in-tree controller manager)",
 		Values: stringsOf(Modes), Recorded: true, Said: true, field: func(o *Options) any { return &o.Mode }},

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestOptionTable: every field of Options has one entry in OptionTable,
@@ -87,7 +89,7 @@ func TestOptionSet(t *testing.T) {
 	if !slices.Equal(o.SetArgs, []string{"v=4", "x=1"}) {
 		t.Errorf("a list gets an item each: %q", o.SetArgs)
 	}
-	o.Distro, o.Mode, o.KCMUser = DistroRKE, ModeMigrate, "me"
+	o.Distro, o.Mode, o.KCMUser = distros.RKE, ModeMigrate, "me"
 	want := []string{"--distro=rke", "--mode=migrate", "--host-network=false", "--set-arg=v=4", "--set-arg=x=1", "--kcm-user=me"}
 	if got := FlagArgs(o, OptDistro, OptMode, OptHostNetwork, OptSetArgs, OptRemoveArgs, OptLeaderName, OptKCMUser); !slices.Equal(got, want) {
 		t.Errorf("FlagArgs %q, want %q", got, want)

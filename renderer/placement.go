@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Placement puts a workload's pods on the control-plane nodes of one
@@ -14,7 +16,7 @@ import (
 // with one term per control-plane label. Other selector keys and other
 // affinity terms stay.
 type Placement struct {
-	Profile Profile
+	distros.Record
 }
 
 var _ kio.Filter = Placement{}
@@ -36,8 +38,8 @@ func (p Placement) nodeSelector(spec *yaml.Node) error {
 		return fmt.Errorf("spec.template.spec.nodeSelector is a %s, not a map", KindName(sel))
 	}
 	if sel != nil && sel.Kind == yaml.MappingNode {
-		for _, key := range ControlPlaneLabels {
-			if _, ok := p.Profile.NodeSelector[key]; !ok {
+		for _, key := range distros.ControlPlaneLabels {
+			if _, ok := p.Record.NodeSelector[key]; !ok {
 				mapDelete(sel, key)
 			}
 		}
@@ -52,8 +54,8 @@ func (p Placement) nodeSelector(spec *yaml.Node) error {
 	if len(sel.Content) == 0 {
 		sel.Style = 0 // "{}" emptied by an earlier render: written in block style again
 	}
-	for _, key := range sortedKeys(p.Profile.NodeSelector) {
-		mapSet(sel, key, strNode(p.Profile.NodeSelector[key]))
+	for _, key := range sortedKeys(p.Record.NodeSelector) {
+		mapSet(sel, key, strNode(p.Record.NodeSelector[key]))
 	}
 	return nil
 }
@@ -97,7 +99,7 @@ func (p Placement) affinity(spec *yaml.Node) error {
 			}
 		}
 	}
-	if len(p.Profile.AffinityLabels) == 0 {
+	if len(p.Record.AffinityLabels) == 0 {
 		if !touched {
 			return nil
 		}
@@ -118,7 +120,7 @@ func (p Placement) affinity(spec *yaml.Node) error {
 		base = nil // an empty term matches every node: the user's terms add nothing
 	}
 	var terms []*yaml.Node
-	for _, label := range p.Profile.AffinityLabels {
+	for _, label := range p.Record.AffinityLabels {
 		if len(base) == 0 {
 			terms = append(terms, withExpression(pairsNode(), label))
 		}
@@ -162,7 +164,7 @@ func stripControlPlane(term *yaml.Node, path string) (*yaml.Node, bool, error) {
 	kept := exprs.Content[:0:0]
 	for _, e := range exprs.Content {
 		if e.Kind == yaml.MappingNode {
-			if k := mapGet(e, "key"); k != nil && slices.Contains(ControlPlaneLabels, k.Value) {
+			if k := mapGet(e, "key"); k != nil && slices.Contains(distros.ControlPlaneLabels, k.Value) {
 				continue
 			}
 		}

@@ -1,12 +1,16 @@
 package renderer
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
+)
 
 func TestPlacement(t *testing.T) {
 	runFilterCases(t, []filterCase{
 		{
 			name:   "rke2 replaces the kubeadm selector and keeps other keys",
-			filter: Placement{Profile: mustProfile(DistroRKE2)},
+			filter: Placement{Record: mustProfile(distros.RKE2)},
 			input: ds(`      nodeSelector:
         node-role.kubernetes.io/control-plane: ""
         kubernetes.io/os: linux
@@ -20,19 +24,19 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name:   "rke drops the master selector of old charts",
-			filter: Placement{Profile: mustProfile(DistroRKE)},
+			filter: Placement{Record: mustProfile(distros.RKE)},
 			input:  ds("      nodeSelector:\n        node-role.kubernetes.io/master: \"\"\n"),
 			want:   ds("      nodeSelector:\n        node-role.kubernetes.io/controlplane: \"true\"\n"),
 		},
 		{
 			name:   "kubeadm keeps an empty value",
-			filter: Placement{Profile: mustProfile(DistroKubeadm)},
+			filter: Placement{Record: mustProfile(distros.Kubeadm)},
 			input:  ds("      containers: []\n"),
 			want:   ds("      containers: []\n      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"\"\n"),
 		},
 		{
 			name:   "auto empties the selector and writes an affinity",
-			filter: Placement{Profile: mustProfile(DistroAuto)},
+			filter: Placement{Record: mustProfile(distros.Auto)},
 			input:  ds("      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"\"\n"),
 			want: ds(`      nodeSelector: {}
       affinity:
@@ -52,7 +56,7 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name:   "auto combines each user term with each control-plane label",
-			filter: Placement{Profile: Profile{AffinityLabels: []string{LabelControlPlane, LabelRKE1ControlPlane}}},
+			filter: Placement{Record: distros.Record{AffinityLabels: []string{distros.LabelControlPlane, distros.LabelRKE1ControlPlane}}},
 			input: ds(`      nodeSelector:
         zone: a
       affinity:
@@ -86,7 +90,7 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name:   "a named distro removes the auto affinity again",
-			filter: Placement{Profile: mustProfile(DistroK3s)},
+			filter: Placement{Record: mustProfile(distros.K3s)},
 			input: ds(`      affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
@@ -102,25 +106,25 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name:   "a new selector goes before the fields the renderer orders after it",
-			filter: Placement{Profile: mustProfile(DistroRKE2)},
+			filter: Placement{Record: mustProfile(distros.RKE2)},
 			input:  ds("      containers: []\n      tolerations: []\n      hostNetwork: true\n"),
 			want:   ds("      containers: []\n      nodeSelector:\n        node-role.kubernetes.io/control-plane: \"true\"\n      tolerations: []\n      hostNetwork: true\n"),
 		},
 		{
 			name:    "a nodeSelector that is a list",
-			filter:  Placement{Profile: mustProfile(DistroRKE2)},
+			filter:  Placement{Record: mustProfile(distros.RKE2)},
 			input:   ds("      nodeSelector: [a]\n"),
 			wantErr: "DaemonSet kube-system/ccm: spec.template.spec.nodeSelector is a list, not a map",
 		},
 		{
 			name:    "not a workload",
-			filter:  Placement{Profile: mustProfile(DistroRKE2)},
+			filter:  Placement{Record: mustProfile(distros.RKE2)},
 			input:   "kind: ConfigMap\nmetadata:\n  name: x\n",
 			wantErr: "ConfigMap x: no pod template",
 		},
 		{
 			name:    "no pod template",
-			filter:  Placement{Profile: mustProfile(DistroRKE2)},
+			filter:  Placement{Record: mustProfile(distros.RKE2)},
 			input:   "kind: Deployment\nmetadata:\n  name: x\nspec: {}\n",
 			wantErr: "Deployment x: no pod template",
 		},

@@ -95,7 +95,7 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 	account := ObjectRef{Kind: "ServiceAccount", Namespace: t.account.namespace, Name: t.account.name}
 	steps := []step{
 		{"record options", onWorkload, RecordOptions{Options: o}},
-		{"placement", onWorkload, Placement{Profile: r.profile}},
+		{"placement", onWorkload, Placement{Record: r.profile}},
 		{"tolerations", onWorkload, Tolerations{Tolerations: r.profile.Tolerations}},
 		{"host network", onWorkload, HostNetwork{Enabled: *o.HostNetwork}},
 		{"args", onWorkload, Args{Workload: w, Flags: flags, User: user, Risks: risks, Warn: warn}},

@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // OptionsAnnotation records on the CCM workload's metadata the options it
@@ -40,17 +42,17 @@ func (f RecordOptions) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 // output, defaults left out. Versions describe the cluster, not the output,
 // and are not recorded.
 type record struct {
-	Distro                Distro     `json:"distro"`
-	Mode                  Mode       `json:"mode"`
-	HostNetwork           *bool      `json:"hostNetwork,omitempty"`
-	SetArgs               []string   `json:"setArgs,omitempty"`
-	RemoveArgs            []string   `json:"removeArgs,omitempty"`
-	LeaderMigrationConfig string     `json:"leaderMigrationConfig,omitempty"`
-	LeaderName            string     `json:"leaderName,omitempty"`
-	KCMUser               string     `json:"kcmUser,omitempty"`
-	Target                string     `json:"target,omitempty"`
-	TokenScope            TokenScope `json:"tokenScope,omitempty"`
-	GuardImage            string     `json:"guardImage,omitempty"`
+	Distro                distros.Distro `json:"distro"`
+	Mode                  Mode           `json:"mode"`
+	HostNetwork           *bool          `json:"hostNetwork,omitempty"`
+	SetArgs               []string       `json:"setArgs,omitempty"`
+	RemoveArgs            []string       `json:"removeArgs,omitempty"`
+	LeaderMigrationConfig string         `json:"leaderMigrationConfig,omitempty"`
+	LeaderName            string         `json:"leaderName,omitempty"`
+	KCMUser               string         `json:"kcmUser,omitempty"`
+	Target                string         `json:"target,omitempty"`
+	TokenScope            TokenScope     `json:"tokenScope,omitempty"`
+	GuardImage            string         `json:"guardImage,omitempty"`
 }
 
 func recordOf(o Options) record {

@@ -1,6 +1,6 @@
 // Package renderer patches the manifests of the aws-cloud-controller-manager
 // Helm chart so the CCM runs on the control-plane nodes of the clusters of
-// every distribution in Records (profiles.go), with the flags, RBAC and leader migration the move
+// every distribution in distros.Records (renderer/distros), with the flags, RBAC and leader migration the move
 // off the in-tree AWS cloud provider needs.
 //
 // The flow (docs/dev/architecture.md draws it): input bytes → split into
@@ -21,13 +21,14 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
 // Renderer applies one set of options to manifest streams.
 type Renderer struct {
 	opts     Options
-	profile  Profile
+	profile  distros.Record
 	warnings []string // about the options
 	spelling Spelling // of the options warnings name
 }
@@ -43,7 +44,7 @@ func New(o Options) (*Renderer, error) {
 		return nil, &UsageError{Err: strictError(warnings)}
 	}
 	r := &Renderer{opts: o, warnings: warnings, spelling: FlagSpelling}
-	r.profile, _ = ProfileFor(o.Distro)
+	r.profile, _ = distros.RecordOf(o.Distro)
 	return r, nil
 }
 

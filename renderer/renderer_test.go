@@ -14,6 +14,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -125,8 +126,8 @@ func pinnedSample(t *testing.T) []byte {
 // allOptions is every distro in every mode it has.
 func allOptions() map[string]Options {
 	m := map[string]Options{}
-	for _, d := range Distros {
-		for _, mode := range mustProfile(d).Modes() {
+	for _, d := range distros.All {
+		for _, mode := range ModesOf(mustProfile(d)) {
 			o := DefaultOptions()
 			o.Distro, o.Mode = d, mode
 			m[string(d)+"/"+string(mode)] = o
@@ -179,8 +180,8 @@ func TestUntouchedDocuments(t *testing.T) {
 // so the leader migration ConfigMap, volume, mount and flags all go.
 func TestModeRoundTrip(t *testing.T) {
 	in := pinnedSample(t)
-	for _, d := range Distros {
-		if !slices.Contains(mustProfile(d).Modes(), ModeMigrate) {
+	for _, d := range distros.All {
+		if !slices.Contains(ModesOf(mustProfile(d)), ModeMigrate) {
 			continue
 		}
 		t.Run(string(d), func(t *testing.T) {
@@ -229,7 +230,7 @@ func TestOptionsErrors(t *testing.T) {
 		"leader name in install":   func(o *Options) { o.LeaderName = "x" },
 		"unknown migration config": func(o *Options) { o.LeaderMigrationConfig = "maybe" },
 		"empty leader name":        func(o *Options) { o.HostNetwork = &f; o.LeaderName = "" },
-		"k3s in migrate mode":      func(o *Options) { o.Distro, o.Mode = DistroK3s, ModeMigrate },
+		"k3s in migrate mode":      func(o *Options) { o.Distro, o.Mode = distros.K3s, ModeMigrate },
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -395,7 +396,7 @@ func TestParseConfigErrors(t *testing.T) {
 	o, err := ParseConfig([]byte(head + "metadata:\n  labels: {a: b}\ndistro: rke\nhostNetwork: false\nsetArgs: [v=4]\nkubeVersion: null\n"))
 	want := DefaultOptions()
 	f := false
-	want.Distro, want.HostNetwork, want.SetArgs = DistroRKE, &f, []string{"v=4"}
+	want.Distro, want.HostNetwork, want.SetArgs = distros.RKE, &f, []string{"v=4"}
 	if err != nil || !reflect.DeepEqual(o, want) {
 		t.Errorf("ParseConfig = %+v, %v; want %+v", o, err, want)
 	}

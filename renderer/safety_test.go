@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -56,7 +57,7 @@ func list(kind string, ds ...string) string {
 func renderCase(t *testing.T, in string, opts func(*Options)) ([]byte, []string, error) {
 	t.Helper()
 	o := DefaultOptions()
-	o.Distro = DistroRKE2
+	o.Distro = distros.RKE2
 	if opts != nil {
 		opts(&o)
 	}
@@ -488,18 +489,18 @@ func TestEmptyInput(t *testing.T) {
 func TestRerenderConverges(t *testing.T) {
 	in := pinnedSample(t)
 	sets := map[string]func(*Options){}
-	for _, d := range Distros {
-		for _, m := range mustProfile(d).Modes() {
+	for _, d := range distros.All {
+		for _, m := range ModesOf(mustProfile(d)) {
 			sets[string(d)+"/"+string(m)] = func(o *Options) { o.Distro, o.Mode = d, m }
 		}
 	}
 	sets["rke2/flags"] = func(o *Options) {
-		o.Distro, o.SetArgs, o.RemoveArgs = DistroRKE2, []string{"v=5", "cluster-name=x"}, []string{"allocate-node-cidrs"}
+		o.Distro, o.SetArgs, o.RemoveArgs = distros.RKE2, []string{"v=5", "cluster-name=x"}, []string{"allocate-node-cidrs"}
 	}
-	sets["k3s/no-host-network"] = func(o *Options) { f := false; o.Distro, o.HostNetwork = DistroK3s, &f }
-	sets["rke2/token-scope"] = func(o *Options) { o.Distro, o.TokenScope = DistroRKE2, TokenScopeControllers }
+	sets["k3s/no-host-network"] = func(o *Options) { f := false; o.Distro, o.HostNetwork = distros.K3s, &f }
+	sets["rke2/token-scope"] = func(o *Options) { o.Distro, o.TokenScope = distros.RKE2, TokenScopeControllers }
 	sets["kubeadm/migrate/lease"] = func(o *Options) {
-		o.Distro, o.Mode, o.LeaderName, o.KCMUser = DistroKubeadm, ModeMigrate, "other-lease", "kcm"
+		o.Distro, o.Mode, o.LeaderName, o.KCMUser = distros.Kubeadm, ModeMigrate, "other-lease", "kcm"
 	}
 	for a, optsA := range sets {
 		first, _, err := renderCase(t, string(in), optsA)
@@ -557,7 +558,7 @@ func TestOptionsValidated(t *testing.T) {
 			opts:    func(o *Options) { o.SetArgs = []string{"cloud-provider=external"} },
 			wantErr: []string{"--set-arg cloud-provider: the CCM must run with --cloud-provider=aws"}},
 		{name: "K3s has no migrate mode: the switch is explained", in: docs(dsDoc),
-			opts: func(o *Options) { o.Distro, o.Mode = DistroK3s, ModeMigrate },
+			opts: func(o *Options) { o.Distro, o.Mode = distros.K3s, ModeMigrate },
 			wantErr: []string{"--mode migrate: --distro=k3s has no migrate mode", "built without the in-tree cloud providers",
 				"a switch, step by step in `aws-ccm-renderer plan --distro k3s`", "render with --mode=install"}},
 		// Advice only that the next command takes: no --set-arg for a

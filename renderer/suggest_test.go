@@ -3,10 +3,12 @@ package renderer
 import (
 	"slices"
 	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 func TestSuggest(t *testing.T) {
-	distros := stringsOf(Distros)
+	distros := stringsOf(distros.All)
 	for _, c := range []struct {
 		word       string
 		candidates []string

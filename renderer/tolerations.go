@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Tolerations makes a workload tolerate the taints of a distribution's
@@ -18,7 +20,7 @@ import (
 // another distribution gives what rendering the original would. No key-less
 // toleration is ever added.
 type Tolerations struct {
-	Tolerations []Toleration
+	Tolerations []distros.Toleration
 }
 
 var _ kio.Filter = Tolerations{}
@@ -43,7 +45,7 @@ func (f Tolerations) apply(spec *yaml.Node) error {
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("%s holds a %s, not a toleration", path, KindName(n))
 		}
-		if slices.Contains(ManagedTolerationKeys, scalar(n, "key")) {
+		if slices.Contains(distros.ManagedTolerationKeys, scalar(n, "key")) {
 			if at < 0 {
 				at = len(out)
 			}
@@ -71,6 +73,6 @@ func sameList(a, b []*yaml.Node) bool {
 	return slices.EqualFunc(a, b, sameNode)
 }
 
-func tolerationNode(t Toleration) *yaml.Node {
+func tolerationNode(t distros.Toleration) *yaml.Node {
 	return pairsNode("key", t.Key, "operator", t.Operator, "value", t.Value, "effect", t.Effect)
 }

@@ -1,9 +1,13 @@
 package renderer
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
+)
 
 func TestTolerations(t *testing.T) {
-	rke2 := mustProfile(DistroRKE2).Tolerations
+	rke2 := mustProfile(distros.RKE2).Tolerations
 	runFilterCases(t, []filterCase{
 		{
 			name:   "the chart's tolerations of managed keys become the profile's block, others kept in order",
@@ -43,7 +47,7 @@ func TestTolerations(t *testing.T) {
 		},
 		{
 			name:   "another distribution's tolerations go: rke over auto's output",
-			filter: Tolerations{Tolerations: mustProfile(DistroRKE).Tolerations},
+			filter: Tolerations{Tolerations: mustProfile(distros.RKE).Tolerations},
 			input: ds(`      tolerations:
       - key: a
         operator: Exists
@@ -83,7 +87,7 @@ func TestTolerations(t *testing.T) {
 		},
 		{
 			name:   "duplicates of a managed key collapse into the block",
-			filter: Tolerations{Tolerations: []Toleration{exists(LabelRKE1ControlPlane, "NoSchedule")}},
+			filter: Tolerations{Tolerations: []distros.Toleration{{Key: distros.LabelRKE1ControlPlane, Operator: "Exists", Effect: "NoSchedule"}}},
 			input: ds(`      tolerations:
       - key: node-role.kubernetes.io/controlplane
         value: "true"
@@ -100,13 +104,13 @@ func TestTolerations(t *testing.T) {
 		},
 		{
 			name:   "a key-less catch-all is the user's: kept, and none is added",
-			filter: Tolerations{Tolerations: []Toleration{tolCritical}},
+			filter: Tolerations{Tolerations: []distros.Toleration{{Key: distros.TaintCriticalAddon, Operator: "Exists"}}},
 			input:  ds("      tolerations:\n      - operator: Exists\n"),
 			want:   ds("      tolerations:\n      - operator: Exists\n      - key: CriticalAddonsOnly\n        operator: Exists\n"),
 		},
 		{
 			name:   "no tolerations yet",
-			filter: Tolerations{Tolerations: []Toleration{tolUninitialized}},
+			filter: Tolerations{Tolerations: []distros.Toleration{{Key: distros.TaintUninitialized, Operator: "Exists", Effect: "NoSchedule"}}},
 			input:  ds("      containers: []\n"),
 			want:   ds("      containers: []\n      tolerations:\n      - key: node.cloudprovider.kubernetes.io/uninitialized\n        operator: Exists\n        effect: NoSchedule\n"),
 		},

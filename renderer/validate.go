@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Validation of the options: each value and their combinations, the first
@@ -33,14 +34,14 @@ func (o Options) check() (warnings []string, err error) {
 			}
 		}
 	}
-	profile, ok := ProfileFor(o.Distro)
+	profile, ok := distros.RecordOf(o.Distro)
 	if !ok {
-		return nil, UnknownValue(OptDistro, string(o.Distro), stringsOf(Distros), DistroAliases)
+		return nil, UnknownValue(OptDistro, string(o.Distro), stringsOf(distros.All), distros.Aliases)
 	}
 	if o.Mode != ModeInstall && o.Mode != ModeMigrate {
 		return nil, UnknownValue(OptMode, string(o.Mode), stringsOf(Modes), nil)
 	}
-	if !slices.Contains(profile.Modes(), o.Mode) {
+	if !slices.Contains(ModesOf(profile), o.Mode) {
 		return nil, usageErrorf(OptMode, "%s: %s %s; its move to the AWS CCM is a switch, step by step in "+
 			"`aws-ccm-renderer plan --distro %s`: render with %s", o.Mode, OptValue{OptDistro, string(o.Distro)},
 			VerdictNoMigrateMode.Reason, o.Distro, OptValue{OptMode, string(ModeInstall)})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,26 @@ func TestOneHelmImporter(t *testing.T) {
 			if strings.HasPrefix(imp, "helm.sh/") {
 				t.Errorf("%s imports %s", pkg, imp)
 			}
+		}
+	}
+}
+
+// TestDistrosLeaf: the distributions' records import nothing but the
+// release data (and what it imports), so that every part of the program
+// can read them and none of their consumers' imports come along.
+func TestDistrosLeaf(t *testing.T) {
+	const module = "github.com/aws-ccm-renderer/aws-ccm-renderer/"
+	allowed := map[string]bool{module + "renderer/distros": true}
+	for _, d := range goList(t, "-deps", module+"internal/releases") {
+		allowed[d] = true
+	}
+	deps := goList(t, "-deps", module+"renderer/distros")
+	if len(deps) < 5 || !slices.Contains(deps, module+"internal/releases") {
+		t.Fatalf("go list -deps: %q", deps)
+	}
+	for _, d := range deps {
+		if std := !strings.Contains(strings.SplitN(d, "/", 2)[0], "."); !allowed[d] && !std {
+			t.Errorf("renderer/distros imports %s", d)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Command aws-ccm-renderer patches the aws-cloud-controller-manager Helm
 // chart's manifests for the clusters of every distribution of
-// renderer.Records (Rancher's and kubeadm): the
+// distros.Records (Rancher's and kubeadm): the
 // post-renderer, the KRM function, overlays, plan. It links neither Helm
 // nor the Kubernetes client (TestLeanDependencies), and hands the chart
 // commands and check over to aws-ccm-renderer-helm.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // NewOverlaysCommand builds "aws-ccm-renderer overlays".
@@ -19,7 +20,7 @@ func NewOverlaysCommand(s IOStreams) *cobra.Command {
 		Use:   "overlays [--out DIR] [--format kustomize|flux] [renderer options]",
 		Short: "Write the kustomize components for places that run no executables (Fleet, Argo CD), or Flux HelmReleases",
 		Long: `overlays writes one kustomize Component per distribution and mode into
-DIR/<distro>/<mode>/ (` + strings.Join(renderer.DistroValues(renderer.Records()), ", ") + `; install, migrate: ` + noMigrate() + `
+DIR/<distro>/<mode>/ (` + strings.Join(distros.Values(distros.Records()), ", ") + `; install, migrate: ` + noMigrate() + `
 no migrate mode), made from the renderer's own output for the upstream chart,
 plus DIR/README.md. Each <distro>/<mode> directory it writes is replaced whole;
 other files under DIR are left alone. It prints the directories it wrote.
@@ -126,7 +127,7 @@ func overlaysSpec(cmd *cobra.Command, f *OptionFlags, out, imageTag string) (ove
 	}
 	spec := overlays.Spec{Options: opts, ImageTag: imageTag, Out: filepath.ToSlash(filepath.Clean(out))}
 	if given[flagOf(renderer.OptDistro)] {
-		spec.Distros = []renderer.Distro{opts.Distro}
+		spec.Distros = []distros.Distro{opts.Distro}
 	}
 	if given[flagOf(renderer.OptMode)] {
 		spec.Modes = []renderer.Mode{opts.Mode}
@@ -143,9 +144,9 @@ func flagOf(o renderer.Opt) string {
 // noMigrate names the distributions without migrate mode, for the help:
 // "K3s has", "A and B have".
 func noMigrate() string {
-	names := renderer.DisplayNames(renderer.WithMigrate(renderer.Records(), false))
+	names := distros.DisplayNames(distros.WithMigrate(distros.Records(), false))
 	if len(names) == 1 {
 		return names[0] + " has"
 	}
-	return renderer.Alternatives(names, "and") + " have"
+	return distros.Alternatives(names, "and") + " have"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // checkOverlaysIn asserts that dir holds every file the spec generates
@@ -35,9 +36,9 @@ func checkOverlaysIn(t *testing.T, dir string) {
 // distribution in the modes it has.
 func wantListing(dir string) string {
 	var b strings.Builder
-	for _, d := range renderer.Distros {
-		p, _ := renderer.ProfileFor(d)
-		for _, m := range p.Modes() {
+	for _, d := range distros.All {
+		p, _ := distros.RecordOf(d)
+		for _, m := range renderer.ModesOf(p) {
 			b.WriteString(filepath.Join(dir, string(d), string(m)) + "\n")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var planLong = `plan prints the ordered steps that put a cluster on the AWS cloud controller
@@ -22,11 +23,11 @@ among them), what to check before the next step, and how to roll it back.
   new       a cluster not yet created (Kubernetes 1.27 and later): its
             configuration for the external provider, the IAM policy and tags,
             the CCM pinned to the cluster's minor
-  in-tree   the in-tree AWS provider (` + strings.Join(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), ", ") + ` at 1.22 to 1.26):
+  in-tree   the in-tree AWS provider (` + strings.Join(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), ", ") + ` at 1.22 to 1.26):
             leader migration, the in-tree controller manager and the CCM
             sharing a lease (the default up to 1.26)
   builtin   ` + ownControllers() + `: a switch, every node registered again (the default
-            on ` + renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Records(), false)), "and") + `)
+            on ` + distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Records(), false)), "and") + `)
   none      no cloud provider (nodes without provider IDs, kubeadm): a switch,
             every node initialised by the CCM in place
 aws-ccm-renderer check prints the plan command that fits a running cluster.
@@ -87,7 +88,7 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 		Example: planExamples,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Distro, o.Phase = renderer.Distro(distro), plan.Phase(phase)
+			o.Distro, o.Phase = distros.Distro(distro), plan.Phase(phase)
 			if !slices.Contains(plan.Formats, output) {
 				return &renderer.UsageError{Err: fmt.Errorf("unknown output format %q: use text, json or markdown", output)}
 			}
@@ -111,8 +112,8 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	}
 	SetCommon(cmd, s)
 	f := cmd.Flags()
-	f.StringVar(&distro, "distro", "", "the cluster's distribution: "+renderer.Alternatives(renderer.ValuesWithNames(renderer.Named(renderer.Records())), "or")+" (required)")
-	f.StringVar(&o.From, "from", "", "what runs the cluster's cloud controllers now: new, in-tree, builtin or none (default: in-tree up to 1.26, builtin on "+renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Records(), false)), "and")+"; required otherwise)")
+	f.StringVar(&distro, "distro", "", "the cluster's distribution: "+distros.Alternatives(distros.ValuesWithNames(distros.Named(distros.Records())), "or")+" (required)")
+	f.StringVar(&o.From, "from", "", "what runs the cluster's cloud controllers now: new, in-tree, builtin or none (default: in-tree up to 1.26, builtin on "+distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Records(), false)), "and")+"; required otherwise)")
 	f.StringVar(&phase, "phase", "", "print one phase only: before, during or after (default: all)")
 	f.StringVar(&o.Step, "step", "", "print one step only, by its ID (e.g. during.switch; --brief lists them)")
 	f.BoolVar(&brief, "brief", false, "print a checklist: each step's ID, title and main command (text or markdown)")
@@ -136,7 +137,7 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	Complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
 	_ = cmd.RegisterFlagCompletionFunc("step", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		o := o
-		o.Distro = renderer.Distro(distro)
+		o.Distro = distros.Distro(distro)
 		p, err := plan.Build(o)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -156,14 +157,14 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 // help: "RKE2's or K3s's own cloud controller (nodes on rke2:// or k3s://\n
 // provider IDs)".
 func ownControllers() string {
-	names, schemes := renderer.OwnControllerNames(renderer.Records())
-	return renderer.Alternatives(names, "or") + " own cloud controller (nodes on " + renderer.Alternatives(schemes, "or") + "\n            provider IDs)"
+	names, schemes := distros.OwnControllerNames(distros.Records())
+	return distros.Alternatives(names, "or") + " own cloud controller (nodes on " + distros.Alternatives(schemes, "or") + "\n            provider IDs)"
 }
 
 // configurations names where each distribution's configuration is written.
 func configurations() string {
 	var configs []string
-	for _, p := range renderer.Named(renderer.Records()) {
+	for _, p := range distros.Named(distros.Records()) {
 		configs = append(configs, p.Node.Configuration)
 	}
 	return strings.Join(configs, ", ")

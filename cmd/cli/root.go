@@ -11,6 +11,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -44,7 +45,7 @@ const rootExamples = `  # Helm 3: install the upstream chart on an RKE2 cluster
 
 var rootLong = `aws-ccm-renderer reads the manifests of the aws-cloud-controller-manager Helm
 chart on stdin and writes them to stdout, patched so that the cloud controller
-manager runs on the control-plane nodes of ` + renderer.Alternatives(renderer.DisplayNames(renderer.Named(renderer.Records())), "or") + ` clusters:
+manager runs on the control-plane nodes of ` + distros.Alternatives(distros.DisplayNames(distros.Named(distros.Records())), "or") + ` clusters:
 
   placement     the distribution's control-plane nodeSelector (--distro=auto: a
                 node affinity matching any distribution's control-plane label)
@@ -68,7 +69,7 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 	f := &OptionFlags{}
 	cmd := &cobra.Command{
 		Use:     "aws-ccm-renderer [flags] < manifests.yaml",
-		Short:   "Patch the aws-cloud-controller-manager chart for " + renderer.RancherNames(renderer.Records()) + " clusters",
+		Short:   "Patch the aws-cloud-controller-manager chart for " + distros.RancherNames(distros.Records()) + " clusters",
 		Long:    rootLong,
 		Example: rootExamples,
 		Args:    f.Args(cobra.NoArgs),

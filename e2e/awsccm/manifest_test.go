@@ -32,7 +32,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestClusterManifest runs the new-cluster plan's before.cluster-manifest
@@ -51,15 +51,15 @@ func TestClusterManifest(t *testing.T) {
 	r, kube := controlPlaneRelease(t)
 	addonCRD(t)
 	for _, c := range []struct {
-		distro renderer.Distro
+		distro distros.Distro
 		// manifests is the folder the server applies: the manifests
 		// folder of its server data directory, at each distribution's
 		// default data directory (k3s-io/k3s pkg/server/server.go,
 		// stageFiles; RKE2's docs, "Auto-Deploying Manifests").
 		manifests string
 	}{
-		{renderer.DistroRKE2, "/var/lib/rancher/rke2/server/manifests"},
-		{renderer.DistroK3s, "/var/lib/rancher/k3s/server/manifests"},
+		{distros.RKE2, "/var/lib/rancher/rke2/server/manifests"},
+		{distros.K3s, "/var/lib/rancher/k3s/server/manifests"},
 	} {
 		t.Run(string(c.distro), func(t *testing.T) {
 			start := time.Now()
@@ -85,7 +85,7 @@ func controlPlaneRelease(t *testing.T) (awsccm.Release, string) {
 	return releases[i], "v1." + minor + ".0"
 }
 
-func clusterManifest(t *testing.T, r awsccm.Release, distro renderer.Distro, kube, manifests string) {
+func clusterManifest(t *testing.T, r awsccm.Release, distro distros.Distro, kube, manifests string) {
 	ctx := context.Background()
 	o := plan.DefaultOptions()
 	o.Distro, o.From, o.KubeVersion = distro, plan.FromNew, kube

@@ -18,7 +18,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	rel "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The Service annotations of an NLB whose target group's attributes the
@@ -139,7 +139,7 @@ func callsTGAttrs(t *testing.T, r awsccm.Release) bool {
 func planPolicy(t *testing.T, r awsccm.Release) []string {
 	t.Helper()
 	o := plan.DefaultOptions()
-	o.Distro, o.KubeVersion, o.CCMVersion = renderer.DistroRKE2, fmt.Sprintf("v1.%d.0", r.Minor()), r.Version
+	o.Distro, o.KubeVersion, o.CCMVersion = distros.RKE2, fmt.Sprintf("v1.%d.0", r.Minor()), r.Version
 	if r.Minor() > rel.LastInTreeMinor {
 		o.From = plan.FromNew
 	}

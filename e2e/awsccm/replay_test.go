@@ -29,7 +29,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/moto"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestPlanReplay runs whole plans of the control plane's minor as an
@@ -75,17 +75,17 @@ func TestPlanReplay(t *testing.T) {
 	}
 	t.Cleanup(kcm.Stop)
 	for _, c := range []struct {
-		distro renderer.Distro
+		distro distros.Distro
 		from   string
 	}{
-		{renderer.DistroKubeadm, plan.FromNew},
-		{renderer.DistroKubeadm, plan.FromNone},
-		{renderer.DistroRKE2, plan.FromNew},
-		{renderer.DistroK3s, plan.FromNew},
-		{renderer.DistroRKE2, plan.FromBuiltin},
-		{renderer.DistroRKE2, plan.FromNone},
-		{renderer.DistroK3s, plan.FromBuiltin},
-		{renderer.DistroK3s, plan.FromNone},
+		{distros.Kubeadm, plan.FromNew},
+		{distros.Kubeadm, plan.FromNone},
+		{distros.RKE2, plan.FromNew},
+		{distros.K3s, plan.FromNew},
+		{distros.RKE2, plan.FromBuiltin},
+		{distros.RKE2, plan.FromNone},
+		{distros.K3s, plan.FromBuiltin},
+		{distros.K3s, plan.FromNone},
 	} {
 		t.Run(string(c.distro)+"-"+c.from, func(t *testing.T) {
 			rp := newReplay(t, r, c.distro, c.from, kube)
@@ -119,7 +119,7 @@ type replay struct {
 	args       []string // the running CCM's
 }
 
-func newReplay(t *testing.T, r awsccm.Release, distro renderer.Distro, from, kube string) *replay {
+func newReplay(t *testing.T, r awsccm.Release, distro distros.Distro, from, kube string) *replay {
 	o := plan.DefaultOptions()
 	o.Distro, o.From, o.KubeVersion = distro, from, kube
 	p, err := plan.Build(o)

@@ -17,7 +17,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	rel "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestTodayPlans replays the node steps of the plans of clusters at 1.27
@@ -51,7 +51,7 @@ func TestTodayPlans(t *testing.T) {
 }
 
 // planStep builds a plan of the options and returns one step of it.
-func planStep(t *testing.T, distro renderer.Distro, from, kubeVersion, id string) plan.Step {
+func planStep(t *testing.T, distro distros.Distro, from, kubeVersion, id string) plan.Step {
 	t.Helper()
 	o := plan.DefaultOptions()
 	o.Distro, o.From, o.KubeVersion = distro, from, kubeVersion
@@ -145,7 +145,7 @@ func replayToday(t *testing.T, r awsccm.Release) {
 	}
 
 	// none: the plan's during.initialise-nodes, as it says.
-	step := planStep(t, renderer.DistroKubeadm, plan.FromNone, kube, "during.initialise-nodes")
+	step := planStep(t, distros.Kubeadm, plan.FromNone, kube, "during.initialise-nodes")
 	asWritten(t, mainShell(t, step), none.Name)
 	waitInitialisedNode(t, c, none.Name)
 	t.Logf("none: %s initialised in place after %q", none.Name, mainShell(t, step))
@@ -173,7 +173,7 @@ func replayToday(t *testing.T, r awsccm.Release) {
 	}
 	// The plan's during.reregister-nodes: the Node deleted, then
 	// registered anew by its kubelet on the external provider.
-	re := planStep(t, renderer.DistroRKE2, plan.FromBuiltin, kube, "during.reregister-nodes")
+	re := planStep(t, distros.RKE2, plan.FromBuiltin, kube, "during.reregister-nodes")
 	if sh := mainShell(t, re); !strings.Contains(sh, `kubectl delete node "$NODE"`) {
 		t.Fatalf("during.reregister-nodes does not delete the Node: %s", sh)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	ccmrenderer "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // gateFlags are the flags of the check the kubeadm plan runs as step id's
@@ -64,7 +65,7 @@ func gateFlags(t *testing.T, p *plan.Plan, id string) []string {
 func TestPlanGates(t *testing.T) {
 	state(t, "kubeadm")
 	o := plan.DefaultOptions()
-	o.Distro = ccmrenderer.DistroKubeadm
+	o.Distro = distros.Kubeadm
 	p, err := plan.Build(o)
 	if err != nil {
 		t.Fatal(err)

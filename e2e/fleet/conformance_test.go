@@ -10,7 +10,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/conformance/conformancetest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/generated"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestFleetConformance runs the conformance table through the example
@@ -27,7 +27,7 @@ func TestFleetConformance(t *testing.T) {
 	for i, c := range conformance.Cases() {
 		name := fmt.Sprintf("case-%d", i)
 		l := map[string]string{}
-		if p, ok := renderer.ProfileFor(c.Distro); ok && p.RancherProvider != "" {
+		if p, ok := distros.RecordOf(c.Distro); ok && p.RancherProvider != "" {
 			l[providerLabel] = p.RancherProvider
 		}
 		if c.KubeVersion != "" {

@@ -33,6 +33,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 const (
@@ -56,7 +57,7 @@ type fleetCluster struct {
 	distro  string            // the node fixture, testdata/nodes/<distro>.yaml
 	labels  map[string]string // what Rancher (and the operator) labels it with
 	dir     string            // the kustomize.dir Fleet should pick for it
-	overlay renderer.Distro   // the distribution of that directory's component
+	overlay distros.Distro    // the distribution of that directory's component
 }
 
 // tag is the CCM image tag the bundle should give a cluster it deploys to:
@@ -84,17 +85,17 @@ func (c fleetCluster) tag(t *testing.T) string {
 // label, one with no label at all and one whose label names a minor the
 // release data does not serve get nothing (minor-not-served).
 var clusters = []fleetCluster{
-	{"rke1-cluster", "rke", map[string]string{providerLabel: "rke", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.RKELastMinor)}, "kustomize/rke", renderer.DistroRKE},
-	{"rke2-cluster", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-3)}, "kustomize/rke2", renderer.DistroRKE2},
-	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor)}, "kustomize/k3s", renderer.DistroK3s},
-	{"kubeadm-cluster", "kubeadm", map[string]string{"env": "imported", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-1)}, "kustomize/auto", renderer.DistroAuto},
-	{"unlabelled-minor", "kubeadm", map[string]string{"env": "imported"}, "", renderer.DistroAuto},
-	{"bare-cluster", "kubeadm", nil, "", renderer.DistroAuto},
-	{"future-minor", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastMinor()+1)}, "", renderer.DistroRKE2},
+	{"rke1-cluster", "rke", map[string]string{providerLabel: "rke", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.RKELastMinor)}, "kustomize/rke", distros.RKE},
+	{"rke2-cluster", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-3)}, "kustomize/rke2", distros.RKE2},
+	{"k3s-cluster", "k3s", map[string]string{providerLabel: "k3s", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor)}, "kustomize/k3s", distros.K3s},
+	{"kubeadm-cluster", "kubeadm", map[string]string{"env": "imported", generated.FleetMinorLabel: fmt.Sprintf("1.%d", harness.Current.Minor-1)}, "kustomize/auto", distros.Auto},
+	{"unlabelled-minor", "kubeadm", map[string]string{"env": "imported"}, "", distros.Auto},
+	{"bare-cluster", "kubeadm", nil, "", distros.Auto},
+	{"future-minor", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastMinor()+1)}, "", distros.RKE2},
 	// Still on the in-tree provider: the install bundle skips them; the
 	// canary is the first a staged migration moves (TestFleetStagedMigration).
-	{"rke2-in-tree", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastInTreeMinor)}, "", renderer.DistroRKE2},
-	{"rke2-canary", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastInTreeMinor), stageLabel: "canary"}, "", renderer.DistroRKE2},
+	{"rke2-in-tree", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastInTreeMinor)}, "", distros.RKE2},
+	{"rke2-canary", "rke2", map[string]string{providerLabel: "rke2", generated.FleetMinorLabel: fmt.Sprintf("1.%d", releases.LastInTreeMinor), stageLabel: "canary"}, "", distros.RKE2},
 }
 
 // stageLabel is the label docs/fleet.md's staged migration selects the
@@ -288,7 +289,7 @@ func TestFleetApply(t *testing.T) {
 	// A customization for each distribution whose record names Rancher's
 	// provider.cattle.io value, in the records' order.
 	var provided []string
-	for _, p := range renderer.Named(renderer.Records()) {
+	for _, p := range distros.Named(distros.Records()) {
 		if p.RancherProvider != "" {
 			want = append(want, fmt.Sprintf("%s: clusters labelled %s=%s, kustomize.dir kustomize/%s", p.Distro, providerLabel, p.RancherProvider, p.Distro))
 			provided = append(provided, string(p.Distro))
@@ -328,12 +329,12 @@ func TestFleetApply(t *testing.T) {
 		if !strings.Contains(string(k), "- ../../overlays/"+distro+"/install\n") {
 			t.Errorf("kustomize/%s/kustomization.yaml does not use the %s install component:\n%s", distro, distro, k)
 		}
-		profile, _ := renderer.ProfileFor(renderer.Distro(distro))
-		if m := files["kustomize/"+distro+"-migrate/kustomization.yaml"]; slices.Contains(profile.Modes(), renderer.ModeMigrate) &&
+		profile, _ := distros.RecordOf(distros.Distro(distro))
+		if m := files["kustomize/"+distro+"-migrate/kustomization.yaml"]; slices.Contains(renderer.ModesOf(profile), renderer.ModeMigrate) &&
 			!strings.Contains(string(m), "- ../../overlays/"+distro+"/migrate\n") {
 			t.Errorf("kustomize/%s-migrate/kustomization.yaml does not use the %s migrate component:\n%s", distro, distro, m)
 		}
-		for _, mode := range profile.Modes() {
+		for _, mode := range renderer.ModesOf(profile) {
 			err := fs.WalkDir(overlays, distro+"/"+string(mode), func(path string, d fs.DirEntry, err error) error {
 				if err != nil || d.IsDir() {
 					return err
@@ -580,7 +581,7 @@ func chartOutput(t *testing.T, extra ...string) []byte {
 // postRendered is the post-renderer's output for the chart's with the
 // options the example's components were generated with: the distribution,
 // the mode and the guard, pinned as the example pins it.
-func postRendered(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) []manifest.Object {
+func postRendered(t *testing.T, chartOutput []byte, distro distros.Distro, mode renderer.Mode) []manifest.Object {
 	t.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode, o.GuardImage = distro, mode, images.PinnedGuard
@@ -806,9 +807,9 @@ func TestFleetMigrateOtherMinor(t *testing.T) {
 	}
 	tag := releases.Tag(releases.LastInTreeMinor)
 	objs := deployedObjects(t, out)
-	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE, renderer.ModeMigrate)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), distros.RKE, renderer.ModeMigrate)
 	pinned := chartOutput(t, "--set", "image.tag="+releases.Pin(tag))
-	testtools.SameAsRenderer(t, objs, postRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate), testtools.Fixtures(t))
+	testtools.SameAsRenderer(t, objs, postRendered(t, pinned, distros.RKE, renderer.ModeMigrate), testtools.Fixtures(t))
 	placed := harness.Settle(t, cp.Client, releaseNamespace, releaseName)
 	if got, want := harness.OnFixture(placed, fixtures["rke"]), harness.ControlPlaneNodes(fixtures["rke"]); !slices.Equal(got, want) {
 		t.Errorf("the migrating CCM's pods on the rke fixture: %v, want %v", got, want)
@@ -936,7 +937,7 @@ func TestFleetStagedMigration(t *testing.T) {
 	}
 	objs := deployedObjects(t, out)
 	nodes := testtools.Fixtures(t)
-	testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeMigrate)
-	testtools.SameAsRenderer(t, objs, postRendered(t, chartOutput(t, "--set", "image.tag="+tag), renderer.DistroRKE2, renderer.ModeMigrate), nodes)
+	testtools.CheckMeaning(t, objs, nodes, distros.RKE2, renderer.ModeMigrate)
+	testtools.SameAsRenderer(t, objs, postRendered(t, chartOutput(t, "--set", "image.tag="+tag), distros.RKE2, renderer.ModeMigrate), nodes)
 	t.Logf("the canary gets %s with the CCM %s; rke2-in-tree nothing; %d clusters the install component", deployments["rke2-canary"].dir, tag, len(deployed()))
 }

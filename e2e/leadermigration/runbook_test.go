@@ -25,6 +25,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The two sides' identities in AWS: each signs with an access key of its
@@ -104,7 +105,7 @@ func TestRunbook(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := plan.DefaultOptions()
-	opt.Distro, opt.KubeVersion, opt.CCMVersion, opt.ChartVersion = renderer.DistroKubeadm, sv.GitVersion, r.ccm.Version, testtools.LatestChartVersion
+	opt.Distro, opt.KubeVersion, opt.CCMVersion, opt.ChartVersion = distros.Kubeadm, sv.GitVersion, r.ccm.Version, testtools.LatestChartVersion
 	opt.CloudConfig = true // the in-tree provider's config points at moto: the CCM needs it too
 	// The chart as a local package, which the plan's commands then name
 	// (no repository to reach from here).

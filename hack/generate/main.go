@@ -35,7 +35,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/generated"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // generator checks what it generates under root and returns the
@@ -55,7 +55,7 @@ func generators() []generator {
 		generator{"the Fleet bundle's pins", generated.FleetPins},
 		generator{"the guard's image in the examples", generated.GuardPins},
 		generator{"the distribution lists (schemas, examples, Chart.yaml, plugin.yaml)", func(root string, write bool) ([]string, error) {
-			return generated.DistroPins(root, renderer.Records(), write)
+			return generated.DistroPins(root, distros.Records(), write)
 		}},
 		generator{"the area enum of check's schema", func(root string, write bool) ([]string, error) {
 			return generated.AreaPins(root, check.Areas(), write)
@@ -172,7 +172,7 @@ func planSection(marker string) (string, error) {
 		var ps []*plan.Plan
 		for _, d := range words[1:] {
 			o := plan.DefaultOptions()
-			o.Distro = renderer.Distro(d)
+			o.Distro = distros.Distro(d)
 			p, err := plan.Build(o)
 			if err != nil {
 				return "", err

@@ -24,6 +24,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Flux's origin labels, which helm-controller puts on every object of a
@@ -150,9 +151,9 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 	}
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
-		for _, d := range renderer.Distros {
-			p, _ := renderer.ProfileFor(d)
-			for _, mode := range p.Modes() {
+		for _, d := range distros.All {
+			p, _ := distros.RecordOf(d)
+			for _, mode := range renderer.ModesOf(p) {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
 					t.Parallel()
 					rel := readHelmRelease(t, exampleDir("flux", string(d), string(mode), overlays.FileHelmRelease))
@@ -210,9 +211,9 @@ func helmTemplateRelease(t *testing.T, chart string, rel *helmv2.HelmRelease) []
 // the HelmRepository the HelmRelease refers to, the HelmRelease, and in
 // migrate mode the leader migration objects.
 func TestFluxKustomization(t *testing.T) {
-	for _, d := range renderer.Distros {
-		p, _ := renderer.ProfileFor(d)
-		for _, mode := range p.Modes() {
+	for _, d := range distros.All {
+		p, _ := distros.RecordOf(d)
+		for _, mode := range renderer.ModesOf(p) {
 			out, err := testtools.KrustyRun(filesys.MakeFsOnDisk(), exampleDir("flux", string(d), string(mode)))
 			if err != nil {
 				t.Fatalf("%s/%s: %v", d, mode, err)

@@ -32,6 +32,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 func exampleDir(parts ...string) string {
@@ -277,26 +278,26 @@ func TestArgoCDPlugin(t *testing.T) {
 	pinned := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", cmpAppName, chart, "--namespace", cmpAppNamespace, "--set", pin)
 
 	type run struct {
-		distro renderer.Distro
+		distro distros.Distro
 		mode   renderer.Mode
 		params []argoParam
 		env    map[string]string
 		kube   string // the destination cluster's version
 	}
 	runs := map[string]run{
-		"defaults": {renderer.DistroAuto, renderer.ModeInstall, nil, nil, ""},
-		"migrate": {renderer.DistroRKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")},
+		"defaults": {distros.Auto, renderer.ModeInstall, nil, nil, ""},
+		"migrate": {distros.RKE2, renderer.ModeMigrate, []argoParam{{Name: "distro", String: str("rke2")}, {Name: "mode", String: str("migrate")},
 			{Name: "helm-set", Array: []string{pin}}}, nil, "1.26.15"},
 		// Applications of the plugin's first version set the plugin env;
 		// Argo CD before 3.1 sends the version as the cluster says it,
 		// without a "+".
-		"plugin env": {renderer.DistroRKE, renderer.ModeMigrate, []argoParam{{Name: "helm-set", Array: []string{pin}}},
+		"plugin env": {distros.RKE, renderer.ModeMigrate, []argoParam{{Name: "helm-set", Array: []string{pin}}},
 			map[string]string{"DISTRO": "rke", "MODE": "migrate"}, "v1.26.15rke2r1"},
 		// A parameter wins over the plugin env.
-		"parameters over env": {renderer.DistroK3s, renderer.ModeInstall, []argoParam{{Name: "distro", String: str("k3s")}},
+		"parameters over env": {distros.K3s, renderer.ModeInstall, []argoParam{{Name: "distro", String: str("k3s")}},
 			map[string]string{"DISTRO": "rke", "MODE": "install"}, ""},
 	}
-	for _, d := range renderer.Distros {
+	for _, d := range distros.All {
 		runs[string(d)] = run{d, renderer.ModeInstall, []argoParam{{Name: "distro", String: str(string(d))}, {Name: "mode", String: str("install")},
 			{Name: "chart-version", String: str(version)}}, nil, ""}
 	}
@@ -688,7 +689,7 @@ func TestArgoCDGenerateEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroK3s, renderer.ModeInstall)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), distros.K3s, renderer.ModeInstall)
 	out, errOut, err = cmpRun{params: []argoParam{{Name: "chart", String: str(srv.URL + "/charts/missing.tgz")}}, caFile: ca}.run(t)
 	if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "missing.tgz") {
 		t.Errorf("a chart URL that is not found: %v, %d bytes out, stderr %q", err, len(out), errOut)
@@ -852,7 +853,7 @@ func TestArgoCDKustomizeSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := strings.Split(filepath.ToSlash(k.Components[0]), "/")
-	distro, mode := renderer.Distro(parts[len(parts)-2]), renderer.Mode(parts[len(parts)-1])
+	distro, mode := distros.Distro(parts[len(parts)-2]), renderer.Mode(parts[len(parts)-1])
 	plain := testtools.MustRun(t, testtools.HelmEnv(t), testtools.Helm3(t), "template", hc.ReleaseName,
 		testtools.UpstreamChart(t, hc.Version), "--namespace", hc.Namespace)
 	nodes := testtools.Fixtures(t)

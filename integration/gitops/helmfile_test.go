@@ -12,6 +12,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // helmfileEnv is a machine with helmfile's tools on PATH (helm, Helm 3;
@@ -47,16 +48,16 @@ func TestHelmfilePostRenderer(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		args     []string
-		distro   renderer.Distro
+		distro   distros.Distro
 		mode     renderer.Mode
 		renderer []string // the post-renderer args helmfile passes
 		helm     []string // helm's own extra args
 	}{
-		{"default", nil, renderer.DistroAuto, renderer.ModeInstall, []string{"--distro=auto", "--mode=install"}, nil},
-		{"environment rke2", []string{"--environment", "rke2"}, renderer.DistroRKE2, renderer.ModeInstall, []string{"--distro=rke2", "--mode=install"}, nil},
-		{"environment rke-migrate", []string{"--environment", "rke-migrate"}, renderer.DistroRKE, renderer.ModeMigrate,
+		{"default", nil, distros.Auto, renderer.ModeInstall, []string{"--distro=auto", "--mode=install"}, nil},
+		{"environment rke2", []string{"--environment", "rke2"}, distros.RKE2, renderer.ModeInstall, []string{"--distro=rke2", "--mode=install"}, nil},
+		{"environment rke-migrate", []string{"--environment", "rke-migrate"}, distros.RKE, renderer.ModeMigrate,
 			[]string{"--distro=rke", "--mode=migrate", "--kube-version=v1.26.15"}, []string{"--set", "image.tag=" + releases.Pin("v1.26.14")}},
-		{"state values file", []string{"--state-values-file", extra}, renderer.DistroK3s, renderer.ModeInstall,
+		{"state values file", []string{"--state-values-file", extra}, distros.K3s, renderer.ModeInstall,
 			[]string{"--distro=k3s", "--mode=install", "--set-arg=cluster-name=prod two"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,7 +114,7 @@ func TestHelmfileOverlays(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	file := exampleDir("helmfile", "overlays", "helmfile.yaml.gotmpl")
 	plain := testtools.HelmTemplate(t, testtools.UpstreamChart(t, testtools.LatestChartVersion), nil)
-	for _, d := range renderer.Distros {
+	for _, d := range distros.All {
 		t.Run(string(d), func(t *testing.T) {
 			out, errOut, err := helmfile(t, helmfileEnv(t), file, "--state-values-set", "repo="+url+",distro="+string(d), "template")
 			if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -47,7 +48,7 @@ func TestHelm3Template(t *testing.T) {
 		}
 		defaultTag, _ := releases.DefaultImageTag(version)
 		defaultMinor := minorOf(t, defaultTag)
-		for _, distro := range renderer.Distros {
+		for _, distro := range distros.All {
 			for _, mode := range renderer.Modes {
 				name := fmt.Sprintf("%s/%s-%s", version, distro, mode)
 				t.Run(name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestHelm3Template(t *testing.T) {
 					if mode == renderer.ModeMigrate {
 						refusal := ""
 						switch {
-						case distro == renderer.DistroK3s:
+						case distro == distros.K3s:
 							refusal = "--mode migrate: --distro=k3s has no migrate mode"
 						case defaultMinor < 21:
 							refusal = "has no leader migration"
@@ -69,7 +70,7 @@ func TestHelm3Template(t *testing.T) {
 							if err == nil || len(out) != 0 || !strings.Contains(string(errOut), refusal) {
 								t.Errorf("migrate mode with chart %s: %v, %d bytes on stdout, stderr %s; want the refusal %q", version, err, len(out), errOut, refusal)
 							}
-							if distro == renderer.DistroK3s {
+							if distro == distros.K3s {
 								return
 							}
 							extra, untouched = []string{"--set", "image.tag=" + pin}, pinnedObjs
@@ -162,7 +163,7 @@ func TestHelm3RenamedValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeMigrate)
+	testtools.CheckMeaning(t, objs, nodes, distros.RKE2, renderer.ModeMigrate)
 	ccm, _ := manifest.CCM(objs)
 	if ccm.Name != "my-ccm" || ccm.Namespace != "cloud" {
 		t.Fatalf("workload %s", ccm.ID())
@@ -237,7 +238,7 @@ func TestHelm3SampleChart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		testtools.CheckMeaning(t, objs, nodes, renderer.DistroAuto, renderer.ModeInstall)
+		testtools.CheckMeaning(t, objs, nodes, distros.Auto, renderer.ModeInstall)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var (
@@ -102,9 +103,9 @@ func TestHelm4Plugin(t *testing.T) {
 	// A migration pins the CCM of the cluster's minor and gives the
 	// renderer the cluster's version.
 	migrate := []string{"--set", "image.tag=" + releases.Tag(releases.LastInTreeMinor), "--post-renderer-args=--kube-version=v1.26.15"}
-	for _, d := range renderer.Distros {
-		p, _ := renderer.ProfileFor(d)
-		for _, mode := range p.Modes() {
+	for _, d := range distros.All {
+		p, _ := distros.RecordOf(d)
+		for _, mode := range renderer.ModesOf(p) {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				helm, env := helm4WithPlugin(t) // each case its own Helm homes
@@ -183,7 +184,7 @@ func TestHelm4PluginPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), distros.RKE2, renderer.ModeInstall)
 }
 
 // TestHelm4PluginErrorOnTerminal: Helm 4 throws a plugin's stderr away, so a

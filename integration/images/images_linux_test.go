@@ -44,6 +44,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 func TestMain(m *testing.M) {
@@ -407,7 +408,7 @@ func TestArgoCDImageGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), distros.RKE2, renderer.ModeInstall)
 	if !strings.Contains(out, "--cluster-name=prod") || errOut != "" {
 		t.Errorf("the parameters did not reach the renderer, or it said %q", errOut)
 	}
@@ -514,8 +515,8 @@ func TestKRMImageFn(t *testing.T) {
 	}
 	objs := itemsOf(t, []byte(out))
 	nodes := testtools.Fixtures(t)
-	testtools.CheckMeaning(t, objs, nodes, renderer.DistroK3s, renderer.ModeInstall)
-	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, renderer.DistroK3s, renderer.ModeInstall), nodes)
+	testtools.CheckMeaning(t, objs, nodes, distros.K3s, renderer.ModeInstall)
+	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, distros.K3s, renderer.ModeInstall), nodes)
 
 	out, errOut, err = fn(rendererConfig + "distro: rke3\n")
 	if err == nil || !strings.Contains(errOut, `distro "rke3" is unknown`) || strings.Count(errOut, "\n") != 1 || !strings.Contains(out, "results:") {
@@ -568,8 +569,8 @@ func TestKRMImageWithKustomize(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := testtools.Fixtures(t)
-	testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeInstall)
-	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, renderer.DistroRKE2, renderer.ModeInstall), nodes)
+	testtools.CheckMeaning(t, objs, nodes, distros.RKE2, renderer.ModeInstall)
+	testtools.SameAsRenderer(t, objs, testtools.PostRendered(t, plain, distros.RKE2, renderer.ModeInstall), nodes)
 
 	var runs []standInRun
 	lb, err := os.ReadFile(logFile)

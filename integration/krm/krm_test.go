@@ -16,6 +16,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var (
@@ -133,9 +134,9 @@ func TestKRMFunctionWithKustomize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range renderer.Distros {
-		p, _ := renderer.ProfileFor(d)
-		for _, mode := range p.Modes() {
+	for _, d := range distros.All {
+		p, _ := distros.RecordOf(d)
+		for _, mode := range renderer.ModesOf(p) {
 			configs := map[string]string{
 				"ConfigMap":      configMapFC("  distro: " + string(d) + "\n  mode: " + string(mode) + "\n"),
 				"RendererConfig": rendererConfigFC("distro: " + string(d) + "\nmode: " + string(mode) + "\n"),
@@ -186,7 +187,7 @@ func TestKRMFunctionOverRenderedOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, mode)
+			testtools.CheckMeaning(t, objs, nodes, distros.RKE2, mode)
 			checkNoBookkeeping(t, objs)
 		})
 	}
@@ -264,7 +265,7 @@ func TestKRMExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), renderer.DistroRKE2, renderer.ModeInstall)
+	testtools.CheckMeaning(t, objs, testtools.Fixtures(t), distros.RKE2, renderer.ModeInstall)
 	checkNoBookkeeping(t, objs)
 
 	// The pitfall the docs warn of: without --enable-exec kustomize skips

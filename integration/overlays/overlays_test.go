@@ -21,6 +21,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestOverlaysCommand: `aws-ccm-renderer overlays` writes what the
@@ -62,13 +63,13 @@ func readTree(t *testing.T, root string) map[string][]byte {
 // overlayDir lays out what docs/overlays.md tells a user to write: the
 // chart's output as ccm.yaml, a copy of the checked-in component under
 // overlays/, and a kustomization using both.
-func overlayDir(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) string {
+func overlayDir(t *testing.T, chartOutput []byte, distro distros.Distro, mode renderer.Mode) string {
 	t.Helper()
 	return overlayDirFrom(t, filepath.Join(testtools.Root(), "overlays"), chartOutput, distro, mode)
 }
 
 // overlayDirFrom is overlayDir with the overlays of another directory.
-func overlayDirFrom(t *testing.T, overlaysDir string, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) string {
+func overlayDirFrom(t *testing.T, overlaysDir string, chartOutput []byte, distro distros.Distro, mode renderer.Mode) string {
 	t.Helper()
 	dir := t.TempDir()
 	comp := "overlays/" + overlays.Component(distro, mode)
@@ -125,9 +126,9 @@ func TestOverlaysMeanWhatTheRendererMeans(t *testing.T) {
 		chart := testtools.UpstreamChart(t, version)
 		plain := testtools.HelmTemplate(t, chart, nil)
 		pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(releases.Tag(releases.LastInTreeMinor)))...)
-		for _, d := range renderer.Distros {
-			p, _ := renderer.ProfileFor(d)
-			for _, mode := range p.Modes() {
+		for _, d := range distros.All {
+			p, _ := distros.RecordOf(d)
+			for _, mode := range renderer.ModesOf(p) {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
 					t.Parallel()
 					input := plain
@@ -172,10 +173,10 @@ func TestOverlaysPerMinor(t *testing.T) {
 				pinned := testtools.HelmTemplate(t, chart, nil, pinnedImage(releases.Pin(releases.Tag(minor)))...)
 				// What the renderer writes for that CCM (the cluster's version
 				// changes only what it checks).
-				want := testtools.PostRendered(t, pinned, renderer.DistroRKE, renderer.ModeMigrate)
-				for name, objs := range overlayBuilds(t, overlayDirFrom(t, gen, plain, renderer.DistroRKE, renderer.ModeMigrate)) {
+				want := testtools.PostRendered(t, pinned, distros.RKE, renderer.ModeMigrate)
+				for name, objs := range overlayBuilds(t, overlayDirFrom(t, gen, plain, distros.RKE, renderer.ModeMigrate)) {
 					t.Run(name, func(t *testing.T) {
-						testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE, renderer.ModeMigrate)
+						testtools.CheckMeaning(t, objs, nodes, distros.RKE, renderer.ModeMigrate)
 						testtools.SameAsRenderer(t, objs, want, nodes)
 					})
 				}
@@ -221,8 +222,8 @@ extraVolumeMounts: [{name: cloud-config, mountPath: /etc/kubernetes/cloud-config
 				// migrates over the image of the values.
 				input = values(t, strings.Replace(others, "v1.34.0", releases.Pin(releases.Tag(releases.LastInTreeMinor)), 1))
 			}
-			want := testtools.PostRendered(t, input, renderer.DistroRKE2, mode)
-			for name, objs := range overlayBuilds(t, overlayDir(t, plain, renderer.DistroRKE2, mode)) {
+			want := testtools.PostRendered(t, input, distros.RKE2, mode)
+			for name, objs := range overlayBuilds(t, overlayDir(t, plain, distros.RKE2, mode)) {
 				t.Run(string(mode)+"/"+name, func(t *testing.T) {
 					testtools.SameAsRenderer(t, objs, want, nodes)
 					ccm, _ := manifest.CCM(objs)
@@ -255,7 +256,7 @@ tolerations: [{key: dedicated, value: ccm, effect: NoSchedule}]
 			t.Fatal(err)
 		}
 		wantSpec, _ := manifest.PodSpec(patchObjs[0])
-		for name, objs := range overlayBuilds(t, overlayDir(t, plain, renderer.DistroRKE, renderer.ModeInstall)) {
+		for name, objs := range overlayBuilds(t, overlayDir(t, plain, distros.RKE, renderer.ModeInstall)) {
 			t.Run(name, func(t *testing.T) {
 				ccm, _ := manifest.CCM(objs)
 				if args, want := manifest.Args(ccm), manifest.Args(patchObjs[0]); !slices.Equal(args, want) {
@@ -276,7 +277,7 @@ tolerations: [{key: dedicated, value: ccm, effect: NoSchedule}]
 		t.Run(c.set+" fails the build", func(t *testing.T) {
 			plain := testtools.HelmTemplate(t, chart, nil, "--set", c.set)
 			for _, mode := range renderer.Modes {
-				dir := overlayDir(t, plain, renderer.DistroRKE2, mode)
+				dir := overlayDir(t, plain, distros.RKE2, mode)
 				out, errOut, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Kustomize(t), "build", dir)
 				if err == nil || len(out) != 0 || !strings.Contains(string(errOut), c.want) {
 					t.Errorf("%s: kustomize CLI: err %v, %d bytes on stdout, stderr %s", mode, err, len(out), errOut)
@@ -300,12 +301,12 @@ func TestOverlaysGuard(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	chart := testtools.UpstreamChart(t, testtools.LatestChartVersion)
 	for _, c := range []struct {
-		distro renderer.Distro
+		distro distros.Distro
 		mode   renderer.Mode
 		kube   string
 	}{
-		{renderer.DistroRKE2, renderer.ModeInstall, "v1.37.2"},
-		{renderer.DistroRKE, renderer.ModeMigrate, "v1.26.15"},
+		{distros.RKE2, renderer.ModeInstall, "v1.37.2"},
+		{distros.RKE, renderer.ModeMigrate, "v1.26.15"},
 	} {
 		t.Run(string(c.distro)+"-"+string(c.mode), func(t *testing.T) {
 			v, err := version.ParseGeneric(c.kube)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestUnpromotedDigest runs, for a minor whose newest CCM image the
@@ -33,7 +34,7 @@ func TestUnpromotedDigest(t *testing.T) {
 		t.Fatal("every minor's newest image is in the promotion list: the test needs a tag it does not give (releases.Promoted)")
 	}
 	o := plan.DefaultOptions()
-	o.Distro, o.From, o.KubeVersion = renderer.DistroRKE2, plan.FromNew, "1."+strconv.Itoa(minor)
+	o.Distro, o.From, o.KubeVersion = distros.RKE2, plan.FromNew, "1."+strconv.Itoa(minor)
 	o.Chart = testtools.UpstreamChart(t, o.ChartVersion)
 	p, err := plan.Build(o)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // variant is a set of options the commands are run with.
@@ -37,7 +38,7 @@ var variants = []variant{
 	}},
 	// The route controller on (no K3s: it never had one to take over).
 	{"routes", func(o *plan.Options) {
-		if o.Distro != renderer.DistroK3s {
+		if o.Distro != distros.K3s {
 			o.ClusterCIDR = "10.42.0.0/16"
 		}
 	}},
@@ -46,7 +47,7 @@ var variants = []variant{
 
 // build makes a plan whose chart is the local package of its version, so
 // that its commands run here as printed.
-func build(t *testing.T, d renderer.Distro, v variant) (*plan.Plan, plan.Options) {
+func build(t *testing.T, d distros.Distro, v variant) (*plan.Plan, plan.Options) {
 	t.Helper()
 	o := plan.DefaultOptions()
 	o.Distro = d
@@ -193,7 +194,7 @@ func checkArgs(t *testing.T, ctr map[string]any, o plan.Options, step string) {
 	if o.ClusterCIDR != "" {
 		want["--configure-cloud-routes=true"], want["--cluster-cidr="+o.ClusterCIDR] = true, true
 	}
-	if o.Distro == renderer.DistroK3s {
+	if o.Distro == distros.K3s {
 		want["--controllers=*,-service"] = step == "during.install-ccm"
 	}
 	for arg, on := range want {

@@ -27,6 +27,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/termtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // chartRepo serves a chart repository on loopback: an index.yaml and the
@@ -86,7 +87,7 @@ func runWith(t *testing.T, env []string, dir string, args ...string) (stdout, st
 func TestWrapperTemplate(t *testing.T) {
 	nodes := testtools.Fixtures(t)
 	url := chartRepo(t)
-	check := func(t *testing.T, out []byte, distro renderer.Distro, mode renderer.Mode, chartVersion string) {
+	check := func(t *testing.T, out []byte, distro distros.Distro, mode renderer.Mode, chartVersion string) {
 		t.Helper()
 		objs, err := manifest.Split(out)
 		if err != nil {
@@ -102,7 +103,7 @@ func TestWrapperTemplate(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		check(t, out, renderer.DistroRKE2, renderer.ModeInstall, testtools.LatestChartVersion)
+		check(t, out, distros.RKE2, renderer.ModeInstall, testtools.LatestChartVersion)
 	})
 	for _, v := range testtools.ChartVersions {
 		t.Run("repository, version "+v, func(t *testing.T) {
@@ -112,7 +113,7 @@ func TestWrapperTemplate(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			check(t, out, renderer.DistroRKE, mode, v)
+			check(t, out, distros.RKE, mode, v)
 			// The same bytes as helm template with the post-renderer.
 			if want := testtools.HelmTemplate(t, testtools.UpstreamChart(t, v), []string{"--distro=rke", "--mode=" + string(mode)}, "--set", pin); !bytes.Equal(out, want) {
 				t.Errorf("differs from helm template --post-renderer")
@@ -141,7 +142,7 @@ func TestWrapperTemplate(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		check(t, out, renderer.DistroKubeadm, renderer.ModeInstall, "")
+		check(t, out, distros.Kubeadm, renderer.ModeInstall, "")
 	})
 	t.Run("OCI registry", func(t *testing.T) {
 		reg := httptest.NewServer(registry.New(registry.Logger(nilLogger())))
@@ -165,13 +166,13 @@ func TestWrapperTemplate(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		check(t, out, renderer.DistroAuto, renderer.ModeInstall, "0.0.10")
+		check(t, out, distros.Auto, renderer.ModeInstall, "0.0.10")
 		// Without --version: the highest tag.
 		out, errOut, code = runRenderer(t, "template", "ccm", "oci://"+host+"/charts/aws-cloud-controller-manager", "--plain-http", "--distro=rke2")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		check(t, out, renderer.DistroRKE2, renderer.ModeInstall, testtools.LatestChartVersion)
+		check(t, out, distros.RKE2, renderer.ModeInstall, testtools.LatestChartVersion)
 	})
 }
 

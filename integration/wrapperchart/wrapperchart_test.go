@@ -18,6 +18,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestWrapperChart renders the wrapper chart with the real Helm 3 CLI with
@@ -31,8 +32,8 @@ func TestWrapperChart(t *testing.T) {
 	// chart refuses a CCM of another minor than the cluster's.
 	migrateKube, installKube := fmt.Sprintf("v1.%d.15", releases.LastInTreeMinor), defaultTagKube(t)
 	for _, d := range wrapperchart.Distros {
-		p, _ := renderer.ProfileFor(d)
-		for _, mode := range p.Modes() {
+		p, _ := distros.RecordOf(d)
+		for _, mode := range renderer.ModesOf(p) {
 			t.Run(string(d)+"-"+string(mode), func(t *testing.T) {
 				t.Parallel()
 				kube := installKube
@@ -65,7 +66,7 @@ func TestWrapperChart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		testtools.CheckMeaning(t, objs, nodes, renderer.DistroRKE2, renderer.ModeInstall)
+		testtools.CheckMeaning(t, objs, nodes, distros.RKE2, renderer.ModeInstall)
 	})
 	t.Run("own values pass through", func(t *testing.T) {
 		env := testtools.HelmEnv(t)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // nop is a progress display that shows nothing.
@@ -65,7 +66,7 @@ func sampleChart(t *testing.T) *chart.Chart {
 	return ch
 }
 
-func postRenderer(t *testing.T, distro renderer.Distro, mode renderer.Mode) *renderer.PostRenderer {
+func postRenderer(t *testing.T, distro distros.Distro, mode renderer.Mode) *renderer.PostRenderer {
 	t.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = distro, mode
@@ -89,7 +90,7 @@ func TestTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patched, err := c.Template(context.Background(), ch, map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall), tm)
+	patched, err := c.Template(context.Background(), ch, map[string]any{}, postRenderer(t, distros.RKE2, renderer.ModeInstall), tm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestTemplate(t *testing.T) {
 			break
 		}
 	}
-	if _, err := c.Template(context.Background(), broken, map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall), Template{Release: "ccm"}); !renderer.IsInputError(err) ||
+	if _, err := c.Template(context.Background(), broken, map[string]any{}, postRenderer(t, distros.RKE2, renderer.ModeInstall), Template{Release: "ccm"}); !renderer.IsInputError(err) ||
 		!strings.Contains(err.Error(), "no AWS cloud-controller-manager") {
 		t.Errorf("a chart without the CCM: %v", err)
 	}
@@ -132,7 +133,7 @@ func TestInstallUpgrade(t *testing.T) {
 	c := memoryClient(t, nil)
 	ch, ctx, vals := sampleChart(t), context.Background(), map[string]any{}
 	in := Install{Release: "ccm", Namespace: "kube-system"}
-	out, err := c.Install(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeMigrate), in)
+	out, err := c.Install(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeMigrate), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +141,14 @@ func TestInstallUpgrade(t *testing.T) {
 		t.Errorf("install: %+v", out)
 	}
 	rec, err := c.RecordedOptions("ccm", "kube-system")
-	if err != nil || rec == nil || !rec.Recorded || rec.Options.Distro != renderer.DistroRKE || rec.Options.Mode != renderer.ModeMigrate || rec.Release != "ccm revision 1" {
+	if err != nil || rec == nil || !rec.Recorded || rec.Options.Distro != distros.RKE || rec.Options.Mode != renderer.ModeMigrate || rec.Release != "ccm revision 1" {
 		t.Fatalf("recorded options: %+v %v", rec, err)
 	}
 	if rec, err := c.RecordedOptions("other", "kube-system"); rec != nil || err != nil {
 		t.Errorf("a release not there records %+v %v", rec, err)
 	}
 	up := Upgrade{Install: in, MaxHistory: 10}
-	if out, err = c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); err != nil || out.Revision != 2 {
+	if out, err = c.Upgrade(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), up); err != nil || out.Revision != 2 {
 		t.Fatalf("upgrade: %+v %v", out, err)
 	}
 	if rec, _ := c.RecordedOptions("ccm", "kube-system"); rec.Options.Mode != renderer.ModeInstall {
@@ -160,11 +161,11 @@ func TestInstallUpgrade(t *testing.T) {
 		"use ccm as RELEASE (aws-ccm-renderer upgrade ccm ...)"
 	for _, install := range []bool{false, true} {
 		up.InstallMissing = install
-		if _, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); !renderer.IsInputError(err) || err.Error() != owned {
+		if _, err := c.Upgrade(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), up); !renderer.IsInputError(err) || err.Error() != owned {
 			t.Errorf("upgrade (--install %v) of another release than the CCM's: %v", install, err)
 		}
 	}
-	if _, err := c.Install(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), Install{Release: "new", Namespace: "kube-system"}); !renderer.IsInputError(err) ||
+	if _, err := c.Install(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), Install{Release: "new", Namespace: "kube-system"}); !renderer.IsInputError(err) ||
 		!strings.Contains(err.Error(), "is owned by release ccm: use ccm as RELEASE") {
 		t.Errorf("install of another release than the CCM's: %v", err)
 	}
@@ -172,12 +173,12 @@ func TestInstallUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	up.InstallMissing = false
-	if _, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); !renderer.IsInputError(err) ||
+	if _, err := c.Upgrade(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), up); !renderer.IsInputError(err) ||
 		!strings.Contains(err.Error(), "upgrade --install installs it") {
 		t.Errorf("upgrade of a release not there: %v", err)
 	}
 	up.InstallMissing = true
-	if out, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); err != nil || out.Revision != 1 {
+	if out, err := c.Upgrade(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), up); err != nil || out.Revision != 1 {
 		t.Errorf("upgrade --install of a release not there: %+v %v", out, err)
 	}
 	// Uninstalled with its history kept: gone, and installed again as
@@ -190,14 +191,14 @@ func TestInstallUpgrade(t *testing.T) {
 	if gone, uninstalled, err := c.releaseGone("new"); !gone || !uninstalled || err != nil {
 		t.Errorf("an uninstalled release: gone %v, uninstalled %v, %v", gone, uninstalled, err)
 	}
-	if out, err := c.Upgrade(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), up); err != nil || out.Revision != 2 {
+	if out, err := c.Upgrade(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), up); err != nil || out.Revision != 2 {
 		t.Errorf("upgrade --install of an uninstalled release: %+v %v", out, err)
 	}
 	// A dry run prints the manifests and stores nothing new (in a
 	// namespace where no release runs the CCM yet).
 	c = memoryClient(t, nil)
 	in.Release, in.DryRun = "dry", DryRunServer
-	if out, err := c.Install(ctx, ch, vals, postRenderer(t, renderer.DistroRKE, renderer.ModeInstall), in); err != nil || !strings.Contains(out.Manifest, "kind: DaemonSet") {
+	if out, err := c.Install(ctx, ch, vals, postRenderer(t, distros.RKE, renderer.ModeInstall), in); err != nil || !strings.Contains(out.Manifest, "kind: DaemonSet") {
 		t.Errorf("dry run: %+v %v", out, err)
 	}
 	if _, err := c.Config.Releases.Deployed("dry"); err == nil {
@@ -213,7 +214,7 @@ func TestInstallInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := c.Install(ctx, sampleChart(t), map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall),
+	_, err := c.Install(ctx, sampleChart(t), map[string]any{}, postRenderer(t, distros.RKE2, renderer.ModeInstall),
 		Install{Release: "ccm", Namespace: "kube-system", Wait: true, Timeout: time.Minute})
 	if err == nil || renderer.IsInputError(err) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted install: %v", err)
@@ -240,7 +241,7 @@ func TestInstallFails(t *testing.T) {
 		{"forbidden", apierrors.NewForbidden(schema.GroupResource{Resource: "daemonsets"}, "ccm", errors.New("no")), false},
 	} {
 		cl := memoryClient(t, &kubefake.FailingKubeClient{WaitError: c.err})
-		_, err := cl.Install(context.Background(), sampleChart(t), map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall),
+		_, err := cl.Install(context.Background(), sampleChart(t), map[string]any{}, postRenderer(t, distros.RKE2, renderer.ModeInstall),
 			Install{Release: "ccm", Namespace: "kube-system", Wait: true})
 		if err == nil || renderer.IsInputError(err) != c.input {
 			t.Errorf("%s: %v (an input error: %v)", c.name, err, renderer.IsInputError(err))
@@ -293,14 +294,14 @@ func TestLastRevision(t *testing.T) {
 	if _, err := lastRevision(c.Config, "kube-system", "ccm"); !renderer.IsInputError(err) || !strings.Contains(err.Error(), "no release ccm in namespace kube-system") {
 		t.Errorf("no release: %v", err)
 	}
-	if _, err := c.Install(ctx, sampleChart(t), map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall), Install{Release: "ccm", Namespace: "kube-system"}); err != nil {
+	if _, err := c.Install(ctx, sampleChart(t), map[string]any{}, postRenderer(t, distros.RKE2, renderer.ModeInstall), Install{Release: "ccm", Namespace: "kube-system"}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := lastRevision(c.Config, "kube-system", "ccm"); err != nil || r.ID != "ccm revision 1" || r.Status != "deployed" || !strings.Contains(r.Manifest, "kind: DaemonSet") {
 		t.Errorf("deployed: %+v %v", r, err)
 	}
 	c.Config.KubeClient = &kubefake.FailingKubeClient{PrintingKubeClient: kubefake.PrintingKubeClient{Out: io.Discard}, WaitError: errors.New("DaemonSet kube-system/aws-cloud-controller-manager: not ready")}
-	if _, err := c.Upgrade(ctx, sampleChart(t), map[string]any{}, postRenderer(t, renderer.DistroRKE2, renderer.ModeInstall), Upgrade{Install: Install{Release: "ccm", Namespace: "kube-system", Wait: true, Timeout: time.Second}}); err == nil {
+	if _, err := c.Upgrade(ctx, sampleChart(t), map[string]any{}, postRenderer(t, distros.RKE2, renderer.ModeInstall), Upgrade{Install: Install{Release: "ccm", Namespace: "kube-system", Wait: true, Timeout: time.Second}}); err == nil {
 		t.Fatal("the upgrade did not fail")
 	}
 	r, err := lastRevision(c.Config, "kube-system", "ccm")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // renderedManifest is a release manifest as the renderer leaves it.
@@ -35,7 +36,7 @@ var ccmDaemonSet = releaseManifest(ccmtest.ImageTag("v1.26.14"))
 
 func TestRecordedOptionsOf(t *testing.T) {
 	o := renderer.DefaultOptions()
-	o.Distro, o.Mode, o.SetArgs, o.LeaderName = renderer.DistroRKE, renderer.ModeMigrate, []string{"v=4"}, "other-lease"
+	o.Distro, o.Mode, o.SetArgs, o.LeaderName = distros.RKE, renderer.ModeMigrate, []string{"v=4"}, "other-lease"
 	f := false
 	o.HostNetwork = &f
 	got, ok, err := recordedOptionsOf(renderedManifest(t, o, ccmDaemonSet))
@@ -60,10 +61,10 @@ func TestRecordedOptionsOf(t *testing.T) {
 	// A workload named with --target (an image the rule does not know)
 	// is found by its annotation.
 	o = renderer.DefaultOptions()
-	o.Distro, o.Target = renderer.DistroK3s, "DaemonSet/kube-system/ccm"
+	o.Distro, o.Target = distros.K3s, "DaemonSet/kube-system/ccm"
 	custom := releaseManifest("example.com/my-ccm:1")
 	got, ok, err = recordedOptionsOf(renderedManifest(t, o, custom))
-	if err != nil || !ok || got.Distro != renderer.DistroK3s || got.Target != o.Target {
+	if err != nil || !ok || got.Distro != distros.K3s || got.Target != o.Target {
 		t.Errorf("--target workload: %+v %v %v", got, ok, err)
 	}
 	// A broken annotation is an error; so is a manifest that is no YAML.

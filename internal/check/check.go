@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Sources of the workload's spec.
@@ -85,10 +85,10 @@ func Run(ctx context.Context, client kubernetes.Interface, in Input) (*Report, e
 }
 
 func suggestDistro(detected string) string {
-	if _, ok := renderer.ProfileFor(renderer.Distro(detected)); ok {
+	if _, ok := distros.RecordOf(distros.Distro(detected)); ok {
 		return detected
 	}
-	return string(renderer.DistroAuto)
+	return string(distros.Auto)
 }
 
 func ownedBy(p *corev1.Pod, uid types.UID) bool {

@@ -16,11 +16,12 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/checktest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // render runs aws-ccm-renderer over testdata/chart.yaml and decodes the
 // output.
-func render(t *testing.T, distro renderer.Distro, mode renderer.Mode) []runtime.Object {
+func render(t *testing.T, distro distros.Distro, mode renderer.Mode) []runtime.Object {
 	t.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = distro, mode
@@ -125,7 +126,7 @@ func TestDetect(t *testing.T) {
 		{"rke2 by annotation", []corev1.Node{node("a", annotation("rke2.io/hostname", "a"))}, "rke2"},
 		{"Rancher-provisioned rke2 with rke.cattle.io marks", []corev1.Node{node("a", kubelet("v1.30.14+rke2r1"), annotation("rke.cattle.io/machine", "m"))}, "rke2"},
 		{"rke1 by annotation", []corev1.Node{node("a", annotation("rke.cattle.io/internal-ip", "10.0.0.1"))}, "rke"},
-		{"rke1 by label", []corev1.Node{node("a", label(renderer.LabelRKE1ControlPlane, "true")), node("b")}, "rke"},
+		{"rke1 by label", []corev1.Node{node("a", label(distros.LabelRKE1ControlPlane, "true")), node("b")}, "rke"},
 		{"kubeadm", []corev1.Node{node("a", annotation(annotationKubeadmCRISocket, "unix:///run/containerd/containerd.sock"))}, "kubeadm"},
 		{"unknown", []corev1.Node{node("a", kubelet("v1.34.2"))}, DistroUnknown},
 		{"mixed", []corev1.Node{node("a", kubelet("v1.30.14+rke2r1")), node("b", kubelet("v1.30.14+k3s1"))}, DistroMixed},
@@ -147,13 +148,13 @@ func TestControlPlane(t *testing.T) {
 		cp, labelled bool
 		by           string
 	}{
-		{"label", node("a", label(renderer.LabelRKE1ControlPlane, "true")), true, true, `label node-role.kubernetes.io/controlplane="true"`},
-		{"taint only", node("a", taint(renderer.LabelMaster, "", corev1.TaintEffectNoSchedule)), true, false, "taint node-role.kubernetes.io/master:NoSchedule"},
+		{"label", node("a", label(distros.LabelRKE1ControlPlane, "true")), true, true, `label node-role.kubernetes.io/controlplane="true"`},
+		{"taint only", node("a", taint(distros.LabelMaster, "", corev1.TaintEffectNoSchedule)), true, false, "taint node-role.kubernetes.io/master:NoSchedule"},
 		{"server node-args", node("a", annotation(annotationK3sNodeArgs, `["server","--cluster-init"]`)), true, false, "node-args of a server"},
 		{"etcd-only server", node("a", annotation(annotationRKE2NodeArgs, `["server","--disable-apiserver","true"]`)), false, false, ""},
 		{"etcd-only server, = form", node("a", annotation(annotationRKE2NodeArgs, `["server","--disable-apiserver=true"]`)), false, false, ""},
 		{"agent", node("a", annotation(annotationRKE2NodeArgs, `["agent"]`)), false, false, ""},
-		{"etcd taint alone", node("a", taint(renderer.TaintEtcd, "", corev1.TaintEffectNoExecute)), false, false, ""},
+		{"etcd taint alone", node("a", taint(distros.TaintEtcd, "", corev1.TaintEffectNoExecute)), false, false, ""},
 	} {
 		cp, by, labelled := IsControlPlane(&c.n)
 		if cp != c.cp || labelled != c.labelled || by != c.by {
@@ -248,7 +249,7 @@ func TestDecodeManifests(t *testing.T) {
 }
 
 func TestPick(t *testing.T) {
-	objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
+	objs := render(t, distros.RKE2, renderer.ModeInstall)
 	second := objs[len(objs)-1].DeepCopyObject().(*appsv1.DaemonSet)
 	second.Name = "second"
 	cands := candidates(append(objs, second), "kube-system")
@@ -273,8 +274,8 @@ func TestPick(t *testing.T) {
 // the renderer's own output, for every --distro; the chart's own output is
 // not taken for one.
 func TestRenderedFor(t *testing.T) {
-	want := map[renderer.Distro]string{renderer.DistroAuto: "auto", renderer.DistroRKE: "rke", renderer.DistroRKE2: "rke2/k3s", renderer.DistroK3s: "rke2/k3s", renderer.DistroKubeadm: "kubeadm"}
-	for _, d := range renderer.Distros {
+	want := map[distros.Distro]string{distros.Auto: "auto", distros.RKE: "rke", distros.RKE2: "rke2/k3s", distros.K3s: "rke2/k3s", distros.Kubeadm: "kubeadm"}
+	for _, d := range distros.All {
 		s := snapshotOf(t, nil, render(t, d, renderer.ModeInstall), false)
 		if got := renderedFor(s.Workload.spec.Spec); got != want[d] {
 			t.Errorf("--distro=%s: %q, want %q", d, got, want[d])
@@ -298,7 +299,7 @@ func TestRenderedFor(t *testing.T) {
 // chart's defaults; a Deployment.
 func TestPlacement(t *testing.T) {
 	nodes := []corev1.Node{rke2Server("cp-1"), rke2Server("cp-2"), rke2Agent("w-1")}
-	r := Evaluate(snapshotOf(t, nodes, render(t, renderer.DistroRKE, renderer.ModeInstall), false))
+	r := Evaluate(snapshotOf(t, nodes, render(t, distros.RKE, renderer.ModeInstall), false))
 	if f := one(t, r, AreaDistribution, "DaemonSet kube-system/aws-cloud-controller-manager"); f.Severity != Error || f.Message != "rendered for rke, but the cluster is rke2" {
 		t.Errorf("distribution: %+v", f)
 	}
@@ -324,7 +325,7 @@ func TestPlacement(t *testing.T) {
 	// tolerate: the rule named is the taint.
 	objs := unrendered(t)
 	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
-	ds.Spec.Template.Spec.NodeSelector = map[string]string{renderer.LabelControlPlane: "true"}
+	ds.Spec.Template.Spec.NodeSelector = map[string]string{distros.LabelControlPlane: "true"}
 	r = Evaluate(snapshotOf(t, nodes, objs, false))
 	if f := one(t, r, AreaPlacement, "cp-1"); !strings.Contains(f.Message, "taint node-role.kubernetes.io/etcd:NoExecute is not tolerated") || !strings.Contains(f.Fix, "render with aws-ccm-renderer --distro=rke2") {
 		t.Errorf("etcd taint: %+v", f)
@@ -334,9 +335,9 @@ func TestPlacement(t *testing.T) {
 	// node it does not fit, an error when it fits none.
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "ccm", Namespace: "kube-system"},
 		Spec: appsv1.DeploymentSpec{Selector: ds.Spec.Selector, Template: ds.Spec.Template}}
-	dep.Spec.Template.Spec.Tolerations = append(dep.Spec.Template.Spec.Tolerations, corev1.Toleration{Key: renderer.TaintEtcd, Operator: corev1.TolerationOpExists})
+	dep.Spec.Template.Spec.Tolerations = append(dep.Spec.Template.Spec.Tolerations, corev1.Toleration{Key: distros.TaintEtcd, Operator: corev1.TolerationOpExists})
 	noLabel := rke2Server("cp-3")
-	delete(noLabel.Labels, renderer.LabelControlPlane)
+	delete(noLabel.Labels, distros.LabelControlPlane)
 	r = Evaluate(snapshotOf(t, append(nodes, noLabel), []runtime.Object{dep}, false))
 	if f := one(t, r, AreaPlacement, "cp-1"); f.Severity != OK || !strings.Contains(f.Message, "may run here") {
 		t.Errorf("deployment on cp-1: %+v", f)
@@ -352,7 +353,7 @@ func TestPlacement(t *testing.T) {
 // TestPods: the pods of an installed DaemonSet, by node.
 func TestPods(t *testing.T) {
 	nodes := []corev1.Node{rke2Server("cp-1"), rke2Server("cp-2"), rke2Server("cp-3"), rke2Server("cp-4"), rke2Server("cp-5")}
-	s := snapshotOf(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+	s := snapshotOf(t, nodes, render(t, distros.RKE2, renderer.ModeInstall), true)
 	pinned := func(name, node string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
@@ -386,7 +387,7 @@ func TestPods(t *testing.T) {
 
 // TestNodeInitialisation: each way a node can fail to be initialised.
 func TestNodeInitialisation(t *testing.T) {
-	uninit := taint(renderer.TaintUninitialized, "true", corev1.TaintEffectNoSchedule)
+	uninit := taint(distros.TaintUninitialized, "true", corev1.TaintEffectNoSchedule)
 	nodes := []corev1.Node{
 		rke2Server("ip-10-0-1-10.us-west-2.compute.internal", internal("10.0.1.10")),
 		rke2Agent("ip-10-0-1-11.us-west-2.compute.internal", internal("10.0.9.9")),
@@ -398,7 +399,7 @@ func TestNodeInitialisation(t *testing.T) {
 		rke2Agent("ip-10-0-1-15.us-west-2.compute.internal", providerID(""), annotation(annotationProvidedIP, "10.0.1.15")),
 	}
 	for _, installed := range []bool{false, true} {
-		r := Evaluate(snapshotOf(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), installed))
+		r := Evaluate(snapshotOf(t, nodes, render(t, distros.RKE2, renderer.ModeInstall), installed))
 		check := func(node string, sev Severity, msg, fix string) {
 			t.Helper()
 			fs := findings(r, AreaNode, node)
@@ -504,7 +505,7 @@ func TestLeases(t *testing.T) {
 			"Lease kube-system/cloud-controller-manager", Warning, "another cloud controller manager with this lease name already runs", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, c.mode), c.installed)
+			s := snapshotOf(t, nil, render(t, distros.RKE2, c.mode), c.installed)
 			s.Now, s.MigrationHolder = testNow, c.holder
 			for _, l := range c.leases {
 				s.Leases[l.Namespace+"/"+l.Name] = l
@@ -533,7 +534,7 @@ func TestLeases(t *testing.T) {
 
 // TestMigrationConfig: the leader migration configuration the CCM mounts.
 func TestMigrationConfig(t *testing.T) {
-	objs := render(t, renderer.DistroRKE2, renderer.ModeMigrate)
+	objs := render(t, distros.RKE2, renderer.ModeMigrate)
 	s := snapshotOf(t, nil, objs, false)
 	r := Evaluate(s)
 	w := r.Workload
@@ -580,7 +581,7 @@ func TestMigrationConfig(t *testing.T) {
 
 // TestRBACFindings groups the answers by resource.
 func TestRBACFindings(t *testing.T) {
-	s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), true)
+	s := snapshotOf(t, nil, render(t, distros.RKE2, renderer.ModeMigrate), true)
 	access := describeWorkload(s).ccmAccess()
 	// A token per controller account (aws-cloud-provider, node-controller,
 	// service-controller: no route-controller without routes) instead of
@@ -609,7 +610,7 @@ func TestRBACFindings(t *testing.T) {
 	kcm := kcmSubject(DefaultKCMUser)
 	denied := []Permission{{Subject: kcm.label, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system", Name: renderer.DefaultLeaderName}}
 	var withoutGrant []runtime.Object // the renderer's lease Role and RoleBinding left out
-	for _, o := range render(t, renderer.DistroRKE2, renderer.ModeMigrate) {
+	for _, o := range render(t, distros.RKE2, renderer.ModeMigrate) {
 		if m, ok := o.(metav1.Object); !ok || m.GetAnnotations()[renderer.GeneratedAnnotation] != "leader-migration-rbac" {
 			withoutGrant = append(withoutGrant, o)
 		}
@@ -625,7 +626,7 @@ func TestRBACFindings(t *testing.T) {
 		t.Errorf("%+v", f)
 	}
 	// The renderer's own grant, in migrate mode's output.
-	s = snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeMigrate), false)
+	s = snapshotOf(t, nil, render(t, distros.RKE2, renderer.ModeMigrate), false)
 	s.Access = denied
 	if f := one(t, Evaluate(s), AreaRBAC, kcm.label); f.Severity != Warning || !strings.Contains(f.Fix, "RoleBinding kube-system/aws-cloud-controller-manager-leader-migration grants it") {
 		t.Errorf("%+v", f)
@@ -644,7 +645,7 @@ func TestVersions(t *testing.T) {
 		{"v1.34.10", "latest", Warning},
 		{"v1.30.14+rke2r1", "v1.30.1", OK},
 	} {
-		objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
+		objs := render(t, distros.RKE2, renderer.ModeInstall)
 		objs[len(objs)-1].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/provider-aws/cloud-controller-manager:" + c.image
 		s := snapshotOf(t, nil, objs, false)
 		s.KubernetesVersion = c.server
@@ -658,7 +659,7 @@ func TestVersions(t *testing.T) {
 	}
 	// Migrate mode: only a 1.26 or older cluster has an in-tree provider,
 	// and the CCM must read the config's API version.
-	objs := render(t, renderer.DistroRKE, renderer.ModeMigrate)
+	objs := render(t, distros.RKE, renderer.ModeMigrate)
 	objs[len(objs)-1].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.23.0-alpha.0"
 	s := snapshotOf(t, nil, objs, false)
 	s.KubernetesVersion = "v1.23.17"
@@ -681,7 +682,7 @@ var rbacBinding = rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kcm-mi
 // name the distribution; a mode there that the flags contradict is a
 // warning.
 func TestOptionsAnnotation(t *testing.T) {
-	objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
+	objs := render(t, distros.RKE2, renderer.ModeInstall)
 	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
 	ds.Annotations = map[string]string{OptionsAnnotation: `{"distro":"k3s","mode":"migrate"}`}
 	r := Evaluate(snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, objs, false))

@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Cloud configs: the in-tree provider's names (aws-sdk-go's endpoint
@@ -36,7 +37,7 @@ const (
 func withCloudConfig(t *testing.T, tag, kind, text string) []runtime.Object {
 	t.Helper()
 	o := renderer.DefaultOptions()
-	o.Distro, o.SetArgs = renderer.DistroRKE2, []string{"cloud-config=/etc/aws-ccm/cloud.conf"}
+	o.Distro, o.SetArgs = distros.RKE2, []string{"cloud-config=/etc/aws-ccm/cloud.conf"}
 	objs := renderWith(t, o)
 	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
 	spec := &ds.Spec.Template.Spec
@@ -171,7 +172,7 @@ func TestCollectCloudConfig(t *testing.T) {
 // TestLockMissing: a v1alpha1 or v1beta1 LeaderMigrationConfiguration
 // without resourceLock keeps the CCM from starting; v1 needs none.
 func TestLockMissing(t *testing.T) {
-	objs := render(t, renderer.DistroRKE2, renderer.ModeMigrate)
+	objs := render(t, distros.RKE2, renderer.ModeMigrate)
 	for _, c := range []struct {
 		name, config, says string
 	}{

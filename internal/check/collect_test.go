@@ -22,6 +22,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // cluster is client-go's fake clientset holding a cluster with the
@@ -31,7 +32,7 @@ import (
 // create on serviceaccounts/token.
 func cluster(t *testing.T) (*fake.Clientset, []runtime.Object) {
 	t.Helper()
-	objs := render(t, renderer.DistroRKE2, renderer.ModeMigrate)
+	objs := render(t, distros.RKE2, renderer.ModeMigrate)
 	var in []runtime.Object
 	for _, n := range []corev1.Node{rke2Server("cp-2"), rke2Server("cp-1"), rke2Agent("w-1")} {
 		in = append(in, &n)
@@ -131,7 +132,7 @@ func TestCollect(t *testing.T) {
 // TestCollectManifests: the manifests' workload, the cluster asked only
 // whether it is installed; without a CCM in them, an input error.
 func TestCollectManifests(t *testing.T) {
-	objs := render(t, renderer.DistroRKE2, renderer.ModeMigrate)
+	objs := render(t, distros.RKE2, renderer.ModeMigrate)
 	cp := rke2Server("cp-1")
 	cs := fake.NewSimpleClientset(&cp)
 	answerReviews(cs)

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Other cloud controllers beside the AWS CCM: a distribution's own (RKE2's
@@ -33,7 +33,7 @@ func otherLease(c *candidate) string {
 
 // distroRunning is what shows a distribution's own cloud controller runs.
 type distroRunning struct {
-	dc       renderer.OwnController
+	dc       distros.OwnController
 	evidence []string
 }
 
@@ -42,7 +42,7 @@ type distroRunning struct {
 // they gave their providerIDs after the AWS CCM was installed.
 func (v *View) distroControllers() []distroRunning {
 	var out []distroRunning
-	for _, dc := range renderer.OwnControllers(renderer.Records()) {
+	for _, dc := range distros.OwnControllers(distros.Records()) {
 		var ev, pods []string
 		for _, p := range v.ControlPlanePods {
 			if p.Labels["component"] != programCCM || p.DeletionTimestamp != nil {
@@ -98,7 +98,7 @@ func controllersRule(v *View) []Finding {
 	var out []Finding
 	w := v.Workload
 	for _, r := range v.distroControllers() {
-		name := renderer.DisplayName(r.dc.Distro)
+		name := distros.DisplayName(r.dc.Distro)
 		f := Finding{Area: AreaControllers, Subject: name + "'s cloud controller", Source: r.dc.Source}
 		ev := strings.Join(r.evidence, "; ")
 		switch {
@@ -219,13 +219,13 @@ func (v *View) planFrom() (from, why string) {
 	for _, n := range v.Snapshot.Nodes {
 		schemes[providerScheme(n.Spec.ProviderID)]++
 	}
-	for _, dc := range renderer.OwnControllers(renderer.Records()) {
+	for _, dc := range distros.OwnControllers(distros.Records()) {
 		if n := schemes[dc.Scheme]; n > 0 {
-			return "builtin", fmt.Sprintf("%d of %d nodes have %s:// providerIDs from %s's own cloud controller", n, len(v.Snapshot.Nodes), dc.Scheme, renderer.DisplayName(dc.Distro))
+			return "builtin", fmt.Sprintf("%d of %d nodes have %s:// providerIDs from %s's own cloud controller", n, len(v.Snapshot.Nodes), dc.Scheme, distros.DisplayName(dc.Distro))
 		}
 	}
 	if rs := v.distroControllers(); len(rs) > 0 {
-		return "builtin", renderer.DisplayName(rs[0].dc.Distro) + "'s own cloud controller runs"
+		return "builtin", distros.DisplayName(rs[0].dc.Distro) + "'s own cloud controller runs"
 	}
 	installed := v.Workload != nil && v.Workload.Installed
 	waiting := 0
@@ -255,7 +255,7 @@ func planRule(v *View) []Finding {
 		return nil
 	}
 	distro := v.Distribution.Detected
-	if _, ok := renderer.ProfileFor(renderer.Distro(distro)); !ok || distro == string(renderer.DistroAuto) {
+	if _, ok := distros.RecordOf(distros.Distro(distro)); !ok || distro == string(distros.Auto) {
 		distro = "DISTRO"
 	}
 	kv, _, _ := strings.Cut(v.KubernetesVersion, "+")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Distribution names beyond the renderer's.
@@ -34,16 +35,16 @@ const (
 )
 
 // nodeDistro says which distribution one node shows, and by what: the
-// records' signs, the strongest first (renderer.DetectNode).
+// records' signs, the strongest first (distros.DetectNode).
 func nodeDistro(n *corev1.Node) (distro, evidence string) {
-	d, ev := renderer.DetectNode(renderer.Records(), n.Labels, n.Annotations, n.Status.NodeInfo.KubeletVersion)
+	d, ev := distros.DetectNode(distros.Records(), n.Labels, n.Annotations, n.Status.NodeInfo.KubeletVersion)
 	return string(d), ev
 }
 
 // facts are the node facts of a distribution's record; none for another
 // name (unknown, mixed).
-func facts(distro string) renderer.NodeFacts {
-	p, _ := renderer.ProfileFor(renderer.Distro(distro))
+func facts(distro string) distros.NodeFacts {
+	p, _ := distros.RecordOf(distros.Distro(distro))
 	return p.Node
 }
 
@@ -84,7 +85,7 @@ func Detect(nodes []corev1.Node) Distribution {
 
 // DetectDistro lists the cluster's nodes and tells its distribution, for
 // --distro=detect. It fails when the nodes show none, or several.
-func DetectDistro(ctx context.Context, client kubernetes.Interface) (renderer.Distro, Distribution, error) {
+func DetectDistro(ctx context.Context, client kubernetes.Interface) (distros.Distro, Distribution, error) {
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return "", Distribution{}, clusterError("list", "nodes", "", err)
@@ -92,11 +93,11 @@ func DetectDistro(ctx context.Context, client kubernetes.Interface) (renderer.Di
 	d := Detect(list.Items)
 	switch d.Detected {
 	case DistroUnknown:
-		return "", d, &renderer.UsageError{Err: fmt.Errorf("--distro=detect: none of the %d nodes shows its distribution (%s); pass --distro", len(list.Items), renderer.SignsHint(renderer.Records()))}
+		return "", d, &renderer.UsageError{Err: fmt.Errorf("--distro=detect: none of the %d nodes shows its distribution (%s); pass --distro", len(list.Items), distros.SignsHint(distros.Records()))}
 	case DistroMixed:
 		return "", d, &renderer.UsageError{Err: fmt.Errorf("--distro=detect: the nodes disagree (%s); pass --distro", strings.Join(d.Evidence, "; "))}
 	}
-	return renderer.Distro(d.Detected), d, nil
+	return distros.Distro(d.Detected), d, nil
 }
 
 // renderedFor infers the --distro a pod template was rendered for from
@@ -105,7 +106,7 @@ func DetectDistro(ctx context.Context, client kubernetes.Interface) (renderer.Di
 func renderedFor(spec corev1.PodSpec) string {
 	marks := 0
 	for _, t := range spec.Tolerations {
-		if t.Operator == corev1.TolerationOpExists && (t.Key == renderer.TaintUninitialized || t.Key == renderer.TaintCriticalAddon) {
+		if t.Operator == corev1.TolerationOpExists && (t.Key == distros.TaintUninitialized || t.Key == distros.TaintCriticalAddon) {
 			marks++
 		}
 	}
@@ -113,7 +114,7 @@ func renderedFor(spec corev1.PodSpec) string {
 		return ""
 	}
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		auto, _ := renderer.ProfileFor(renderer.DistroAuto)
+		auto, _ := distros.RecordOf(distros.Auto)
 		var keys []string
 		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 			for _, e := range t.MatchExpressions {
@@ -124,13 +125,13 @@ func renderedFor(spec corev1.PodSpec) string {
 		want := slices.Clone(auto.AffinityLabels)
 		sort.Strings(want)
 		if slices.Equal(keys, want) {
-			return string(renderer.DistroAuto)
+			return string(distros.Auto)
 		}
 		return ""
 	}
 	var matches []string
-	for _, d := range renderer.Distros {
-		p, _ := renderer.ProfileFor(d)
+	for _, d := range distros.All {
+		p, _ := distros.RecordOf(d)
 		if p.NodeSelector == nil {
 			continue
 		}
@@ -150,15 +151,15 @@ func renderedFor(spec corev1.PodSpec) string {
 // samePlacement tells whether the rendered distribution places pods as the
 // detected one needs.
 func samePlacement(rendered, detected string) bool {
-	if rendered == string(renderer.DistroAuto) {
+	if rendered == string(distros.Auto) {
 		return true
 	}
 	for _, r := range strings.Split(rendered, "/") {
 		if r == detected {
 			return true
 		}
-		rp, ok1 := renderer.ProfileFor(renderer.Distro(r))
-		dp, ok2 := renderer.ProfileFor(renderer.Distro(detected))
+		rp, ok1 := distros.RecordOf(distros.Distro(r))
+		dp, ok2 := distros.RecordOf(distros.Distro(detected))
 		if ok1 && ok2 && maps.Equal(rp.NodeSelector, dp.NodeSelector) && slices.Equal(rp.Tolerations, dp.Tolerations) {
 			return true
 		}
@@ -170,7 +171,7 @@ func samePlacement(rendered, detected string) bool {
 // command line as a JSON list) from the annotation its distribution's
 // record names (NodeFacts.NodeArgs).
 func nodeArgs(n *corev1.Node) []string {
-	for _, p := range renderer.Records() {
+	for _, p := range distros.Records() {
 		if v, ok := n.Annotations[p.Node.NodeArgs]; ok && p.Node.NodeArgs != "" {
 			var args []string
 			if json.Unmarshal([]byte(v), &args) == nil {

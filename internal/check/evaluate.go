@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // View is a snapshot with what follows from it, worked out once for every
@@ -227,7 +228,7 @@ func (s *Snapshot) CCMImage() string {
 
 func (v *View) describeNode(n *corev1.Node) nodeView {
 	nv := nodeView{node: n, NodeReport: NodeReport{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion, ProviderID: n.Spec.ProviderID,
-		Uninitialized: hasTaint(n, renderer.TaintUninitialized), ExternalProvider: externalEvidence(n)}}
+		Uninitialized: hasTaint(n, distros.TaintUninitialized), ExternalProvider: externalEvidence(n)}}
 	nv.Distribution, _ = nodeDistro(n)
 	_, _, nv.EC2Name = ec2NameOf(n.Name)
 	nv.ControlPlane, nv.ControlPlaneBy, nv.labelled = IsControlPlane(n)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The guard: the part of check an init container of the CCM's pod runs
@@ -134,7 +135,7 @@ func Hold(s *Snapshot, in GuardInput) []Finding {
 		}
 	}
 	for _, d := range v.distroControllers() {
-		out = append(out, Finding{Area: AreaControllers, Severity: Error, Subject: renderer.DisplayName(d.dc.Distro) + "'s cloud controller",
+		out = append(out, Finding{Area: AreaControllers, Severity: Error, Subject: distros.DisplayName(d.dc.Distro) + "'s cloud controller",
 			Message: "it runs (" + strings.Join(d.evidence, "; ") + "): it initialises the nodes with " + d.dc.Scheme + ":// providerIDs the AWS CCM cannot use",
 			Fix:     "turn it off: " + d.dc.Disable})
 	}

@@ -17,13 +17,14 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestHold: each reason to hold the CCM back, in each mode, and where it
 // is safe to start.
 func TestHold(t *testing.T) {
-	k3sServer := node("k-s", kubelet("v1.33.4+k3s1"), label(renderer.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, `["server"]`))
-	k3sDisabled := node("k-s", kubelet("v1.33.4+k3s1"), label(renderer.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, `["server","--disable-cloud-controller"]`))
+	k3sServer := node("k-s", kubelet("v1.33.4+k3s1"), label(distros.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, `["server"]`))
+	k3sDisabled := node("k-s", kubelet("v1.33.4+k3s1"), label(distros.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, `["server","--disable-cloud-controller"]`))
 	for _, c := range []struct {
 		name   string
 		kube   string

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The kubernetes.io/hostname label: the kubelet sets it to its own host
@@ -243,7 +243,7 @@ func keepNameFix(distro string, notes []string) string {
 	}
 	nodes := " (" + SomeOf(notes) + ")"
 	if t := facts(distro).KeepNameFix; t != "" {
-		return renderer.FillText(t, "what", what, "nodes", nodes)
+		return distros.FillText(t, "what", what, "nodes", nodes)
 	}
 	return "before the switch start " + what + "'s kubelet with --hostname-override=<its NAME>" + nodes + ": the node keeps its name and the label becomes it"
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // localPV is a local volume pinned to a hostname label value, bound to a
@@ -76,7 +77,7 @@ func TestHostnameRule(t *testing.T) {
 			[]string{"PersistentVolume pv-gone: bound (claim db/data-pv-gone), and pinned to kubernetes.io/hostname old-host, which no node carries"}, "create the PV again"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, c.nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), false)
+			s := snapshotOf(t, c.nodes, render(t, distros.RKE2, renderer.ModeInstall), false)
 			s.PersistentVolumes, s.PodsEverywhere = c.pvs, c.pods
 			var got []string
 			var fs []Finding
@@ -130,7 +131,7 @@ func TestCollectPinned(t *testing.T) {
 			pod := pinnedPod("p", "", "", c.label, false)
 			cs := fake.NewSimpleClientset(&n, &pv, &pod)
 			answerReviews(cs)
-			s, err := Collect(context.Background(), cs, Input{Source: SourceManifests, Objects: render(t, renderer.DistroRKE2, renderer.ModeInstall), ManifestNamespace: "kube-system"})
+			s, err := Collect(context.Background(), cs, Input{Source: SourceManifests, Objects: render(t, distros.RKE2, renderer.ModeInstall), ManifestNamespace: "kube-system"})
 			if err != nil {
 				t.Fatal(err)
 			}

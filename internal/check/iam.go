@@ -15,7 +15,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // What check can see of AWS refusing the cloud controllers: the Warning
@@ -214,7 +214,7 @@ func (v *View) uninitialised() int {
 func (v *View) IAMPolicyHint() string {
 	hint := "the CCM's release needs the actions its code calls, which kubernetes/cloud-provider-aws docs/prerequisites.md at its tag lists only in part"
 	d := v.Distribution.Detected
-	if _, ok := renderer.ProfileFor(renderer.Distro(d)); !ok || d == string(renderer.DistroAuto) {
+	if _, ok := distros.RecordOf(distros.Distro(d)); !ok || d == string(distros.Auto) {
 		return hint
 	}
 	cmd := "aws-ccm-renderer plan --distro " + d

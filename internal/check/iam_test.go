@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Messages of the kinds the cloud controllers record.
@@ -83,7 +84,7 @@ func TestIAMRule(t *testing.T) {
 		{"no events, a node uninitialised, not installed: silent", nil, []corev1.Node{uninitialisedWorker}, false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, append([]corev1.Node{rke2Server("cp-1")}, c.nodes...), render(t, renderer.DistroRKE2, renderer.ModeInstall), c.installed)
+			s := snapshotOf(t, append([]corev1.Node{rke2Server("cp-1")}, c.nodes...), render(t, distros.RKE2, renderer.ModeInstall), c.installed)
 			s.Now, s.Events = testNow, c.events
 			expectArea(t, Evaluate(s), AreaIAM, c.want, true)
 		})
@@ -104,7 +105,7 @@ func TestCollectEvents(t *testing.T) {
 	normal.Type = corev1.EventTypeNormal
 	cs := fake.NewSimpleClientset(&cp, &in[0], &in[1], &in[2], &normal)
 	answerReviews(cs)
-	s, err := Collect(context.Background(), cs, Input{Source: SourceManifests, Objects: render(t, renderer.DistroRKE2, renderer.ModeInstall), ManifestNamespace: "kube-system"})
+	s, err := Collect(context.Background(), cs, Input{Source: SourceManifests, Objects: render(t, distros.RKE2, renderer.ModeInstall), ManifestNamespace: "kube-system"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestIAMPolicyHintPrintsTheStep: the plan command check's IAM hint names
@@ -17,7 +17,7 @@ func TestIAMPolicyHintPrintsTheStep(t *testing.T) {
 	n := 0
 	for _, d := range plan.Distros {
 		for minor := 22; minor <= releases.LastMinor(); minor++ {
-			if d == renderer.DistroRKE && minor > releases.RKELastMinor {
+			if d == distros.RKE && minor > releases.RKELastMinor {
 				break
 			}
 			version := fmt.Sprintf("v1.%d.3", minor)
@@ -33,7 +33,7 @@ func TestIAMPolicyHintPrintsTheStep(t *testing.T) {
 			for i := 0; i+1 < len(words); i += 2 {
 				switch val := words[i+1]; words[i] {
 				case "--distro":
-					o.Distro = renderer.Distro(val)
+					o.Distro = distros.Distro(val)
 				case "--kube-version":
 					o.KubeVersion = val
 				case "--from":

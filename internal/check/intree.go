@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The in-tree side, as far as the API shows it: the flags of the control
@@ -140,7 +141,7 @@ func inTreeRule(v *View) []Finding {
 		out = append(out, Finding{Area: AreaInTree, Severity: Info, Message: f.ControlPlaneUnseen, Fix: f.ControlPlaneUnseenFix})
 	case len(kcms) == 0 && f.ControlPlanePods:
 		out = append(out, Finding{Area: AreaInTree, Severity: Info,
-			Message: "no kube-controller-manager pod in kube-system (the mirror pods of " + renderer.DisplayName(renderer.Distro(d)) + "'s static pods): its flags are not checked"})
+			Message: "no kube-controller-manager pod in kube-system (the mirror pods of " + distros.DisplayName(distros.Distro(d)) + "'s static pods): its flags are not checked"})
 	}
 	out = append(out, v.kcmFindings(kcms)...)
 	out = append(out, v.routeFindings(kcms)...)
@@ -296,7 +297,7 @@ func (v *View) kubeletArgFindings(kcms []controlPlaneProcess) []Finding {
 		if f.KubeletExternalItself && !disabledCCM || !f.KubeletExternalItself && len(begun) == 0 {
 			continue
 		}
-		i.Message = renderer.FillText(f.KubeletArgMissing, "begun", strings.Join(begun, "; "))
+		i.Message = distros.FillText(f.KubeletArgMissing, "begun", strings.Join(begun, "; "))
 		i.Fix = f.KubeletArgMissingFix
 		without = append(without, i)
 	}

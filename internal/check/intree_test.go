@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // staticPod is the mirror pod of a control-plane static pod: kubeadm's
@@ -30,7 +31,7 @@ func kcmPod(node string, rke2 bool, flags ...string) corev1.Pod {
 var kubeadmNode = annotation(annotationKubeadmCRISocket, "unix:///run/containerd/containerd.sock")
 
 func kubeadmCP(name string) corev1.Node {
-	return node(name, kubeadmNode, label(renderer.LabelControlPlane, ""), providerID("aws:///us-west-2a/i-"+name))
+	return node(name, kubeadmNode, label(distros.LabelControlPlane, ""), providerID("aws:///us-west-2a/i-"+name))
 }
 
 // TestInTreeRule: the controller managers' flags against the CCM's mode,
@@ -43,7 +44,7 @@ func TestInTreeRule(t *testing.T) {
 	kubeadm2 := []corev1.Node{kubeadmCP("cp-1"), kubeadmCP("cp-2")}
 	rke2 := []corev1.Node{rke2Server("s-1"), rke2Agent("a-1", annotation(annotationRKE2NodeArgs, `["agent","--kubelet-arg","cloud-provider=external"]`)), rke2Agent("a-2")}
 	k3sServer := func(args string) corev1.Node {
-		return node("k-s", kubelet("v1.30.14+k3s1"), label(renderer.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, args))
+		return node("k-s", kubelet("v1.30.14+k3s1"), label(distros.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, args))
 	}
 	k3sAgent := node("k-a", kubelet("v1.30.14+k3s1"), annotation(annotationK3sNodeArgs, `["agent"]`))
 	for _, c := range []struct {
@@ -94,7 +95,7 @@ func TestInTreeRule(t *testing.T) {
 			[]want{{"kube-controller-manager on cp-1", OK, "", ""}}},
 		{"no node CIDRs allocated: silent", kubeadm2, []corev1.Pod{kcmPod("cp-1", false, aws, lm, "--allocate-node-cidrs=false")}, renderer.ModeMigrate, false, false, nil, "",
 			[]want{{"kube-controller-manager on cp-1", OK, "", ""}}},
-		{"RKE1: not visible", []corev1.Node{node("n", label(renderer.LabelRKE1ControlPlane, "true"))}, nil, renderer.ModeMigrate, false, false, nil, "",
+		{"RKE1: not visible", []corev1.Node{node("n", label(distros.LabelRKE1ControlPlane, "true"))}, nil, renderer.ModeMigrate, false, false, nil, "",
 			[]want{{"", Info, "RKE1 runs kube-controller-manager and kube-apiserver as Docker containers", "docker inspect"}}},
 		{"K3s: not visible", []corev1.Node{k3sServer(`["server"]`)}, nil, renderer.ModeInstall, false, false, nil, "",
 			[]want{{"", Info, "K3s runs the controller manager inside its own process", ""}}},
@@ -113,7 +114,7 @@ func TestInTreeRule(t *testing.T) {
 			[]want{{"", Info, "K3s runs", ""}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			objs := render(t, renderer.DistroAuto, renderer.ModeInstall)
+			objs := render(t, distros.Auto, renderer.ModeInstall)
 			if !c.noCCM {
 				o := renderer.DefaultOptions()
 				o.Mode, o.SetArgs = c.mode, c.setArgs
@@ -164,7 +165,7 @@ func TestLeaseWithKCMFlags(t *testing.T) {
 		{"not visible", nil, "the in-tree controller manager does not run with leader migration"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, []corev1.Node{kubeadmCP("cp-1")}, render(t, renderer.DistroKubeadm, renderer.ModeMigrate), false)
+			s := snapshotOf(t, []corev1.Node{kubeadmCP("cp-1")}, render(t, distros.Kubeadm, renderer.ModeMigrate), false)
 			s.ControlPlanePods = c.pods
 			expectArea(t, Evaluate(s), AreaLease, []want{{"Lease kube-system/cloud-provider-extraction-migration", Warning, c.says, ""}}, false)
 		})

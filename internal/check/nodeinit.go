@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // nodeRule reports each node's initialisation by the AWS CCM, nodes alike
@@ -71,15 +71,15 @@ func (v *View) nodeIssues(nv *nodeView) (out []NodeIssue, ok bool) {
 		if installed {
 			sev = Error
 		}
-		i := issue(sev, "providerID set, but still tainted "+renderer.TaintUninitialized,
+		i := issue(sev, "providerID set, but still tainted "+distros.TaintUninitialized,
 			"the CCM removes the taint once it has initialised the node: check that a CCM pod runs and "+v.readLog())
-		i.One = "providerID " + n.Spec.ProviderID + " set, but still tainted " + renderer.TaintUninitialized
+		i.One = "providerID " + n.Spec.ProviderID + " set, but still tainted " + distros.TaintUninitialized
 		return []NodeIssue{i}, false
 	case nv.Uninitialized:
-		i := issue(Warning, "not initialised yet: tainted "+renderer.TaintUninitialized+", no providerID", "the CCM initialises it once it runs")
+		i := issue(Warning, "not initialised yet: tainted "+distros.TaintUninitialized+", no providerID", "the CCM initialises it once it runs")
 		if installed {
 			i.Severity = Error
-			i.Message = "uninitialised: tainted " + renderer.TaintUninitialized + ", no providerID"
+			i.Message = "uninitialised: tainted " + distros.TaintUninitialized + ", no providerID"
 			i.Fix = "the CCM has not initialised it, and records no event when it cannot: see the placement and iam findings, and " + v.readLog()
 		}
 		if !ec2Named {
@@ -89,11 +89,11 @@ func (v *View) nodeIssues(nv *nodeView) (out []NodeIssue, ok bool) {
 		return []NodeIssue{i}, false
 	}
 	// No providerID and no taint: registered without the external provider.
-	i := issue(Error, "no providerID and no "+renderer.TaintUninitialized+" taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint", "")
+	i := issue(Error, "no providerID and no "+distros.TaintUninitialized+" taint: the kubelet registered without --cloud-provider=external, and the CCM only initialises nodes that carry the taint", "")
 	i.FixFor = func(names []string) string { return externalFix(distro) + "; or keep the Node: " + taintByHand(names) }
 	i.Note = n.Name
 	if len(nv.ExternalProvider) > 0 {
-		i.Message = "no providerID and no " + renderer.TaintUninitialized + " taint, although " + strings.Join(nv.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
+		i.Message = "no providerID and no " + distros.TaintUninitialized + " taint, although " + strings.Join(nv.ExternalProvider, ", ") + " show(s) the external provider: the taint was removed before the CCM initialised the node, and the CCM only initialises nodes that carry it"
 	}
 	out = append(out, i)
 	if !ec2Named {
@@ -167,8 +167,8 @@ func (v *View) foreignProviderID(nv *nodeView) NodeIssue {
 	n, distro := nv.node, v.Distribution.Detected
 	scheme := providerScheme(n.Spec.ProviderID)
 	by := "another cloud controller"
-	if dc, ok := renderer.ControllerOfScheme(scheme); ok {
-		by = renderer.DisplayName(dc.Distro) + "'s embedded cloud controller"
+	if dc, ok := distros.ControllerOfScheme(scheme); ok {
+		by = distros.DisplayName(dc.Distro) + "'s embedded cloud controller"
 	}
 	i := NodeIssue{Node: n.Name, Finding: Finding{Area: AreaNode, Source: releases.ProviderIDSource}}
 	if id, _, ok := InstanceIDOf(n.Spec.ProviderID); ok {

@@ -10,9 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
-var uninit = taint(renderer.TaintUninitialized, "true", corev1.TaintEffectNoSchedule)
+var uninit = taint(distros.TaintUninitialized, "true", corev1.TaintEffectNoSchedule)
 
 // workers are n RKE2 agents the CCM has not initialised, named by their
 // instances.
@@ -68,7 +69,7 @@ func TestNodeGroups(t *testing.T) {
 		{"every node initialised", []corev1.Node{rke2Server("cp-1"), rke2Agent("w-1")}, nil, OK},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, c.nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+			s := snapshotOf(t, c.nodes, render(t, distros.RKE2, renderer.ModeInstall), true)
 			r := Evaluate(s)
 			var got, summary []Finding
 			for _, f := range r.Findings {
@@ -118,7 +119,7 @@ func TestExpectedName(t *testing.T) {
 			"RKE2: name the node its EC2 private DNS name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := Evaluate(snapshotOf(t, c.nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), false))
+			r := Evaluate(snapshotOf(t, c.nodes, render(t, distros.RKE2, renderer.ModeInstall), false))
 			if f := one(t, r, AreaNode, "myhost"); !strings.HasPrefix(f.Fix, c.fix+":") {
 				t.Errorf("%q, want it to start %q", f.Fix, c.fix)
 			}
@@ -139,7 +140,7 @@ func TestReadLog(t *testing.T) {
 		{"no leader", "", "kubectl logs -n kube-system daemonset/aws-cloud-controller-manager | grep"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+			s := snapshotOf(t, nodes, render(t, distros.RKE2, renderer.ModeInstall), true)
 			s.Now = testNow
 			s.Pods["ip-10-0-1-11.us-west-2.compute.internal"] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-a"}}
 			s.Pods["ip-10-0-1-12.us-west-2.compute.internal"] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ccm-b"}}

@@ -8,12 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // controlPlaneTaints are the role taints that only control-plane nodes
 // carry.
-var controlPlaneTaints = []string{renderer.LabelControlPlane, renderer.LabelRKE1ControlPlane, renderer.LabelMaster}
+var controlPlaneTaints = []string{distros.LabelControlPlane, distros.LabelRKE1ControlPlane, distros.LabelMaster}
 
 // IsControlPlane tells whether a node has the control-plane role: by one of
 // the distributions' control-plane labels, else by a control-plane role
@@ -21,7 +21,7 @@ var controlPlaneTaints = []string{renderer.LabelControlPlane, renderer.LabelRKE1
 // API server). labelled is false when only a taint or the arguments show
 // it.
 func IsControlPlane(n *corev1.Node) (cp bool, by string, labelled bool) {
-	for _, l := range renderer.ControlPlaneLabels {
+	for _, l := range distros.ControlPlaneLabels {
 		if v, ok := n.Labels[l]; ok {
 			return true, fmt.Sprintf("label %s=%q", l, v), true
 		}
@@ -125,8 +125,8 @@ func ClusterRegion(nodes []corev1.Node) string {
 // --node-ip), and RKE2's or K3s's recorded node arguments.
 func externalEvidence(n *corev1.Node) []string {
 	var ev []string
-	if hasTaint(n, renderer.TaintUninitialized) {
-		ev = append(ev, "taint "+renderer.TaintUninitialized)
+	if hasTaint(n, distros.TaintUninitialized) {
+		ev = append(ev, "taint "+distros.TaintUninitialized)
 	}
 	if _, ok := n.Annotations[annotationProvidedIP]; ok {
 		ev = append(ev, "annotation "+annotationProvidedIP)
@@ -173,7 +173,7 @@ func nameFix(distro string, notes []string) string {
 		name += " (" + SomeOf(notes) + ")"
 	}
 	if t := facts(distro).NameFix; t != "" {
-		return renderer.FillText(t, "what", what, "name", name)
+		return distros.FillText(t, "what", what, "name", name)
 	}
 	return "register " + what + " as " + name + " (kubelet --hostname-override), or start its kubelet with --provider-id=aws:///ZONE/INSTANCE-ID"
 }

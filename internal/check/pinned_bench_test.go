@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // BenchmarkCheckPinned is check's collect and evaluate of a cluster of
@@ -118,7 +119,7 @@ func benchHostname(i int) string {
 // checks it against the rendered RKE2 manifests.
 func benchCluster(tb testing.TB, nodes, pods int) (*fake.Clientset, Input) {
 	tb.Helper()
-	objs := renderTB(tb, renderer.DistroRKE2, renderer.ModeInstall)
+	objs := renderTB(tb, distros.RKE2, renderer.ModeInstall)
 	var in []runtime.Object
 	for i := range nodes {
 		n := rke2Agent(benchNodeName(i), label(corev1.LabelHostname, benchHostname(i)), internal(fmt.Sprintf("10.0.%d.%d", i/250, i%250+4)),
@@ -195,7 +196,7 @@ func benchPod(i, nodes int) corev1.Pod {
 
 // renderTB renders testdata/chart.yaml for a distribution and mode, as
 // render does for a test.
-func renderTB(tb testing.TB, distro renderer.Distro, mode renderer.Mode) []runtime.Object {
+func renderTB(tb testing.TB, distro distros.Distro, mode renderer.Mode) []runtime.Object {
 	tb.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = distro, mode

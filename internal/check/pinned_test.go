@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // pagedPods answers a fake clientset's lists of the pods of every
@@ -122,7 +123,7 @@ func mixedPods(n int) []corev1.Pod {
 // RKE2 manifests.
 func collectPaged(t *testing.T, p *pagedPods) (*Snapshot, error) {
 	t.Helper()
-	return Collect(context.Background(), pagedCluster(p), Input{Source: SourceManifests, Objects: render(t, renderer.DistroRKE2, renderer.ModeInstall),
+	return Collect(context.Background(), pagedCluster(p), Input{Source: SourceManifests, Objects: render(t, distros.RKE2, renderer.ModeInstall),
 		ManifestNamespace: "kube-system", Now: testNow})
 }
 

@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // tokenGrant is how far an answering fake API server lets the CCM's
@@ -79,7 +80,7 @@ func TestTokenScope(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := renderer.DefaultOptions()
-			o.Distro, o.SetArgs = renderer.DistroRKE2, c.setArgs
+			o.Distro, o.SetArgs = distros.RKE2, c.setArgs
 			objs := renderWith(t, o)
 			n := rke2Server("cp-1")
 			in := []runtime.Object{&n}

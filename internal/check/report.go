@@ -126,12 +126,12 @@ type Summary struct {
 // Distribution is what the nodes say the cluster is, and what the
 // workload was rendered for.
 type Distribution struct {
-	// Detected is a --distro value of renderer.Distros but auto, mixed or
+	// Detected is a --distro value of distros.All but auto, mixed or
 	// unknown.
 	Detected string   `json:"detected"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Rendered is the --distro the workload was rendered for, when it
-	// shows: a value of renderer.Distros, those of the same placement
+	// shows: a value of distros.All, those of the same placement
 	// joined by "/" ("rke2/k3s"), or "" when it was not rendered by
 	// aws-ccm-renderer.
 	Rendered string `json:"rendered,omitempty"`

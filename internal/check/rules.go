@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Rule is one check: a pure function of a snapshot's view that says what
@@ -252,7 +253,7 @@ func distributionRule(v *View) []Finding {
 	switch d.Detected {
 	case DistroUnknown:
 		out = append(out, Finding{Area: AreaDistribution, Severity: Warning,
-			Message: fmt.Sprintf("none of the %d nodes shows its distribution (%s)", len(v.Nodes), renderer.SignsHint(renderer.Records())),
+			Message: fmt.Sprintf("none of the %d nodes shows its distribution (%s)", len(v.Nodes), distros.SignsHint(distros.Records())),
 			Fix:     "render with --distro=auto, which places the CCM on the control-plane label of every distribution"})
 	case DistroMixed:
 		out = append(out, Finding{Area: AreaDistribution, Severity: Warning, Message: "the nodes disagree: " + evidence,
@@ -318,7 +319,7 @@ func placementRule(v *View) []Finding {
 	if cpTotal == 0 {
 		out = append(out, Finding{Area: AreaPlacement, Severity: Error,
 			Message: "no node has the control-plane role (no control-plane label or taint, no server node-args): the CCM has nowhere to run",
-			Fix:     "label the control-plane nodes, e.g. kubectl label node NAME " + renderer.LabelControlPlane + "=true"})
+			Fix:     "label the control-plane nodes, e.g. kubectl label node NAME " + distros.LabelControlPlane + "=true"})
 	}
 	if !daemon && cpTotal > 0 && cpWith == 0 {
 		out = append(out, Finding{Area: AreaPlacement, Severity: Error, Subject: w.subject(),
@@ -403,8 +404,8 @@ func (v *View) excludedFinding(n *nodeView, daemon bool) Finding {
 	switch ex.Rule {
 	case "nodeSelector", "affinity":
 		if !n.labelled {
-			want := renderer.LabelControlPlane + "=true"
-			if p, ok := renderer.ProfileFor(renderer.Distro(distro)); ok {
+			want := distros.LabelControlPlane + "=true"
+			if p, ok := distros.RecordOf(distros.Distro(distro)); ok {
 				for k, v := range p.NodeSelector {
 					want = k + "=" + v
 				}
@@ -416,7 +417,7 @@ func (v *View) excludedFinding(n *nodeView, daemon bool) Finding {
 		}
 	case "taint":
 		t := ex.Taint
-		if slices.Contains(controlPlaneTaints, t.Key) || t.Key == renderer.TaintEtcd || t.Key == renderer.TaintUninitialized || t.Key == renderer.TaintCriticalAddon {
+		if slices.Contains(controlPlaneTaints, t.Key) || t.Key == distros.TaintEtcd || t.Key == distros.TaintUninitialized || t.Key == distros.TaintCriticalAddon {
 			f.Fix = "render with aws-ccm-renderer --distro=" + distro + ", which tolerates " + t.Key + " with operator Exists"
 		} else {
 			f.Fix = fmt.Sprintf("tolerate it (the chart's tolerations value: key %s, operator Exists, effect %s) or remove it: kubectl taint node %s %s:%s-", t.Key, t.Effect, n.Name, t.Key, t.Effect)

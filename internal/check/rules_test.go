@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestMain holds every rule to its area in every test of the package: a
@@ -146,7 +147,7 @@ func TestRules(t *testing.T) {
 	// of the workload's parts say nothing.
 	s = &Snapshot{Input: Input{Source: SourceCluster}, Now: testNow, KubernetesVersion: "v1.34.1", Nodes: []corev1.Node{rke2Server("cp-1")}}
 	r := Evaluate(s)
-	if f := one(t, r, AreaWorkload, ""); f.Severity != Error || !strings.Contains(f.Fix, "--distro="+string(renderer.DistroRKE2)) {
+	if f := one(t, r, AreaWorkload, ""); f.Severity != Error || !strings.Contains(f.Fix, "--distro="+string(distros.RKE2)) {
 		t.Errorf("no workload: %+v", f)
 	}
 	for _, area := range []string{AreaPlacement, AreaRBAC, AreaLease} {
@@ -204,7 +205,7 @@ func TestReleaseStatus(t *testing.T) {
 		{"manifests: silent", SourceManifests, "failed", "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, nil, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+			s := snapshotOf(t, nil, render(t, distros.RKE2, renderer.ModeInstall), true)
 			s.Source, s.Release, s.ReleaseStatus, s.ReleaseDescription = c.source, "aws-ccm revision 3", c.status, c.description
 			var r Report
 			for _, f := range Evaluate(s).Findings {

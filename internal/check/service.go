@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // K3s's load balancers. K3s's embedded cloud controller answers Services
@@ -123,7 +123,7 @@ func serviceRule(v *View) []Finding {
 	// ServiceLB (collectServices).
 	lb := facts(Detect(v.Snapshot.Nodes).Detected).ServiceLB
 	if lb == nil {
-		lb = &renderer.ServiceLB{} // none: no DaemonSets were read
+		lb = &distros.ServiceLB{} // none: no DaemonSets were read
 	}
 	svclbFor := map[string]string{} // NAMESPACE/NAME of a Service -> its DaemonSet
 	for _, ds := range v.ServiceLBDaemonSets {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 func k3sNode(name, pid string, more ...nodeOpt) corev1.Node {
@@ -40,11 +41,11 @@ func svclb(ns, name string) appsv1.DaemonSet {
 func TestServiceRule(t *testing.T) {
 	const elbHost = "a1b2c3-123456789.us-west-2.elb.amazonaws.com"
 	server := func(args string) corev1.Node {
-		return k3sNode("s", "aws:///us-west-2a/i-s", label(renderer.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, args))
+		return k3sNode("s", "aws:///us-west-2a/i-s", label(distros.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, args))
 	}
 	allAWS := []corev1.Node{server(`["server"]`), k3sNode("a", "aws:///us-west-2a/i-a")}
 	mixed := []corev1.Node{server(`["server"]`), k3sNode("a", "k3s://a"), k3sNode("b", "k3s://b"), k3sNode("x", "k3s://x", label(labelExcludeLB, ""))}
-	allK3s := []corev1.Node{k3sNode("s", "k3s://s", label(renderer.LabelControlPlane, "true")), k3sNode("a", "k3s://a")}
+	allK3s := []corev1.Node{k3sNode("s", "k3s://s", label(distros.LabelControlPlane, "true")), k3sNode("a", "k3s://a")}
 	hold := []string{"controllers=*,-service"}
 	for _, c := range []struct {
 		name      string
@@ -82,9 +83,9 @@ func TestServiceRule(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := renderer.DefaultOptions()
-			o.Distro, o.SetArgs = renderer.DistroK3s, c.setArgs
+			o.Distro, o.SetArgs = distros.K3s, c.setArgs
 			s := snapshotOf(t, c.nodes, renderWith(t, o), c.installed)
-			if Detect(c.nodes).Detected == string(renderer.DistroK3s) {
+			if Detect(c.nodes).Detected == string(distros.K3s) {
 				s.LoadBalancers, s.ServiceLBDaemonSets = c.svcs, append([]appsv1.DaemonSet{}, c.dss...)
 			}
 			expectArea(t, Evaluate(s), AreaService, c.want, false)
@@ -109,7 +110,7 @@ func TestCollectServices(t *testing.T) {
 		{"RKE2 with the CCM's service controller", rke2Server("cp-1"), true, -1, -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			objs := render(t, renderer.DistroK3s, renderer.ModeInstall)
+			objs := render(t, distros.K3s, renderer.ModeInstall)
 			in := []runtime.Object{&c.n, &web, &plain, &ds, &other}
 			if c.installed {
 				for _, o := range objs {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // withImage sets the rendered CCM's image tag.
@@ -49,7 +50,7 @@ func TestOptionsRule(t *testing.T) {
 		return staticPod(programKCM, node, "registry.k8s.io/kube-controller-manager:"+tag, false, flags...)
 	}
 	rke2At := func(name, version, args string) corev1.Node {
-		return node(name, kubelet(version), annotation(annotationRKE2NodeArgs, args), label(renderer.LabelControlPlane, "true"), providerID("aws:///us-west-2a/i-"+name))
+		return node(name, kubelet(version), annotation(annotationRKE2NodeArgs, args), label(distros.LabelControlPlane, "true"), providerID("aws:///us-west-2a/i-"+name))
 	}
 	apiSays := "kube-apiserver has no --cloud-provider or --cloud-config from 1.33 and exits on the unknown flag"
 	for _, c := range []struct {
@@ -114,7 +115,7 @@ func TestOptionsRule(t *testing.T) {
 		{"an RKE2 server with disable-cloud-controller: silent", []corev1.Node{rke2At("s-1", "v1.36.0+rke2r1", `["server","--cloud-provider-name","external","--disable-cloud-controller"]`)}, nil, "v1.36.0+rke2r1", "1.37", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, c.nodes, render(t, renderer.DistroAuto, renderer.ModeInstall), false)
+			s := snapshotOf(t, c.nodes, render(t, distros.Auto, renderer.ModeInstall), false)
 			s.ControlPlanePods, s.KubernetesVersion, s.UpgradeTo, s.KubeadmConfig = c.pods, c.server, c.upgrade, c.kubeadm
 			r := Evaluate(s)
 			expectArea(t, r, AreaOptions, c.want, false)
@@ -129,7 +130,7 @@ func TestOptionsRule(t *testing.T) {
 		})
 	}
 	// kubeadm's ConfigMap not readable: said when the upgrade would need it.
-	s := snapshotOf(t, kubeadm2, render(t, renderer.DistroKubeadm, renderer.ModeInstall), false)
+	s := snapshotOf(t, kubeadm2, render(t, distros.Kubeadm, renderer.ModeInstall), false)
 	s.KubeadmConfigUnread, s.UpgradeTo = "check may not get configmaps kube-system/kubeadm-config", "1.37"
 	expectArea(t, Evaluate(s), AreaOptions, []want{{"kubeadm", Info, "its ClusterConfiguration is not checked", "kubeadm-config"}}, false)
 }
@@ -154,12 +155,12 @@ func rke2CCMPod(node string) corev1.Pod {
 // AWS CCM, before it, or alone; a second AWS CCM.
 func TestControllersRule(t *testing.T) {
 	k3sServer := func(args string) corev1.Node {
-		return node("k-s", kubelet("v1.33.4+k3s1"), label(renderer.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, args), providerID("aws:///us-west-2a/i-0123"))
+		return node("k-s", kubelet("v1.33.4+k3s1"), label(distros.LabelControlPlane, "true"), annotation(annotationK3sNodeArgs, args), providerID("aws:///us-west-2a/i-0123"))
 	}
 	late := rke2Agent("late", providerID("rke2://late"))
 	late.CreationTimestamp = metav1.NewTime(time.Now().Add(time.Hour))
 	other := func(lease string) candidate {
-		objs := render(t, renderer.DistroRKE2, renderer.ModeInstall)
+		objs := render(t, distros.RKE2, renderer.ModeInstall)
 		c := candidates(objs, "kube-system")[0]
 		c.namespace, c.name = "ccm-old", "aws-cloud-controller-manager"
 		if lease != "" {
@@ -198,7 +199,7 @@ func TestControllersRule(t *testing.T) {
 		{"nothing else: silent", []corev1.Node{rke2Server("s-1")}, nil, nil, nil, true, false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, c.nodes, render(t, renderer.DistroRKE2, renderer.ModeInstall), c.installed)
+			s := snapshotOf(t, c.nodes, render(t, distros.RKE2, renderer.ModeInstall), c.installed)
 			if c.noCCM {
 				s.Workload, s.Installed = nil, nil
 			}
@@ -230,7 +231,7 @@ func TestForeignProviderIDs(t *testing.T) {
 		{"v1.34.3", "CCM v1.34.3, which leaves it uninitialized if it is tainted node.cloudprovider.kubernetes.io/uninitialized again (from 1.30 it reads providerIDs only)"},
 		{"v1.29.10", "CCM v1.29.10, which looks such a node up by its name if it is tainted node.cloudprovider.kubernetes.io/uninitialized again (up to 1.29)"},
 	} {
-		s := snapshotOf(t, nodes, withImage(render(t, renderer.DistroRKE2, renderer.ModeInstall), c.tag), true)
+		s := snapshotOf(t, nodes, withImage(render(t, distros.RKE2, renderer.ModeInstall), c.tag), true)
 		r := Evaluate(s)
 		cp := one(t, r, AreaNode, "s-1")
 		if cp.Severity != Error || cp.Message != "providerID rke2://s-1: initialised by RKE2's embedded cloud controller, not the AWS CCM; the AWS CCM cannot read an instance ID from it (Invalid format for AWS instance): every release leaves the node out of its load balancers and never deletes it; "+c.release ||
@@ -246,14 +247,14 @@ func TestForeignProviderIDs(t *testing.T) {
 		}
 	}
 	// No workload: the release for the cluster's minor.
-	s := snapshotOf(t, nodes[:1], render(t, renderer.DistroRKE2, renderer.ModeInstall), false)
+	s := snapshotOf(t, nodes[:1], render(t, distros.RKE2, renderer.ModeInstall), false)
 	s.Workload, s.KubernetesVersion = nil, "v1.31.4+rke2r1"
 	if f := one(t, Evaluate(s), AreaNode, "s-1"); !strings.Contains(f.Message, "CCM "+releases.Tag(31)+" (the release for 1.31), which leaves it uninitialized") {
 		t.Errorf("no workload: %+v", f)
 	}
 	// No providerID, no taint: the taint by hand, naming the node.
 	w1 := "ip-10-0-2-21.us-west-2.compute.internal"
-	s = snapshotOf(t, []corev1.Node{kubeadmCP("cp-1"), node(w1, kubeadmNode, providerID(""))}, render(t, renderer.DistroKubeadm, renderer.ModeInstall), true)
+	s = snapshotOf(t, []corev1.Node{kubeadmCP("cp-1"), node(w1, kubeadmNode, providerID(""))}, render(t, distros.Kubeadm, renderer.ModeInstall), true)
 	f := one(t, Evaluate(s), AreaNode, w1)
 	if f.Severity != Error || !strings.Contains(f.Message, "the CCM only initialises nodes that carry the taint") ||
 		!strings.HasSuffix(f.Fix, "; or keep the Node: kubectl taint node "+w1+" node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule has the CCM initialise it and set its providerID (a providerID may change from empty); give its kubelet --cloud-provider=external too, for the next registration") {
@@ -326,7 +327,7 @@ func TestTakeover(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := renderer.DefaultOptions()
-			o.Distro, o.SetArgs = renderer.DistroRKE2, c.setArgs
+			o.Distro, o.SetArgs = distros.RKE2, c.setArgs
 			s := snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, renderWith(t, o), c.installed)
 			s.LoadBalancers = svcs
 			expectArea(t, Evaluate(s), AreaService, c.want, true)
@@ -343,13 +344,13 @@ func TestTakeover(t *testing.T) {
 		}
 	}
 	// One Service: its current address.
-	s := snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, render(t, renderer.DistroRKE2, renderer.ModeInstall), false)
+	s := snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, render(t, distros.RKE2, renderer.ModeInstall), false)
 	s.LoadBalancers = svcs[:1]
 	if f := one(t, Evaluate(s), AreaService, "Service default/web"); !strings.HasSuffix(f.Message, "(*.elb.amazonaws.com), in place of 203.0.113.10") {
 		t.Errorf("one: %+v", f)
 	}
 	// The CCM's service controller runs: nothing to take over.
-	s = snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, render(t, renderer.DistroRKE2, renderer.ModeInstall), true)
+	s = snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, render(t, distros.RKE2, renderer.ModeInstall), true)
 	s.LoadBalancers = svcs
 	expectArea(t, Evaluate(s), AreaService, nil, false)
 }
@@ -359,7 +360,7 @@ func ptrTo[T any](v T) *T { return &v }
 // TestPlanRule: which plan --from fits the cluster, as a command line.
 func TestPlanRule(t *testing.T) {
 	kubeadm2 := []corev1.Node{kubeadmCP("cp-1"), node("w-1", kubeadmNode, providerID(""))}
-	bare := []corev1.Node{node("cp-1", kubeadmNode, label(renderer.LabelControlPlane, "")), node("w-1", kubeadmNode)}
+	bare := []corev1.Node{node("cp-1", kubeadmNode, label(distros.LabelControlPlane, "")), node("w-1", kubeadmNode)}
 	for _, c := range []struct {
 		name      string
 		nodes     []corev1.Node
@@ -378,7 +379,7 @@ func TestPlanRule(t *testing.T) {
 		{"no cloud provider", bare, nil, "v1.34.2", false, true,
 			[]want{{"", Info, "no cloud provider: none of the 2 nodes has a providerID, and no AWS CCM runs", "aws-ccm-renderer plan --from=none --distro=kubeadm --kube-version=v1.34.2"}}},
 		{"every node waits for the CCM: a new cluster", []corev1.Node{
-			node("cp-1", kubeadmNode, label(renderer.LabelControlPlane, ""), taint(releases.UninitializedTaint, "true", corev1.TaintEffectNoSchedule)),
+			node("cp-1", kubeadmNode, label(distros.LabelControlPlane, ""), taint(releases.UninitializedTaint, "true", corev1.TaintEffectNoSchedule)),
 			node("w-1", kubeadmNode, taint(releases.UninitializedTaint, "true", corev1.TaintEffectNoSchedule))}, nil, "v1.37.2", false, true,
 			[]want{{"", Info, "every node (2) waits for the CCM, tainted uninitialized without providerID", "aws-ccm-renderer plan --from=new --distro=kubeadm --kube-version=v1.37.2"}}},
 		{"--cloud-provider=aws at 1.37: no in-tree plan", bare, []corev1.Pod{staticPod(programKCM, "cp-1", "registry.k8s.io/kube-controller-manager:v1.37.2", false, "--cloud-provider=aws")}, "v1.37.2", false, true,
@@ -391,7 +392,7 @@ func TestPlanRule(t *testing.T) {
 		{"its manifests against aws:// nodes at 1.34: silent", []corev1.Node{kubeadmCP("cp-1")}, nil, "v1.34.2", false, false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := snapshotOf(t, c.nodes, render(t, renderer.DistroAuto, renderer.ModeInstall), c.installed)
+			s := snapshotOf(t, c.nodes, render(t, distros.Auto, renderer.ModeInstall), c.installed)
 			if c.noCCM {
 				s.Workload, s.Installed = nil, nil
 			}

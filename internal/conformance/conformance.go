@@ -21,6 +21,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Outcome is what a front end does with a case.
@@ -55,7 +56,7 @@ const (
 type Case struct {
 	Name         string
 	Kind         Kind
-	Distro       renderer.Distro
+	Distro       distros.Distro
 	Mode         renderer.Mode
 	ChartVersion string // the upstream chart's version
 	KubeVersion  string // the cluster's version, as the front end learns it
@@ -125,10 +126,10 @@ func Cases() []Case {
 	olderKube, pastKube := fmt.Sprintf("v1.%d.5", olderMinor), fmt.Sprintf("v1.%d.3", pastMinor)
 	const older = "0.0.8"
 	olderTag, _ := releases.DefaultImageTag(older)
-	named := renderer.Named(renderer.Records())
-	migrating := renderer.WithMigrate(named, true)
+	named := distros.Named(distros.Records())
+	migrating := distros.WithMigrate(named, true)
 	var out []Case
-	add := func(k Kind, p renderer.Profile, c Case) {
+	add := func(k Kind, p distros.Record, c Case) {
 		c.Kind, c.Distro = k, p.Distro
 		c.Name = string(p.Distro) + " " + string(k)
 		if c.Mode == "" {
@@ -142,8 +143,8 @@ func Cases() []Case {
 		}
 		out = append(out, c)
 	}
-	auto, _ := renderer.ProfileFor(renderer.DistroAuto)
-	for _, p := range append([]renderer.Profile{auto}, named...) {
+	auto, _ := distros.RecordOf(distros.Auto)
+	for _, p := range append([]distros.Record{auto}, named...) {
 		add(Install, p, Case{KubeVersion: kube})
 	}
 	first := named[0]
@@ -159,7 +160,7 @@ func Cases() []Case {
 	add(MigrateSkew, m, Case{Mode: renderer.ModeMigrate, KubeVersion: migrateKube, Want: Refused, Verdict: renderer.VerdictSkewMigrate})
 	add(MigrateUnknown, m, Case{Mode: renderer.ModeMigrate, Want: Refused, Verdict: renderer.VerdictClusterUnknown})
 	add(MigrateNoInTree, m, Case{Mode: renderer.ModeMigrate, KubeVersion: pastKube, CCMTag: releases.Pin(releases.Tag(pastMinor)), Want: Refused, Verdict: renderer.VerdictNoInTree})
-	for _, p := range renderer.WithMigrate(named, false) {
+	for _, p := range distros.WithMigrate(named, false) {
 		migrate := migrate
 		migrate.Want, migrate.Verdict = Refused, renderer.VerdictNoMigrateMode
 		add(NoMigrateMode, p, migrate)
@@ -173,7 +174,7 @@ type Limit struct {
 	Words string // what it says instead (for Refused and Warned)
 	// Distro: it renders this distribution's placement instead (for
 	// Rendered and Warned).
-	Distro renderer.Distro
+	Distro distros.Distro
 	Why    string
 }
 

@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The front ends, each run through the table by its own test package with
@@ -57,7 +58,7 @@ func overlaysLimit(c Case) (Limit, bool) {
 // release with a preset per distribution and mode, checked by templates.
 func wrapperChartLimit(c Case) (Limit, bool) {
 	switch {
-	case c.Distro == renderer.DistroAuto:
+	case c.Distro == distros.Auto:
 		return Limit{Want: Refused, Words: "distro auto needs a node affinity",
 			Why: "the upstream chart has no value for a node affinity, which distro auto needs"}, true
 	case c.Kind == InstallOlder:
@@ -79,7 +80,7 @@ func wrapperChartLimit(c Case) (Limit, bool) {
 // cluster, with the CCM release of each cluster's minor label and the
 // component of its Rancher provider label.
 func fleetLimit(c Case) (Limit, bool) {
-	p, _ := renderer.ProfileFor(c.Distro)
+	p, _ := distros.RecordOf(c.Distro)
 	switch {
 	case c.Mode == renderer.ModeMigrate:
 		return Limit{Want: Inexpressible,
@@ -88,8 +89,8 @@ func fleetLimit(c Case) (Limit, bool) {
 		return Limit{Want: Inexpressible, Why: "one bundle serves every cluster: its chart version is fleet.yaml's helm.version, the same for all"}, true
 	case c.Kind == InstallSkew || c.Kind == InstallSkewStrict:
 		return Limit{Want: Rendered, Why: "the bundle deploys, by the cluster's kubernetes-minor label, " + pinned}, true
-	case c.Distro != renderer.DistroAuto && p.RancherProvider == "":
-		return Limit{Want: Rendered, Distro: renderer.DistroAuto,
+	case c.Distro != distros.Auto && p.RancherProvider == "":
+		return Limit{Want: Rendered, Distro: distros.Auto,
 			Why: "its record names no value of Rancher's provider.cattle.io label for the example's customizations to select: its clusters get the auto component"}, true
 	}
 	return Limit{}, false

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 func mustParse(t testing.TB, stream string) []*Object {
@@ -440,7 +441,7 @@ func TestDiffLinesLarge(t *testing.T) {
 func umbrellaSides(b testing.TB, n int) (string, string) {
 	in := benchdata.Umbrella(n)
 	o := renderer.DefaultOptions()
-	o.Distro = renderer.DistroRKE2
+	o.Distro = distros.RKE2
 	r, err := renderer.New(o)
 	if err != nil {
 		b.Fatal(err)

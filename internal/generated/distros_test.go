@@ -14,12 +14,12 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // recordHomes are the files that may name distributions one by one: the
 // records, and the plans' parts beside them.
-var recordHomes = []string{"renderer/profiles.go", "renderer/distros.go", "renderer/synthetic.go", "internal/plan/parts.go"}
+var recordHomes = []string{"renderer/distros/records.go", "renderer/distros/facts.go", "renderer/distros/synthetic.go", "internal/plan/parts.go"}
 
 // sources walks the repository's source and configuration files that are
 // written by hand: not the tests (their fixtures name distributions), not
@@ -67,9 +67,9 @@ func sources(t *testing.T, fn func(path string, text []byte)) {
 // namesOf maps every way a distribution is written (its --distro value,
 // its name, its aliases; lower case) to its --distro value, with a regexp
 // that finds them as words.
-func namesOf(recs []renderer.Profile) (map[string]renderer.Distro, *regexp.Regexp) {
-	names := map[string]renderer.Distro{}
-	for _, p := range renderer.Named(recs) {
+func namesOf(recs []distros.Record) (map[string]distros.Distro, *regexp.Regexp) {
+	names := map[string]distros.Distro{}
+	for _, p := range distros.Named(recs) {
 		names[strings.ToLower(string(p.Distro))] = p.Distro
 		names[strings.ToLower(p.Name)] = p.Distro
 		for _, a := range p.Aliases {
@@ -87,7 +87,7 @@ func namesOf(recs []renderer.Profile) (map[string]renderer.Distro, *regexp.Regex
 
 // slashed finds names joined by slashes ("RKE1/RKE2/K3s", "+rke2/+k3s"),
 // which the word regexp of namesOf, skipping paths, would not see.
-func slashed(names map[string]renderer.Distro) *regexp.Regexp {
+func slashed(names map[string]distros.Distro) *regexp.Regexp {
 	var alts []string
 	for n := range names {
 		alts = append(alts, regexp.QuoteMeta(n))
@@ -99,8 +99,8 @@ func slashed(names map[string]renderer.Distro) *regexp.Regexp {
 
 // distroList tells which distributions a line names, when it names three
 // or more: a hand-written list.
-func distroList(names map[string]renderer.Distro, re *regexp.Regexp, line string) []renderer.Distro {
-	var found []renderer.Distro
+func distroList(names map[string]distros.Distro, re *regexp.Regexp, line string) []distros.Distro {
+	var found []distros.Distro
 	line = slashed(names).ReplaceAllStringFunc(line, func(l string) string { return strings.ReplaceAll(l, "/", " ") })
 	// The matches may share a separator: look again from each match's
 	// word.
@@ -122,10 +122,10 @@ func distroList(names map[string]renderer.Distro, re *regexp.Regexp, line string
 
 // TestNoDistroLists: no hand-written source or configuration file lists
 // the distributions (three or more on a line); such a list is derived
-// from renderer.Records, or generated from them (DistroLines, the trees of
+// from distros.Records, or generated from them (DistroLines, the trees of
 // make generate), so a distribution added to the records is in every one.
 func TestNoDistroLists(t *testing.T) {
-	recs := renderer.Records()
+	recs := distros.Records()
 	names, re := namesOf(recs)
 	lines := map[string][]string{} // generated values, by file
 	for _, l := range DistroLines {
@@ -141,7 +141,7 @@ func TestNoDistroLists(t *testing.T) {
 		}
 		for i, line := range strings.Split(s, "\n") {
 			if ds := distroList(names, re, line); ds != nil {
-				t.Errorf("%s:%d names %v by hand: derive the list from renderer.Records, or generate it (DistroLines): %s", path, i+1, ds, strings.TrimSpace(line))
+				t.Errorf("%s:%d names %v by hand: derive the list from distros.Records, or generate it (DistroLines): %s", path, i+1, ds, strings.TrimSpace(line))
 			}
 		}
 	})
@@ -149,7 +149,7 @@ func TestNoDistroLists(t *testing.T) {
 
 // TestDistroListFinder: what counts as a hand-written list.
 func TestDistroListFinder(t *testing.T) {
-	names, re := namesOf(renderer.Records())
+	names, re := namesOf(distros.Records())
 	for line, want := range map[string]int{
 		`Usage: "distribution: auto, rke, rke2, k3s or kubeadm"`:    4,
 		`(list "rke" "rke2" "k3s" "kubeadm")`:                       4,
@@ -158,7 +158,7 @@ func TestDistroListFinder(t *testing.T) {
 		`RKE2's or K3s's own cloud controller`:                      0,
 		`rke.cattle.io/, rke2.io/ and k3s.io/ annotations`:          3,
 		`sudo systemctl restart rke2-server; /etc/rancher/k3s/x`:    0,
-		`the distributions of renderer.Records, every one by name`:  0,
+		`the distributions of distros.Records, every one by name`:   0,
 		`(RKE1/RKE2/K3s: kube-controller-manager-arg)`:              3,
 		`no +rke2/+k3s kubelet, no kubeadm annotation`:              3,
 		`/etc/rancher/rke2/config.yaml, /etc/rancher/k3s/x, rke up`: 0,
@@ -170,12 +170,12 @@ func TestDistroListFinder(t *testing.T) {
 }
 
 // TestDistroConstants: only the records' homes name a distribution's
-// constant (renderer.DistroRKE2, ...); everything else reads the record's
+// constant (distros.RKE2, ...); everything else reads the record's
 // fields. auto is a placement every front end offers, not a distribution.
 func TestDistroConstants(t *testing.T) {
 	consts := map[string]bool{}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join(testtools.Root(), "renderer", "profiles.go"), nil, 0)
+	f, err := parser.ParseFile(fset, filepath.Join(testtools.Root(), "renderer", "distros", "records.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestDistroConstants(t *testing.T) {
 				v := spec.(*ast.ValueSpec)
 				if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Distro" {
 					for _, n := range v.Names {
-						if n.Name != "DistroAuto" {
+						if n.Name != "Auto" {
 							consts[n.Name] = true
 						}
 					}
@@ -193,8 +193,8 @@ func TestDistroConstants(t *testing.T) {
 			}
 		}
 	}
-	if len(consts) != len(renderer.Named(renderer.Records())) {
-		t.Fatalf("the Distro constants of renderer/profiles.go: %v", consts)
+	if len(consts) != len(distros.Named(distros.Records())) {
+		t.Fatalf("the Distro constants of renderer/distros/records.go: %v", consts)
 	}
 	sources(t, func(path string, text []byte) {
 		if !strings.HasSuffix(path, ".go") || slices.Contains(recordHomes, path) {
@@ -209,16 +209,16 @@ func TestDistroConstants(t *testing.T) {
 			var name string
 			switch x := n.(type) {
 			case *ast.SelectorExpr:
-				if id, ok := x.X.(*ast.Ident); ok && id.Name == "renderer" {
+				if id, ok := x.X.(*ast.Ident); ok && id.Name == "distros" {
 					name = x.Sel.Name
 				}
 			case *ast.Ident:
-				if strings.HasPrefix(path, "renderer/") && !strings.Contains(strings.TrimPrefix(path, "renderer/"), "/") {
+				if strings.HasPrefix(path, "renderer/distros/") && !strings.Contains(strings.TrimPrefix(path, "renderer/distros/"), "/") {
 					name = x.Name
 				}
 			}
 			if consts[name] {
-				t.Errorf("%s: %s: read the distribution's record (renderer.ProfileFor) instead of naming it", fset.Position(n.Pos()), name)
+				t.Errorf("%s: %s: read the distribution's record (distros.RecordOf) instead of naming it", fset.Position(n.Pos()), name)
 			}
 			return true
 		})

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // generatedLine is a generated value inside a hand-written file: the
@@ -74,43 +74,43 @@ func rewriteFile(root, file string, lines []generatedLine, source string, write 
 }
 
 // DistroLine is a list of distributions inside a hand-written file, made
-// from the distributions' records (renderer.Records): a schema's enum, a
+// from the distributions' records (distros.Records): a schema's enum, a
 // plugin's tooltip, a comment naming Rancher's providers.
 type DistroLine struct {
 	File, What string
 	// Re's group 1 is what comes before the list, group 2 the list.
 	Re    *regexp.Regexp
-	Value func([]renderer.Profile) string
+	Value func([]distros.Record) string
 }
 
 // DistroLines are the distribution lists of hand-written files.
 var DistroLines = []DistroLine{
 	{"docs/plan.schema.json", "the distro enum", regexp.MustCompile(`("distro": \{"enum": )(\[[^\]\n]*\])`),
-		func(recs []renderer.Profile) string { return jsonList(renderer.DistroValues(renderer.Named(recs))) }},
+		func(recs []distros.Record) string { return jsonList(distros.Values(distros.Named(recs))) }},
 	{"docs/check.schema.json", "the detected enum", regexp.MustCompile(`("detected": \{"enum": )(\[[^\]\n]*\])`),
-		func(recs []renderer.Profile) string {
-			return jsonList(append(renderer.DistroValues(renderer.Named(recs)), "mixed", "unknown"))
+		func(recs []distros.Record) string {
+			return jsonList(append(distros.Values(distros.Named(recs)), "mixed", "unknown"))
 		}},
 	{"docs/check.schema.json", "the rendered description", regexp.MustCompile(`("the --distro the workload was rendered for: )([^"\n]*?)( when its placement fits)`),
-		func(recs []renderer.Profile) string {
-			return strings.Join(renderer.DistroValues(recs), ", ") + ", or " + strings.Join(SharedPlacements(recs), " or ")
+		func(recs []distros.Record) string {
+			return strings.Join(distros.Values(recs), ", ") + ", or " + strings.Join(SharedPlacements(recs), " or ")
 		}},
 	{"examples/argocd/plugin.yaml", "the distro parameter's tooltip", regexp.MustCompile(`(?m)(^\s+tooltip: )(.*)( \(auto matches every distribution's control-plane label\)$)`),
-		func(recs []renderer.Profile) string { return renderer.Alternatives(renderer.DistroValues(recs), "or") }},
+		func(recs []distros.Record) string { return distros.Alternatives(distros.Values(recs), "or") }},
 	{"examples/argocd/applicationset.yaml", "the provider.cattle.io values", regexp.MustCompile(`(provider\.cattle\.io label names \()([^;]*)(;)`),
-		func(recs []renderer.Profile) string {
-			return renderer.Alternatives(rancherProviders(recs, false), "or")
+		func(recs []distros.Record) string {
+			return distros.Alternatives(rancherProviders(recs, false), "or")
 		}},
 	{"examples/fleet/fleet.yaml", "the provider.cattle.io values", regexp.MustCompile(`(?m)(^# provider\.cattle\.io=)(.*)(, \.\.\.$)`),
-		func(recs []renderer.Profile) string { return strings.Join(rancherProviders(recs, true), ", ") }},
+		func(recs []distros.Record) string { return strings.Join(rancherProviders(recs, true), ", ") }},
 	{"plugin.yaml", "the description's distributions", regexp.MustCompile(`(fitted to )(.*)(:\n  helm aws-ccm )`),
-		func(recs []renderer.Profile) string {
-			return renderer.Alternatives(renderer.DisplayNames(renderer.Named(recs)), "and")
+		func(recs []distros.Record) string {
+			return distros.Alternatives(distros.DisplayNames(distros.Named(recs)), "and")
 		}},
 	{"charts/aws-ccm-rancher/Chart.yaml", "the description's distributions", regexp.MustCompile(`(work on\n  )(.*)( clusters, for places)`),
-		func(recs []renderer.Profile) string { return renderer.RancherNames(recs) }},
+		func(recs []distros.Record) string { return distros.RancherNames(recs) }},
 	{"charts/aws-ccm-rancher/Chart.yaml", "the keywords", regexp.MustCompile(`(?m)(^keywords: \[aws, cloud-controller-manager, )(.*)(\]$)`),
-		func(recs []renderer.Profile) string {
+		func(recs []distros.Record) string {
 			return strings.Join(append([]string{"rancher"}, rancherProviders(recs, false)...), ", ")
 		}},
 }
@@ -126,7 +126,7 @@ func jsonList(vs []string) string {
 
 // rancherProviders are the provider.cattle.io values of the distributions
 // Rancher provisions, with their names where more than their case.
-func rancherProviders(recs []renderer.Profile, named bool) []string {
+func rancherProviders(recs []distros.Record, named bool) []string {
 	var out []string
 	for _, p := range recs {
 		if p.RancherProvider == "" {
@@ -143,9 +143,9 @@ func rancherProviders(recs []renderer.Profile, named bool) []string {
 
 // SharedPlacements are the distributions whose profiles place the CCM
 // alike, each group as check reports it ("rke2/k3s").
-func SharedPlacements(recs []renderer.Profile) []string {
+func SharedPlacements(recs []distros.Record) []string {
 	var out []string
-	done := map[renderer.Distro]bool{}
+	done := map[distros.Distro]bool{}
 	for i, p := range recs {
 		if p.NodeSelector == nil || done[p.Distro] {
 			continue
@@ -166,7 +166,7 @@ func SharedPlacements(recs []renderer.Profile) []string {
 
 // DistroPins checks the distribution lists of DistroLines against the
 // records (recs), or with write rewrites them; it returns the problems.
-func DistroPins(root string, recs []renderer.Profile, write bool) ([]string, error) {
+func DistroPins(root string, recs []distros.Record, write bool) ([]string, error) {
 	var problems []string
 	for _, file := range distroFiles() {
 		var lines []generatedLine

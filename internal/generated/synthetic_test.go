@@ -18,15 +18,16 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestSyntheticDistro runs with the synthetic distribution of
-// renderer/synthetic.go built in (go test -tags syntheticdistro; make
+// renderer/distros/synthetic.go built in (go test -tags syntheticdistro; make
 // test): every consumer of the records takes it in, none by being told.
 // A consumer added to the program belongs here.
 func TestSyntheticDistro(t *testing.T) {
 	const d, name = "synthd", "SynthD"
-	p, ok := renderer.ProfileFor(d)
+	p, ok := distros.RecordOf(d)
 	if !ok || p.Name != name {
 		t.Fatalf("built without the synthetic distribution (go test -tags syntheticdistro)")
 	}
@@ -38,8 +39,8 @@ func TestSyntheticDistro(t *testing.T) {
 	}
 
 	// The renderer's own lists: --distro's values, aliases, usage.
-	if !slices.Contains(renderer.Distros, d) || renderer.DistroAliases["synth"] != d {
-		t.Errorf("renderer.Distros %v, DistroAliases %v", renderer.Distros, renderer.DistroAliases)
+	if !slices.Contains(distros.All, d) || distros.Aliases["synth"] != d {
+		t.Errorf("distros.All %v, DistroAliases %v", distros.All, distros.Aliases)
 	}
 	for _, e := range renderer.OptionTable {
 		if e.Opt == renderer.OptDistro {
@@ -85,7 +86,7 @@ func TestSyntheticDistro(t *testing.T) {
 	if got := check.Detect([]corev1.Node{node}); got.Detected != d {
 		t.Errorf("check.Detect = %+v", got)
 	}
-	contains("the detection hint", renderer.SignsHint(renderer.Records()), "+synthd")
+	contains("the detection hint", distros.SignsHint(distros.Records()), "+synthd")
 
 	// plan: a distribution of its own, whose parts are missing until
 	// written (TestParts).
@@ -130,7 +131,7 @@ func TestSyntheticDistro(t *testing.T) {
 	}
 
 	// The lists in hand-written files: each would be rewritten.
-	problems, err := DistroPins(testtools.Root(), renderer.Records(), false)
+	problems, err := DistroPins(testtools.Root(), distros.Records(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +139,13 @@ func TestSyntheticDistro(t *testing.T) {
 		t.Errorf("%d of the %d distribution lines would change: %q", len(problems), len(DistroLines), problems)
 	}
 	for _, l := range DistroLines {
-		if v := l.Value(renderer.Records()); !strings.Contains(strings.ToLower(v), d) {
+		if v := l.Value(distros.Records()); !strings.Contains(strings.ToLower(v), d) {
 			t.Errorf("%s, %s: %s", l.File, l.What, v)
 		}
 	}
 
 	// TestNoDistroLists knows it by its names.
-	names, _ := namesOf(renderer.Records())
+	names, _ := namesOf(distros.Records())
 	if names["synthd"] != d || names["synth"] != d {
 		t.Errorf("namesOf: %v", names)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Platforms are the platforms every image is built for.
@@ -38,7 +39,7 @@ var Platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux"
 // PlatformDir is the directory of a platform's binaries under the binaries
 // directory: linux_amd64, linux_arm64.
 // distributions names the distributions in the images' descriptions.
-var distributions = renderer.Alternatives(renderer.DisplayNames(renderer.Named(renderer.Records())), "and")
+var distributions = distros.Alternatives(distros.DisplayNames(distros.Named(distros.Records())), "and")
 
 func PlatformDir(p v1.Platform) string { return p.OS + "_" + p.Architecture }
 

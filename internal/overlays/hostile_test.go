@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // hostilePieces are what a value can carry to break out of a comment, a
@@ -116,7 +117,7 @@ func checkComments(t *testing.T, name string, b []byte, values []string) {
 // comment line holds a control character.
 func TestHostileValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 3))
-	plain := Spec{Options: renderer.DefaultOptions(), Out: "overlays", Distros: []renderer.Distro{renderer.DistroRKE2}}
+	plain := Spec{Options: renderer.DefaultOptions(), Out: "overlays", Distros: []distros.Distro{distros.RKE2}}
 	want := map[string]map[string][]string{}
 	for format, files := range map[string]func(Spec) (map[string][]byte, error){FormatKustomize: Files, FormatFlux: FluxFiles} {
 		got, err := files(plain)

@@ -31,6 +31,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Names of the files of a component.
@@ -46,7 +47,7 @@ const (
 
 // Component returns the path, relative to the output directory, of the
 // component of a distro and mode: "<distro>/<mode>".
-func Component(d renderer.Distro, m renderer.Mode) string { return string(d) + "/" + string(m) }
+func Component(d distros.Distro, m renderer.Mode) string { return string(d) + "/" + string(m) }
 
 // Files returns every file the spec generates, by slash-separated path
 // relative to the output directory: README.md and <distro>/<mode>/*.yaml.
@@ -194,7 +195,7 @@ func daemonSetPatch(r *upstream.Rendered, tag string) *yaml.Node {
 	}
 	sel := mapping()
 	have := r.PodSpec("nodeSelector")
-	for _, key := range renderer.ControlPlaneLabels {
+	for _, key := range distros.ControlPlaneLabels {
 		if have == nil || have.Field(key) == nil {
 			sel = with(sel, key, null())
 		}
@@ -286,7 +287,7 @@ func readme(s Spec, all []component) []byte {
 	b.WriteString("aws-ccm-renderer repository.\n\n")
 	b.WriteString("| component | placement | leader migration | CCM image |\n|---|---|---|---|\n")
 	for _, c := range all {
-		p, _ := renderer.ProfileFor(c.distro)
+		p, _ := distros.RecordOf(c.distro)
 		place := "node affinity: any of " + "`" + strings.Join(p.AffinityLabels, "`, `") + "`"
 		if len(p.NodeSelector) > 0 {
 			var kv []string

@@ -13,6 +13,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Spec says what the generators write: the renderer's options every file
@@ -26,7 +27,7 @@ type Spec struct {
 	// set per component from Distros and Modes.
 	Options renderer.Options
 	// Distros to write; none: every distribution.
-	Distros []renderer.Distro
+	Distros []distros.Distro
 	// Modes to write; none: every mode. A distribution without migrate
 	// mode (K3s) gets only install.
 	Modes []renderer.Mode
@@ -65,7 +66,7 @@ func DefaultSpec(out string) Spec { return Spec{Options: renderer.DefaultOptions
 
 // component is one distribution and mode.
 type component struct {
-	distro renderer.Distro
+	distro distros.Distro
 	mode   renderer.Mode
 }
 
@@ -76,15 +77,15 @@ func (c component) path() string { return Component(c.distro, c.mode) }
 // migrate mode) is the renderer's usage error.
 func (s Spec) all() ([]component, error) {
 	var out []component
-	for _, d := range renderer.Distros {
+	for _, d := range distros.All {
 		if len(s.Distros) > 0 && !slices.Contains(s.Distros, d) {
 			continue
 		}
-		p, ok := renderer.ProfileFor(d)
+		p, ok := distros.RecordOf(d)
 		if !ok {
 			continue
 		}
-		for _, m := range p.Modes() {
+		for _, m := range renderer.ModesOf(p) {
 			if len(s.Modes) == 0 || slices.Contains(s.Modes, m) {
 				out = append(out, component{d, m})
 			}
@@ -111,7 +112,7 @@ func (s Spec) all() ([]component, error) {
 // (K3s's migrate), which writing removes.
 func (s Spec) Directories() []string {
 	var dirs []string
-	for _, d := range renderer.Distros {
+	for _, d := range distros.All {
 		for _, m := range renderer.Modes {
 			if (len(s.Distros) == 0 || slices.Contains(s.Distros, d)) && (len(s.Modes) == 0 || slices.Contains(s.Modes, m)) {
 				dirs = append(dirs, Component(d, m))

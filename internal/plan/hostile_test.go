@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // hostileWord is a random printable word made of what a shell reads
@@ -55,7 +55,7 @@ func TestHostileInputsStayOneWord(t *testing.T) {
 		}
 		if i%2 == 0 {
 			o.From, o.KubeVersion = plan.FromNew, "v1.32.4"
-			if d == renderer.DistroRKE2 && i%4 == 0 {
+			if d == distros.RKE2 && i%4 == 0 {
 				o.From = plan.FromBuiltin
 			}
 		}

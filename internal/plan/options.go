@@ -13,6 +13,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Defaults of the options.
@@ -73,7 +74,7 @@ var Froms = []string{FromNew, FromInTree, FromBuiltin, FromNone}
 
 // Options select the plan.
 type Options struct {
-	Distro renderer.Distro
+	Distro distros.Distro
 	// From is what runs the cluster's cloud controllers now (FromNew,
 	// ...); empty: the in-tree provider up to 1.26, K3s's own cloud
 	// controller on K3s.
@@ -133,7 +134,7 @@ var (
 // resolved are the options once checked, with what follows from them.
 type resolved struct {
 	Options
-	profile   renderer.Profile // the distribution's record
+	profile   distros.Record // the distribution's record
 	minor     int
 	tag       string
 	tagSource string
@@ -181,7 +182,7 @@ func resolve(o Options) (resolved, error) {
 		}
 		return r, usagef("unknown distro %q: use one of %s (a plan is for one distribution, so auto has none)", o.Distro, joinDistros())
 	}
-	r.profile, _ = renderer.ProfileFor(o.Distro)
+	r.profile, _ = distros.RecordOf(o.Distro)
 	if o.Phase != "" && !slices.Contains(Phases, o.Phase) {
 		return r, usagef("unknown phase %q: use before, during or after, or no --phase for all three", o.Phase)
 	}
@@ -290,7 +291,7 @@ func (r *resolved) resolveFrom() error {
 		return usagef("unknown --from %q: use one of %s", r.From, strings.Join(Froms, ", "))
 	}
 	if n := r.profile.Node; n.LastMinor != 0 && r.minor > n.LastMinor {
-		return usagef("--kube-version %s: %s runs Kubernetes up to 1.%d (%s); move to %s (--distro=%s)", r.KubeVersion, r.profile.Name, n.LastMinor, n.LastMinorNote, renderer.DisplayName(n.Successor), n.Successor)
+		return usagef("--kube-version %s: %s runs Kubernetes up to 1.%d (%s); move to %s (--distro=%s)", r.KubeVersion, r.profile.Name, n.LastMinor, n.LastMinorNote, distros.DisplayName(n.Successor), n.Successor)
 	}
 	switch r.From {
 	case FromInTree:
@@ -304,7 +305,7 @@ func (r *resolved) resolveFrom() error {
 			return usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
 		}
 	case FromBuiltin:
-		if _, ok := renderer.ControllerOf(o.Distro); !ok {
+		if _, ok := distros.ControllerOf(o.Distro); !ok {
 			return usagef("--from=builtin: %s has no cloud controller of its own; its cluster comes from the in-tree provider (1.26 or older), none, or is new", o.Distro)
 		}
 		fallthrough
@@ -320,15 +321,15 @@ func (r *resolved) resolveFrom() error {
 }
 
 // builtinOf names a distribution's own cloud controller, for --from.
-func builtinOf(d renderer.Distro) string {
-	if c, ok := renderer.ControllerOf(d); ok {
-		return fmt.Sprintf("%s's own cloud controller, nodes on %s:// provider IDs", renderer.DisplayName(d), c.Scheme)
+func builtinOf(d distros.Distro) string {
+	if c, ok := distros.ControllerOf(d); ok {
+		return fmt.Sprintf("%s's own cloud controller, nodes on %s:// provider IDs", distros.DisplayName(d), c.Scheme)
 	}
 	var with []string
-	for _, c := range renderer.OwnControllers(renderer.Records()) {
-		with = append(with, renderer.DisplayName(c.Distro))
+	for _, c := range distros.OwnControllers(distros.Records()) {
+		with = append(with, distros.DisplayName(c.Distro))
 	}
-	return renderer.Alternatives(with, "and") + " only"
+	return distros.Alternatives(with, "and") + " only"
 }
 
 func joinDistros() string {

@@ -1,9 +1,11 @@
 package plan
 
-import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+import (
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
+)
 
 // distroParts are a distribution's parts of the plans: the code beside
-// its record (renderer.Profile), which holds its facts. TestParts holds
+// its record (distros.Record), which holds its facts. TestParts holds
 // the map to the records: one entry per distribution but auto.
 type distroParts struct {
 	// leader are the distribution's parts of the leader migration plan,
@@ -28,13 +30,13 @@ type distroParts struct {
 }
 
 // parts is set in init: the plans' functions read it.
-var parts map[renderer.Distro]distroParts
+var parts map[distros.Distro]distroParts
 
 func init() {
-	parts = map[renderer.Distro]distroParts{
-		renderer.DistroRKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, restart: rkeRestart},
-		renderer.DistroRKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, restart: rke2Restart},
-		renderer.DistroK3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, restart: k3sRestart},
-		renderer.DistroKubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
+	parts = map[distros.Distro]distroParts{
+		distros.RKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, restart: rkeRestart},
+		distros.RKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, restart: rke2Restart},
+		distros.K3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, restart: k3sRestart},
+		distros.Kubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
 	}
 }

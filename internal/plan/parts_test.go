@@ -5,15 +5,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestParts: every distribution but auto has its plan parts, and nothing
 // else has; a plan from the distribution's own controller only where its
 // record has one.
 func TestParts(t *testing.T) {
-	named := renderer.Named(renderer.Records())
-	want := make([]renderer.Distro, len(named))
+	named := distros.Named(distros.Records())
+	want := make([]distros.Distro, len(named))
 	for i, p := range named {
 		want[i] = p.Distro
 		d, ok := parts[p.Distro]
@@ -30,7 +30,7 @@ func TestParts(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(parts)); !slices.Equal(got, want) {
 		t.Errorf("plan parts for %v; want %v", got, want)
 	}
-	if !slices.Equal(Distros, renderer.Distros[1:]) {
-		t.Errorf("Distros = %v; want renderer.Distros without auto", Distros)
+	if !slices.Equal(Distros, distros.All[1:]) {
+		t.Errorf("Distros = %v; want distros.All without auto", Distros)
 	}
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/plan (the documents' sections: make generate)")
@@ -147,7 +147,7 @@ func plans(t *testing.T) map[string]*plan.Plan {
 		o.Release, o.Namespace, o.KubeVersion, o.KCMUser, o.LeaderName, o.ChartVersion =
 			"ccm", "cloud", "v1.25.16", "system:kcm", "ccm-migration", "0.0.10"
 		o.CloudConfig, o.Chart = true, "mirror/aws-cloud-controller-manager"
-		if d != renderer.DistroK3s {
+		if d != distros.K3s {
 			o.ClusterCIDR = "10.42.0.0/16"
 		}
 		ps[string(d)+"-custom"] = mustBuild(t, o)
@@ -155,7 +155,7 @@ func plans(t *testing.T) map[string]*plan.Plan {
 		o.Distro, o.Helm, o.Chart, o.KubeVersion = d, true, "oci://registry.example.com/charts/aws-cloud-controller-manager", "1.24"
 		ps[string(d)+"-helm"] = mustBuild(t, o)
 		for minor := 22; minor <= 35; minor++ {
-			if d != renderer.DistroK3s && minor > 26 {
+			if d != distros.K3s && minor > 26 {
 				break
 			}
 			o := plan.DefaultOptions()
@@ -164,7 +164,7 @@ func plans(t *testing.T) map[string]*plan.Plan {
 		}
 		for _, from := range todayFroms(d) {
 			for minor := 27; minor <= releases.LastMinor(); minor++ {
-				if d == renderer.DistroRKE && minor > releases.RKELastMinor {
+				if d == distros.RKE && minor > releases.RKELastMinor {
 					break
 				}
 				o := plan.DefaultOptions()
@@ -177,9 +177,9 @@ func plans(t *testing.T) map[string]*plan.Plan {
 }
 
 // todayFroms are the --from values of a distribution at 1.27 and later.
-func todayFroms(d renderer.Distro) []string {
+func todayFroms(d distros.Distro) []string {
 	switch d {
-	case renderer.DistroRKE2, renderer.DistroK3s:
+	case distros.RKE2, distros.K3s:
 		return []string{plan.FromNew, plan.FromBuiltin, plan.FromNone}
 	}
 	return []string{plan.FromNew, plan.FromNone}
@@ -316,7 +316,7 @@ func TestOrder(t *testing.T) {
 				before("during.verify", "after.ccm-install-mode")
 				before("after.ccm-install-mode", "after.cleanup")
 				before("after.cleanup", "after.upgrade")
-				if p.Distro == renderer.DistroRKE {
+				if p.Distro == distros.RKE {
 					before("before.node-names", "during.switch")
 				}
 			} else if p.Strategy == plan.Install {
@@ -331,7 +331,7 @@ func TestOrder(t *testing.T) {
 				before("during.external-provider", "during.install-ccm")
 				before("during.install-ccm", "during.initialise-nodes")
 				before("during.initialise-nodes", "during.verify")
-			} else if p.Distro == renderer.DistroRKE2 {
+			} else if p.Distro == distros.RKE2 {
 				before("before.preflight", "before.iam")
 				before("before.load-balancers", "during.install-ccm")
 				before("during.external-provider", "during.install-ccm")
@@ -419,10 +419,10 @@ func TestFacts(t *testing.T) {
 					}
 				}
 			case plan.Switch:
-				if p.Distro != renderer.DistroK3s && p.From == plan.FromInTree {
+				if p.Distro != distros.K3s && p.From == plan.FromInTree {
 					t.Errorf("switch plan for %s from the in-tree provider", p.Distro)
 				}
-				if p.Distro != renderer.DistroK3s || p.From != plan.FromBuiltin {
+				if p.Distro != distros.K3s || p.From != plan.FromBuiltin {
 					break
 				}
 				for _, not := range []string{"--mode=migrate", "enable-leader-migration", "kcm-leader-migration", "kube-controller-manager"} {
@@ -439,7 +439,7 @@ func TestFacts(t *testing.T) {
 			if p.From != plan.FromInTree {
 				return
 			}
-			if p.Distro == renderer.DistroRKE2 {
+			if p.Distro == distros.RKE2 {
 				sw := step(t, p, "during.switch")
 				yml := sw.Snippets[0].Content
 				if !strings.Contains(yml, "cloud-provider-name: aws") || strings.Contains(yml, "cloud-provider-name: external") {
@@ -451,7 +451,7 @@ func TestFacts(t *testing.T) {
 					}
 				}
 			}
-			if p.Distro == renderer.DistroRKE {
+			if p.Distro == distros.RKE {
 				yml := step(t, p, "during.switch").Snippets[0].Content
 				if !strings.Contains(yml, "name: external-aws") || !strings.Contains(yml, "useInstanceMetadataHostname:") || !strings.Contains(yml, "hostname_override:") {
 					t.Errorf("the RKE1 switch: %s", yml)
@@ -466,7 +466,7 @@ func TestFacts(t *testing.T) {
 // CCM of that minor.
 func TestToday(t *testing.T) {
 	for name, p := range plans(t) {
-		if p.From == plan.FromInTree || p.Distro == renderer.DistroK3s && p.From == plan.FromBuiltin && !strings.Contains(name, "-builtin-") {
+		if p.From == plan.FromInTree || p.Distro == distros.K3s && p.From == plan.FromBuiltin && !strings.Contains(name, "-builtin-") {
 			continue // the migrations, and K3s at 1.26
 		}
 		t.Run(name, func(t *testing.T) {
@@ -480,7 +480,7 @@ func TestToday(t *testing.T) {
 					t.Errorf("a CCM command not in install mode: %s", c.Shell)
 				}
 			}
-			if p.Distro == renderer.DistroK3s && p.From == plan.FromBuiltin {
+			if p.Distro == distros.K3s && p.From == plan.FromBuiltin {
 				return // k3sPlan, TestFacts
 			}
 			// What the configuration and the commands must not say (the
@@ -509,22 +509,22 @@ func TestToday(t *testing.T) {
 				}
 			}
 			switch p.Distro {
-			case renderer.DistroRKE2:
+			case distros.RKE2:
 				want("cloud-provider-name: external\ndisable-cloud-controller: true", true)
 				want("node-name-from-cloud-provider-metadata: true", minor >= 29)
-			case renderer.DistroK3s:
+			case distros.K3s:
 				want("disable-cloud-controller: true\ndisable:\n- servicelb\nkubelet-arg:\n- cloud-provider=external", true)
-			case renderer.DistroKubeadm:
+			case distros.Kubeadm:
 				want("kubeadm.k8s.io/v1beta4", minor >= 31)
 				want("kubeadm.k8s.io/v1beta3", minor < 31)
 				want("- name: cloud-provider\n    value: external", minor >= 31)
 				want("apiServer", false)
-			case renderer.DistroRKE:
+			case distros.RKE:
 				if p.From == plan.FromNew {
 					want("name: external-aws", true)
 				}
 			}
-			if minor >= 33 && (p.Distro == renderer.DistroRKE2 || p.Distro == renderer.DistroKubeadm) && !strings.Contains(string(text), "kubernetes/kubernetes#130162") {
+			if minor >= 33 && (p.Distro == distros.RKE2 || p.Distro == distros.Kubeadm) && !strings.Contains(string(text), "kubernetes/kubernetes#130162") {
 				t.Error("no word that kube-apiserver has no --cloud-provider from 1.33 (kubernetes/kubernetes#130162)")
 			}
 			if d := releases.DefectsOf(p.CCM.ImageTag); len(d) > 0 && !strings.Contains(string(text), d[0].FixedIn) {
@@ -559,7 +559,7 @@ func TestFrom(t *testing.T) {
 	// Without --from: in-tree up to 1.26, builtin on K3s.
 	for _, c := range []struct{ distro, version, from string }{{"rke2", "1.26", "in-tree"}, {"k3s", "1.34", "builtin"}, {"kubeadm", "1.22", "in-tree"}} {
 		o := plan.DefaultOptions()
-		o.Distro, o.KubeVersion = renderer.Distro(c.distro), c.version
+		o.Distro, o.KubeVersion = distros.Distro(c.distro), c.version
 		if p := mustBuild(t, o); p.From != c.from {
 			t.Errorf("%s %s: from %s, want %s", c.distro, c.version, p.From, c.from)
 		}
@@ -819,12 +819,12 @@ func TestRendererCommands(t *testing.T) {
 var installPath = filepath.Join("docs", "new-cluster.md")
 
 // guidePlans builds the plans of a plan.WriteGuide marker, at the defaults.
-func guidePlans(t *testing.T, distros []string) []*plan.Plan {
+func guidePlans(t *testing.T, names []string) []*plan.Plan {
 	t.Helper()
 	var ps []*plan.Plan
-	for _, d := range distros {
+	for _, d := range names {
 		o := plan.DefaultOptions()
-		o.Distro = renderer.Distro(d)
+		o.Distro = distros.Distro(d)
 		ps = append(ps, mustBuild(t, o))
 	}
 	return ps
@@ -892,7 +892,7 @@ func TestReadme(t *testing.T) {
 		}
 	}
 	o := plan.DefaultOptions()
-	o.Distro = renderer.DistroRKE
+	o.Distro = distros.RKE
 	p := mustBuild(t, o)
 	for _, id := range []string{"before.install-ccm", "after.ccm-install-mode"} {
 		s, ok := findStep(p, id)

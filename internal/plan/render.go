@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Output formats.
@@ -424,13 +424,13 @@ func findStep(p *Plan, id string) (Step, bool) {
 }
 
 // normalize writes a distribution's --distro flags as another's.
-func normalize(s string, from, to renderer.Distro) string {
+func normalize(s string, from, to distros.Distro) string {
 	return strings.ReplaceAll(s, "--distro="+string(from), "--distro="+string(to))
 }
 
 // sameStep reports whether two distributions' steps read the same once
 // their --distro flags are.
-func sameStep(a, b Step, da, db renderer.Distro) bool {
+func sameStep(a, b Step, da, db distros.Distro) bool {
 	return markdownStep(a) == normalize(markdownStep(b), db, da)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The steps every distribution shares, with the distribution's part passed
@@ -471,7 +472,7 @@ func (b *builder) grantLease() Step {
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			b.textWith("steps.grant-kcm-lease.notes", map[string]any{"distros": renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(renderer.Named(renderer.Records()), true)), "and")}),
+			b.textWith("steps.grant-kcm-lease.notes", map[string]any{"distros": distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), "and")}),
 		},
 		Rollback: Rollback{
 			Description: b.text("steps.grant-kcm-lease.rollback.description"),

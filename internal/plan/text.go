@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The plans' prose lives in texts/*.tmpl, one file per Go file whose steps
@@ -64,7 +65,7 @@ type textData struct {
 func (b *builder) data() textData {
 	r := b.r
 	return textData{
-		Options: r.Options, Minor: r.minor, Tag: r.tag, TagSource: r.tagSource, Name: renderer.DisplayName(r.Distro),
+		Options: r.Options, Minor: r.minor, Tag: r.tag, TagSource: r.tagSource, Name: distros.DisplayName(r.Distro),
 		RancherPlanner: rancherPlanner, HoldServices: k3sHoldServices, CCMLease: ccmLease, KCMConfigPath: kcmConfigPath,
 		LeaseNS: leaseNS, CloudConfigFile: cloudConfigFile, CloudConfigValues: cloudConfigValues,
 		DefaultLeaderName: renderer.DefaultLeaderName, DefaultKCMUser: DefaultKCMUser,

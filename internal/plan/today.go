@@ -7,6 +7,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The plans of clusters at Kubernetes 1.27 and later: a new cluster
@@ -18,7 +19,7 @@ func (b *builder) neverCalledAWS() string {
 	if b.r.From == FromNew {
 		return "A new cluster"
 	}
-	return renderer.DisplayName(b.r.Distro)
+	return distros.DisplayName(b.r.Distro)
 }
 
 // byHand drops a step's first check, check against the live cluster, for

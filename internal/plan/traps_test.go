@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // TestNamingTraps: RKE2's naming keys and Rancher's KDM filter, in every
@@ -42,7 +42,7 @@ func TestNamingTraps(t *testing.T) {
 	// The leader migration: pins node-name where the label differs, then
 	// moves to the naming key at the upgrade.
 	o := plan.DefaultOptions()
-	o.Distro = renderer.DistroRKE2
+	o.Distro = distros.RKE2
 	p, err := plan.Build(o)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestNamingTraps(t *testing.T) {
 	// Every plan that sets the key in Rancher's spec.
 	n := 0
 	for name, p := range walkPlans(t) {
-		if p.Distro != renderer.DistroRKE2 {
+		if p.Distro != distros.RKE2 {
 			continue
 		}
 		all, _ := json.Marshal(p)
@@ -117,7 +117,7 @@ func TestClusterManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, text := stepJSON(t, p, "before.cluster-manifest")
-		rec, _ := renderer.ProfileFor(d)
+		rec, _ := distros.RecordOf(d)
 		dir := rec.Node.ManifestsDir
 		if dir == "" {
 			if text != "" {

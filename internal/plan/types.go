@@ -1,5 +1,5 @@
 // Package plan is the migration runbook as data: for each distribution
-// (renderer.Records but auto; its parts in parts.go) and phase (before, during, after the switch to
+// (distros.Records but auto; its parts in parts.go) and phase (before, during, after the switch to
 // the external cloud provider) the ordered steps, each with the configuration
 // snippets to write, the commands to run (the renderer's through Helm among
 // them), what to check before going on and how to roll the step back.
@@ -10,7 +10,9 @@
 // within an apiVersion.
 package plan
 
-import "github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+import (
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
+)
 
 // APIVersion and Kind identify the JSON form of a plan.
 const (
@@ -37,9 +39,9 @@ const (
 var Phases = []Phase{Before, During, After}
 
 // Distros lists the distributions a plan exists for: every one but auto.
-var Distros = func() []renderer.Distro {
-	var ds []renderer.Distro
-	for _, p := range renderer.Named(renderer.Records()) {
+var Distros = func() []distros.Distro {
+	var ds []distros.Distro
+	for _, p := range distros.Named(distros.Records()) {
 		ds = append(ds, p.Distro)
 	}
 	return ds
@@ -61,9 +63,9 @@ const (
 
 // Plan is the runbook for one distribution.
 type Plan struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Distro     renderer.Distro `json:"distro"`
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Distro     distros.Distro `json:"distro"`
 	// Title names the distribution and where its configuration lives.
 	Title    string   `json:"title"`
 	Strategy Strategy `json:"strategy"`

@@ -17,7 +17,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The defect classes TestWalk looks for.
@@ -697,7 +697,7 @@ func TestWalk(t *testing.T) {
 func TestAsWritten(t *testing.T) {
 	build := func(d, from, kube string) *plan.Plan {
 		o := plan.DefaultOptions()
-		o.Distro, o.From, o.KubeVersion = renderer.Distro(d), from, kube
+		o.Distro, o.From, o.KubeVersion = distros.Distro(d), from, kube
 		return mustBuild(t, o)
 	}
 	for _, c := range []struct {
@@ -797,7 +797,7 @@ func TestConfigChecksRun(t *testing.T) {
 	for _, d := range []string{"rke2", "k3s"} {
 		for _, from := range []string{plan.FromNew, plan.FromNone, plan.FromBuiltin} {
 			o := plan.DefaultOptions()
-			o.Distro, o.From, o.KubeVersion = renderer.Distro(d), from, "1.37"
+			o.Distro, o.From, o.KubeVersion = distros.Distro(d), from, "1.37"
 			p := mustBuild(t, o)
 			for _, s := range allSteps(p) {
 				for _, c := range s.Checks {

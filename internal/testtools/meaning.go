@@ -22,11 +22,12 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // FixtureDistros are the distributions with node fixtures in testdata/nodes:
 // every one but auto (Fixtures fails for one without).
-var FixtureDistros = renderer.DistroValues(renderer.Named(renderer.Records()))
+var FixtureDistros = distros.Values(distros.Named(distros.Records()))
 
 func Fixtures(t *testing.T) map[string][]nodefit.Node {
 	t.Helper()
@@ -58,7 +59,7 @@ func HelmTemplate(t *testing.T, chart string, rendererArgs []string, extra ...st
 
 // CheckMeaning asserts what a rendered CCM release means: where its pods
 // may run, its flags, its RBAC and its network.
-func CheckMeaning(t *testing.T, objs []manifest.Object, nodes map[string][]nodefit.Node, distro renderer.Distro, mode renderer.Mode) {
+func CheckMeaning(t *testing.T, objs []manifest.Object, nodes map[string][]nodefit.Node, distro distros.Distro, mode renderer.Mode) {
 	t.Helper()
 	ccm, err := manifest.CCM(objs)
 	if err != nil {
@@ -69,7 +70,7 @@ func CheckMeaning(t *testing.T, objs []manifest.Object, nodes map[string][]nodef
 		t.Fatal(err)
 	}
 	for _, d := range FixtureDistros {
-		if distro != renderer.DistroAuto && string(distro) != d {
+		if distro != distros.Auto && string(distro) != d {
 			continue
 		}
 		for _, n := range nodes[d] {
@@ -191,7 +192,7 @@ func Grants(o manifest.Object) []string {
 
 // PostRendered is the post-renderer's output for a chart output, distro and
 // mode.
-func PostRendered(t *testing.T, chartOutput []byte, distro renderer.Distro, mode renderer.Mode) []manifest.Object {
+func PostRendered(t *testing.T, chartOutput []byte, distro distros.Distro, mode renderer.Mode) []manifest.Object {
 	t.Helper()
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = distro, mode

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The chart's default names.
@@ -37,14 +38,14 @@ var Args = []string{"--v=2", "--cloud-provider=aws"}
 
 // Tolerations are the tolerations the chart writes at its defaults from
 // 0.0.8 on; 0.0.2 to 0.0.6 lack the control-plane one.
-var Tolerations = []renderer.Toleration{
-	{Key: renderer.TaintUninitialized, Value: "true", Effect: "NoSchedule"},
-	{Key: renderer.LabelMaster, Effect: "NoSchedule"},
-	{Key: renderer.LabelControlPlane, Effect: "NoSchedule"},
+var Tolerations = []distros.Toleration{
+	{Key: distros.TaintUninitialized, Value: "true", Effect: "NoSchedule"},
+	{Key: distros.LabelMaster, Effect: "NoSchedule"},
+	{Key: distros.LabelControlPlane, Effect: "NoSchedule"},
 }
 
 // NodeSelector is the chart's default nodeSelector (0.0.7 on).
-var NodeSelector = map[string]string{renderer.LabelControlPlane: ""}
+var NodeSelector = map[string]string{distros.LabelControlPlane: ""}
 
 // Rule is one RBAC rule.
 type Rule struct {

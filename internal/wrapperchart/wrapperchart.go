@@ -23,6 +23,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Subchart is the upstream chart's key in the wrapper chart's values.
@@ -31,17 +32,17 @@ const Subchart = "aws-cloud-controller-manager"
 // Distros are the distributions the chart can serve: those placed by a
 // nodeSelector (auto needs a node affinity, which the upstream chart has
 // no value for).
-var Distros = func() []renderer.Distro {
-	var ds []renderer.Distro
-	for _, p := range Records(renderer.Records()) {
+var Distros = func() []distros.Distro {
+	var ds []distros.Distro
+	for _, p := range Records(distros.Records()) {
 		ds = append(ds, p.Distro)
 	}
 	return ds
 }()
 
 // Records are the records of the distributions the chart can serve.
-func Records(recs []renderer.Profile) []renderer.Profile {
-	return slices.DeleteFunc(slices.Clone(recs), func(p renderer.Profile) bool { return p.NodeSelector == nil })
+func Records(recs []distros.Record) []distros.Record {
+	return slices.DeleteFunc(slices.Clone(recs), func(p distros.Record) bool { return p.NodeSelector == nil })
 }
 
 // Default is the combination values.yaml holds.
@@ -50,7 +51,7 @@ const Default = "rke2-install"
 // preset is the subchart values for one distribution and mode, and the
 // flags the renderer enforces there (the chart's other flags, such as --v,
 // are the user's to change).
-func preset(d renderer.Distro, m renderer.Mode) (map[string]any, []string, error) {
+func preset(d distros.Distro, m renderer.Mode) (map[string]any, []string, error) {
 	o := renderer.DefaultOptions()
 	o.Distro, o.Mode = d, m
 	tag := pinnedTag(m)
@@ -128,8 +129,8 @@ func Files() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	expect := map[string]any{}
 	for _, d := range Distros {
-		profile, _ := renderer.ProfileFor(d)
-		for _, m := range profile.Modes() {
+		profile, _ := distros.RecordOf(d)
+		for _, m := range renderer.ModesOf(profile) {
 			name := string(d) + "-" + string(m)
 			p, enforced, err := preset(d, m)
 			if err != nil {
@@ -167,7 +168,7 @@ func Files() (map[string][]byte, error) {
 	for _, minor := range slices.Sorted(maps.Keys(tags)) {
 		fmt.Fprintf(&pins, "%q: %q\n", strconv.Itoa(minor), releases.PinHint(tags[minor]))
 	}
-	recs := Records(renderer.Records())
+	recs := Records(distros.Records())
 	files["templates/_presets.tpl"] = append(files["templates/_presets.tpl"], fmt.Sprintf(
 		"{{- /* The CCM image tag to pin per Kubernetes minor (%s). */ -}}\n"+
 			"{{- define \"aws-ccm-rancher.ccmReleases\" -}}\n%s{{- end -}}\n"+
@@ -187,19 +188,19 @@ func Files() (map[string][]byte, error) {
 // DistroDefines are the chart's named templates of the distributions it
 // serves (recs): their names as a list and for people, and those without
 // migrate mode, which templates/validate.yaml includes.
-func DistroDefines(recs []renderer.Profile) string {
-	quoted := func(recs []renderer.Profile) string {
+func DistroDefines(recs []distros.Record) string {
+	quoted := func(recs []distros.Record) string {
 		var q []string
-		for _, v := range renderer.DistroValues(recs) {
+		for _, v := range distros.Values(recs) {
 			q = append(q, strconv.Quote(v))
 		}
 		return "[" + strings.Join(q, ", ") + "]"
 	}
 	return "{{- /* The distributions the chart serves. */ -}}\n" +
 		"{{- define \"aws-ccm-rancher.distros\" -}}" + quoted(recs) + "{{- end -}}\n" +
-		"{{- define \"aws-ccm-rancher.distroChoice\" -}}" + renderer.Alternatives(renderer.DistroValues(recs), "or") + "{{- end -}}\n" +
+		"{{- define \"aws-ccm-rancher.distroChoice\" -}}" + distros.Alternatives(distros.Values(recs), "or") + "{{- end -}}\n" +
 		"{{- /* The distributions without migrate mode: built without the in-tree cloud providers. */ -}}\n" +
-		"{{- define \"aws-ccm-rancher.noMigrate\" -}}" + quoted(renderer.WithMigrate(recs, false)) + "{{- end -}}\n"
+		"{{- define \"aws-ccm-rancher.noMigrate\" -}}" + quoted(distros.WithMigrate(recs, false)) + "{{- end -}}\n"
 }
 
 // VerdictDefines are the chart's named templates of the renderer's
@@ -217,17 +218,17 @@ func VerdictDefines() string {
 // Questions is the chart's Rancher Apps form (questions.yaml) for the
 // distributions it serves (recs): the default distribution first, the mode
 // question hidden for those without migrate mode.
-func Questions(recs []renderer.Profile) []byte {
+func Questions(recs []distros.Record) []byte {
 	def, _, _ := strings.Cut(Default, "-")
 	options := []string{def}
-	for _, v := range renderer.DistroValues(recs) {
+	for _, v := range distros.Values(recs) {
 		if v != def {
 			options = append(options, v)
 		}
 	}
 	var b strings.Builder
 	b.WriteString("# Generated from aws-ccm-renderer's distributions (make generate): do not edit.\n")
-	fmt.Fprintf(&b, "# Rancher Apps form. Distributions other than %s, and migrate mode, also need\n", renderer.DisplayName(renderer.Distro(def)))
+	fmt.Fprintf(&b, "# Rancher Apps form. Distributions other than %s, and migrate mode, also need\n", distros.DisplayName(distros.Distro(def)))
 	b.WriteString("# their preset values (presets/<distro>-<mode>.yaml): paste the preset into the\n")
 	b.WriteString("# values YAML editor; the chart refuses values that do not match these answers.\n")
 	b.WriteString("questions:\n")
@@ -239,15 +240,15 @@ func Questions(recs []renderer.Profile) []byte {
 	fmt.Fprintf(&b, "    default: %s\n", def)
 	b.WriteString("    required: true\n")
 	b.WriteString("    group: Cluster\n")
-	noMigrate := renderer.WithMigrate(recs, false)
+	noMigrate := distros.WithMigrate(recs, false)
 	var showIf []string
 	for _, p := range noMigrate {
 		showIf = append(showIf, "distro!="+string(p.Distro))
 	}
 	if len(noMigrate) > 0 {
-		names := renderer.DisplayNames(noMigrate)
-		values := renderer.DistroValues(noMigrate)
-		fmt.Fprintf(&b, "  # %s %s no migrate mode: %s built without the in-tree cloud\n", renderer.Alternatives(names, "and"), plural(len(names), "has", "have"), plural(len(names), "it is", "they are"))
+		names := distros.DisplayNames(noMigrate)
+		values := distros.Values(noMigrate)
+		fmt.Fprintf(&b, "  # %s %s no migrate mode: %s built without the in-tree cloud\n", distros.Alternatives(names, "and"), plural(len(names), "has", "have"), plural(len(names), "it is", "they are"))
 		fmt.Fprintf(&b, "  # providers, and %s move to the CCM is a switch (aws-ccm-renderer plan\n", plural(len(names), "its", "their"))
 		fmt.Fprintf(&b, "  # --distro %s), so the question is not asked for %s.\n", strings.Join(values, "|"), plural(len(names), "it", "them"))
 	}
@@ -305,7 +306,7 @@ func Questions(recs []renderer.Profile) []byte {
 	b.WriteString("  - variable: kcmUser\n")
 	b.WriteString("    label: In-tree controller manager's identity\n")
 	fmt.Fprintf(&b, "    description: \"The user the in-tree kube-controller-manager authenticates as (%s on %s). Migrate mode lets it hold the migration lease, which Kubernetes up to 1.26 does not.\"\n",
-		renderer.DefaultKCMUser, renderer.Alternatives(renderer.DisplayNames(renderer.WithMigrate(recs, true)), "and"))
+		renderer.DefaultKCMUser, distros.Alternatives(distros.DisplayNames(distros.WithMigrate(recs, true)), "and"))
 	b.WriteString("    type: string\n")
 	b.WriteString("    default: " + renderer.DefaultKCMUser + "\n")
 	b.WriteString("    show_if: \"mode=migrate\"\n")
@@ -326,7 +327,7 @@ func plural(n int, one, many string) string {
 const regenerated = "# `make generate` in the aws-ccm-renderer repository rewrites this file. As your values, copy it\n" +
 	"# and add your own flags and tolerations to its lists: the chart checks that what it needs is there.\n"
 
-func presetHeader(d renderer.Distro, m renderer.Mode) string {
+func presetHeader(d distros.Distro, m renderer.Mode) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Values for distro=%s mode=%s, generated from aws-ccm-renderer's output for the upstream chart.\n", d, m)
 	b.WriteString(regenerated)
@@ -348,7 +349,7 @@ func defaultValues(preset []byte) []byte {
 	b.WriteString("# Values of aws-ccm-rancher, generated from aws-ccm-renderer's output for the upstream chart.\n")
 	b.WriteString(regenerated)
 	b.WriteString("# the defaults are presets/" + Default + ".yaml.\n#\n")
-	b.WriteString("# distro: " + renderer.Alternatives(renderer.DistroValues(Records(renderer.Records())), "or") + " (auto needs a node affinity, which the upstream\n")
+	b.WriteString("# distro: " + distros.Alternatives(distros.Values(Records(distros.Records())), "or") + " (auto needs a node affinity, which the upstream\n")
 	b.WriteString("#   chart has no value for). mode: install, or migrate during a move off the in-tree\n")
 	b.WriteString("#   cloud provider. For another distro or mode, install with -f presets/<distro>-<mode>.yaml:\n")
 	b.WriteString("#   a parent chart cannot compute its subchart's values, so the values below must match;\n")

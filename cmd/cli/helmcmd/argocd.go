@@ -21,9 +21,11 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
@@ -45,7 +47,7 @@ type ArgoCDParameter struct {
 // ArgoCDParameters are the plugin's parameters, in the order plugin.yaml
 // announces them.
 var ArgoCDParameters = []ArgoCDParameter{
-	{Name: "distro", Env: "DISTRO", Default: string(renderer.DistroAuto), Opt: renderer.OptDistro},
+	{Name: "distro", Env: "DISTRO", Default: string(distros.Auto), Opt: renderer.OptDistro},
 	{Name: "mode", Env: "MODE", Default: string(renderer.ModeInstall), Opt: renderer.OptMode},
 	{Name: "chart-version", Env: "CHART_VERSION", Default: upstream.LatestChartVersion},
 	// The image tag it pins tells the renderer the CCM's version.
@@ -91,7 +93,7 @@ repo server sends.
 
 Parameters (a parameter wins over the plugin env of the same meaning; an empty one is not set):
 
-  distro         ` + renderer.Alternatives(renderer.DistroValues(renderer.Records()), "or") + ` (default auto)
+  distro         ` + distros.Alternatives(distros.Values(distros.Records()), "or") + ` (default auto)
   mode           install or migrate (default install)
   chart-version  the chart's version or a constraint (default ` + upstream.LatestChartVersion + `, the one tested)
   ccm-version    the CCM's image tag (image.tag), pinned by digest: a release such as v1.34.3
@@ -198,8 +200,44 @@ func argoError(format string, args ...any) error {
 
 // argoParams reads the Application's parameters: ARGOCD_APP_PARAMETERS
 // when the repo server sent it, else the per-parameter variables. Strings
-// and arrays by name; an empty string is as unset.
+// and arrays by name; an empty string is as unset. A value with a control
+// character or a line break is refused, as on the command line: a line
+// break in a chart value (helm-set) would be a line of the chart's YAML.
 func argoParams(lookup func(string) (string, bool)) (map[string]string, map[string][]string, error) {
+	strs, arrays, err := readArgoParams(lookup)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range ArgoCDParameters {
+		if e := safetext.Check(strs[a.Name]); e != nil {
+			return nil, nil, argoError("parameter %s: the value %v", a.Name, e)
+		}
+		for i, v := range arrays[a.Name] {
+			if e := safetext.Check(v); e != nil {
+				return nil, nil, argoError("parameter %s, item %d: the value %v", a.Name, i+1, e)
+			}
+		}
+		if a.Env != "" {
+			if err := envControlFree(lookup, "ARGOCD_ENV_"+a.Env); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if err := envControlFree(lookup, "ARGOCD_ENV_RENDERER_ARGS"); err != nil {
+		return nil, nil, err
+	}
+	return strs, arrays, nil
+}
+
+// envControlFree refuses a plugin env variable with a control character.
+func envControlFree(lookup func(string) (string, bool), name string) error {
+	if v, _ := lookup(name); safetext.Check(v) != nil {
+		return argoError("%s: the value %v", name, safetext.Check(v))
+	}
+	return nil
+}
+
+func readArgoParams(lookup func(string) (string, bool)) (map[string]string, map[string][]string, error) {
 	strs, arrays := map[string]string{}, map[string][]string{}
 	names := make([]string, len(ArgoCDParameters))
 	for i, p := range ArgoCDParameters {

@@ -61,6 +61,10 @@ func (f argoFixture) generate(t *testing.T, params string, env map[string]string
 		vars["ARGOCD_ENV_"+k] = ""
 	}
 	for k, v := range env {
+		if strings.HasPrefix(k, "PARAM_") {
+			vars[k] = v // a parameter's own variable, as the repo server sets it without ARGOCD_APP_PARAMETERS
+			continue
+		}
 		vars["ARGOCD_ENV_"+k] = v
 	}
 	for k, v := range vars {
@@ -136,6 +140,15 @@ func TestArgoGenerateRefusals(t *testing.T) {
 		{"REPO http", "", map[string]string{"REPO": "http://charts.example.com"}, "repo: http://charts.example.com is a plain http:// URL"},
 		{"repo a path", `[{"name":"repo","string":"/etc"}]`, nil, "repo: /etc is not an https:// URL of a chart repository"},
 		{"REPO file scheme", "", map[string]string{"REPO": "file:///etc"}, "repo: file:///etc is not an https:// URL of a chart repository"},
+		// No control character in a parameter's value: a line break in a
+		// chart value would be a line of the chart's YAML.
+		{"helm-set with a line feed", p(`{"name":"helm-set","array":["image.tag=v1.35.0\"\n          command: [sh]\n          x: \"y"]}`), nil,
+			`parameter helm-set, item 1: the value holds a line feed (U+000A) at byte 18: "image.tag=v1.35.0\"\n command: [sh]`},
+		{"PARAM helm-set with an escape", "", map[string]string{"CHART": "./chart", "PARAM_HELM_SET_0": "a=b", "PARAM_HELM_SET_1": "nameOverride=\x1b[31mred"},
+			`parameter helm-set, item 2: the value holds an escape (U+001B)`},
+		{"distro with a line separator", p(`{"name":"distro","string":"rke2\u2028"}`), nil, `parameter distro: the value holds a line separator (U+2028)`},
+		{"DISTRO with a carriage return", p(), map[string]string{"DISTRO": "rke2\r"}, `ARGOCD_ENV_DISTRO: the value holds a carriage return (U+000D)`},
+		{"RENDERER_ARGS with a line feed", p(), map[string]string{"RENDERER_ARGS": "--token-scope=controllers\n--host-network"}, `ARGOCD_ENV_RENDERER_ARGS: the value holds a line feed (U+000A)`},
 		// Paths (as before).
 		{"values-files out", p(`{"name":"values-files","array":["` + f.secretFile + `"]}`), nil, "values-files: " + f.secretFile + " " + notIn},
 		{"values-files link out", p(`{"name":"values-files","array":["linked.yaml"]}`), nil, "values-files: linked.yaml " + notIn},

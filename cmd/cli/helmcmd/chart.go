@@ -18,6 +18,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // chart is what every chart command (template, install, upgrade, diff)
@@ -99,7 +100,7 @@ func newChartCommand(s cli.IOStreams, verb, short, long, example string) (*cobra
 			"template and diff without a cluster also show it to the chart"
 	}
 	if f := fs.Lookup(flagName(renderer.OptDistro)); f != nil {
-		f.Usage = "distribution: " + strings.Join(renderer.DistroValues(renderer.Records()), ", ") + ", or detect (read from the nodes of the cluster of --kubeconfig and --kube-context, as check does; template too)"
+		f.Usage = "distribution: " + strings.Join(distros.Values(distros.Records()), ", ") + ", or detect (read from the nodes of the cluster of --kubeconfig and --kube-context, as check does; template too)"
 	}
 	cli.CompleteOptions(cmd, map[renderer.Opt][]string{renderer.OptDistro: wrapperDistros()})
 	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
@@ -160,9 +161,9 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	// Bad options show before the cluster is asked anything.
 	early := opts
 	if early.Distro == DistroDetect {
-		early.Distro = renderer.DistroAuto
-	} else if !slices.Contains(renderer.Distros, early.Distro) {
-		return nil, renderer.UnknownValue(renderer.OptDistro, string(early.Distro), wrapperDistros(), renderer.DistroAliases)
+		early.Distro = distros.Auto
+	} else if !slices.Contains(distros.All, early.Distro) {
+		return nil, renderer.UnknownValue(renderer.OptDistro, string(early.Distro), wrapperDistros(), distros.Aliases)
 	}
 	if _, err := renderer.New(early); err != nil {
 		return nil, err

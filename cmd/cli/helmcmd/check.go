@@ -25,12 +25,13 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var checkLong = `check reads a cluster and tells whether the AWS cloud controller manager will
 work there, and if not, why. It never writes to the cluster. It reports:
 
-  distribution  ` + renderer.Alternatives(renderer.DisplayNames(renderer.Named(renderer.Records())), "or") + `, from the nodes, and whether the CCM was
+  distribution  ` + distros.Alternatives(distros.DisplayNames(distros.Named(distros.Records())), "or") + `, from the nodes, and whether the CCM was
                 rendered for it
   workload      the CCM's DaemonSet or Deployment, its mode, its leader migration config,
                 its cloud config's [ServiceOverride] names against its release
@@ -43,15 +44,15 @@ work there, and if not, why. It never writes to the cluster. It reports:
   hostname      nodes whose kubernetes.io/hostname label is not their name, and the
                 PersistentVolumes and workloads pinned to it
   in-tree       the controller manager's and API server's flags where the API shows
-                them (` + withFacts(func(f renderer.NodeFacts) bool { return f.ControlPlanePods }, "'s", " and ") + ` mirror pods), ` + withFacts(func(f renderer.NodeFacts) bool { return f.NodeArgs != "" }, "", "/") + ` kubelet arguments
+                them (` + withFacts(func(f distros.NodeFacts) bool { return f.ControlPlanePods }, "'s", " and ") + ` mirror pods), ` + withFacts(func(f distros.NodeFacts) bool { return f.NodeArgs != "" }, "", "/") + ` kubelet arguments
   options       options a component no longer takes at its version, or at the one
                 --upgrade-to names (kube-apiserver, kube-controller-manager, kubelet,
                 kubeadm's configuration, RKE2's own cloud controller)
-  controllers   ` + renderer.Alternatives(first(renderer.OwnControllerNames(renderer.Records())), "or") + ` own cloud controller beside the AWS CCM, a second
+  controllers   ` + distros.Alternatives(first(distros.OwnControllerNames(distros.Records())), "or") + ` own cloud controller beside the AWS CCM, a second
                 AWS CCM
   iam           what AWS refused the cloud controllers, from their events; with --aws,
                 the CCM's role simulated against its release's policy
-  service       ` + withFacts(func(f renderer.NodeFacts) bool { return f.ServiceLB != nil }, "", "/") + `: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
+  service       ` + withFacts(func(f distros.NodeFacts) bool { return f.ServiceLB != nil }, "", "/") + `: LoadBalancer Services, ServiceLB against the CCM's ELBs; elsewhere
                 the LoadBalancer Services the CCM's service controller will take over
   rbac          the CCM's service account (and how far it may create tokens), and in
                 migrate mode the in-tree controller manager on the migration lease,
@@ -455,15 +456,15 @@ func readManifestFile(stdin io.Reader, file string) ([]byte, error) {
 // withFacts names the distributions whose node facts keep, each with
 // suffix, joined by sep (" and " for the last of more with ", "), for the
 // help.
-func withFacts(keep func(renderer.NodeFacts) bool, suffix, sep string) string {
+func withFacts(keep func(distros.NodeFacts) bool, suffix, sep string) string {
 	var names []string
-	for _, p := range renderer.Records() {
+	for _, p := range distros.Records() {
 		if keep(p.Node) {
 			names = append(names, p.Name+suffix)
 		}
 	}
 	if sep == " and " {
-		return renderer.Alternatives(names, "and")
+		return distros.Alternatives(names, "and")
 	}
 	return strings.Join(names, sep)
 }

@@ -18,7 +18,9 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 var guardLong = `guard holds the AWS CCM back while starting it would do harm, and returns once it is safe:
@@ -31,7 +33,7 @@ it writes only Events) every --interval, and holds while
     cloud controllers acting on the same nodes and load balancers;
   - the CCM's minor is one the version skew policy forbids beside the API server (newer, or more
     than one older);
-  - the distribution's own cloud controller (` + renderer.Alternatives(first(renderer.OwnControllerNames(renderer.Records())), "or") + `) runs.
+  - the distribution's own cloud controller (` + distros.Alternatives(first(distros.OwnControllerNames(distros.Records())), "or") + `) runs.
 
 While it holds, it writes one line saying why (again only when the reasons change) and, when
 POD_NAME and POD_NAMESPACE name its pod (the downward API), a Warning Event CCMHeldBack on the
@@ -144,13 +146,17 @@ func (g *guard) run(ctx context.Context, interval time.Duration, once bool) erro
 	for {
 		reasons, err := g.judge(ctx)
 		if err == nil && len(reasons) == 0 {
-			fmt.Fprintf(g.log, "aws-ccm-renderer guard: the CCM (%s, %s mode) may start: no in-tree cloud controllers beside it, its minor fits the API server's, no distribution's cloud controller runs\n", strings.Join(g.in.CCMVersions, ", "), g.in.Mode)
+			fmt.Fprintf(g.log, "aws-ccm-renderer guard: the CCM (%s, %s mode) may start: no in-tree cloud controllers beside it, its minor fits the API server's, no distribution's cloud controller runs\n", safetext.Escape(strings.Join(g.in.CCMVersions, ", ")), g.in.Mode)
 			return nil
 		}
 		line := strings.Join(reasons, "; ")
 		if err != nil {
 			line = "cannot read the cluster: " + err.Error()
 		}
+		// The reasons quote the cluster (images, commands, API errors):
+		// escaped, a control character in them cannot reach a terminal
+		// that shows the log, nor split the line.
+		line = safetext.Escape(line)
 		if line != g.last {
 			g.last = line
 			fmt.Fprintln(g.log, "aws-ccm-renderer guard: holding the CCM back: "+line)
@@ -209,6 +215,6 @@ func (g *guard) event(ctx context.Context, message string) {
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
 	if _, err := g.client.CoreV1().Events(g.namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		fmt.Fprintf(g.log, "aws-ccm-renderer guard: no Event on pod %s/%s: %v\n", g.namespace, g.pod, err)
+		fmt.Fprintf(g.log, "aws-ccm-renderer guard: no Event on pod %s/%s: %s\n", g.namespace, g.pod, safetext.Escape(err.Error()))
 	}
 }

@@ -3,6 +3,7 @@ package helmcmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -122,6 +124,28 @@ func TestGuardCannotRead(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), `holding the CCM back: cannot read the cluster:`) || !strings.Contains(log.String(), `"list" on leases.coordination.k8s.io in namespace kube-system`) {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestGuardEscapes: what the guard quotes of the cluster (here an API
+// error with an escape sequence and a line break) reaches its log and the
+// Event escaped, on one line.
+func TestGuardEscapes(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("refused \x1b[31mred\nsecond line\u2028")
+	})
+	var log bytes.Buffer
+	g := &guard{client: client, in: check.GuardInput{Mode: renderer.ModeInstall, CCMVersions: []string{"v1.34.3"}}, log: &log, pod: "ccm-x", namespace: "kube-system"}
+	if err := g.run(context.Background(), time.Millisecond, true); err != errHeld {
+		t.Fatalf("a refused read: %v, want held", err)
+	}
+	if got := log.String(); strings.Count(got, "\n") != 1 || safetext.HasControl(strings.TrimSuffix(got, "\n")) || !strings.Contains(got, `refused \x1b[31mred\nsecond line\u2028`) {
+		t.Errorf("log: %q", got)
+	}
+	events, err := client.CoreV1().Events("kube-system").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(events.Items) != 1 || safetext.HasControl(events.Items[0].Message) {
+		t.Errorf("Events: %v, %+v", err, events)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // Commands are the commands aws-ccm-renderer-helm adds to the root command.
@@ -37,7 +38,7 @@ const DistroDetect = "detect"
 // diff: the renderer's, and detect.
 func wrapperDistros() []string {
 	vs := []string{}
-	for _, d := range renderer.Distros {
+	for _, d := range distros.All {
 		vs = append(vs, string(d))
 	}
 	return append(vs, DistroDetect)
@@ -47,7 +48,7 @@ func wrapperDistros() []string {
 // reads the nodes of the cluster Helm would use (--kubeconfig,
 // --kube-context, $KUBECONFIG, $HELM_KUBECONTEXT) and says on errOut what it
 // found.
-func detectDistro(ctx context.Context, env *chartops.Env, errOut io.Writer) (renderer.Distro, error) {
+func detectDistro(ctx context.Context, env *chartops.Env, errOut io.Writer) (distros.Distro, error) {
 	cfg, err := env.RESTConfig()
 	if err != nil {
 		return "", &cli.IOError{Err: fmt.Errorf("--distro=detect needs a cluster: %w", err)}

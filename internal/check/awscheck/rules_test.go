@@ -1,12 +1,14 @@
 package awscheck
 
 import (
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/checktest"
-	appsv1 "k8s.io/api/apps/v1"
 	"strings"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/checktest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // The AWS rules on recorded answers: a healthy account written out whole,
@@ -248,7 +251,7 @@ func TestCCMRelease(t *testing.T) {
 func rke2Snapshot(t *testing.T, nodes []corev1.Node, edit func(*corev1.PodSpec)) *check.Snapshot {
 	t.Helper()
 	o := renderer.DefaultOptions()
-	o.Distro = renderer.DistroRKE2
+	o.Distro = distros.RKE2
 	objs, err := check.DecodeManifests(checktest.Render(t, o))
 	if err != nil {
 		t.Fatal(err)

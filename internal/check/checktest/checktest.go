@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
 // AnnotationRKE2NodeArgs is the annotation RKE2 writes its node's
@@ -48,8 +49,8 @@ func Taint(k, v string, e corev1.TaintEffect) NodeOpt {
 
 // RKE2Server is an initialised RKE2 server (etcd and control plane).
 func RKE2Server(name string, more ...NodeOpt) corev1.Node {
-	return Node(name, append([]NodeOpt{Kubelet("v1.34.2+rke2r1"), Label(renderer.LabelControlPlane, "true"), Label(renderer.TaintEtcd, "true"),
-		Taint(renderer.LabelControlPlane, "", corev1.TaintEffectNoSchedule), Taint(renderer.TaintEtcd, "", corev1.TaintEffectNoExecute),
+	return Node(name, append([]NodeOpt{Kubelet("v1.34.2+rke2r1"), Label(distros.LabelControlPlane, "true"), Label(distros.TaintEtcd, "true"),
+		Taint(distros.LabelControlPlane, "", corev1.TaintEffectNoSchedule), Taint(distros.TaintEtcd, "", corev1.TaintEffectNoExecute),
 		Annotation(AnnotationRKE2NodeArgs, `["server","--kubelet-arg","cloud-provider=external"]`), ProviderID("aws:///us-west-2a/i-0123")}, more...)...)
 }
 

@@ -1,6 +1,6 @@
 //go:build !syntheticdistro
 
-package renderer
+package distros
 
 // synthetic is empty but in TestSyntheticDistro's build (synthetic.go).
-var synthetic []Profile
+var synthetic []Record

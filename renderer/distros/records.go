@@ -1,4 +1,11 @@
-package renderer
+// Package distros holds the record of each distribution the program
+// serves, as data: what the renderer writes for it (placement,
+// tolerations, modes), how a node shows it, its own cloud controller and
+// what it does to its nodes. The renderer's patches, the flags and help
+// texts, check, plan and the generated files read the records; none
+// switches on a distribution. It imports no other package of the program
+// but the release data.
+package distros
 
 import (
 	"slices"
@@ -7,7 +14,7 @@ import (
 )
 
 // The record of each distribution, as data (Records; the types beyond
-// placement in distros.go): every patch that depends on the distribution
+// placement in facts.go): every patch that depends on the distribution
 // reads it, and so does everything else that knows distributions: the
 // flags and help texts, check, plan (its parts in internal/plan/parts.go),
 // the generated overlays, wrapper chart, schemas and examples. Adding a
@@ -18,16 +25,16 @@ import (
 type Distro string
 
 const (
-	DistroAuto    Distro = "auto"
-	DistroRKE     Distro = "rke"
-	DistroRKE2    Distro = "rke2"
-	DistroK3s     Distro = "k3s"
-	DistroKubeadm Distro = "kubeadm"
+	Auto    Distro = "auto"
+	RKE     Distro = "rke"
+	RKE2    Distro = "rke2"
+	K3s     Distro = "k3s"
+	Kubeadm Distro = "kubeadm"
 )
 
-// Distros lists every accepted --distro value, auto first: the
+// All lists every accepted --distro value, auto first: the
 // distributions of Records, in their order.
-var Distros = func() []Distro {
+var All = func() []Distro {
 	var ds []Distro
 	for _, p := range records {
 		ds = append(ds, p.Distro)
@@ -35,10 +42,10 @@ var Distros = func() []Distro {
 	return ds
 }()
 
-// DistroAliases are the names people give distributions that are not
+// Aliases are the names people give distributions that are not
 // --distro values, with the value they mean (rke1 is rke): the records'
 // Aliases.
-var DistroAliases = func() map[string]string {
+var Aliases = func() map[string]string {
 	m := map[string]string{}
 	for _, p := range records {
 		for _, a := range p.Aliases {
@@ -70,11 +77,11 @@ type Toleration struct {
 	Effect   string
 }
 
-// Profile is the record of one distribution: what the renderer writes for
+// Record is what the program knows of one distribution: what the renderer writes for
 // it, and what every other part of the program (check, plan, the
 // generated overlays, charts, schemas and help texts) knows of it. A
 // consumer reads a field; none switches on the distribution.
-type Profile struct {
+type Record struct {
 	Distro Distro
 	// Name is the distribution as its makers write it, for people.
 	Name string
@@ -110,15 +117,6 @@ type Profile struct {
 	Node NodeFacts
 }
 
-// Modes returns the modes the distribution has: install, and migrate
-// unless it has no in-tree provider.
-func (p Profile) Modes() []Mode {
-	if p.NoInTreeProvider {
-		return []Mode{ModeInstall}
-	}
-	return Modes
-}
-
 func exists(key, effect string) Toleration {
 	return Toleration{Key: key, Operator: "Exists", Effect: effect}
 }
@@ -135,9 +133,9 @@ var (
 var records = append(known, synthetic...)
 
 // known are the distributions the program serves.
-var known = []Profile{
+var known = []Record{
 	{
-		Distro:         DistroAuto,
+		Distro:         Auto,
 		Name:           "auto",
 		AffinityLabels: []string{LabelControlPlane, LabelRKE1ControlPlane, LabelMaster},
 		Tolerations: []Toleration{tolUninitialized,
@@ -145,7 +143,7 @@ var known = []Profile{
 			exists(LabelMaster, "NoSchedule"), tolEtcd, tolCritical},
 	},
 	{
-		Distro:          DistroRKE,
+		Distro:          RKE,
 		Name:            "RKE1",
 		Aliases:         []string{"rke1"},
 		RancherProvider: "rke",
@@ -161,11 +159,11 @@ var known = []Profile{
 			ExternalKubelets:      "RKE1: cloud provider external-aws (Rancher: External Amazon (out-of-tree)) sets --cloud-provider=external on every kubelet",
 			LastMinor:             releases.RKELastMinor,
 			LastMinorNote:         "rke v1.8, its last release line",
-			Successor:             DistroRKE2,
+			Successor:             RKE2,
 		},
 	},
 	{
-		Distro:          DistroRKE2,
+		Distro:          RKE2,
 		Name:            "RKE2",
 		RancherProvider: "rke2",
 		NodeSelector:    map[string]string{LabelControlPlane: "true"},
@@ -189,7 +187,7 @@ var known = []Profile{
 		},
 	},
 	{
-		Distro:           DistroK3s,
+		Distro:           K3s,
 		Name:             "K3s",
 		RancherProvider:  "k3s",
 		NodeSelector:     map[string]string{LabelControlPlane: "true"},
@@ -217,7 +215,7 @@ var known = []Profile{
 		},
 	},
 	{
-		Distro:       DistroKubeadm,
+		Distro:       Kubeadm,
 		Name:         "kubeadm",
 		NodeSelector: map[string]string{LabelControlPlane: ""},
 		Tolerations: []Toleration{tolUninitialized, exists(LabelControlPlane, "NoSchedule"),
@@ -237,8 +235,8 @@ var known = []Profile{
 }
 
 // profiles are the records by distribution.
-var profiles = func() map[Distro]Profile {
-	m := map[Distro]Profile{}
+var profiles = func() map[Distro]Record {
+	m := map[Distro]Record{}
 	for _, p := range records {
 		m[p.Distro] = p
 	}
@@ -246,10 +244,10 @@ var profiles = func() map[Distro]Profile {
 }()
 
 // Records returns the distributions' records, auto first, in the order
-// of Distros. The slice is the caller's.
-func Records() []Profile { return slices.Clone(records) }
+// of All. The slice is the caller's.
+func Records() []Record { return slices.Clone(records) }
 
-// DisplayName writes a distribution as its makers do (Profile.Name); a
+// DisplayName writes a distribution as its makers do (Record.Name); a
 // name that is no distribution, as it is.
 func DisplayName(d Distro) string {
 	if p, ok := profiles[d]; ok {
@@ -258,8 +256,8 @@ func DisplayName(d Distro) string {
 	return string(d)
 }
 
-// ProfileFor returns the profile of a distribution.
-func ProfileFor(d Distro) (Profile, bool) {
+// RecordOf returns the profile of a distribution.
+func RecordOf(d Distro) (Record, bool) {
 	p, ok := profiles[d]
 	return p, ok
 }
@@ -268,7 +266,7 @@ func ProfileFor(d Distro) (Profile, bool) {
 // tolerations the renderer owns (see Tolerations).
 var ManagedTolerationKeys = func() []string {
 	var keys []string
-	for _, d := range Distros {
+	for _, d := range All {
 		for _, t := range profiles[d].Tolerations {
 			if !slices.Contains(keys, t.Key) {
 				keys = append(keys, t.Key)

@@ -1,4 +1,4 @@
-package renderer
+package distros
 
 import (
 	"maps"
@@ -28,7 +28,7 @@ const (
 )
 
 // SignStrength orders the signs: a node shows the distribution of its
-// strongest sign, and of the first distribution (in Distros' order) among
+// strongest sign, and of the first distribution (in the records' order) among
 // those of equal strength.
 type SignStrength int
 
@@ -71,7 +71,7 @@ type OwnController struct {
 
 // OwnControllers are the own cloud controllers of the records'
 // distributions, in their order.
-func OwnControllers(recs []Profile) []OwnController {
+func OwnControllers(recs []Record) []OwnController {
 	var out []OwnController
 	for _, p := range recs {
 		if c := p.Controller; c != nil {
@@ -105,7 +105,7 @@ func ControllerOfScheme(scheme string) (OwnController, bool) {
 // OwnControllerNames are the possessive names of the distributions with a
 // cloud controller of their own ("RKE2's") and its providerIDs' schemes
 // ("rke2://"), for people.
-func OwnControllerNames(recs []Profile) (names, schemes []string) {
+func OwnControllerNames(recs []Record) (names, schemes []string) {
 	for _, c := range OwnControllers(recs) {
 		names = append(names, DisplayName(c.Distro)+"'s")
 		schemes = append(schemes, c.Scheme+"://")
@@ -189,7 +189,7 @@ func FillText(text string, pairs ...string) string {
 // DetectNode tells the distribution a node shows by its labels,
 // annotations and kubelet version, and by what ("kubelet +rke2r1",
 // "annotation rke2.io/node-args", "label ..."); "" when none.
-func DetectNode(recs []Profile, labels, annotations map[string]string, kubeletVersion string) (Distro, string) {
+func DetectNode(recs []Record, labels, annotations map[string]string, kubeletVersion string) (Distro, string) {
 	keys := slices.Sorted(maps.Keys(annotations))
 	for s := SignBuild; s >= SignMark; s-- {
 		for _, p := range recs {
@@ -243,7 +243,7 @@ func buildSuffix(v string) string {
 // "no +rke2/+k3s kubelet version, no rke2.io/, k3s.io/, rke.cattle.io/ or
 // kubeadm.alpha.kubernetes.io/cri-socket annotation, no
 // node-role.kubernetes.io/controlplane label", strongest signs first.
-func SignsHint(recs []Profile) string {
+func SignsHint(recs []Record) string {
 	var kubelet, annotations, labels []string
 	for s := SignBuild; s >= SignMark; s-- {
 		for _, p := range recs {
@@ -289,12 +289,12 @@ func Alternatives(words []string, conj string) string {
 
 // Named returns the records of real distributions: every one but auto,
 // which is a placement, not a distribution.
-func Named(recs []Profile) []Profile {
-	return slices.DeleteFunc(slices.Clone(recs), func(p Profile) bool { return p.Distro == DistroAuto })
+func Named(recs []Record) []Record {
+	return slices.DeleteFunc(slices.Clone(recs), func(p Record) bool { return p.Distro == Auto })
 }
 
-// DistroValues are the records' --distro values, in their order.
-func DistroValues(recs []Profile) []string {
+// Values are the records' --distro values, in their order.
+func Values(recs []Record) []string {
 	out := make([]string, len(recs))
 	for i, p := range recs {
 		out[i] = string(p.Distro)
@@ -303,7 +303,7 @@ func DistroValues(recs []Profile) []string {
 }
 
 // DisplayNames are the records' names as their makers write them.
-func DisplayNames(recs []Profile) []string {
+func DisplayNames(recs []Record) []string {
 	out := make([]string, len(recs))
 	for i, p := range recs {
 		out[i] = p.Name
@@ -313,7 +313,7 @@ func DisplayNames(recs []Profile) []string {
 
 // ValuesWithNames are the records' --distro values, each followed by its
 // name where the name is more than its case: "rke (RKE1)", "rke2".
-func ValuesWithNames(recs []Profile) []string {
+func ValuesWithNames(recs []Record) []string {
 	out := make([]string, len(recs))
 	for i, p := range recs {
 		out[i] = string(p.Distro)
@@ -326,7 +326,7 @@ func ValuesWithNames(recs []Profile) []string {
 
 // RancherNames writes the distributions as the programs' titles do:
 // "Rancher (RKE1, RKE2, K3s) and kubeadm", Rancher's together.
-func RancherNames(recs []Profile) string {
+func RancherNames(recs []Record) string {
 	var rancher, other []string
 	for _, p := range Named(recs) {
 		if p.RancherProvider != "" {
@@ -344,6 +344,6 @@ func RancherNames(recs []Profile) string {
 
 // WithMigrate returns the records whose distribution has migrate mode (an
 // in-tree cloud provider to hand over from; migrate: true) or has not.
-func WithMigrate(recs []Profile, migrate bool) []Profile {
-	return slices.DeleteFunc(slices.Clone(recs), func(p Profile) bool { return p.NoInTreeProvider == migrate })
+func WithMigrate(recs []Record, migrate bool) []Record {
+	return slices.DeleteFunc(slices.Clone(recs), func(p Record) bool { return p.NoInTreeProvider == migrate })
 }

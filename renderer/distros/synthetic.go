@@ -1,12 +1,12 @@
 //go:build syntheticdistro
 
-package renderer
+package distros
 
 // synthetic is a distribution no consumer knows by name, built in with the
 // tag syntheticdistro only: TestSyntheticDistro (internal/generated) shows
 // that every list, enum, help text, schema, generated file and chart
 // validation derived from the records takes it in.
-var synthetic = []Profile{{
+var synthetic = []Record{{
 	Distro:           "synthd",
 	Name:             "SynthD",
 	Aliases:          []string{"synth"},
