@@ -150,12 +150,17 @@ func (b bench) chart(root string) error {
 	if err != nil {
 		return err
 	}
+	floor, err := b.kyamlFloor(root)
+	if err != nil {
+		return err
+	}
 	commands := []struct {
 		name string
 		argv []string
 	}{
 		{"cat", []string{"cat"}},
 		{"bare Go stdin to stdout", []string{bare}},
+		{"kyaml read and write, no filter", []string{floor}},
 		{"aws-ccm-renderer --distro=rke2", []string{b.renderer, "--distro=rke2"}},
 		{"kustomize wrapper (placement patch only)", []string{wrapper}},
 		{"aws-ccm-renderer-helm (Helm SDK linked)", []string{filepath.Join(filepath.Dir(b.renderer), "aws-ccm-renderer-helm"), "--distro=rke2"}},
@@ -175,10 +180,11 @@ func (b bench) chart(root string) error {
 		results[c.name] = r
 		fmt.Printf("   %-40s %8.2f ms %8.2f ms %7.1f MiB\n", c.name, ms(r.median), ms(r.p90), float64(r.maxRSS)/(1<<20))
 	}
-	ren, cat, kus := results[commands[2].name], results["cat"], results[commands[3].name]
-	withSDK, goFloor := results[commands[4].name], results[commands[1].name]
-	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time; vs a bare Go program: %.1fx\n",
-		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median), float64(ren.median)/float64(goFloor.median))
+	ren, cat, kus := results[commands[3].name], results["cat"], results[commands[4].name]
+	withSDK, goFloor, kyFloor := results[commands[5].name], results[commands[1].name], results[commands[2].name]
+	fmt.Printf("   renderer vs kustomize wrapper: %.1fx faster; renderer vs cat: %.1fx the time; vs a bare Go program: %.1fx; vs kyaml's own read and write: %.1fx (kyaml alone: %.1fx a bare Go program)\n",
+		float64(kus.median)/float64(ren.median), float64(ren.median)/float64(cat.median), float64(ren.median)/float64(goFloor.median),
+		float64(ren.median)/float64(kyFloor.median), float64(kyFloor.median)/float64(goFloor.median))
 	fmt.Printf("   linking the Helm SDK costs %.1f ms per process (%.1fx the lean binary's time): why the chart wrapper commands live in aws-ccm-renderer-helm\n",
 		ms(withSDK.median-ren.median), float64(withSDK.median)/float64(ren.median))
 	if base, ok := results["baseline build --distro=rke2"]; ok {
@@ -186,6 +192,18 @@ func (b bench) chart(root string) error {
 	}
 	fmt.Println()
 	return nil
+}
+
+// kyamlFloor builds internal/bench/kyamlfloor: kyaml's read and write of
+// the stream, no filter.
+func (b bench) kyamlFloor(root string) (string, error) {
+	bin := filepath.Join(b.work, "kyamlfloor")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./internal/bench/kyamlfloor")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the kyaml floor: %v\n%s", err, out)
+	}
+	return bin, nil
 }
 
 // bareGo builds a Go program that copies stdin to stdout and nothing else,
