@@ -191,3 +191,42 @@ done`)
 		},
 	}
 }
+
+// k3sClusterConfig is K3s's config.yaml.
+func k3sClusterConfig(*builder) ([]Snippet, []string) {
+	return []Snippet{
+		{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: mustYAML(k3sConfig(true))},
+		{File: "/etc/rancher/k3s/config.yaml (agents)", Language: "yaml", Content: mustYAML(k3sConfig(false))},
+	}, k3sConfigNotes()
+}
+
+func k3sConfigCheck(*builder) Command {
+	return script(KindNode, atEveryNode, prose("today.k3sConfigCheck", nil),
+		`sudo cat /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null | grep -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)'`)
+}
+
+// k3sRestart restarts K3s with its configuration.
+func k3sRestart(*builder) Command {
+	return script(KindNode, atEveryNode, prose("today.k3sRestart", nil),
+		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
+}
+
+// k3sConfig is config.yaml of a K3s server or agent on the external
+// provider.
+func k3sConfig(server bool) rke2Config {
+	c := rke2Config{KubeletArg: []string{"cloud-provider=external"}}
+	if server {
+		c.DisableCloudController = true
+		c.Disable = []string{"servicelb"}
+	}
+	return c
+}
+
+// k3sConfigNotes are what K3s's configuration rests on.
+func k3sConfigNotes() []string {
+	return []string{
+		prose("config.k3sConfigNotes", nil),
+		prose("config.k3sConfigNotes.2", nil),
+		prose("config.k3sConfigNotes.3", nil),
+	}
+}

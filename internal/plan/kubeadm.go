@@ -205,3 +205,99 @@ rm -f kubeadm-config.yaml
 // (/etc/default/kubelet in the Debian packages, /etc/sysconfig/kubelet in
 // the RPMs; kubernetes/release).
 const kubeletEnvFiles = "/var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet"
+
+// kubeadmClusterConfig is kubeadm's configuration files.
+func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
+	r := b.r
+	api := kubeadmAPI(r.minor)
+	notes := []string{
+		b.textWith("config.kubeadmClusterConfig.notes", map[string]any{"api": api, "v1beta3Source": mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source}),
+		b.text("config.kubeadmClusterConfig.notes.2"),
+		b.text("config.kubeadmClusterConfig.notes.3"),
+		b.text("config.kubeadmClusterConfig.notes.4"),
+	}
+	return []Snippet{
+		{File: "kubeadm-config.yaml (kubeadm init --config kubeadm-config.yaml)", Language: "yaml",
+			Content: kubeadmConfig(r.minor, fmt.Sprintf("v1.%d.0", r.minor), false)},
+		{File: "kubeadm-join.yaml (kubeadm join --config kubeadm-join.yaml, one per node)", Language: "yaml",
+			Content: kubeadmConfig(r.minor, "", true),
+			Note:    b.text("config.kubeadmClusterConfig.note")},
+	}, notes
+}
+
+func kubeadmConfigCheck(*builder) Command {
+	return run(KindCluster, atControlPlane, prose("today.kubeadmConfigCheck", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
+}
+
+// kubeadmRestart restarts the kubelets with their flags.
+func kubeadmRestart(*builder) Command {
+	return script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
+}
+
+// kubeadmKubeletSnippets add the flag to the flags kubeadm wrote, and to
+// the configuration of new nodes.
+func kubeadmKubeletSnippets(b *builder) []Snippet {
+	return []Snippet{{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
+		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
+		Note:    b.text("today.kubeadmKubelets.snippets.note")},
+		{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
+			Note: b.text("today.kubeadmKubelets.snippets.note.2")}}
+}
+
+// kubeadmAPI is the kubeadm configuration API of a minor: v1beta4 is the
+// default from 1.31 (experimental before), v1beta3 is refused from 1.37.
+func kubeadmAPI(minor int) string {
+	if minor >= 31 {
+		return "kubeadm.k8s.io/v1beta4"
+	}
+	return "kubeadm.k8s.io/v1beta3"
+}
+
+// kubeadmArgs writes extraArgs in the shape of the API: a list of name and
+// value from v1beta4, a map before.
+func kubeadmArgs(minor int, kv ...string) any {
+	if minor >= 31 {
+		var l []kubeadmArg
+		for i := 0; i+1 < len(kv); i += 2 {
+			l = append(l, kubeadmArg{kv[i], kv[i+1]})
+		}
+		return l
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// kubeadmConfig is the kubeadm configuration file of a new cluster: the
+// kubelets and the controller manager on the external provider, nothing
+// for the API server (it has no --cloud-provider from 1.33).
+func kubeadmConfig(minor int, kubeVersion string, joinOnly bool) string {
+	api := kubeadmAPI(minor)
+	kubelet := kubeadmArgs(minor, "cloud-provider", "external")
+	type nodeReg struct {
+		Name             string `yaml:"name"`
+		KubeletExtraArgs any    `yaml:"kubeletExtraArgs"`
+	}
+	type component struct {
+		ExtraArgs any `yaml:"extraArgs"`
+	}
+	type doc struct {
+		APIVersion        string     `yaml:"apiVersion"`
+		Kind              string     `yaml:"kind"`
+		KubernetesVersion string     `yaml:"kubernetesVersion,omitempty"`
+		NodeRegistration  *nodeReg   `yaml:"nodeRegistration,omitempty"`
+		ControllerManager *component `yaml:"controllerManager,omitempty"`
+	}
+	init := doc{APIVersion: api, Kind: "InitConfiguration",
+		NodeRegistration: &nodeReg{Name: "ip-10-0-1-10.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
+	cluster := doc{APIVersion: api, Kind: "ClusterConfiguration", KubernetesVersion: kubeVersion,
+		ControllerManager: &component{ExtraArgs: kubeadmArgs(minor, "cloud-provider", "external")}}
+	join := doc{APIVersion: api, Kind: "JoinConfiguration",
+		NodeRegistration: &nodeReg{Name: "ip-10-0-1-11.us-west-2.compute.internal", KubeletExtraArgs: kubelet}}
+	if joinOnly {
+		return mustYAML(join)
+	}
+	return mustYAML(init) + "---\n" + mustYAML(cluster)
+}

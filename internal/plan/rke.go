@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -247,4 +248,29 @@ func rkeUpgradeNotes(minor int) []string {
 		prose("rke.rkeUpgradeNotes", textData{Args: map[string]any{"lines": lines}}),
 		prose("rke.rkeUpgradeNotes.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
 	}
+}
+
+// rkeClusterConfig is RKE1's cluster.yml.
+func rkeClusterConfig(b *builder) ([]Snippet, []string) {
+	r := b.r
+	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
+			Note: b.textWith("config.rkeClusterConfig.note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
+		[]string{b.text("config.rkeClusterConfig"),
+			b.text("config.rkeClusterConfig.2")}
+
+}
+
+func rkeConfigCheck(*builder) Command {
+	return script(KindCluster, atRKE, prose("today.rkeConfigCheck", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
+
+}
+
+// rkeRestart applies cluster.yml.
+func rkeRestart(*builder) Command {
+	return run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up")
+}
+
+// rkeConfig is the part of RKE1's cluster.yml the plans set.
+func rkeConfig() string {
+	return mustYAML(map[string]any{"cloud_provider": map[string]any{"name": "external-aws", "useInstanceMetadataHostname": true}})
 }

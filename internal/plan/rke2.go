@@ -247,3 +247,108 @@ func namingKeyKDM() string {
 	}
 	return strings.Join(l, ", ")
 }
+
+func rke2BuiltinPlan(b *builder) distroPlan {
+	reregister := Step{
+		ID:       "reregister-nodes",
+		Title:    b.text("today.reregister-nodes.title"),
+		Why:      b.text("today.reregister-nodes.why"),
+		Notes:    b.texts("today.reregister-nodes.notes"),
+		Commands: []Command{drainDelete(), script(KindNode, atThatAgent, "Register it again", "sudo systemctl restart rke2-agent")},
+		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
+		Rollback: Rollback{Description: b.text("today.reregister-nodes.rollback.description")},
+	}
+	install := b.installSwitch(b.text("today.rke2BuiltinPlan.install.installSwitch"), b.holdServices())
+	return switchPlan(b, switchParts{
+		title:         b.text("today.rke2BuiltinPlan.title"),
+		summary:       b.text("today.rke2BuiltinPlan.summary"),
+		beforeSummary: b.text("today.rke2BuiltinPlan.beforeSummary"),
+		duringSummary: b.text("today.rke2BuiltinPlan.duringSummary"),
+		expectNodes:   b.text("today.rke2BuiltinPlan.expectNodes"),
+		expectCheck:   b.text("today.rke2BuiltinPlan.expectCheck"),
+		tags:          b.text("today.rke2BuiltinPlan.tags"),
+		lbs:           b.text("today.rke2BuiltinPlan.lbs"),
+		kubelets:      b.text("today.rke2BuiltinPlan.kubelets"),
+		install:       install,
+		nodes:         reregister,
+		upgrade:       b.text("today.rke2BuiltinPlan.upgrade"),
+	})
+}
+
+// rke2ClusterConfig is RKE2's config.yaml, or its provisioning cluster's
+// spec.
+func rke2ClusterConfig(b *builder) ([]Snippet, []string) {
+	r := b.r
+	var rc rancherCluster
+	rc.Spec.KubernetesVersion = fmt.Sprintf("v1.%d.<patch>+rke2r1", r.minor)
+	rc.Spec.RKEConfig.MachineGlobalConfig = rke2ServerConfig(r.minor, true)
+	return []Snippet{
+		{File: "/etc/rancher/rke2/config.yaml (servers)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, true))},
+		{File: "/etc/rancher/rke2/config.yaml (agents)", Language: "yaml", Content: mustYAML(rke2ServerConfig(r.minor, false))},
+		{File: "spec of the provisioning cluster (RKE2 provisioned by Rancher)", Language: "yaml", Content: mustYAML(rc),
+			Note: b.text("config.rke2ClusterConfig.note")},
+	}, rke2ConfigNotes(r.minor)
+}
+
+func rke2ConfigCheck(*builder) Command {
+	return script(KindNode, atEveryNode, prose("today.rke2ConfigCheck", nil),
+		`sudo cat /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null | grep -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)'`)
+}
+
+// rke2Restart restarts RKE2 with its configuration.
+func rke2Restart(*builder) Command {
+	return script(KindNode, atEveryNode, prose("today.rke2Restart", nil),
+		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
+}
+
+// rke2Metadata says whether every RKE2 release of the minor's line has
+// node-name-from-cloud-provider-metadata, and from which release of the
+// line it has it otherwise ("" when none does).
+func rke2Metadata(minor int) (all bool, first string) {
+	c := rke2NoOpAWS
+	all = c.In(minor)
+	for _, r := range c.Releases {
+		if strings.HasPrefix(r, fmt.Sprintf("v1.%d.", minor)) {
+			first = r
+		}
+	}
+	return all, first
+}
+
+// rke2ServerConfig is config.yaml of an RKE2 server (agent: without
+// disable-cloud-controller) on the external provider at a minor.
+func rke2ServerConfig(minor int, server bool) rke2Config {
+	all, first := rke2Metadata(minor)
+	return rke2Config{
+		CloudProviderName:      "external",
+		DisableCloudController: server,
+		NodeNameFromMetadata:   all || first != "",
+	}
+}
+
+// rke2ConfigNotes are the facts of RKE2 releases the configuration rests
+// on, at a minor.
+func rke2ConfigNotes(minor int) []string {
+	all, first := rke2Metadata(minor)
+	var notes []string
+	switch {
+	case all:
+		notes = append(notes, prose("config.rke2ConfigNotes.notes", nil))
+	case first != "":
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.2", textData{Args: map[string]any{"first": first, "noOpSource": rke2NoOpAWS.Source}}))
+	default:
+		notes = append(notes, prose("config.rke2ConfigNotes.notes.3", nil))
+	}
+	if all || first != "" {
+		notes = append(notes,
+			prose("config.rke2ConfigNotes.nodeName", textData{Args: map[string]any{"source": rke2NodeName.Source, "releases": rke2NodeName.ReleasesOf()}}),
+			prose("config.rke2ConfigNotes.kdm", textData{Args: map[string]any{"filter": releases.KDMFilterSource, "floors": namingKeyKDM()}}))
+	}
+	notes = append(notes,
+		prose("config.rke2ConfigNotes.notes.4", textData{Args: map[string]any{"disableCCMNote": disableCCMNote(minor)}}),
+		prose("config.rke2ConfigNotes.notes.5", textData{Args: map[string]any{"apiServerCPSource": apiServerCP.Source}}),
+		prose("config.rke2ConfigNotes.notes.6", textData{Args: map[string]any{"nodeExternalIPSource": mustChange("rke2", "node-external-ip").Source}}),
+		prose("config.rke2ConfigNotes.notes.7", textData{Args: map[string]any{"noOpReleases": rke2NoOpAWS.ReleasesOf()}}),
+	)
+	return notes
+}

@@ -186,25 +186,6 @@ $k get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID
 // distribution takes, on the machine or workstation that holds it.
 func (b *builder) configCheck() Command { return parts[b.r.Distro].configCheck(b) }
 
-func rke2ConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, prose("today.rke2ConfigCheck", nil),
-		`sudo cat /etc/rancher/rke2/config.yaml /etc/rancher/rke2/config.yaml.d/*.yaml 2>/dev/null | grep -E '^(cloud-provider-|disable-cloud-controller|node-name|node-external-ip|kube-apiserver-arg)'`)
-}
-
-func k3sConfigCheck(*builder) Command {
-	return script(KindNode, atEveryNode, prose("today.k3sConfigCheck", nil),
-		`sudo cat /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml 2>/dev/null | grep -A3 -E '^(disable-cloud-controller|disable|kubelet-arg|node-name)'`)
-}
-
-func kubeadmConfigCheck(*builder) Command {
-	return run(KindCluster, atControlPlane, prose("today.kubeadmConfigCheck", nil), "kubeadm", "config", "validate", "--config", "kubeadm-config.yaml")
-}
-
-func rkeConfigCheck(*builder) Command {
-	return script(KindCluster, atRKE, prose("today.rkeConfigCheck", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
-
-}
-
 // installNew installs the CCM on a cluster whose nodes wait for it.
 func (b *builder) installNew() Step {
 	rd := render{mode: renderer.ModeInstall}
@@ -289,38 +270,6 @@ func (b *builder) externalKubelets(extraWhy string) Step {
 	}
 }
 
-// rke2Restart restarts RKE2 with its configuration.
-func rke2Restart(*builder) Command {
-	return script(KindNode, atEveryNode, prose("today.rke2Restart", nil),
-		"sudo systemctl restart rke2-server 2>/dev/null || sudo systemctl restart rke2-agent")
-}
-
-// k3sRestart restarts K3s with its configuration.
-func k3sRestart(*builder) Command {
-	return script(KindNode, atEveryNode, prose("today.k3sRestart", nil),
-		"sudo systemctl restart k3s 2>/dev/null || sudo systemctl restart k3s-agent")
-}
-
-// kubeadmRestart restarts the kubelets with their flags.
-func kubeadmRestart(*builder) Command {
-	return script(KindNode, atEveryNode, "Restart the kubelet", "sudo systemctl restart kubelet")
-}
-
-// kubeadmKubeletSnippets add the flag to the flags kubeadm wrote, and to
-// the configuration of new nodes.
-func kubeadmKubeletSnippets(b *builder) []Snippet {
-	return []Snippet{{File: "/var/lib/kubelet/kubeadm-flags.env", Language: "sh",
-		Content: "KUBELET_KUBEADM_ARGS=\"... --cloud-provider=external\"\n",
-		Note:    b.text("today.kubeadmKubelets.snippets.note")},
-		{File: "kubeadm-join.yaml (new nodes)", Language: "yaml", Content: kubeadmConfig(b.r.minor, "", true),
-			Note: b.text("today.kubeadmKubelets.snippets.note.2")}}
-}
-
-// rkeRestart applies cluster.yml.
-func rkeRestart(*builder) Command {
-	return run(KindCluster, atRKE, "Apply cluster.yml", "rke", "up")
-}
-
 // holdServices is the render that keeps the CCM's service controller off.
 var holdServices = render{mode: renderer.ModeInstall, extraArgs: []string{k3sHoldServices}}
 
@@ -380,33 +329,6 @@ func noProviderPlan(b *builder) distroPlan {
 		install:       install,
 		nodes:         taintStep,
 		upgrade:       b.text("today.noProviderPlan.upgrade"),
-	})
-}
-
-func rke2BuiltinPlan(b *builder) distroPlan {
-	reregister := Step{
-		ID:       "reregister-nodes",
-		Title:    b.text("today.reregister-nodes.title"),
-		Why:      b.text("today.reregister-nodes.why"),
-		Notes:    b.texts("today.reregister-nodes.notes"),
-		Commands: []Command{drainDelete(), script(KindNode, atThatAgent, "Register it again", "sudo systemctl restart rke2-agent")},
-		Checks:   []Check{providerIDCheck(), b.nodesInitialised()},
-		Rollback: Rollback{Description: b.text("today.reregister-nodes.rollback.description")},
-	}
-	install := b.installSwitch(b.text("today.rke2BuiltinPlan.install.installSwitch"), b.holdServices())
-	return switchPlan(b, switchParts{
-		title:         b.text("today.rke2BuiltinPlan.title"),
-		summary:       b.text("today.rke2BuiltinPlan.summary"),
-		beforeSummary: b.text("today.rke2BuiltinPlan.beforeSummary"),
-		duringSummary: b.text("today.rke2BuiltinPlan.duringSummary"),
-		expectNodes:   b.text("today.rke2BuiltinPlan.expectNodes"),
-		expectCheck:   b.text("today.rke2BuiltinPlan.expectCheck"),
-		tags:          b.text("today.rke2BuiltinPlan.tags"),
-		lbs:           b.text("today.rke2BuiltinPlan.lbs"),
-		kubelets:      b.text("today.rke2BuiltinPlan.kubelets"),
-		install:       install,
-		nodes:         reregister,
-		upgrade:       b.text("today.rke2BuiltinPlan.upgrade"),
 	})
 }
 
