@@ -439,12 +439,7 @@ func (rp *replay) serverStart(s plan.Step) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(kubeconfig), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(kubeconfig, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testtools.WriteFile(t, kubeconfig, b)
 	if rp.distro == "rke2" {
 		bin := filepath.Join(root, "var/lib/rancher/rke2/bin")
 		if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -508,12 +503,7 @@ func (rp *replay) putOnNode(n node, file, content string) {
 	path := filepath.Join(rp.root(n), file)
 	if ext := filepath.Ext(file); ext != ".yaml" && ext != ".yml" {
 		// Not YAML (a kubelet's flags file): the content is the file.
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testtools.WriteFile(t, path, []byte(content))
 		return
 	}
 	merged := map[string]any{}
@@ -542,12 +532,7 @@ func (rp *replay) putOnNode(n node, file, content string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testtools.WriteFile(t, path, b)
 }
 
 // targets are the nodes a node command or check runs on, by its Where.
@@ -1191,12 +1176,7 @@ func (rp *replay) replaceServer(s plan.Step, old node) node {
 		t.Fatal(err)
 	}
 	path := filepath.Join(rp.root(n), config)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testtools.WriteFile(t, path, b)
 	register(t, n.node)
 	if err := cp.Client.CoreV1().Nodes().Delete(ctx, old.node.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
