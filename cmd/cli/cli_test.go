@@ -11,6 +11,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools/ccmtest"
 )
 
@@ -310,5 +311,26 @@ func TestWarningsReachTheTerminal(t *testing.T) {
 	code := Main([]string{"--set-arg=configure-cloud-routes=true"}, IOStreams{In: strings.NewReader(ccm), Out: &out, ErrOut: tty, Terminal: spy.open})
 	if code != ExitOK || spy.opened != 0 {
 		t.Errorf("stderr a terminal: exit %d, the controlling terminal opened %d times", code, spy.opened)
+	}
+}
+
+// TestWarningsEscaped: a warning quotes the chart's flag value; an escape
+// sequence and a line break in it reach stderr escaped, the warning on
+// one line.
+func TestWarningsEscaped(t *testing.T) {
+	in := ccmtest.Manifest(ccmtest.Options{Args: []string{"--cloud-provider=aws", `"--configure-cloud-routes=tr\e[2Jue\nmore"`}, ControlPlane: true, Account: true})
+	code, out, errOut := run(t, in, "--distro=rke2")
+	if code != ExitOK || out == "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var warned bool
+	for _, l := range strings.Split(strings.TrimSuffix(errOut, "\n"), "\n") {
+		if safetext.HasControl(l) {
+			t.Errorf("a control character on stderr: %q", l)
+		}
+		warned = warned || strings.Contains(l, `comes with --configure-cloud-routes=tr\x1b[2Jue\nmore (the chart's values)`)
+	}
+	if !warned {
+		t.Errorf("no escaped warning of the chart's value on stderr: %q", errOut)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
@@ -104,11 +105,13 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 	return cmd
 }
 
-// Warnings are the renderer's warnings as the lines that show them.
+// Warnings are the renderer's warnings as the lines that show them. A
+// warning quotes its input (names, the chart's flag values): escaped, a
+// control character there cannot reach the terminal nor split the line.
 func Warnings(ws []string) []string {
 	lines := make([]string, len(ws))
 	for i, w := range ws {
-		lines[i] = "aws-ccm-renderer: warning: " + w
+		lines[i] = "aws-ccm-renderer: warning: " + safetext.Escape(w)
 	}
 	return lines
 }
