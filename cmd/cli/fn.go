@@ -104,7 +104,7 @@ func runFn(cmd *cobra.Command) error {
 	items, results, runErr := processResourceList(items, rw.FunctionConfig)
 	for _, r := range results {
 		if r.Severity == severityWarning {
-			fmt.Fprintln(cmd.ErrOrStderr(), Warnings([]string{r.Message})[0])
+			fmt.Fprintln(cmd.ErrOrStderr(), Warning(r.Message))
 		}
 	}
 	if len(results) > 0 {

@@ -105,16 +105,19 @@ func NewRootCommand(s IOStreams, more Commands) *cobra.Command {
 	return cmd
 }
 
-// Warnings are the renderer's warnings as the lines that show them. A
-// warning quotes its input (names, the chart's flag values): escaped, a
-// control character there cannot reach the terminal nor split the line.
+// Warnings are the renderer's warnings as the lines that show them.
 func Warnings(ws []string) []string {
 	lines := make([]string, len(ws))
 	for i, w := range ws {
-		lines[i] = "aws-ccm-renderer: warning: " + safetext.Escape(w)
+		lines[i] = Warning(w)
 	}
 	return lines
 }
+
+// Warning is the line that shows a warning. A warning quotes its input
+// (names, the chart's flag values): escaped, a control character there
+// cannot reach the terminal nor split the line.
+func Warning(w string) string { return "aws-ccm-renderer: warning: " + safetext.Escape(w) }
 
 // Complete completes a flag with values.
 func Complete[T ~string](cmd *cobra.Command, flag string, values []T) {

@@ -1225,32 +1225,23 @@ func crossedIn(expect, out string) []string {
 }
 
 func TestCrossedIn(t *testing.T) {
-	out := "Cluster e2e\n  ✗ node          3 nodes: no providerID\n  ✗ subnet        no subnet for internal ELBs\n  ✓ iam           may do all 49 actions\n"
-	for _, c := range []struct {
-		expect string
-		want   int
-	}{
-		{"No ✗ line in the iam area: a ✓ line", 0},
-		{"No ✗ line in the instance, cluster-id, security-group and subnet areas: every node's", 1},
-		{"No ✗ in the options area (options a component", 0},
-		{"No ✗ line in the node area", 1},
-		{"Exit 0: a CCM pod ready", 0},
-		{"No ✗ line in the cluster-id, security-group and subnet areas, and in the instance area only the nodes on their rke2:// provider IDs, which", 1},
-	} {
-		if got := crossedIn(c.expect, out); len(got) != c.want {
-			t.Errorf("crossedIn(%q): %q, want %d lines", c.expect, got, c.want)
-		}
-	}
+	areas := "Cluster e2e\n  ✗ node          3 nodes: no providerID\n  ✗ subnet        no subnet for internal ELBs\n  ✓ iam           may do all 49 actions\n"
 	instances := "  ✗ instance      a: its providerID \"rke2://a\" names no instance\n  ✗ instance      b: no instance i-1\n"
 	for _, c := range []struct {
-		expect string
-		want   int
+		expect, out string
+		want        int
 	}{
-		{"No ✗ line in the cluster-id areas, and in the instance area only the nodes on their rke2:// provider IDs", 1},
-		{"No ✗ line in the cluster-id areas, and in the instance area only the nodes on their k3s:// provider IDs", 2},
-		{"No ✗ line in the instance, cluster-id areas", 2},
+		{"No ✗ line in the iam area: a ✓ line", areas, 0},
+		{"No ✗ line in the instance, cluster-id, security-group and subnet areas: every node's", areas, 1},
+		{"No ✗ in the options area (options a component", areas, 0},
+		{"No ✗ line in the node area", areas, 1},
+		{"Exit 0: a CCM pod ready", areas, 0},
+		{"No ✗ line in the cluster-id, security-group and subnet areas, and in the instance area only the nodes on their rke2:// provider IDs, which", areas, 1},
+		{"No ✗ line in the cluster-id areas, and in the instance area only the nodes on their rke2:// provider IDs", instances, 1},
+		{"No ✗ line in the cluster-id areas, and in the instance area only the nodes on their k3s:// provider IDs", instances, 2},
+		{"No ✗ line in the instance, cluster-id areas", instances, 2},
 	} {
-		if got := crossedIn(c.expect, instances); len(got) != c.want {
+		if got := crossedIn(c.expect, c.out); len(got) != c.want {
 			t.Errorf("crossedIn(%q): %q, want %d lines", c.expect, got, c.want)
 		}
 	}

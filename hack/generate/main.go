@@ -77,6 +77,13 @@ func generators() []generator {
 	return gs
 }
 
+// PlanDoc is a document with sections the plan writes; with AllDistros,
+// one section at least names each distribution.
+type PlanDoc struct {
+	Path       string
+	AllDistros bool
+}
+
 // CompatibilityDoc is the page of the releases and front ends.
 const CompatibilityDoc = "docs/compatibility.md"
 
@@ -84,10 +91,7 @@ const CompatibilityDoc = "docs/compatibility.md"
 // distribution has one in those marked AllDistros: the runbooks
 // (docs/dev); the migration guide and the new clusters' page show one
 // example each.
-var PlanDocs = []struct {
-	Path       string
-	AllDistros bool
-}{
+var PlanDocs = []PlanDoc{
 	{"docs/dev/runbooks.md", true},
 	{"docs/new-cluster.md", false},
 	{"docs/migration.md", false},
@@ -137,10 +141,7 @@ func compatibility(marker string) (string, error) {
 // planDoc fills a plan document's sections: "aws-ccm-renderer ARGS" is
 // what the command prints, "plan.WriteGuide DISTRO..." the runbooks of
 // those distributions at the defaults.
-func planDoc(root string, doc struct {
-	Path       string
-	AllDistros bool
-}, write bool) ([]string, error) {
+func planDoc(root string, doc PlanDoc, write bool) ([]string, error) {
 	problems, markers, err := generated.Sections(root, doc.Path, planSection, write)
 	if err != nil || !doc.AllDistros {
 		return problems, err

@@ -231,8 +231,9 @@ func argoParams(lookup func(string) (string, bool)) (map[string]string, map[stri
 
 // envControlFree refuses a plugin env variable with a control character.
 func envControlFree(lookup func(string) (string, bool), name string) error {
-	if v, _ := lookup(name); safetext.Check(v) != nil {
-		return argoError("%s: the value %v", name, safetext.Check(v))
+	v, _ := lookup(name)
+	if err := safetext.Check(v); err != nil {
+		return argoError("%s: the value %v", name, err)
 	}
 	return nil
 }

@@ -217,7 +217,7 @@ func (c *chart) prepare(ctx context.Context, n needs) (*prepared, error) {
 	if p.pr, err = renderer.NewPostRenderer(opts); err != nil {
 		return nil, err
 	}
-	p.pr.Warn = func(msg string) { fmt.Fprintln(c.progress, cli.Warnings([]string{msg})[0]) }
+	p.pr.Warn = func(msg string) { fmt.Fprintln(c.progress, cli.Warning(msg)) }
 	if p.vals, err = p.client.Values(c.values); err != nil {
 		return nil, err
 	}
