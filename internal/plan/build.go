@@ -281,11 +281,11 @@ func (b *builder) diff(rd render) Command {
 	if rd.reset {
 		argv = append(argv, "--reset-options")
 	}
-	return run(KindRenderer, atWorkstation, b.text("build.diff"), argv...)
+	return run(KindRenderer, atWorkstation, "Preview: what the upgrade below changes in the cluster (a server-side dry run against the release)", argv...)
 }
 
 func (b *builder) uninstall() Command {
-	return run(KindRenderer, atWorkstation, b.text("build.uninstall"),
+	return run(KindRenderer, atWorkstation, "Remove the CCM release",
 		"helm", "uninstall", b.r.Release, "--namespace", b.r.Namespace, "--wait")
 }
 
@@ -405,7 +405,7 @@ func (b *builder) lbServices() *Command {
 // mirrorPodRouteFlags shows the controller managers' route flags, read off
 // their static pods' mirror pods (RKE2, kubeadm).
 func mirrorPodRouteFlags() Command {
-	return script(KindKubectl, atWorkstation, prose("build.mirrorPodRouteFlags", nil), `
+	return script(KindKubectl, atWorkstation, "The controller managers' route flags (their static pods' mirror pods)", `
 kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
   | grep -o -e '--allocate-node-cidrs=[a-z]*' -e '--configure-cloud-routes=[a-z]*' -e '--cluster-cidr=[^" ]*' | sort | uniq -c`)
 }
@@ -415,7 +415,7 @@ kubectl -n kube-system get pods -l component=kube-controller-manager -o yaml \
 // kubelets are not given cloud-provider=external.
 func kubeletNotExternal(program, name, expect string) Check {
 	return Check{
-		Description: prose("build.kubeletNotExternal.description", textData{Args: map[string]any{"name": name}}),
+		Description: "Nodes whose kubelet is not told --cloud-provider=external (" + name + " records each node's arguments)",
 		Command: ptr(script(KindKubectl, atWorkstation, "", `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.annotations.`+program+`\.io/node-args}{"\n"}{end}' \
   | grep -v 'cloud-provider=external' | cut -d' ' -f1`)),

@@ -1,9 +1,5 @@
 package plan
 
-import (
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-)
-
 // The cluster's own configuration for the external cloud provider, per
 // distribution and Kubernetes minor, as structs marshalled to YAML: the
 // options follow internal/releases' record of what each release removed or
@@ -35,24 +31,14 @@ type kubeadmArg struct {
 	Value string `yaml:"value"`
 }
 
-// mustYAML marshals v with kyaml (sequences level with their keys), as the
-// new-cluster snippets print; yamlOf (yaml.go) indents them, as the
-// migration steps' snippets print. The plans' structs always marshal.
-func mustYAML(v any) string {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
 // disableCCMNote says why RKE2 needs disable-cloud-controller at a minor.
 func disableCCMNote(minor int) string {
 	c := mustChange("rke2", "disable-cloud-controller")
 	if minor >= c.Minor {
 		return c.Says + " (" + c.Source + ")."
 	}
-	return prose("config.disableCCMNote", textData{Args: map[string]any{"cReleasesOf": c.ReleasesOf(), "cSource": c.Source}})
+	return "RKE2 of this minor turns its own cloud controller off by itself when cloud-provider-name is set, " +
+		"and " + c.ReleasesOf() + " no longer does (" + c.Source + "): set it now, so that the upgrade keeps it off."
 }
 
 // clusterConfig is the configuration of a cluster on the external

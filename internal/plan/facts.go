@@ -40,14 +40,16 @@ func policyJSON(actions []string) string {
 // iamMissingBy says what a role without the newer actions loses, per tag.
 func iamMissingBy(tag string) string {
 	v := version.MustParseGeneric(tag)
-	args := textData{Args: map[string]any{"tag": tag, "describeAZs": releases.ActionDescribeAZs, "instanceTopology": releases.ActionInstanceTopology}}
 	switch {
 	case releases.LabelsZoneID(tag):
-		return prose("facts.iamMissingBy.zoneID", args)
+		return "the " + tag + " CCM initialises no node without " + releases.ActionDescribeAZs +
+			" (it labels each node with its zone ID) and ensures no load balancer; it asks for " +
+			releases.ActionInstanceTopology + " too"
 	case v.AtLeast(version.MustParseGeneric(releases.IAMAdded[0].Since[0])):
-		return prose("facts.iamMissingBy.loadBalancers", args)
+		return "the " + tag + " CCM ensures no load balancer without " + releases.ActionDescribeAZs +
+			" (it looks up the zones of the ELB's subnets)"
 	}
-	return prose("facts.iamMissingBy.none", args)
+	return "the " + tag + " CCM needs exactly the actions below"
 }
 
 // The facts of internal/releases the steps name.

@@ -12,27 +12,49 @@ import (
 // shell variables they expand and the workstation's files they name. Each
 // is made by an earlier step (a command sets the variable or writes the
 // file, or the step's snippet is the file) or supplied by the operator:
-// operatorInput says what each of those is, in texts/inputs.tmpl.
+// operatorInput says what each of those is.
 
 // operatorInput is an input the operator supplies, by name: its kind and
 // what it is.
 func (b *builder) operatorInput(name string) (kind, source string) {
 	switch name {
 	case "CLUSTER_ID":
-		return InputVariable, b.text("inputs.CLUSTER_ID")
+		s := "yours: the <id> of the cluster's kubernetes.io/cluster/<id> tag"
+		if b.r.From == FromNew {
+			s += " (you choose it)"
+		}
+		return InputVariable, s
 	case "INSTANCE_ID":
-		return InputVariable, b.text("inputs.INSTANCE_ID")
+		s := "yours: a control-plane instance's ID"
+		if b.r.From == FromInTree {
+			s += ", the last part of its PROVIDER-ID in nodes-before.txt"
+		} else {
+			s += " (aws ec2 describe-instances)"
+		}
+		if b.r.From == FromNew {
+			s += "; with none running yet, set CP_ROLE to the ARN of the role their instance profile will have"
+		}
+		return InputVariable, s
 	case "NODE":
-		return InputVariable, b.text("inputs.NODE")
+		return InputVariable, "yours: the name of the node a command works on, one node at a time"
 	case "CLUSTER_NAME":
-		return InputVariable, b.text("inputs.CLUSTER_NAME")
+		return InputVariable, "yours: the cluster's name in Rancher (kubectl -n fleet-default get clusters.provisioning.cattle.io)"
 	case "ECR_IMAGE":
-		return InputVariable, b.text("inputs.ECR_IMAGE")
+		return InputVariable, "yours: one of the images the first command of before.ecr-credentials lists, set on the node"
 	case "cluster.yml":
-		return InputFile, b.text("inputs.cluster.yml")
+		if b.r.From == FromNew {
+			return InputFile, "yours: the cluster's RKE configuration, with the snippet of before.cluster-config"
+		}
+		return InputFile, "yours: the cluster's RKE configuration, beside cluster.rkestate"
 	}
 	if tag, ok := b.digestTag(name); ok {
-		return InputVariable, b.textWith("inputs.CCM_DIGEST", map[string]any{"imageRepo": ImageRepo, "tag": tag, "name": name, "command": releases.DigestCommand(tag)})
+		s := "yours: the digest of " + ImageRepo + ":" + tag + ", which registry.k8s.io's promotion list does not " +
+			"give yet: " + name + "=$(" + releases.DigestCommand(tag) + ") (crane: go-containerregistry's CLI), " +
+			"which fails while the registry does not serve the tag: then pin an older 1.x patch"
+		if tag == b.r.tag {
+			s += " with --ccm-version"
+		}
+		return InputVariable, s
 	}
 	return "", ""
 }
@@ -202,11 +224,11 @@ func (b *builder) inputs(phases []PhasePlan) ([]Input, map[string][]string) {
 		}
 		switch {
 		case in.Step != "" && u.kind == InputVariable:
-			in.Source = b.textWith("inputs.set", map[string]any{"step": in.Step})
+			in.Source = "set by " + in.Step
 		case in.Step != "" && fromSnippet[u.name]:
-			in.Source = b.textWith("inputs.snippet", map[string]any{"step": in.Step})
+			in.Source = "the snippet of " + in.Step + ", saved under this name"
 		case in.Step != "":
-			in.Source = b.textWith("inputs.written", map[string]any{"step": in.Step})
+			in.Source = "written by " + in.Step
 		case kind == u.kind:
 			in.Source = source
 		default:

@@ -22,6 +22,8 @@ type distroParts struct {
 	config func(*builder) ([]Snippet, []string)
 	// configCheck reads that configuration back.
 	configCheck func(*builder) Command
+	// configExpect is what configCheck shows on a new cluster.
+	configExpect string
 	// restart applies the configuration on every node, and rolls it back.
 	restart func(*builder) Command
 	// kubeletSnippets are what moves the running kubelets to the external
@@ -34,9 +36,9 @@ var parts map[distros.Distro]distroParts
 
 func init() {
 	parts = map[distros.Distro]distroParts{
-		distros.RKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, restart: rkeRestart},
-		distros.RKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, restart: rke2Restart},
-		distros.K3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, restart: k3sRestart},
-		distros.Kubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
+		distros.RKE:     {leader: rkeLeader, config: rkeClusterConfig, configCheck: rkeConfigCheck, configExpect: rkeConfigExpect, restart: rkeRestart},
+		distros.RKE2:    {leader: rke2Leader, builtin: rke2BuiltinPlan, config: rke2ClusterConfig, configCheck: rke2ConfigCheck, configExpect: rke2ConfigExpect, restart: rke2Restart},
+		distros.K3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, configExpect: k3sConfigExpect, restart: k3sRestart},
+		distros.Kubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, configExpect: kubeadmConfigExpect, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
 	}
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -53,7 +54,9 @@ type controllerLeader struct {
 func (b *builder) customLease() bool { return b.r.LeaderName != renderer.DefaultLeaderName }
 
 func (b *builder) kcmConfigNote() string {
-	return b.text("rke.kcmConfigNote")
+	return "The controller manager's built-in configuration names the lease " + renderer.DefaultLeaderName + "; this plan uses " + b.r.LeaderName + ", so the controller manager gets its " +
+		"own LeaderMigrationConfiguration (" + kcmConfigPath + ", the same controllers as the built-in one). Write " +
+		"it on every control-plane node before the update."
 }
 
 // rkeClusterYML is the part of RKE1's cluster.yml the leader migration
@@ -109,53 +112,81 @@ done`, containers, flags))
 	if b.customLease() {
 		kcmArgs["leader-migration-config"] = kcmConfigPath
 		kcmSnippets = append(kcmSnippets, Snippet{File: kcmConfigPath, Language: "yaml", Content: b.kcmLMConfig(),
-			Note: b.text("rke.kcmSnippets.note")})
+			Note: "On every control-plane node; RKE mounts the host's /etc/kubernetes into the kube-controller " +
+				"container (rancher/rke cluster/plan.go)"})
 		kcmNotes = append(kcmNotes, b.kcmConfigNote())
 	}
 	kcmSnippets = append([]Snippet{{File: "cluster.yml", Language: "yaml", Content: yamlOf(rkeClusterYML{CloudProvider: &rkeCloudProvider{Name: "aws"}, Services: rkeServices("kube-controller", kcmArgs)},
 		lineComment("cloud_provider.name", 12, "unchanged, awsCloudProvider included")),
-		Note: b.text("rke.kcmSnippets.note.2")}}, kcmSnippets...)
-	kcmNotes = append(kcmNotes, b.text("rke.kcmNotes"))
+		Note: "Merge into cluster.yml; keep the other extra_args. In Rancher: Edit as YAML, the same keys under " +
+			"rancher_kubernetes_engine_config"}}, kcmSnippets...)
+	kcmNotes = append(kcmNotes, "rke up restarts kube-controller-manager on the control-plane nodes with "+
+		"--enable-leader-migration=true; the in-tree provider stays.")
 	kcm := Step{
-		Why:      b.text("rke.kcm.why"),
+		Why:      "RKE passes services.kube-controller.extra_args to kube-controller-manager as flags.",
 		Notes:    kcmNotes,
 		Snippets: kcmSnippets,
 		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{{
-			Description: b.text("rke.kcm.check.description"),
+			Description: "The controller manager's flags, on each control-plane node",
 			Command:     inspect("kube-controller-manager", "--cloud-provider= -e --enable-leader-migration"),
 			Expect:      "kube-controller-manager: --cloud-provider=aws --enable-leader-migration=true",
 		}},
 		Rollback: Rollback{
-			Description: b.text("rke.kcm.rollback.description"),
-			Commands:    []Command{rkeUp},
+			Description: "Remove enable-leader-migration (and leader-migration-config) from " +
+				"services.kube-controller.extra_args and run rke up. Only while the CCM is not installed.",
+			Commands: []Command{rkeUp},
 		},
 	}
 
-	imds := script(KindNode, atEveryNode, b.text("rke.imds"), `
+	imds := script(KindNode, atEveryNode, "The instance metadata's hostname, which rke-tools gives the kubelet with useInstanceMetadataHostname", `
 TOKEN=$(curl -s -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 60')
 curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta-data/hostname; echo`)
 	imds.Main = true
 	nodeNames := Step{
 		ID:    "node-names",
-		Title: b.text("rke.node-names.title"),
-		Why:   b.text("rke.node-names.why"),
+		Title: "Decide how each kubelet keeps its node's name: instance metadata or hostname_override",
+		Why: "The in-tree provider named each node after its instance's PrivateDnsName from the EC2 API, and " +
+			"avoided the instance metadata on purpose: in a VPC whose DHCP options set another domain the " +
+			"metadata's hostname differs (legacy-cloud-providers aws/aws.go buildSelfAWSInstance, v0.26.15). " +
+			"With external-aws and useInstanceMetadataHostname RKE drops the kubelet's --hostname-override " +
+			"(rancher/rke cluster/plan.go BuildKubeletProcess, v1.4.15) and rke-tools sets it from " +
+			"meta-data/hostname (rancher/rke-tools entrypoint.sh); without it the kubelet gets the node's " +
+			"hostname_override (default: its address, cluster/defaults.go). With the external provider the " +
+			"kubelet registers under that name: every node whose name it is not registers anew.",
 		Notes: []string{
-			b.text("rke.node-names.notes"),
+			"hostname_override also names the node's etcd member (etcd-<hostname_override>, cluster/plan.go), " +
+				"and RKE removes etcd members by that name (services/etcd.go RemoveEtcdMember): change it only with " +
+				"before.etcd-snapshot taken.",
 		},
 		Commands: []Command{imds},
 		Checks: []Check{{
-			Description: b.text("rke.node-names.check.description"),
-			Expect:      b.text("rke.node-names.check.expect"),
+			Description: "Every node's metadata hostname against its NAME in nodes-before.txt",
+			Expect: "All the same: during.switch sets useInstanceMetadataHostname: true. Any different: during.switch " +
+				"sets useInstanceMetadataHostname: false and every node's hostname_override in cluster.yml to its " +
+				"NAME.",
 		}},
 		Rollback: readOnly(),
 	}
 
 	switchStep := Step{
 		ID:    "switch",
-		Title: b.text("rke.switch.title"),
-		Why:   b.text("rke.switch.why"),
-		Notes: b.texts("rke.switch.notes"),
+		Title: "Switch the cluster to the external provider (cloud_provider: external-aws)",
+		Why: "With external-aws RKE passes --cloud-provider=external to kube-apiserver, kube-controller-manager " +
+			"and the kubelets (rancher/rke cluster/plan.go getCloudProviderName, from v1.4.15 and v1.5.0), so no " +
+			"controller manager runs the in-tree cloud controllers any more and the CCM, waiting for the lease, " +
+			"takes them over. Each kubelet keeps its node's name as before.node-names decided.",
+		Notes: []string{
+			"Remove awsCloudProvider: with it RKE picks the aws provider again (cloudprovider/cloudprovider.go " +
+				"InitCloudProvider), and it refuses aws from Kubernetes 1.27 (cluster/defaults.go). Its settings " +
+				"went to the CCM in before.cloud-config.",
+			"rke up updates control-plane nodes one at a time (upgrade_strategy.max_unavailable_controlplane, " +
+				"default 1), then the workers. Controller managers not yet updated keep the in-tree provider and " +
+				"leader migration: the lease holder, one of them or the CCM, runs the cloud controllers, nobody else.",
+			"Keep kubernetes_version as it is: switch first, check, then upgrade (after.upgrade).",
+			"In Rancher: Cloud Provider \"External Amazon (out-of-tree)\" and its instance metadata hostname " +
+				"option set the same.",
+		},
 		Snippets: []Snippet{{
 			File: "cluster.yml", Language: "yaml",
 			Content: yamlOf(rkeClusterYML{
@@ -166,20 +197,25 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 				lineComment("cloud_provider.useInstanceMetadataHostname", 3, "false where before.node-names found a difference"),
 				lineComment("services.kube-controller.extra_args", 5, "enable-leader-migration and leader-migration-config removed; keep your other flags"),
 				lineComment("nodes.0.hostname_override", 3, "only with useInstanceMetadataHostname: false: the node's NAME")),
-			Note: b.text("rke.switch.snippet.note"),
+			Note: "Replace the cloud_provider section whole (awsCloudProvider goes); remove the leader migration flags " +
+				"of before.kcm-leader-migration",
 		}},
 		Commands: []Command{mainCmd(rkeUp)},
 		Checks: []Check{
-			{Description: b.text("rke.switch.check.description"), Command: b.checkRelease(), Expect: b.handoverExpect()},
+			{Description: "While rke up runs, after each control-plane node", Command: b.checkRelease(), Expect: b.handoverExpect()},
 			{
-				Description: b.text("rke.switch.check.description.2"),
+				Description: "Each node's components after its update",
 				Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider= -e --hostname-override= -e --enable-leader-migration"),
-				Expect:      b.text("rke.switch.check.expect"),
+				Expect: "--cloud-provider=external for each (kube-apiserver and kube-controller-manager on control-plane " +
+					"nodes only), no --enable-leader-migration, and the kubelet's --hostname-override is the node's NAME.",
 			},
 		},
 		Rollback: Rollback{
-			Description: b.text("rke.switch.rollback.description"),
-			Commands:    []Command{rkeUp},
+			Description: "Restore the cluster.yml of before.kcm-leader-migration (cloud_provider aws with its " +
+				"awsCloudProvider section, enable-leader-migration) and run rke up. The CCM, still in migrate mode, " +
+				"keeps the lease until the controller managers take it back; node names and provider IDs do not " +
+				"change. To go back all the way, uninstall the CCM afterwards (the rollback of before.install-ccm).",
+			Commands: []Command{rkeUp},
 		},
 	}
 
@@ -190,34 +226,48 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 
 	var rkeCleanup []Command
 	if b.customLease() {
-		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, b.text("rke.rkeCleanup"), "sudo rm "+kcmConfigPath))
+		rkeCleanup = append(rkeCleanup, script(KindNode, atControlPlane, "The controller manager's leader migration config", "sudo rm "+kcmConfigPath))
 	}
 	snapshot := func(name string) Command {
-		return run(KindCluster, atRKE, b.text("rke.snapshot"), "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
+		return run(KindCluster, atRKE, "A snapshot on every etcd node", "rke", "etcd", "snapshot-save", "--config", "cluster.yml", "--name", name)
 	}
-	restore := b.text("rke.restore")
+	restore := "To restore one: rke etcd snapshot-restore --config cluster.yml --name NAME (rancher/rke " +
+		"cmd/etcd.go)."
 
 	return leaderParts{
-		title:             "RKE1 (cluster.yml)",
-		summary:           b.text("rke.summary"),
-		duringSummary:     b.text("rke.duringSummary"),
-		afterSummary:      b.text("rke.afterSummary"),
-		preflightCommands: []Command{run(KindCluster, atRKE, b.text("rke.preflightCommands"), "rke", "--version")},
+		title: "RKE1 (cluster.yml)",
+		summary: "Leader migration of an RKE1 cluster at Kubernetes " + b.r.KubeVersion + " from the in-tree aws provider to the " +
+			"AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease " + b.r.LeaderName + ", so exactly one of them runs the cloud " +
+			"controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches " +
+			"to cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. " +
+			"RKE1 is at end of life: the upgrade after the migration stops at 1." + strconv.Itoa(rkeLastMinor) + ".",
+		duringSummary: "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the " +
+			"CCM.",
+		afterSummary:      "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
+		preflightCommands: []Command{run(KindCluster, atRKE, "The RKE CLI's version", "rke", "--version")},
 		preflightChecks: []Check{{
 			Description: "The RKE CLI",
-			Expect:      b.text("rke.preflightChecks.expect"),
+			Expect: "rke version v1.4.15 or later of the v1.4 line, or v1.5.0 or later: older releases have no " +
+				"cloud_provider external-aws (rancher/rke cluster/plan.go getCloudProviderName, not at v1.4.14). Use " +
+				"the same rke release and cluster.rkestate for every rke up of this plan.",
 		}},
-		own:             []Step{nodeNames},
-		hostnameWhy:     b.text("rke.hostnameWhy"),
-		cloudConfig:     b.text("rke.cloudConfig"),
-		readCloudConfig: script(KindNode, atControlPlane, b.text("rke.readCloudConfig"), "sudo cat /etc/kubernetes/cloud-config"),
+		own: []Step{nodeNames},
+		hostnameWhy: "on RKE1 the label is each node's hostname_override (default: its address; rancher/rke " +
+			"cluster/plan.go BuildKubeletProcess, cluster/defaults.go), and after the switch it is the node's " +
+			"name: every node listed gets a new label value.",
+		cloudConfig: "RKE writes the file /etc/kubernetes/cloud-config on every node from cloud_provider.awsCloudProvider " +
+			"of cluster.yml and passes it with --cloud-config (rancher/rke cloudprovider/aws, cluster/plan.go).",
+		readCloudConfig: script(KindNode, atControlPlane, "The in-tree provider's config", "sudo cat /etc/kubernetes/cloud-config"),
 		routeFlags:      *inspect("kube-controller-manager", "--allocate-node-cidrs -e --configure-cloud-routes -e --cluster-cidr"),
-		routes:          b.text("rke.routes"),
-		ecrBinDir:       "/etc/kubernetes/image-credential-provider/bin",
+		routes: "RKE's kube-controller flags come with its Kubernetes version (kontainer-driver-metadata): read them " +
+			"on a control-plane node.",
+		ecrBinDir: "/etc/kubernetes/image-credential-provider/bin",
 		ecrSnippets: []Snippet{
 			{File: ecrConfigPath, Language: "yaml", Content: b.ecrConfig(),
-				Note: b.text("rke.ecrSnippets.note")},
-			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: b.text("rke.ecrSnippets.note.2")},
+				Note: "On every node, with the binary at " +
+					"/etc/kubernetes/image-credential-provider/bin/ecr-credential-provider: the kubelet container mounts " +
+					"the host's /etc/kubernetes (rancher/rke cluster/plan.go)"},
+			{File: "cluster.yml", Language: "yaml", Content: ecrSnippet, Note: "Merge into cluster.yml; keep the other kubelet extra_args"},
 		},
 		ecrApply:   []Command{rkeUp},
 		snapshot:   snapshot,
@@ -225,12 +275,13 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 		kcm:        kcm,
 		switchStep: switchStep,
 		verify: []Check{{
-			Description: b.text("rke.verify.description"),
+			Description: "No component with the in-tree provider, on every node",
 			Command:     inspect("kube-apiserver kube-controller-manager kubelet", "--cloud-provider="),
-			Expect:      b.text("rke.verify.expect"),
+			Expect:      "--cloud-provider=external everywhere (the kubelet also on workers).",
 		}},
-		cleanup:      rkeCleanup,
-		upgrade:      b.text("rke.upgrade"),
+		cleanup: rkeCleanup,
+		upgrade: "Set kubernetes_version in cluster.yml and run rke up, one minor at a time, with an rke release that " +
+			"runs it.",
 		upgradeNotes: rkeUpgradeNotes(r.minor),
 	}
 }
@@ -245,8 +296,10 @@ func rkeUpgradeNotes(minor int) []string {
 		lines += fmt.Sprintf("1.%d: rke %s", m, rkeLineFor[m])
 	}
 	return []string{
-		prose("rke.rkeUpgradeNotes", textData{Args: map[string]any{"lines": lines}}),
-		prose("rke.rkeUpgradeNotes.2", textData{Args: map[string]any{"rkeLastMinor": rkeLastMinor}}),
+		"The rke CLI runs only the Kubernetes versions it lists (rke config --list-version --all): " + lines + " (rancher/rke release notes, \"RKE " +
+			"Kubernetes versions\").",
+		"RKE1 is at end of life: rke v1.8 is the last release line and stops at 1." + strconv.Itoa(rkeLastMinor) + ". Plan the move to RKE2 (whose cluster " +
+			"keeps the AWS CCM: install it there with --distro=rke2 --mode=install).",
 	}
 }
 
@@ -254,14 +307,20 @@ func rkeUpgradeNotes(minor int) []string {
 func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
-			Note: b.textWith("config.rkeClusterConfig.note", map[string]any{"rKELinesMinor": releases.RKELines[r.minor]})}},
-		[]string{b.text("config.rkeClusterConfig"),
-			b.text("config.rkeClusterConfig.2")}
+			Note: "rke " + releases.RKELines[r.minor] + " runs Kubernetes 1." + strconv.Itoa(b.r.minor) + "; external-aws exists from rke v1.4.15 " +
+				"and v1.5.0"}},
+		[]string{"external-aws gives kube-apiserver, kube-controller-manager and the kubelets " +
+			"--cloud-provider=external, and useInstanceMetadataHostname names each node after its instance's " +
+			"private DNS name (rancher/rke cluster/plan.go, v1.4.15 to v1.6.3).",
+			"RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1." + strconv.Itoa(rkeLastMinor) + " and is its last release line: plan the " +
+				"move to RKE2."}
 
 }
 
+const rkeConfigExpect = "The cloud_provider of the snippet above"
+
 func rkeConfigCheck(*builder) Command {
-	return script(KindCluster, atRKE, prose("today.rkeConfigCheck", nil), `grep -A2 '^cloud_provider:' cluster.yml`)
+	return script(KindCluster, atRKE, "The cloud provider of cluster.yml", `grep -A2 '^cloud_provider:' cluster.yml`)
 
 }
 
@@ -272,5 +331,11 @@ func rkeRestart(*builder) Command {
 
 // rkeConfig is the part of RKE1's cluster.yml the plans set.
 func rkeConfig() string {
-	return mustYAML(map[string]any{"cloud_provider": map[string]any{"name": "external-aws", "useInstanceMetadataHostname": true}})
+	type cloudProvider struct {
+		Name                        string `yaml:"name"`
+		UseInstanceMetadataHostname bool   `yaml:"useInstanceMetadataHostname"`
+	}
+	return yamlCompact(struct {
+		CloudProvider cloudProvider `yaml:"cloud_provider"`
+	}{cloudProvider{Name: "external-aws", UseInstanceMetadataHostname: true}})
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
@@ -15,7 +16,7 @@ import (
 // in. A step's ID is its name here; Build prefixes the phase.
 
 func readOnly() Rollback {
-	return Rollback{Description: prose("steps.readOnly.description", nil)}
+	return Rollback{Description: "Nothing to undo: this step only reads."}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -46,19 +47,25 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 	r := b.r
 	mode := b.firstMode()
 	cmds := append([]Command{
-		run(KindKubectl, atWorkstation, b.text("steps.preflight.cmds"), "kubectl", "version"),
-		script(KindKubectl, atWorkstation, b.text("steps.preflight.cmds.2"),
+		run(KindKubectl, atWorkstation, "The API server's version", "kubectl", "version"),
+		script(KindKubectl, atWorkstation, "Every node's name, provider ID and kubelet version, kept for later checks",
 			shellLine(b.nodesArgv())+" | tee nodes-before.txt"),
 	}, extra...)
 	return Step{
-		ID:       "preflight",
-		Title:    b.text("steps.preflight.title"),
-		Why:      b.textWith("steps.preflight.why", map[string]any{"chartImage": defaultChartImage(r.ChartVersion)}),
+		ID:    "preflight",
+		Title: "Take stock, and check the rendered CCM against the cluster",
+		Why: "The AWS CCM is released per Kubernetes minor and meant for its own minor " +
+			"(kubernetes/cloud-provider-aws docs/README.md, \"Compatibility with Kubernetes\"); chart " + b.r.ChartVersion + " deploys " + defaultChartImage(r.ChartVersion) + " by default, so every command of this " +
+			"plan pins image.tag=" + b.r.tag + " (" + b.r.tagSource + "). check reads the cluster and tells, before anything " +
+			"changes, whether the CCM this plan installs lands on every control-plane node, can look up every " +
+			"node, and matches the API server's version (docs/check.md). nodes-before.txt is what the checks of " +
+			"the switch compare with.",
 		Commands: cmds,
 		Checks: []Check{
-			{Description: "The server version", Expect: b.text("steps.preflight.check.expect")},
+			{Description: "The server version", Expect: "Server Version is v1." + strconv.Itoa(b.r.minor) + ".x; if not, run this plan again with --kube-version set " +
+				"to it."},
 			{Description: "The nodes", Expect: expectNodes},
-			{Description: b.text("steps.preflight.check.description"), Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
+			{Description: "The CCM this plan installs, against the cluster", Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
 		},
 		Rollback: readOnly(),
 	}
@@ -69,7 +76,7 @@ func defaultChartImage(chartVersion string) string {
 	if tag, ok := releases.DefaultImageTag(chartVersion); ok {
 		return tag
 	}
-	return prose("steps.defaultChartImage", nil)
+	return "the image of its values.yaml"
 }
 
 // hostnameLabel finds what depends on the kubernetes.io/hostname label,
@@ -77,24 +84,34 @@ func defaultChartImage(chartVersion string) string {
 func (b *builder) hostnameLabel(why string, notes ...string) Step {
 	return Step{
 		ID:    "hostname-label",
-		Title: b.text("steps.hostname-label.title"),
-		Why:   b.textWith("steps.hostname-label.why", map[string]any{"why": why}),
+		Title: "Find what depends on the kubernetes.io/hostname label",
+		Why: "The kubelet sets its node's kubernetes.io/hostname label to its own hostname (--hostname-override, " +
+			"else the host's name) at every start, on existing nodes too (pkg/kubelet/kubelet_node_status.go " +
+			"updateDefaultLabels, v1.26.15). Under the in-tree provider the node's name came from the EC2 API " +
+			"and the label from the host, so they can differ; " + why + " Local PersistentVolumes " +
+			"(local-path-provisioner, K3s's default StorageClass, OpenEBS, TopoLVM, local PVs) and nodeSelectors " +
+			"pinned to the old value stop matching, and a PV's nodeAffinity cannot be changed once set " +
+			"(pkg/apis/core/validation ValidatePersistentVolumeUpdate).",
 		Notes: append(notes,
-			b.text("steps.hostname-label.notes")),
+			"For each PV listed: note its claim and data path, set persistentVolumeReclaimPolicy: Retain now; "+
+				"after the switch create it again with the new value in its nodeAffinity and bind the claim to it. "+
+				"For each pod listed: change its workload's nodeSelector or affinity to the new value (or to a label "+
+				"of your own) in the same window."),
 		Commands: []Command{
-			mainCmd(script(KindKubectl, atWorkstation, b.text("steps.hostname-label.command"), `
+			mainCmd(script(KindKubectl, atWorkstation, "Nodes whose label differs from their name: NAME, then the label's value", `
 kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.labels.kubernetes\.io/hostname}{"\n"}{end}' \
   | awk '$1 != $2'`)),
-			script(KindKubectl, atWorkstation, b.text("steps.hostname-label.command.2"), `
+			script(KindKubectl, atWorkstation, "PersistentVolumes pinned to a hostname: PV, then the values", `
 kubectl get pv -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.nodeAffinity.required.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
   | awk 'NF > 1'`),
-			script(KindKubectl, atWorkstation, b.text("steps.hostname-label.command.3"), `
+			script(KindKubectl, atWorkstation, "Pods pinned to a hostname by nodeSelector or node affinity", `
 kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{.spec.nodeSelector.kubernetes\.io/hostname}{" "}{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*].matchExpressions[?(@.key=="kubernetes.io/hostname")].values[*]}{"\n"}{end}' \
   | awk 'NF > 1'`),
 		},
 		Checks: []Check{{
-			Description: b.text("steps.hostname-label.check.description"),
-			Expect:      b.text("steps.hostname-label.check.expect"),
+			Description: "What the switch changes",
+			Expect: "No node listed: nothing to do. Otherwise every PV and pod whose values include a listed node's " +
+				"label value has its plan (note above) before the switch.",
 		}},
 		Rollback: readOnly(),
 	}
@@ -105,7 +122,7 @@ kubectl get pods --all-namespaces -o jsonpath='{range .items[*]}{.metadata.names
 func (b *builder) iam(who string, k3s bool) Step {
 	r := b.r
 	actions := releases.IAMPolicy(r.tag)
-	role := script(KindAWS, atAWS, b.text("steps.iam.role"), `
+	role := script(KindAWS, atAWS, "The control-plane role, read off a control-plane instance (INSTANCE_ID)", `
 CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 describe-instances --instance-ids "$INSTANCE_ID" \
     --query 'Reservations[0].Instances[0].IamInstanceProfile.Arn' --output text | awk -F/ '{print $NF}')" \
   --query 'InstanceProfile.Roles[0].Arn' --output text)`)
@@ -113,7 +130,7 @@ CP_ROLE=$(aws iam get-instance-profile --instance-profile-name "$(aws ec2 descri
 aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
   --action-names $(grep -o '"[a-z0-9-]*:[A-Za-z]*"' ccm-control-plane-policy.json | tr -d '"') \
   --query 'EvaluationResults[?EvalDecision!=` + "`allowed`" + `].EvalActionName' --output text`
-	notes := []string{b.text("steps.iam.notes")}
+	notes := []string{"Give the role only the control-plane policy; the instances of other nodes need only the node policy."}
 	onlyCode, onlyDocs := releases.IAMDiff(r.tag)
 	var called, deps []string
 	for _, c := range onlyCode {
@@ -123,9 +140,8 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		deps = append(deps, d.Action)
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: b.textWith("steps.iam.snippets.note", map[string]any{"dependencies": strings.Join(deps, ", "),
-			"onlyCode": strings.Join(called, ", "), "onlyDocs": len(onlyDocs)})}}
-	attach := []Command{role, (script(KindAWS, atAWS, b.text("steps.iam.attach"),
+		Note: "The actions the " + b.r.tag + " CCM's code calls, read from its source, and what AWS checks for them (" + strings.Join(deps, ", ") + "); docs/prerequisites.md at " + b.r.tag + " lacks " + strings.Join(called, ", ") + ", and lists " + strconv.Itoa(len(onlyDocs)) + " actions the code never calls"}}
+	attach := []Command{role, (script(KindAWS, atAWS, "Attach it to the control-plane role (an inline policy; repeat for every control-plane role)",
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
 	var tgAttrs []string
@@ -134,34 +150,54 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 			tgAttrs = append(tgAttrs, a)
 		}
 	}
-	notes = append(notes, b.textWith("steps.iam.notes.2", map[string]any{"targetGroupAttributes": strings.Join(tgAttrs, " and ")}))
-	why := b.textWith("steps.iam.why.calls", map[string]any{"missing": iamMissingBy(r.tag), "targetGroupAttributes": strings.Join(tgAttrs, " and ")}) + " "
+	tga := strings.Join(tgAttrs, " and ")
+	lacks := releases.ActionInstanceTopology
+	if tga != "" {
+		lacks += ", and " + tga
+	}
+	notes = append(notes, "The Rancher documentation's control-plane policy lacks "+releases.ActionDescribeAZs+
+		" and elasticloadbalancing:DeregisterTargets (and "+lacks+"): use the policy above.")
+	why := "The CCM calls AWS with the credentials of the instance it runs on, a control-plane node: the policy allows " +
+		"what the " + r.tag + " CCM's code calls, which kubernetes/cloud-provider-aws docs/prerequisites.md at " + r.tag +
+		" lists only in part; " + iamMissingBy(r.tag) + "."
+	if tga != "" {
+		why += " Without " + tga + ", which the docs' policy lacks, a Service with the annotation " +
+			"service.beta.kubernetes.io/aws-load-balancer-target-group-attributes never gets its NLB."
+	}
+	why += " A denied call shows only in the CCM's log and events. "
 	if k3s {
-		why += b.textWith("steps.iam.why", map[string]any{"neverCalledAWS": b.neverCalledAWS()})
+		why += b.neverCalledAWS() + " never called AWS, so its instances may have no instance profile at all: the " +
+			"servers need the control-plane policy, every node the node policy (the ecr-credential-provider " +
+			"pulls with it)."
 		snippets = append(snippets, Snippet{File: "ccm-node-policy.json", Language: "json", Content: policyJSON(releases.IAMNode()),
-			Note: b.text("steps.iam.snippets.note.2")})
-		notes = append(notes, b.text("steps.iam.notes.3"))
+			Note: "The node policy of docs/prerequisites.md, for every node's role"})
+		notes = append(notes, "An instance without an instance profile: create a role with the policy, an instance profile for it, "+
+			"and aws ec2 associate-iam-instance-profile.")
 	} else {
 		why += who
 	}
 	return Step{
 		ID:       "iam",
-		Title:    b.text("steps.iam.title"),
+		Title:    "Give the control-plane instances the IAM policy of the CCM release",
 		Why:      why,
 		Notes:    notes,
 		Snippets: snippets,
 		Commands: attach,
 		Checks: []Check{{
-			Description: b.text("steps.iam.check.description"),
-			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
-			Expect:      b.text("steps.iam.check.expect"),
+			Description: "The control-plane role against the policy of " + b.r.tag + ", simulated by check --aws (read-only; " +
+				"docs/check.md lists what it may read); run it first",
+			Command: mainCheck(b.checkRenderedAWS(b.firstMode())),
+			Expect: "No ✗ line in the iam area: a ✓ line \"may do all N actions of CCM " + b.r.tag + "'s policy (simulated)\" per " +
+				"control-plane role. A ✗ line names the role and each action it may not: attach the policy above " +
+				"(or add the actions to yours) and run it again. A · line in the iam area names the read check " +
+				"needs (iam:SimulatePrincipalPolicy, iam:GetInstanceProfile).",
 		}, {
-			Description: b.text("steps.iam.check.description.2"),
+			Description: "The same by hand: actions of the policy the control-plane role is not allowed (IAM policy simulator)",
 			Command:     ptr(script(KindAWS, atAWS, "", simulate)),
-			Expect:      b.text("steps.iam.check.expect.2"),
+			Expect:      "No output. Each action listed is missing.",
 		}},
 		Rollback: Rollback{
-			Description: b.text("steps.iam.rollback.description"),
+			Description: "Delete the inline policy again; nothing in the cluster uses it before the CCM is installed.",
 			Commands: []Command{script(KindAWS, atAWS, "",
 				`aws iam delete-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager`)},
 		},
@@ -170,31 +206,43 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 
 // clusterTags checks the kubernetes.io/cluster/<id> tags the CCM needs.
 func (b *builder) clusterTags(previously string) Step {
+	listed := "nodes-before.txt"
+	if b.r.From == FromNew {
+		listed = "the cluster"
+	}
 	return Step{
 		ID:    "cluster-tags",
-		Title: b.text("steps.cluster-tags.title"),
-		Why:   b.textWith("steps.cluster-tags.why", map[string]any{"previously": previously}),
+		Title: "Check the kubernetes.io/cluster/<id> tags on instances, subnets and security groups",
+		Why: "The CCM takes its cluster ID from the kubernetes.io/cluster/<id> tag (or the legacy " +
+			"KubernetesCluster tag) of the EC2 instance it runs on, unless its cloud config sets " +
+			"KubernetesClusterID; with neither, the CCM exits at start with \"AWS cloud failed to find ClusterID\" " +
+			"(kubernetes/cloud-provider-aws, pkg/providers/v1/tags.go). It finds the subnets for load balancers " +
+			"and the one security group per node it opens for them by the same tag. " + previously,
 		Notes: []string{
-			b.text("steps.cluster-tags.notes"),
+			"CLUSTER_ID is the <id> of the tag: the instances of the cluster carry kubernetes.io/cluster/<id> " +
+				"with the value owned or shared.",
 		},
 		Commands: []Command{
-			script(KindAWS, atAWS, b.text("steps.cluster-tags.command"), `
+			script(KindAWS, atAWS, "By hand: the instances tagged for the cluster", `
 aws ec2 describe-instances --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Reservations[].Instances[].[InstanceId,PrivateDnsName]' --output text`),
-			script(KindAWS, atAWS, b.text("steps.cluster-tags.command.2"), `
+			script(KindAWS, atAWS, "By hand: the subnets tagged for the cluster", `
 aws ec2 describe-subnets --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'Subnets[].[SubnetId,AvailabilityZone]' --output text`),
-			script(KindAWS, atAWS, b.text("steps.cluster-tags.command.3"), `
+			script(KindAWS, atAWS, "By hand: the security groups tagged for the cluster", `
 aws ec2 describe-security-groups --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'SecurityGroups[].[GroupId,GroupName]' --output text`),
 		},
 		Checks: []Check{{
-			Description: b.text("steps.cluster-tags.check.description"),
+			Description: "The tags, names, security groups and subnets the CCM will use, read by check --aws",
 			Command:     mainCheck(b.checkRenderedAWS(b.firstMode())),
 			Expect:      b.clusterTagsExpect(),
 		}, {
-			Description: b.text("steps.cluster-tags.check.description.2"),
-			Expect:      b.text("steps.cluster-tags.check.expect.2"),
+			Description: "The same by hand: the tags the commands above list",
+			Expect: "Every instance of " + listed +
+				" is listed (at least every control-plane instance: the CCM runs there), the subnets of the " +
+				"cluster's load balancers are listed, and each node has exactly one tagged security group. Tag " +
+				"what is missing before going on.",
 		}},
 		Rollback: readOnly(),
 	}
@@ -220,13 +268,20 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		}
 		v2 = append(v2, `"`+n.ServiceID+`"`)
 	}
-	why := b.textWith("steps.cloudConfig.why", map[string]any{"sDKv2Releases": upstream.SDKv2Releases(), "source": source, "v1": strings.Join(v1, ", "), "v2": strings.Join(v2, ", ")})
+	why := "The in-tree provider read its settings from the file named by --cloud-config ([Global]: " +
+		"KubernetesClusterID, RoleARN, SubnetID, ElbSecurityGroup, ...; [ServiceOverride \"N\"] sections). The " +
+		"CCM reads the same format from its own --cloud-config and from nothing else. " + source + " The [ServiceOverride] Service names " +
+		"depend on the CCM's AWS SDK: releases on aws-sdk-go match endpoint IDs (" + strings.Join(v1, ", ") + "); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") + ") and silently ignore an old name, " +
+		"sending the calls to the public endpoint (pkg/providers/v1 config/config.go GetResolver, and " +
+		"GetCustomEC2Resolver where aws_sdk.go builds the clients with NewFromConfig, at each tag). A file " +
+		"with both names works for both, so write each override twice now and no upgrade can lose it; " +
+		"aws-ccm-renderer check reads the file the CCM mounts and names an override its release ignores."
 	step := Step{
 		ID:    "cloud-config",
-		Title: b.text("steps.cloud-config.title"),
+		Title: "Carry the cloud config over to the CCM",
 		Why:   why,
 		Rollback: Rollback{
-			Description: b.text("steps.cloud-config.rollback.description"),
+			Description: "Delete the ConfigMap (nothing uses it before the CCM is installed).",
 			Commands:    []Command{run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "delete", "configmap", "aws-cloud-config")},
 		},
 	}
@@ -234,8 +289,10 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		read.Main = true
 		step.Commands = []Command{*read}
 		step.Checks = []Check{{
-			Description: b.text("steps.cloudConfig.check.description"),
-			Expect:      b.text("steps.cloudConfig.check.expect"),
+			Description: "The in-tree provider's config",
+			Expect: "No file, or a [Global] section with nothing but defaults: nothing to carry over. Otherwise run this " +
+				"plan again with --cloud-config: its commands then store the file in a ConfigMap and mount it into " +
+				"the CCM.",
 		}}
 		step.Rollback = readOnly()
 		return step
@@ -247,7 +304,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 				Metadata: objectMeta{Name: "aws-cloud-config", Namespace: ns},
 				Data: map[string]string{"cloud.conf": "[Global]\n# the settings of the in-tree provider's file, e.g.\nKubernetesClusterID = my-cluster\n" +
 					"# each [ServiceOverride] twice: the endpoint ID, then the SDK v2 service ID\n" + serviceOverrides()}}),
-			Note: b.text("steps.cloudConfig.snippet.note"),
+			Note: "The in-tree provider's file, each [ServiceOverride] written a second time with the other name",
 		},
 		{
 			File: cloudConfigValues, Language: "yaml",
@@ -255,17 +312,18 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 				ExtraVolumes:      []configMapVolume{{Name: "aws-cloud-config", ConfigMap: objectMeta{Name: "aws-cloud-config"}}},
 				ExtraVolumeMounts: []volumeMount{{Name: "aws-cloud-config", MountPath: cloudConfigMount, ReadOnly: true}},
 			}),
-			Note: b.text("steps.cloudConfig.snippet.note.2"),
+			Note: "Chart values that mount the ConfigMap of before.cloud-config (extraVolumes and extraVolumeMounts " +
+				"exist in chart 0.0.11); every CCM command of this plan passes it with --set-arg=cloud-config=" + cloudConfigFile,
 		},
 	}
-	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cloudConfig.command"), "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
+	step.Commands = []Command{mainCmd(run(KindKubectl, atWorkstation, "Store it for the CCM", "kubectl", "apply", "-f", "aws-cloud-config.yaml"))}
 	if read != nil {
 		step.Commands = append([]Command{*read}, step.Commands...)
 	}
 	step.Checks = []Check{{
 		Description: "The ConfigMap",
 		Command:     ptr(run(KindKubectl, atWorkstation, "", "kubectl", "-n", ns, "get", "configmap", "aws-cloud-config", "-o", "jsonpath={.data.cloud\\.conf}")),
-		Expect:      b.text("steps.cloudConfig.check.expect.2"),
+		Expect:      "The in-tree provider's settings, every [ServiceOverride] under both names.",
 	}}
 	return step
 }
@@ -275,20 +333,29 @@ func (b *builder) routes(kcmFlags Command, defaults string) Step {
 	kcmFlags.Main = true
 	s := Step{
 		ID:    "routes",
-		Title: b.text("steps.routes.title"),
-		Why:   b.textWith("steps.routes.why", map[string]any{"defaults": defaults}),
+		Title: "Find out whether the in-tree controller manager manages VPC routes",
+		Why: "The in-tree controller manager runs its route controller when it has --allocate-node-cidrs=true and " +
+			"--configure-cloud-routes (default true) (cmd/kube-controller-manager/app/core.go " +
+			"startRouteController, v1.26.15); with the aws provider it then writes a route per node's pod CIDR " +
+			"into the route table tagged for the cluster (legacy-cloud-providers aws/aws_routes.go). The " +
+			"renderer runs the CCM with --configure-cloud-routes=false: if the pod network relies on those " +
+			"routes, new nodes would get none. " + defaults,
 		Commands: []Command{
 			kcmFlags,
-			script(KindAWS, atAWS, b.text("steps.routes.command"), `
+			script(KindAWS, atAWS, "Route tables tagged for the cluster, with the routes that point at instances", `
 aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/cluster/$CLUSTER_ID" \
   --query 'RouteTables[].[RouteTableId,Routes[?InstanceId].[DestinationCidrBlock,InstanceId]]' --output text`),
 		},
 		Rollback: readOnly(),
 	}
 	if b.r.ClusterCIDR != "" {
-		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.check.expect")}}
+		s.Checks = []Check{{Description: "Routes", Expect: "Routes to instances for the pod CIDRs of " + b.r.ClusterCIDR + ": this plan renders the CCM with " +
+			"--configure-cloud-routes=true and --cluster-cidr=" + b.r.ClusterCIDR + ", and its route controller takes them " +
+			"over (the renderer warns about it on every render)."}}
 	} else {
-		s.Checks = []Check{{Description: "Routes", Expect: b.text("steps.routes.check.expect.2")}}
+		s.Checks = []Check{{Description: "Routes", Expect: "--allocate-node-cidrs is not true, or --configure-cloud-routes=false, or no tagged route table " +
+			"holds routes to instances: nothing to take over. Otherwise run this plan again with --cluster-cidr " +
+			"set to the controller manager's --cluster-cidr: its commands then run the CCM's route controller."}}
 	}
 	return s
 }
@@ -297,29 +364,41 @@ aws ec2 describe-route-tables --filters "Name=tag-key,Values=kubernetes.io/clust
 func ebsWhy(minor int) string {
 	switch {
 	case csiMigrationLocked(minor):
-		return prose("steps.ebsWhy", textData{Args: map[string]any{"minor": minor}})
+		return "In 1." + strconv.Itoa(minor) + " CSI migration for EBS (CSIMigrationAWS) is GA and locked on " +
+			"(pkg/features/kube_features.go, on by default from 1.23, locked from 1.25): kubernetes.io/aws-ebs " +
+			"volumes are already served by the EBS CSI driver, which must therefore run, and the switch does not " +
+			"change that. Kubernetes 1.27 removes the in-tree plugin."
 	case csiMigrationDefaultOn(minor):
-		return prose("steps.ebsWhy.2", textData{Args: map[string]any{"minor": minor}})
+		return "In 1." + strconv.Itoa(minor) + " CSI migration for EBS (CSIMigrationAWS) is on by default " +
+			"(pkg/features/kube_features.go): kubernetes.io/aws-ebs volumes are served by the EBS CSI driver, " +
+			"and the switch does not change that. A cluster that set feature-gates=CSIMigrationAWS=false still " +
+			"attaches them with the in-tree plugin, which works through the in-tree provider and stops at the " +
+			"switch: drop that gate, with the driver installed, before the switch."
 	}
-	return prose("steps.ebsWhy.3", textData{Args: map[string]any{"minor": minor}})
+	return "In 1." + strconv.Itoa(minor) + " CSI migration for EBS (CSIMigrationAWS) is beta and off by default " +
+		"(pkg/features/kube_features.go): kubernetes.io/aws-ebs volumes are attached by the in-tree plugin, " +
+		"which works through the in-tree provider and stops at the switch. Install the EBS CSI driver and " +
+		"turn on CSIMigrationAWS on the controller managers and kubelets before the switch."
 }
 
 // ebsCSI checks that EBS volumes do not depend on the in-tree plugin.
 func (b *builder) ebsCSI(why string) Step {
 	return Step{
 		ID:    "ebs-csi",
-		Title: b.text("steps.ebs-csi.title"),
+		Title: "Check that EBS volumes are served by the EBS CSI driver",
 		Why:   why,
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command"), "kubectl", "get", "pv",
+			mainCmd(run(KindKubectl, atWorkstation, "PersistentVolumes: in-tree EBS or CSI", "kubectl", "get", "pv",
 				"-o", "custom-columns=NAME:.metadata.name,IN-TREE-EBS:.spec.awsElasticBlockStore.volumeID,CSI:.spec.csi.driver")),
-			run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command.2"), "kubectl", "get", "storageclass",
+			run(KindKubectl, atWorkstation, "StorageClasses and their provisioners", "kubectl", "get", "storageclass",
 				"-o", "custom-columns=NAME:.metadata.name,PROVISIONER:.provisioner"),
-			run(KindKubectl, atWorkstation, b.text("steps.ebs-csi.command.3"), "kubectl", "get", "csidriver", "ebs.csi.aws.com", "--ignore-not-found"),
+			run(KindKubectl, atWorkstation, "The EBS CSI driver (nothing printed when it is not installed)", "kubectl", "get", "csidriver", "ebs.csi.aws.com", "--ignore-not-found"),
 		},
 		Checks: []Check{{
 			Description: "EBS",
-			Expect:      b.text("steps.ebs-csi.check.expect"),
+			Expect: "If any PersistentVolume shows an IN-TREE-EBS volume or any StorageClass the provisioner " +
+				"kubernetes.io/aws-ebs, the CSIDriver ebs.csi.aws.com exists and the driver's controller and node " +
+				"pods run. Otherwise install the driver (kubernetes-sigs/aws-ebs-csi-driver) before going on.",
 		}},
 		Rollback: readOnly(),
 	}
@@ -413,45 +492,57 @@ func (b *builder) ecrFeatureGate() string {
 // ecr sets up the kubelet's image credential provider for ECR.
 func (b *builder) ecr(why, binDir string, snippets []Snippet, apply []Command) Step {
 	notes := []string{
-		b.textWith("steps.ecr.notes", map[string]any{"pluginAPI": ecrPluginAPI(b.r.minor)}),
+		"The binary is ecr-credential-provider of kubernetes/cloud-provider-aws " + b.r.tag + " (`make ecr-credential-provider` at " +
+			"that tag builds it), on every node under the name the config gives it. It answers in " + ecrPluginAPI(b.r.minor) + ", and the kubelet rejects an answer in " +
+			"another apiVersion than configured: binary and apiVersion change together with the minor.",
 	}
 	if g := b.ecrFeatureGate(); g != "" {
-		notes = append(notes, b.textWith("steps.ecr.notes.2", map[string]any{"g": g}))
+		notes = append(notes, "Before Kubernetes 1.24 the kubelet needs --feature-gates="+g+" for the plugin.")
 	}
 	if len(apply) > 0 {
 		apply[0].Main = true
 	}
 	return Step{
 		ID:       "ecr-credentials",
-		Title:    b.text("steps.ecr-credentials.title"),
+		Title:    "Give the kubelets the ECR credential provider plugin",
 		Why:      why,
 		Notes:    notes,
 		Snippets: snippets,
 		Commands: append([]Command{
-			script(KindKubectl, atWorkstation, b.text("steps.ecr-credentials.command"),
+			script(KindKubectl, atWorkstation, "Images the cluster pulls from ECR",
 				`kubectl get pods --all-namespaces -o jsonpath='{..image}' | tr ' ' '\n' | grep '\.dkr\.ecr\.' | sort -u`),
 		}, apply...),
 		Checks: []Check{{
-			Description: b.text("steps.ecr-credentials.check.description"),
+			Description: "The plugin itself, on a node, with one of the images listed (ECR_IMAGE)",
 			Command: ptr(script(KindNode, atEveryNode, "", fmt.Sprintf(`
 printf '{"apiVersion":"%s","kind":"CredentialProviderRequest","image":"%%s"}' "$ECR_IMAGE" \
   | sudo %s/ecr-credential-provider`, ecrPluginAPI(b.r.minor), binDir))),
-			Expect: b.text("steps.ecr-credentials.check.expect"),
+			Expect: "A CredentialProviderResponse whose auth names the image's registry. An error is the plugin's " +
+				"(binary, apiVersion, or the node's IAM role lacks ecr:GetAuthorizationToken). A test pull proves " +
+				"nothing up to 1.26: the kubelet merges the credentials of every provider, the built-in amazon-ecr " +
+				"one included (pkg/credentialprovider/keyring.go, aws/aws_credentials.go at v1.26.15). No ECR images " +
+				"listed: nothing to do.",
 		}},
-		Rollback: Rollback{Description: b.text("steps.ecr-credentials.rollback.description")},
+		Rollback: Rollback{Description: "Remove the kubelet flags or files again."},
 	}
 }
 
 // ecrInTree says why the plugin must be in place before 1.27.
 func ecrInTree(minor int) string {
-	return prose("steps.ecrInTree", textData{Args: map[string]any{"minor": minor}})
+	return "Kubelets pull from ECR with their built-in credential provider (amazon-ecr, " +
+		"pkg/credentialprovider/aws), which works whatever --cloud-provider says and is still in the kubelet " +
+		"of 1." + strconv.Itoa(minor) + ". Kubernetes 1.27 removed it (kubernetes/kubernetes#116329): ECR pulls stop at the " +
+		"upgrade to 1.27 unless every kubelet runs the ecr-credential-provider plugin of " +
+		"kubernetes/cloud-provider-aws. Install it now, while both work."
 }
 
 func ecrUpgradeNote(minor int) string {
 	if minor <= lastInTree {
-		return prose("steps.ecrUpgradeNote", textData{Args: map[string]any{"pluginAPI": ecrPluginAPI(lastInTree + 1)}})
+		return "ECR: before the kubelets reach 1.27, install the 1.27 release of ecr-credential-provider and set " +
+			"the provider's apiVersion to " + ecrPluginAPI(lastInTree+1) + " (before.ecr-credentials)."
 	}
-	return prose("steps.ecrUpgradeNote.2", nil)
+	return "ECR: with the kubelets, move ecr-credential-provider to the release of the new minor " +
+		"(before.ecr-credentials)."
 }
 
 // grantLease lets the in-tree controller manager take the migration lease.
@@ -459,23 +550,30 @@ func (b *builder) grantLease() Step {
 	r := b.r
 	return Step{
 		ID:    "grant-kcm-lease",
-		Title: b.text("steps.grant-kcm-lease.title"),
-		Why:   b.text("steps.grant-kcm-lease.why"),
+		Title: "Let the in-tree controller manager take the migration lease",
+		Why: "The Kubernetes 1.26 bootstrap RBAC policy lets " + b.r.KCMUser + " create Leases but get and update only " +
+			"the Lease kube-controller-manager (plugin/pkg/auth/authorizer/rbac/bootstrappolicy at v1.26.15). " +
+			"Leader election starts with a get: refused, the in-tree controller manager never starts its cloud " +
+			"controllers under leader migration, and the CCM later takes the free lease at once while the " +
+			"in-tree provider is still configured. The renderer's --mode=migrate output carries such a Role, but " +
+			"it arrives with the CCM, one step too late.",
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, b.text("steps.grant-kcm-lease.command"), "kubectl", "-n", leaseNS, "create", "role", kcmRole,
+			mainCmd(run(KindKubectl, atWorkstation, "A Role for the one lease", "kubectl", "-n", leaseNS, "create", "role", kcmRole,
 				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName)),
-			run(KindKubectl, atWorkstation, b.text("steps.grant-kcm-lease.command.2"), "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
+			run(KindKubectl, atWorkstation, "Bound to the controller manager's user", "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
 				"--role="+kcmRole, "--user="+r.KCMUser),
 		},
 		Checks: []Check{
-			{Description: b.text("steps.grant-kcm-lease.check.description"), Command: b.canI("update"), Expect: "yes"},
+			{Description: "The controller manager may update the lease", Command: b.canI("update"), Expect: "yes"},
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			b.textWith("steps.grant-kcm-lease.notes", map[string]any{"distros": distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), "and")}),
+			b.r.KCMUser + " is the user in the in-tree controller manager's kubeconfig (its client certificate's " +
+				"CN): " + distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), "and") + " all use " + DefaultKCMUser + ". If yours differs, run this plan with " +
+				"--kcm-user.",
 		},
 		Rollback: Rollback{
-			Description: b.text("steps.grant-kcm-lease.rollback.description"),
+			Description: "Delete both, as long as the controller manager does not run with leader migration.",
 			Commands: []Command{
 				run(KindKubectl, atWorkstation, "", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole),
 			},
@@ -488,11 +586,13 @@ func (b *builder) grantLease() Step {
 func (b *builder) etcdSnapshot(before string, take Command, restore string) Step {
 	take.Main = true
 	return Step{
-		ID:       "etcd-snapshot",
-		Title:    b.textWith("steps.etcd-snapshot.title", map[string]any{"before": before}),
-		Why:      b.text("steps.etcd-snapshot.why"),
+		ID:    "etcd-snapshot",
+		Title: "Take an etcd snapshot before " + before,
+		Why: "The next step restarts the control plane with other flags. A snapshot taken right before it is what " +
+			"a restore goes back to if the cluster's state is damaged; a failed step itself is undone by its " +
+			"rollback, not by a restore.",
 		Commands: []Command{take},
-		Checks:   []Check{{Description: "The snapshot", Expect: b.text("steps.etcd-snapshot.check.expect")}},
+		Checks:   []Check{{Description: "The snapshot", Expect: "The command reports the snapshot saved; copy it off the node."}},
 		Rollback: Rollback{Description: "Nothing to undo. " + restore},
 	}
 }
@@ -501,12 +601,19 @@ func (b *builder) etcdSnapshot(before string, take Command, restore string) Step
 // on in the in-tree controller manager.
 func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.ID = "kcm-leader-migration"
-	s.Title = b.text("steps.kcmLeaderMigration.title")
-	s.Why = b.text("steps.kcmLeaderMigration.why") + " " + s.Why
+	s.Title = "Turn on leader migration in the in-tree controller manager"
+	s.Why = "With --enable-leader-migration the in-tree controller manager runs its cloud controllers " +
+		"(cloud-node-lifecycle, service and route, as a 1." + strconv.Itoa(b.r.minor) + " controller manager names them) only " +
+		"while it holds the Lease " + b.r.LeaderName + "; its other controllers stay under its own lease. From now " +
+		"on that lease decides which controller manager runs the cloud controllers, and the CCM, installed " +
+		"next, waits for it." + " " + s.Why
 	s.Checks = append(s.Checks, Check{
-		Description: b.text("steps.kcmLeaderMigration.check.description"),
+		Description: "Who holds the migration lease (check against the CCM this plan installs)",
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
-		Expect:      b.text("steps.kcmLeaderMigration.check.expect"),
+		Expect: "Exit 0: the lease line of " + leaseNS + "/" + b.r.LeaderName + " says it is held by the in-tree " +
+			"kube-controller-manager. Exit 1 with that line a ✗ (the lease missing, expired or held by " +
+			"another): the controller manager does not run with leader migration, or may not take the lease " +
+			"(before.grant-kcm-lease); roll this step back.",
 	})
 	return s
 }
@@ -515,17 +622,27 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 func (b *builder) installMigrate() Step {
 	rd := render{mode: renderer.ModeMigrate}
 	return Step{
-		ID:       "install-ccm",
-		Title:    b.text("steps.install-ccm.title"),
-		Why:      b.text("steps.install-ccm.why"),
-		Commands: []Command{b.diff(rd), b.ccmUpgrade(b.text("steps.install-ccm.command.ccmUpgrade"), rd)},
+		ID:    "install-ccm",
+		Title: "Install the CCM with leader migration (--mode=migrate)",
+		Why: "The CCM starts on every control-plane node, leads its own controllers (Lease " + ccmLease + ") and runs the cloud controllers only " +
+			"once it holds the Lease " + b.r.LeaderName + ", which the in-tree controller manager keeps renewing. The " +
+			"renderer writes the CCM's LeaderMigrationConfiguration (the CCM's controllers by their current and " +
+			"pre-1.28 names), the Role that lets the in-tree controller manager at the lease, and this " +
+			"distribution's placement and tolerations. Cordoning holds nothing back: the DaemonSet controller " +
+			"gives a cordoned node its pod all the same; the lease does. The chart wrapper records these options " +
+			"on the release and keeps them on every later upgrade, so an upgrade that forgets --mode=migrate " +
+			"stays in migrate mode (docs/chart-wrapper.md); a plain helm upgrade without it would drop leader " +
+			"migration.",
+		Commands: []Command{b.diff(rd), b.ccmUpgrade("Install the CCM in migrate mode, pinned to the cluster's minor", rd)},
 		Checks: []Check{{
-			Description: b.text("steps.install-ccm.check.description"),
+			Description: "The CCM against the cluster (wait a minute after the rollout)",
 			Command:     b.checkReleaseHolding(holderKCM),
-			Expect:      b.text("steps.install-ccm.check.expect"),
+			Expect: "Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; the Lease " + ccmLease + " held by the CCM's leader; " + b.r.LeaderName + " still held by the in-tree " +
+				"kube-controller-manager. A ✗ on " + b.r.LeaderName + " saying the CCM's leader holds it: the in-tree " +
+				"controller manager is not in leader migration, roll back now.",
 		}},
 		Rollback: Rollback{
-			Description: b.text("steps.install-ccm.rollback.description"),
+			Description: "Uninstall the CCM: the in-tree controller manager holds the lease and goes on alone.",
 			Commands:    []Command{b.uninstall()},
 		},
 	}
@@ -533,25 +650,32 @@ func (b *builder) installMigrate() Step {
 
 // handoverExpect is what check shows while the control plane is switched.
 func (b *builder) handoverExpect() string {
-	return b.text("steps.handoverExpect")
+	return "The lease " + b.r.LeaderName + " is always held: by the in-tree kube-controller-manager until the last " +
+		"controller manager with the in-tree provider restarts, then by the CCM's leader. A line saying it " +
+		"expired is expected for up to about 25 s while it changes hands (a lease duration of 15 s, then up " +
+		"to two retry periods of 2 s with jitter 1.2: k8s.io/client-go tools/leaderelection, the " +
+		"component-base defaults); longer means no controller manager runs the cloud controllers: roll back."
 }
 
 // verifyHandover checks that the CCM runs the cloud controllers.
 func (b *builder) verifyHandover(extra ...Check) Step {
 	return Step{
 		ID:    "verify",
-		Title: b.text("steps.verify.title"),
-		Why:   b.text("steps.verify.why"),
+		Title: "Check that the CCM runs the cloud controllers and every node kept its identity",
+		Why: "When the last controller manager with the in-tree provider has restarted with " +
+			"--cloud-provider=external, nobody renews the migration lease for it and the CCM takes it. Nodes " +
+			"keep their names and provider IDs: the in-tree provider set them, and the CCM recognises them.",
 		Checks: append([]Check{
 			{
-				Description: b.text("steps.verify.check.description"),
+				Description: "The CCM against the cluster",
 				Command:     mainCheck(b.checkReleaseHolding(holderCCM)),
-				Expect:      b.text("steps.verify.check.expect"),
+				Expect: "Exit 0: " + b.r.LeaderName + " held by the CCM's leader (a ✗ when the in-tree kube-controller-manager " +
+					"still holds it), every node initialised by the AWS CCM. " + expectFix,
 			},
-			{Description: b.text("steps.verify.check.description.2"), Command: b.nodesUnchanged(), Expect: b.text("steps.verify.check.expect.2")},
-			{Description: "Load balancers", Command: b.lbServices(), Expect: b.text("steps.verify.check.expect.3")},
+			{Description: "The same nodes, with the same provider IDs", Command: b.nodesUnchanged(), Expect: "No output: no node was renamed, added or lost its provider ID."},
+			{Description: "Load balancers", Command: b.lbServices(), Expect: "Every Service of type LoadBalancer has its ELB hostname, as before."},
 		}, extra...),
-		Rollback: Rollback{Description: b.text("steps.verify.rollback.description")},
+		Rollback: Rollback{Description: "See the rollback of during.switch."},
 	}
 }
 
@@ -559,17 +683,26 @@ func (b *builder) verifyHandover(extra ...Check) Step {
 func (b *builder) installMode() Step {
 	rd := render{mode: renderer.ModeInstall}
 	return Step{
-		ID:       "ccm-install-mode",
-		Title:    b.text("steps.ccm-install-mode.title"),
-		Why:      b.text("steps.ccm-install-mode.why"),
+		ID:    "ccm-install-mode",
+		Title: "Render the CCM without leader migration (--mode=install)",
+		Why: "Leader migration has done its work once no controller manager with the in-tree provider is left to " +
+			"start. --mode=install removes --enable-leader-migration, --leader-migration-config, the config's " +
+			"ConfigMap, its volume and the Role for the in-tree controller manager; the CCM then runs the cloud " +
+			"controllers under its own lease. Only when the switch will not be rolled back: an in-tree " +
+			"controller manager started later would run the cloud controllers beside the CCM, since neither " +
+			"would look at the migration lease.",
 		Commands: []Command{b.diff(rd), b.ccmUpgrade("The CCM alone", rd)},
 		Checks: []Check{{
-			Description: b.text("steps.ccm-install-mode.check.description"),
+			Description: "The CCM against the cluster",
 			Command:     b.checkRelease(),
-			Expect:      b.text("steps.ccm-install-mode.check.expect"),
+			Expect: "Exit 0, the workload in install mode. An error that the migration lease is held by the in-tree " +
+				"kube-controller-manager means a controller manager still runs the in-tree provider with leader " +
+				"migration: roll back at once. A warning that a CCM instance still holds it passes once the rollout " +
+				"is done.",
 		}},
 		Rollback: Rollback{
-			Description: b.text("steps.ccm-install-mode.rollback.description"),
+			Description: "Render with --mode=migrate again (the command of before.install-ccm) before any in-tree controller " +
+				"manager starts.",
 		},
 	}
 }
@@ -578,16 +711,17 @@ func (b *builder) installMode() Step {
 func (b *builder) cleanup(extra ...Command) Step {
 	r := b.r
 	cmds := []Command{
-		mainCmd(run(KindKubectl, atWorkstation, b.text("steps.cleanup.cmds"), "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
-		run(KindKubectl, atWorkstation, b.text("steps.cleanup.cmds.2"), "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
+		mainCmd(run(KindKubectl, atWorkstation, "The Role of before.grant-kcm-lease", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
+		run(KindKubectl, atWorkstation, "The migration lease, no longer renewed", "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
 	}
 	return Step{
-		ID:       "cleanup",
-		Title:    b.text("steps.cleanup.title"),
-		Why:      b.text("steps.cleanup.why"),
+		ID:    "cleanup",
+		Title: "Remove what only the migration needed",
+		Why: "The in-tree controller manager needed get and update on the Lease " + b.r.LeaderName + " only while it took part in leader " +
+			"migration; least privilege says take them back, and drop the stale lease.",
 		Commands: append(cmds, extra...),
 		Checks:   []Check{{Description: "The grant is gone", Command: b.canI("update"), Expect: "no"}},
-		Rollback: Rollback{Description: b.text("steps.cleanup.rollback.description")},
+		Rollback: Rollback{Description: "Nothing to restore: the cluster does not use these any more."},
 	}
 }
 
@@ -598,9 +732,28 @@ func (b *builder) cleanup(extra ...Command) Step {
 // registers them anew.
 func (b *builder) clusterTagsExpect() string {
 	if b.r.From == FromBuiltin {
-		return b.textWith("steps.cluster-tags.check.expect.builtin", map[string]any{"scheme": string(b.r.Distro) + "://"})
+		return "No ✗ line in the cluster-id, security-group and subnet areas, and in the instance area only the " +
+			"nodes on their " + string(b.r.Distro) + "://" + " provider IDs, which the CCM cannot read until " +
+			"during.reregister-nodes registers them anew: \"every node's instance (N) carries its tag\", one " +
+			"tagged security group per instance, and per zone of the nodes a subnet for internet-facing and " +
+			"internal load balancers. Each ✗ line names the instance, security group or subnet and the aws " +
+			"command that fixes it."
 	}
-	return b.text("steps.cluster-tags.check.expect")
+	return "No ✗ line in the instance, cluster-id, security-group and subnet areas: \"every node's instance " +
+		"(N) carries its tag\", one tagged security group per instance, and per zone of the nodes a subnet " +
+		"for internet-facing and internal load balancers. Each ✗ line names the instance, security group " +
+		"or subnet and the aws command that fixes it."
+}
+
+// upgradeIAMNote says to run before.iam of each minor's plan on the way.
+func (b *builder) upgradeIAMNote() string {
+	next := ""
+	if hint := b.iamHint(b.r.minor + 1); hint != "" {
+		next = " (for 1." + strconv.Itoa(b.r.minor+1) + ": `" + hint + "`)"
+	}
+	return "At every CCM minor: run before.iam of that minor's plan" + next + ": it prints the policy of that release. " +
+		"v1.26.1 and later ensure no load balancer without " + releases.ActionDescribeAZs + "; v1.30 and later initialise " +
+		"no node without it and ask for " + releases.ActionInstanceTopology + "."
 }
 
 // upgradeNotes are what every distribution's upgrade shares, for the
@@ -608,12 +761,15 @@ func (b *builder) clusterTagsExpect() string {
 func (b *builder) upgradeNotes() []string {
 	r := b.r
 	notes := []string{
-		b.text("steps.upgradeNotes.notes"),
-		b.textWith("steps.upgradeNotes.notes.2", map[string]any{"next": r.minor + 1, "hint": b.iamHint(r.minor + 1)}),
+		"One minor at a time, the control plane first, then the CCM of the same minor: a CCM must not be " +
+			"newer than the API server (the version skew policy), and the AWS CCM is made for its own minor.",
+		b.upgradeIAMNote(),
 		ecrUpgradeNote(r.minor),
 	}
 	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
-		notes = append(notes, b.textWith("steps.upgradeNotes.notes.3", map[string]any{"sDKv2Releases": upstream.SDKv2Releases()}))
+		notes = append(notes, "The cloud config: CCM releases on aws-sdk-go-v2 ("+upstream.SDKv2Releases()+") read the [ServiceOverride] sections "+
+			"by service ID; before.cloud-config wrote both names, so nothing changes (check names an override "+
+			"the release ignores).")
 	}
 	return notes
 }
@@ -648,10 +804,12 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	if ok {
 		cmds = append(cmds, b.upgrade1(next, tag))
 		if r.Helm {
-			notes = append(notes, b.text("steps.upgrade.notes"))
+			notes = append(notes, "Plain Helm cannot ask the cluster its version: add --post-renderer-args=--kube-version=<the new "+
+				"version> so that the renderer checks the CCM against it.")
 		}
 	} else {
-		notes = append(notes, b.textWith("steps.upgrade.notes.2", map[string]any{"next": next}))
+		notes = append(notes, "No CCM release of 1."+strconv.Itoa(next)+" is known to this version of aws-ccm-renderer: pick the latest v1."+strconv.Itoa(next)+".x tag of "+
+			"registry.k8s.io/provider-aws/cloud-controller-manager.")
 	}
 	gate := b.checkRelease()
 	if len(cmds) == 0 {
@@ -659,18 +817,19 @@ func (b *builder) upgrade(how string, notes []string, checks ...Check) Step {
 	}
 	return Step{
 		ID:       "upgrade",
-		Title:    b.text("steps.upgrade.title"),
+		Title:    "Upgrade Kubernetes, and the CCM with every minor",
 		Why:      how,
 		Notes:    notes,
 		Commands: cmds,
 		Checks: append([]Check{{
-			Description: b.text("steps.upgrade.check.description"),
+			Description: "The CCM against the cluster, after each minor",
 			Command:     gate,
-			Expect:      b.text("steps.upgrade.check.expect"),
+			Expect:      "Exit 0: the CCM's minor is the API server's, every node initialised. " + expectFix,
 		}}, checks...),
 		Rollback: Rollback{
-			Description: b.text("steps.upgrade.rollback.description"),
-			Commands:    []Command{run(KindRenderer, atWorkstation, "", "helm", "rollback", r.Release, "--namespace", r.Namespace, "--wait")},
+			Description: "A control plane cannot go back a minor in place. Roll back the CCM alone, to the release of the " +
+				"minor the control plane runs.",
+			Commands: []Command{run(KindRenderer, atWorkstation, "", "helm", "rollback", r.Release, "--namespace", r.Namespace, "--wait")},
 		},
 	}
 }
@@ -680,5 +839,5 @@ func (b *builder) upgrade1(next int, tag string) Command {
 	// The new version is the cluster's by then: the chart wrapper asks the
 	// API server for it; with plain Helm only the operator knows it.
 	rd := render{mode: renderer.ModeInstall, tag: tag, noKubeVersion: true}
-	return b.ccmUpgrade(b.textWith("steps.upgrade1.ccmUpgrade", map[string]any{"next": next}), rd)
+	return b.ccmUpgrade("After the control plane runs 1."+strconv.Itoa(next)+": the CCM of 1."+strconv.Itoa(next), rd)
 }

@@ -8,10 +8,11 @@ import (
 	goyaml "go.yaml.in/yaml/v3"
 )
 
-// The configuration the leader migration and switch steps print, as
-// structs marshalled to YAML with their sequences indented under their
-// keys, as the distributions' documentation writes them; the comments
-// that say what to keep or change are attached to the nodes they annotate.
+// The configuration the plans print, as structs marshalled to YAML by one
+// marshaller (go.yaml.in/yaml/v3): the migration steps' snippets with
+// their sequences indented under their keys, the new-cluster snippets with
+// them level with their keys; the comments that say what to keep or change
+// are attached to the nodes they annotate.
 
 // quoted is a string that YAML writes in double quotes, as the
 // distributions' documentation does ("*", "12h", "true").
@@ -41,14 +42,12 @@ func lineComment(path string, gap int, text string) yamlComment {
 // headComment annotates the node at a dotted path on the line before it.
 func headComment(path, text string) yamlComment { return yamlComment{path: path, head: "# " + text} }
 
-// yamlOf marshals v with the comments; the plans' structs always marshal.
+// yamlOf marshals v with the comments, sequences indented under their
+// keys: the migration steps' snippets. The plans' structs always marshal.
 func yamlOf(v any, comments ...yamlComment) string {
-	var n goyaml.Node
-	if err := n.Encode(v); err != nil {
-		panic(err)
-	}
+	n := yamlNode(v)
 	for _, c := range comments {
-		key, value := yamlAt(&n, c.path)
+		key, value := yamlAt(n, c.path)
 		if c.line != "" {
 			value.LineComment = c.line
 		}
@@ -56,19 +55,39 @@ func yamlOf(v any, comments ...yamlComment) string {
 			key.HeadComment = c.head
 		}
 	}
-	var b bytes.Buffer
-	e := goyaml.NewEncoder(&b)
-	e.SetIndent(2)
-	if err := e.Encode(&n); err != nil {
-		panic(err)
-	}
-	out := b.String()
+	out := encodeYAML(n, false)
 	for _, c := range comments {
 		if c.line != "" && c.gap > 1 {
 			out = strings.Replace(out, " "+c.line+"\n", strings.Repeat(" ", c.gap)+c.line+"\n", 1)
 		}
 	}
 	return out
+}
+
+// yamlCompact marshals v with sequences level with their keys, as the
+// new-cluster snippets print (and kubectl and the distributions' own
+// examples write them).
+func yamlCompact(v any) string { return encodeYAML(yamlNode(v), true) }
+
+func yamlNode(v any) *goyaml.Node {
+	var n goyaml.Node
+	if err := n.Encode(v); err != nil {
+		panic(err)
+	}
+	return &n
+}
+
+func encodeYAML(n *goyaml.Node, compact bool) string {
+	var b bytes.Buffer
+	e := goyaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if compact {
+		e.CompactSeqIndent()
+	}
+	if err := e.Encode(n); err != nil {
+		panic(err)
+	}
+	return b.String()
 }
 
 // yamlAt finds the node at a dotted path: the key node (the item itself
