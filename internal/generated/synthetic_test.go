@@ -4,6 +4,9 @@ package generated
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +16,9 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli/helmcmd"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/benchdata"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/wrapperchart"
@@ -88,21 +93,57 @@ func TestSyntheticDistro(t *testing.T) {
 	}
 	contains("the detection hint", distros.SignsHint(distros.Records()), "+synthd")
 
-	// plan: a distribution of its own, whose parts are missing until
-	// written (TestParts).
+	// plan: its parts (internal/plan/synthetic.go) fill the skeletons of
+	// a new cluster, of a cluster without a provider, and its own plan
+	// from its cloud controller.
 	if !slices.Contains(plan.Distros, d) {
 		t.Errorf("plan.Distros = %v", plan.Distros)
 	}
-	o := plan.DefaultOptions()
-	o.Distro, o.KubeVersion = d, "1.34"
-	if _, err := plan.Build(o); err == nil || !strings.Contains(err.Error(), "no plan parts") {
-		t.Errorf("plan.Build for a distribution without plan parts: %v", err)
+	for from, want := range map[string][]string{
+		plan.FromNew:     {"Write SynthD's configuration", "/etc/synthd/synthd.conf", "Every node's synthd.conf holds the snippet above"},
+		plan.FromNone:    {"sudo systemctl restart synthd"},
+		plan.FromBuiltin: {"SynthD (synthd.conf)", "synthd:// provider IDs", "sudo systemctl restart synthd"},
+	} {
+		o := plan.DefaultOptions()
+		o.Distro, o.KubeVersion, o.From = d, "1.34", from
+		p, err := plan.Build(o)
+		if err != nil {
+			t.Errorf("plan --from %s: %v", from, err)
+			continue
+		}
+		var out bytes.Buffer
+		if err := plan.Write(&out, p, "markdown"); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			contains("plan --from "+from, out.String(), w)
+		}
 	}
 
-	// The tests' node fixtures.
+	// The tests' node fixtures: the CCM rendered for it runs on the
+	// fixture's control-plane node, not on its worker.
 	if !slices.Contains(testtools.FixtureDistros, d) {
 		t.Errorf("testtools.FixtureDistros = %v", testtools.FixtureDistros)
 	}
+	ro := renderer.DefaultOptions()
+	ro.Distro = d
+	r, err := renderer.New(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Render([]byte(benchdata.CCM))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := manifest.Split(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures := testtools.Fixtures(t)
+	if len(fixtures[d]) != 2 {
+		t.Fatalf("testdata/nodes/%s.yaml: %d nodes, want a control-plane node and a worker", d, len(fixtures[d]))
+	}
+	testtools.CheckMeaning(t, objs, fixtures, distros.Distro(d), renderer.ModeInstall)
 
 	// make generate: the overlays, the Fleet example's, the Flux
 	// HelmReleases, the wrapper chart's presets, questions and validation.
@@ -142,6 +183,37 @@ func TestSyntheticDistro(t *testing.T) {
 		if v := l.Value(distros.Records()); !strings.Contains(strings.ToLower(v), d) {
 			t.Errorf("%s, %s: %s", l.File, l.What, v)
 		}
+	}
+
+	// The files the distribution needed: its record, its plan parts and
+	// its node fixture name it; nothing else does (this test aside).
+	// A consumer that wants the distribution written into it by hand
+	// adds a file here, and fails this.
+	var needed []string
+	repo := testtools.Root()
+	err = filepath.WalkDir(repo, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(repo, path)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case e.IsDir() && (rel == ".git" || rel == "bin" || rel == "dist" || rel == ".cache"):
+			return filepath.SkipDir
+		case e.IsDir() || rel == "internal/generated/synthetic_test.go":
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && bytes.Contains(bytes.ToLower(b), []byte(d)) {
+			needed = append(needed, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"internal/plan/synthetic.go", "renderer/distros/synthetic.go", "testdata/nodes/synthd.yaml"}; !slices.Equal(needed, want) {
+		t.Errorf("the files that name %s: %q; want its record, its plan parts and its node fixture, %q", d, needed, want)
 	}
 
 	// TestNoDistroLists knows it by its names.

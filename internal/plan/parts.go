@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
@@ -41,4 +43,5 @@ func init() {
 		distros.K3s:     {plan: k3sPlan, config: k3sClusterConfig, configCheck: k3sConfigCheck, configExpect: k3sConfigExpect, restart: k3sRestart},
 		distros.Kubeadm: {leader: kubeadmLeader, config: kubeadmClusterConfig, configCheck: kubeadmConfigCheck, configExpect: kubeadmConfigExpect, restart: kubeadmRestart, kubeletSnippets: kubeadmKubeletSnippets},
 	}
+	maps.Copy(parts, syntheticParts)
 }
