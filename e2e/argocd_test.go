@@ -27,6 +27,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // The Argo CD test runs Argo CD's config management plugin server
@@ -494,7 +495,7 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 		// CCM release of this cluster.
 		name: "argo-defaults", distros: fixtureDistros,
 		params: []argoParam{{Name: "repo", String: str(repo)}, {Name: "helm-set", Array: ownNames("argo-defaults")}},
-		chart:  []string{testtools.ChartName, "--repo", repo, "--version", latest},
+		chart:  []string{upstream.ChartName, "--repo", repo, "--version", latest},
 		helm:   setFlags(ownNames("argo-defaults")),
 		distro: "auto", mode: "install",
 	}, {
@@ -563,7 +564,7 @@ func testArgoGenerate(t *testing.T, s *cmpServer, chartPkg []byte, minor int) {
 		// cluster of the minor of the CCM it pins.
 		name: "argo-example", distros: []string{example.distro},
 		params: exampleParams, kube: example.kube,
-		chart:  []string{testtools.ChartName, "--repo", repo, "--version", example.chartVersion},
+		chart:  []string{upstream.ChartName, "--repo", repo, "--version", example.chartVersion},
 		helm:   setFlags(append(slices.Clone(example.sets), own...)),
 		distro: example.distro, mode: example.mode, renderer: example.setArgs,
 	}}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // TestChartRepository: make dist's chart repository (charts/ of the
@@ -71,7 +72,7 @@ func TestChartRepository(t *testing.T) {
 	}
 	pkg := filepath.Join(charts, cv.URLs[0])
 	// Helm packs the dependency unpacked.
-	dep := "aws-ccm-rancher/charts/" + testtools.ChartName + "/Chart.yaml"
+	dep := "aws-ccm-rancher/charts/" + upstream.ChartName + "/Chart.yaml"
 	if files := testtools.ChartPackage(t, pkg); !bytes.Contains(files[dep], []byte("\nversion: "+testtools.LatestChartVersion+"\n")) {
 		t.Errorf("the package's %s is not the dependency's %s:\n%s", dep, testtools.LatestChartVersion, files[dep])
 	}

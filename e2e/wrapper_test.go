@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -569,7 +570,7 @@ func TestWrapperChartReadme(t *testing.T) {
 		t.Fatalf("the chart's README has no sh block:\n%s", readme)
 	}
 	const dir = "charts/aws-ccm-rancher"
-	network := []string{"helm repo add aws-cloud-provider " + testtools.ChartRepo, "helm dependency build"}
+	network := []string{"helm repo add aws-cloud-provider " + upstream.ChartRepo, "helm dependency build"}
 	lines := strings.Split(block, "\n")
 	if lines[0] != "cd "+dir || !slices.Equal(lines[1:3], network) {
 		t.Fatalf("the README's example does not start in %s with the dependency %q:\n%s", dir, network, block)

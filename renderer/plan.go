@@ -79,7 +79,7 @@ func (r *Renderer) plan(t *targets, warn func(error)) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	leaseNamespace := "kube-system"
+	leaseNamespace := releases.LeaseNamespace
 	if ns, ok := flagValue(MergeArgs(t.flags, append(flags, user...)), flagLeaseNamespace); ok && ns != "" {
 		leaseNamespace = ns
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -134,7 +135,7 @@ func NewPlanCommand(s IOStreams) *cobra.Command {
 	Complete(cmd, "phase", plan.Phases)
 	Complete(cmd, "from", plan.Froms)
 	Complete(cmd, "output", plan.Formats)
-	Complete(cmd, "kube-version", []string{plan.DefaultKubeVersion})
+	Complete(cmd, "kube-version", []string{releases.LastInTreeKubernetes})
 	_ = cmd.RegisterFlagCompletionFunc("step", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		o := o
 		o.Distro = distros.Distro(distro)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // TestPlanCommand: the command prints what the plan package builds, with
@@ -23,7 +25,7 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := plan.Options{Distro: "kubeadm", Phase: plan.Before, Release: "ccm", Namespace: "cloud", KubeVersion: "v1.24.17",
-		CCMVersion: "v1.24.4", Chart: plan.ChartName, Repo: plan.ChartRepo, ChartVersion: "0.0.9", KCMUser: "system:kcm", LeaderName: "other"}
+		CCMVersion: "v1.24.4", Chart: upstream.ChartName, Repo: upstream.ChartRepo, ChartVersion: "0.0.9", KCMUser: "system:kcm", LeaderName: "other"}
 	wp, err := plan.Build(want)
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +46,9 @@ func TestPlanCommand(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	wp, err = plan.Build(plan.Options{Distro: "rke", Step: "before.routes", Release: plan.DefaultRelease, Namespace: plan.DefaultNamespace,
-		KubeVersion: "1.26", KCMUser: plan.DefaultKCMUser, LeaderName: "cloud-provider-extraction-migration",
-		Chart: "mirror/aws-cloud-controller-manager", Repo: plan.ChartRepo, ChartVersion: plan.DefaultChartVersion,
+	wp, err = plan.Build(plan.Options{Distro: "rke", Step: "before.routes", Release: upstream.Release, Namespace: upstream.Namespace,
+		KubeVersion: "1.26", KCMUser: renderer.DefaultKCMUser, LeaderName: "cloud-provider-extraction-migration",
+		Chart: "mirror/aws-cloud-controller-manager", Repo: upstream.ChartRepo, ChartVersion: upstream.LatestChartVersion,
 		CloudConfig: true, ClusterCIDR: "10.42.0.0/16", Helm: true})
 	if err != nil {
 		t.Fatal(err)

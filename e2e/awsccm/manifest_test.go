@@ -31,6 +31,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/awsccm"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/e2e/harness"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	ccmreleases "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -286,11 +287,11 @@ func digestInput(t *testing.T, p *plan.Plan) (line, image string) {
 	}
 	in := p.Inputs[i]
 	m := regexp.MustCompile(regexp.QuoteMeta(in.Name) + `=\$\(crane digest ([^ )]+)\)`).FindStringSubmatch(strings.Join(strings.Fields(in.Source), " "))
-	if m == nil || m[1] != plan.ImageRepo+":"+p.CCM.ImageTag {
-		t.Fatalf("input %s: %q has no crane digest of %s:%s", in.Name, in.Source, plan.ImageRepo, p.CCM.ImageTag)
+	if m == nil || m[1] != ccmreleases.ImageRepository+":"+p.CCM.ImageTag {
+		t.Fatalf("input %s: %q has no crane digest of %s:%s", in.Name, in.Source, ccmreleases.ImageRepository, p.CCM.ImageTag)
 	}
 	local, digest := testtools.ServeImage(t, m[1])
-	host, _, _ := strings.Cut(plan.ImageRepo, "/")
+	host, _, _ := strings.Cut(ccmreleases.ImageRepository, "/")
 	return strings.Replace(m[0], host, local, 1), m[1] + "@" + digest
 }
 

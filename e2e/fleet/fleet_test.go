@@ -32,6 +32,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -150,7 +151,7 @@ func bundleCopy(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := "  repo: " + testtools.ChartRepo + "\n"
+	line := "  repo: " + upstream.ChartRepo + "\n"
 	if strings.Count(string(b), line) != 1 {
 		t.Fatalf("examples/fleet/fleet.yaml does not name the upstream repository once as %q:\n%s", line, b)
 	}
@@ -264,8 +265,8 @@ func TestFleetApply(t *testing.T) {
 	if s.DefaultNamespace != releaseNamespace {
 		t.Errorf("defaultNamespace %q, want %s", s.DefaultNamespace, releaseNamespace)
 	}
-	if s.Helm == nil || s.Helm.Chart != testtools.ChartName || s.Helm.Version != testtools.LatestChartVersion || s.Helm.ReleaseName != releaseName {
-		t.Errorf("helm %+v, want chart %s %s as release %s", s.Helm, testtools.ChartName, testtools.LatestChartVersion, releaseName)
+	if s.Helm == nil || s.Helm.Chart != upstream.ChartName || s.Helm.Version != testtools.LatestChartVersion || s.Helm.ReleaseName != releaseName {
+		t.Errorf("helm %+v, want chart %s %s as release %s", s.Helm, upstream.ChartName, testtools.LatestChartVersion, releaseName)
 	}
 	if s.Kustomize == nil || s.Kustomize.Dir != "kustomize/auto" {
 		t.Errorf("kustomize %+v, want dir kustomize/auto for the clusters no customization picks", s.Kustomize)
@@ -308,7 +309,7 @@ func TestFleetApply(t *testing.T) {
 	chartYAML := 0
 	for name, data := range files {
 		names = append(names, name)
-		if strings.HasPrefix(name, ".chart/") && strings.HasSuffix(name, "/"+testtools.ChartName+"/Chart.yaml") {
+		if strings.HasPrefix(name, ".chart/") && strings.HasSuffix(name, "/"+upstream.ChartName+"/Chart.yaml") {
 			chartYAML++
 			if !strings.Contains(string(data), "\nversion: "+testtools.LatestChartVersion+"\n") {
 				t.Errorf("%s is not chart %s:\n%s", name, testtools.LatestChartVersion, data)

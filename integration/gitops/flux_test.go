@@ -23,6 +23,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/overlays"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -146,8 +147,8 @@ func withoutOriginLabels(t *testing.T, rel *helmv2.HelmRelease, objs []manifest.
 // v1beta1).
 func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 	nodes := testtools.Fixtures(t)
-	if overlays.FluxChartVersion != testtools.LatestChartVersion {
-		t.Errorf("the HelmReleases pin chart %s, the newest tested is %s", overlays.FluxChartVersion, testtools.LatestChartVersion)
+	if upstream.LatestChartVersion != testtools.LatestChartVersion {
+		t.Errorf("the HelmReleases pin chart %s, the newest tested is %s", upstream.LatestChartVersion, testtools.LatestChartVersion)
 	}
 	for _, version := range testtools.ChartVersions {
 		chart := testtools.UpstreamChart(t, version)
@@ -157,7 +158,7 @@ func TestFluxHelmReleaseMeansWhatTheRendererMeans(t *testing.T) {
 				t.Run(version+"/"+string(d)+"-"+string(mode), func(t *testing.T) {
 					t.Parallel()
 					rel := readHelmRelease(t, exampleDir("flux", string(d), string(mode), overlays.FileHelmRelease))
-					if s := rel.Spec.Chart.Spec; s.Chart != "aws-cloud-controller-manager" || s.Version != overlays.FluxChartVersion ||
+					if s := rel.Spec.Chart.Spec; s.Chart != "aws-cloud-controller-manager" || s.Version != upstream.LatestChartVersion ||
 						s.SourceRef.Kind != "HelmRepository" || rel.Namespace != "kube-system" || rel.Name != "aws-cloud-controller-manager" {
 						t.Errorf("chart %+v, release %s/%s", s, rel.Namespace, rel.Name)
 					}
@@ -237,7 +238,7 @@ func TestFluxKustomization(t *testing.T) {
 				want = []string{"ConfigMap", "HelmRelease", "HelmRepository", "Role", "RoleBinding"}
 			}
 			rel := readHelmRelease(t, exampleDir("flux", string(d), string(mode), overlays.FileHelmRelease))
-			if !slices.Equal(kinds, want) || repoURL != overlays.FluxChartRepo || repoName != rel.Spec.Chart.Spec.SourceRef.Name {
+			if !slices.Equal(kinds, want) || repoURL != upstream.ChartRepo || repoName != rel.Spec.Chart.Spec.SourceRef.Name {
 				t.Errorf("%s/%s: kinds %v, repository %s %s", d, mode, kinds, repoName, repoURL)
 			}
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -388,9 +389,9 @@ func TestArgoCDPlugin(t *testing.T) {
 	// reaches stdout.
 	t.Run("fails: the chart's template fails", func(t *testing.T) {
 		out, errOut, err := cmpRun{
-			params: []argoParam{{Name: "chart", String: str("charts/" + testtools.ChartName)}},
+			params: []argoParam{{Name: "chart", String: str("charts/" + upstream.ChartName)}},
 			dirs:   map[string]string{"charts": chart},
-			files:  map[string]string{"charts/" + testtools.ChartName + "/templates/broken.yaml": "{{ fail \"this chart is broken\" }}\n"},
+			files:  map[string]string{"charts/" + upstream.ChartName + "/templates/broken.yaml": "{{ fail \"this chart is broken\" }}\n"},
 		}.run(t)
 		if err == nil || len(out) != 0 || !strings.Contains(string(errOut), "this chart is broken") {
 			t.Errorf("exit %v, %d bytes out, stderr %q", err, len(out), errOut)
@@ -628,9 +629,9 @@ func TestArgoCDGenerateEnvironment(t *testing.T) {
 		"  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n" +
 		"  example: {{ .Capabilities.APIVersions.Has \"example.com/v1\" | quote }}\n"
 	out, errOut, err := cmpRun{
-		params: []argoParam{{Name: "chart", String: str("charts/" + testtools.ChartName)}},
+		params: []argoParam{{Name: "chart", String: str("charts/" + upstream.ChartName)}},
 		dirs:   map[string]string{"charts": upstreamPkg},
-		files:  map[string]string{"charts/" + testtools.ChartName + "/templates/capabilities.yaml": shown},
+		files:  map[string]string{"charts/" + upstream.ChartName + "/templates/capabilities.yaml": shown},
 	}.run(t)
 	if err != nil {
 		t.Fatalf("chart directory: %v\n%s", err, errOut)
@@ -640,9 +641,9 @@ func TestArgoCDGenerateEnvironment(t *testing.T) {
 		t.Errorf("the chart was not shown KUBE_VERSION %s, or was shown an API it was not sent:\n%s", kube, out)
 	}
 	out, errOut, err = cmpRun{
-		params: []argoParam{{Name: "chart", String: str("charts/" + testtools.ChartName)}},
+		params: []argoParam{{Name: "chart", String: str("charts/" + upstream.ChartName)}},
 		dirs:   map[string]string{"charts": upstreamPkg},
-		files:  map[string]string{"charts/" + testtools.ChartName + "/templates/capabilities.yaml": shown},
+		files:  map[string]string{"charts/" + upstream.ChartName + "/templates/capabilities.yaml": shown},
 		apis:   "v1,apps/v1,example.com/v1",
 	}.run(t)
 	if err != nil || !bytes.Contains(out, []byte(`example: "true"`)) {
@@ -833,7 +834,7 @@ func TestArgoCDKustomizeSource(t *testing.T) {
 	if err := yaml.Unmarshal(b, &k); err != nil {
 		t.Fatal(err)
 	}
-	if len(k.HelmCharts) != 1 || k.HelmCharts[0].Name != testtools.ChartName || k.HelmCharts[0].Repo != testtools.ChartRepo || len(k.Components) != 1 {
+	if len(k.HelmCharts) != 1 || k.HelmCharts[0].Name != upstream.ChartName || k.HelmCharts[0].Repo != upstream.ChartRepo || len(k.Components) != 1 {
 		t.Fatalf("kustomization: %+v", k)
 	}
 	hc := k.HelmCharts[0]

@@ -184,10 +184,6 @@ func TestReaders(t *testing.T) {
 	})
 }
 
-// lastInTree is the last minor with the in-tree AWS provider: in migrate
-// mode the renderer refuses a newer CCM or cluster unless allowed.
-const lastInTree = releases.LastInTreeMinor
-
 // ccmTag is the image tag the test pins a CCM of 1.<minor> with: the
 // release the renderer pins for that minor, else its first.
 func ccmTag(minor int) string {
@@ -231,13 +227,13 @@ func TestChartVersions(t *testing.T) {
 			// A CCM or a cluster newer than the last minor with the in-tree
 			// provider is refused unless allowed; then it warns.
 			newer := func(err string) string {
-				if minor > lastInTree {
+				if minor > releases.LastInTreeMinor {
 					return err
 				}
 				return ""
 			}
 			older := "a migration runs the CCM of the cluster's minor"
-			if minor-1 > lastInTree {
+			if minor-1 > releases.LastInTreeMinor {
 				older = "has no in-tree AWS provider to migrate from"
 			}
 			cases := []struct {
@@ -246,7 +242,7 @@ func TestChartVersions(t *testing.T) {
 				warn             bool
 			}{
 				{name: "cluster unknown", lease: renderer.DefaultLeaderName, err: newer(testtools.MigrationVersionWarning)},
-				{name: "cluster unknown, skew allowed", lease: renderer.DefaultLeaderName, args: []string{"--allow-version-skew"}, warn: minor > lastInTree},
+				{name: "cluster unknown, skew allowed", lease: renderer.DefaultLeaderName, args: []string{"--allow-version-skew"}, warn: minor > releases.LastInTreeMinor},
 				{name: "cluster of its minor, own lease", lease: "ccm-migration", err: newer("has no in-tree AWS provider to migrate from"),
 					args: []string{fmt.Sprintf("--kube-version=v1.%d.5", minor), "--leader-name=ccm-migration"}},
 				{name: "cluster a minor older", err: older,
@@ -287,7 +283,7 @@ func TestChartVersions(t *testing.T) {
 				// refusal, and nothing on stdout.
 				t.Run(chartVersion+"/helm-post-renderer", func(t *testing.T) {
 					rendererArgs := []string{"--mode=migrate", "--leader-name=through-helm"}
-					if minor > lastInTree {
+					if minor > releases.LastInTreeMinor {
 						args := []string{"template", "ccm", chart, "--namespace", "kube-system", "--post-renderer", rend}
 						for _, a := range rendererArgs {
 							args = append(args, "--post-renderer-args="+a)
@@ -335,7 +331,7 @@ func TestWrapperChart(t *testing.T) {
 		t.Run(fmt.Sprintf("1.%d", minor), func(t *testing.T) {
 			args := []string{"template", "aws-ccm", chart, "--namespace", "kube-system", "-f", preset, "--kube-version", fmt.Sprintf("v1.%d.3", minor),
 				"--set", "aws-cloud-controller-manager.image.tag=" + ccmTag(minor), "--set", "leaderName=wrapper-lease"}
-			if minor > lastInTree {
+			if minor > releases.LastInTreeMinor {
 				// A cluster without the in-tree provider: refused, unless
 				// allowed.
 				if _, stderr, err := testtools.Run(t, testtools.HelmEnv(t), testtools.Helm3(t), args...); err == nil || !strings.Contains(string(stderr), "has no in-tree AWS provider to migrate from") {
@@ -547,9 +543,11 @@ func TestGeneratedFiles(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{"overlays", "examples/fleet/overlays", "examples/flux"} {
-		t.Run(dir, func(t *testing.T) { check(t, filepath.Join(testtools.Root(), filepath.FromSlash(dir)), lastInTree) })
+		t.Run(dir, func(t *testing.T) {
+			check(t, filepath.Join(testtools.Root(), filepath.FromSlash(dir)), releases.LastInTreeMinor)
+		})
 	}
-	for minor := minors[0]; minor <= lastInTree; minor++ {
+	for minor := minors[0]; minor <= releases.LastInTreeMinor; minor++ {
 		for _, format := range []string{"kustomize", "flux"} {
 			t.Run(fmt.Sprintf("overlays --format=%s --kube-version=1.%d", format, minor), func(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "out")

@@ -46,8 +46,8 @@ func TestUnpromotedDigest(t *testing.T) {
 	}
 	variable := p.Inputs[i].Name
 	assign := regexp.MustCompile(regexp.QuoteMeta(variable) + `=\$\(crane digest ([^ )]+)\)`).FindStringSubmatch(strings.Join(strings.Fields(p.Inputs[i].Source), " "))
-	if assign == nil || assign[1] != plan.ImageRepo+":"+c.Latest {
-		t.Fatalf("input %s: %q has no crane digest of %s:%s", variable, p.Inputs[i].Source, plan.ImageRepo, c.Latest)
+	if assign == nil || assign[1] != releases.ImageRepository+":"+c.Latest {
+		t.Fatalf("input %s: %q has no crane digest of %s:%s", variable, p.Inputs[i].Source, releases.ImageRepository, c.Latest)
 	}
 
 	// A registry in registry.k8s.io's place, serving the tag.
@@ -64,7 +64,7 @@ func TestUnpromotedDigest(t *testing.T) {
 	args := testtools.ShellWords(t, "sh", strings.ReplaceAll(render, "$"+variable, string(out)))
 	prog, targs, _ := templateArgs(t, args)
 	rendered := testtools.MustRun(t, testtools.HelmEnv(t), prog, targs...)
-	if img := plan.ImageRepo + ":" + c.Latest + "@" + want; !strings.Contains(string(rendered), `image: "`+img+`"`) {
+	if img := releases.ImageRepository + ":" + c.Latest + "@" + want; !strings.Contains(string(rendered), `image: "`+img+`"`) {
 		t.Errorf("the render does not run %s:\n%s", img, rendered)
 	}
 

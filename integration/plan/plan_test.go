@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/manifest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/plan"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
@@ -156,7 +157,7 @@ func TestPlanCCMCommands(t *testing.T) {
 							}
 							ctr := manifest.Containers(ccm)[0]
 							image, _ := ctr["image"].(string)
-							if !strings.HasSuffix(image, ":"+imageTag(c.Argv)) || !strings.HasPrefix(image, plan.ImageRepo+":") {
+							if !strings.HasSuffix(image, ":"+imageTag(c.Argv)) || !strings.HasPrefix(image, releases.ImageRepository+":") {
 								t.Errorf("image %s, the command pins %s", image, imageTag(c.Argv))
 							}
 							checkArgs(t, ctr, o, s.ID)

@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 )
 
 // testKey is an OpenPGP key made for the test.
@@ -46,7 +47,7 @@ func setDigest(t *testing.T, dir, version, digest string) {
 		t.Fatal(err)
 	}
 	found := false
-	for _, cv := range idx.Entries[testtools.ChartName] {
+	for _, cv := range idx.Entries[upstream.ChartName] {
 		if cv.Version == version {
 			cv.Digest, found = digest, true
 		}
@@ -66,7 +67,7 @@ func setDigest(t *testing.T, dir, version, digest string) {
 func TestWrapperIntegrity(t *testing.T) {
 	trusted, other := newKey(t, "trusted"), newKey(t, "other")
 	latest := testtools.LatestChartVersion
-	pkgName := testtools.ChartName + "-" + latest + ".tgz"
+	pkgName := upstream.ChartName + "-" + latest + ".tgz"
 	wrong, err := provenance.DigestFile(testtools.UpstreamChart(t, "0.0.10"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestWrapperIntegrity(t *testing.T) {
 			testtools.MustRun(t, env, testtools.Helm3(t), "repo", "add", "aws-ccm", srv.URL)
 			for _, args := range [][]string{
 				{"template", "ccm", "--repo", srv.URL, "--distro=rke2"},
-				{"template", "ccm", "aws-ccm/" + testtools.ChartName, "--distro=rke2"},
+				{"template", "ccm", "aws-ccm/" + upstream.ChartName, "--distro=rke2"},
 			} {
 				out, errOut, code := runWith(t, env, "", append(args, tc.args...)...)
 				what := tc.name + ": " + strings.Join(args[2:3], "")
@@ -145,7 +146,7 @@ func TestWrapperVerifyPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg := filepath.Join(t.TempDir(), testtools.ChartName+"-0.0.10.tgz")
+	pkg := filepath.Join(t.TempDir(), upstream.ChartName+"-0.0.10.tgz")
 	testtools.WriteFile(t, pkg, b)
 	args := []string{"template", "ccm", pkg, "--distro=k3s", "--verify", "--keyring", trusted.keyring}
 

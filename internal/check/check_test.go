@@ -607,7 +607,7 @@ func TestRBACFindings(t *testing.T) {
 	}
 	// The in-tree controller manager, before the install, with and without
 	// a binding for it in the manifests.
-	kcm := kcmSubject(DefaultKCMUser)
+	kcm := kcmSubject(renderer.DefaultKCMUser)
 	denied := []Permission{{Subject: kcm.label, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system", Name: renderer.DefaultLeaderName}}
 	var withoutGrant []runtime.Object // the renderer's lease Role and RoleBinding left out
 	for _, o := range render(t, distros.RKE2, renderer.ModeMigrate) {
@@ -676,7 +676,7 @@ func TestVersions(t *testing.T) {
 
 var rbacBinding = rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kcm-migration", Namespace: "kube-system"},
 	RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kcm-migration"},
-	Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: DefaultKCMUser}}}
+	Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: renderer.DefaultKCMUser}}}
 
 // TestOptionsAnnotation: the options the renderer records on the workload
 // name the distribution; a mode there that the flags contradict is a
@@ -684,7 +684,7 @@ var rbacBinding = rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kcm-mi
 func TestOptionsAnnotation(t *testing.T) {
 	objs := render(t, distros.RKE2, renderer.ModeInstall)
 	ds := objs[len(objs)-1].(*appsv1.DaemonSet)
-	ds.Annotations = map[string]string{OptionsAnnotation: `{"distro":"k3s","mode":"migrate"}`}
+	ds.Annotations = map[string]string{renderer.OptionsAnnotation: `{"distro":"k3s","mode":"migrate"}`}
 	r := Evaluate(snapshotOf(t, []corev1.Node{rke2Server("cp-1")}, objs, false))
 	if d := r.Distribution; d.Rendered != "k3s" || d.RenderedFrom != "annotation" {
 		t.Errorf("%+v", d)

@@ -76,12 +76,12 @@ func TestCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.KubernetesVersion != "v1.34.2" || len(s.Nodes) != 3 || s.Nodes[0].Name != "cp-1" || s.Workload == nil || s.Workload.name != "aws-cloud-controller-manager" ||
-		s.Installed == nil || s.MigrationConfigMap == nil || len(s.Pods) != 1 || s.Pods["cp-1"] == nil || len(s.Leases) != 3 || s.KCMUser != DefaultKCMUser {
+		s.Installed == nil || s.MigrationConfigMap == nil || len(s.Pods) != 1 || s.Pods["cp-1"] == nil || len(s.Leases) != 3 || s.KCMUser != renderer.DefaultKCMUser {
 		t.Fatalf("snapshot: %+v", s)
 	}
 	// The CCM's 24 (a token for each of its 3 controllers' accounts) and
 	// check's 2 about its token scope; the controller manager's 3.
-	if len(s.Access) != 24+2+3 || s.Access[0].Subject != "ServiceAccount kube-system/cloud-controller-manager" || s.Access[len(s.Access)-1].Subject != "User "+DefaultKCMUser {
+	if len(s.Access) != 24+2+3 || s.Access[0].Subject != "ServiceAccount kube-system/cloud-controller-manager" || s.Access[len(s.Access)-1].Subject != "User "+renderer.DefaultKCMUser {
 		t.Errorf("%d answers: %+v", len(s.Access), s.Access)
 	}
 	// Read once: every list and get of the collection, no two alike (two

@@ -21,7 +21,7 @@ import (
 // NAMESPACE/NAME.
 func otherLease(c *candidate) string {
 	f := flags(c.spec.Spec.Containers[c.container])
-	ns, name := DefaultLeaseNS, DefaultCCMLease
+	ns, name := releases.LeaseNamespace, releases.CCMLease
 	if x := f["leader-elect-resource-namespace"]; x != "" {
 		ns = x
 	}

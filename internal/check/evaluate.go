@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/nodefit"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -155,12 +156,12 @@ func describeWorkload(s *Snapshot) *workloadView {
 	if v, ok := w.flags["leader-elect"]; ok && !IsTrue(v) {
 		wr.LeaderElect = false
 	}
-	w.leaseNS = DefaultLeaseNS
+	w.leaseNS = releases.LeaseNamespace
 	if v := w.flags["leader-elect-resource-namespace"]; v != "" {
 		w.leaseNS = v
 	}
 	if wr.LeaderElect {
-		name := DefaultCCMLease
+		name := releases.CCMLease
 		if v := w.flags["leader-elect-resource-name"]; v != "" {
 			name = v
 		}
@@ -172,7 +173,7 @@ func describeWorkload(s *Snapshot) *workloadView {
 	w.configFile = w.flags["leader-migration-config"]
 	if w.configFile == "" {
 		wr.MigrationConfig = "built-in default"
-		wr.MigrationLease = w.leaseNS + "/" + defaultMigrationName
+		wr.MigrationLease = w.leaseNS + "/" + renderer.DefaultLeaderName
 		return w
 	}
 	var ok bool
@@ -191,7 +192,7 @@ func describeWorkload(s *Snapshot) *workloadView {
 	w.lmc = &lmc
 	leader := lmc.LeaderName
 	if leader == "" {
-		leader = defaultMigrationName
+		leader = renderer.DefaultLeaderName
 	}
 	wr.MigrationLease = w.leaseNS + "/" + leader
 	return w

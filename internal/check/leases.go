@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -22,7 +23,7 @@ const (
 // install mode too: one still in use means the in-tree side has not
 // finished).
 func (w *workloadView) leaseWants() []leaseWant {
-	wants := []leaseWant{{LeaseKCM, DefaultLeaseNS + "/" + KCMLease}}
+	wants := []leaseWant{{LeaseKCM, releases.LeaseNamespace + "/" + releases.KCMLease}}
 	if w.LeaderElect {
 		wants = append(wants, leaseWant{LeaseCCM, w.Lease})
 	}
@@ -30,9 +31,9 @@ func (w *workloadView) leaseWants() []leaseWant {
 	if migration == "" {
 		ns, _, _ := strings.Cut(w.Lease, "/")
 		if ns == "" {
-			ns = DefaultLeaseNS
+			ns = releases.LeaseNamespace
 		}
-		migration = ns + "/" + defaultMigrationName
+		migration = ns + "/" + renderer.DefaultLeaderName
 	}
 	return append(wants, leaseWant{LeaseMigration, migration})
 }
@@ -174,7 +175,7 @@ func (v *View) migrationLeaseFinding(l *LeaseReport) []Finding {
 			f.Message = v.held(l) + ", the CCM's leader: the cloud controllers have moved (next, once no controller manager runs the in-tree provider: render with --mode=install)"
 		default:
 			f.Severity = Warning
-			f.Message = v.held(l) + ", which leads neither the CCM's lease nor " + DefaultLeaseNS + "/" + KCMLease
+			f.Message = v.held(l) + ", which leads neither the CCM's lease nor " + releases.LeaseNamespace + "/" + releases.KCMLease
 			f.Fix = "find the component with this identity; only the in-tree controller manager and the CCM should hold the migration lease"
 		}
 		return []Finding{v.expectHolder(f, active, l.Side)}

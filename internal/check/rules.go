@@ -183,7 +183,7 @@ func workloadRule(v *View) []Finding {
 	}
 	if opts, ok := readOptionsAnnotation(w.c.meta); ok && opts.Mode != "" && string(opts.Mode) != w.Mode {
 		out = append(out, Finding{Area: AreaWorkload, Severity: Warning, Subject: w.subject(),
-			Message: fmt.Sprintf("the %s annotation says mode %s, but the CCM's flags run it in %s mode", OptionsAnnotation, opts.Mode, w.Mode),
+			Message: fmt.Sprintf("the %s annotation says mode %s, but the CCM's flags run it in %s mode", renderer.OptionsAnnotation, opts.Mode, w.Mode),
 			Fix:     "render again with aws-ccm-renderer instead of editing the flags"})
 	}
 	if p := w.flags["cloud-provider"]; p != "aws" {
@@ -269,7 +269,7 @@ func distributionRule(v *View) []Finding {
 	switch {
 	case d.Rendered == "":
 		f.Severity = Warning
-		f.Message = "not rendered by aws-ccm-renderer (no " + OptionsAnnotation + " annotation, and its tolerations lack the renderer's): its placement is checked as it is"
+		f.Message = "not rendered by aws-ccm-renderer (no " + renderer.OptionsAnnotation + " annotation, and its tolerations lack the renderer's): its placement is checked as it is"
 		f.Fix = "render the chart through aws-ccm-renderer --distro=" + suggestDistro(d.Detected)
 	case d.Detected == DistroUnknown || d.Detected == DistroMixed:
 		f.Severity, f.Message = Info, "rendered for "+d.Rendered

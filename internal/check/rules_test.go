@@ -91,7 +91,7 @@ func TestRules(t *testing.T) {
 				Args: []string{"--cloud-provider=gce"}}},
 		}}}}
 	s := &Snapshot{
-		Input:             Input{Source: SourceManifests, Objects: []runtime.Object{ds}, KCMUser: DefaultKCMUser},
+		Input:             Input{Source: SourceManifests, Objects: []runtime.Object{ds}, KCMUser: renderer.DefaultKCMUser},
 		Now:               testNow,
 		KubernetesVersion: "v1.34.1",
 		Nodes:             []corev1.Node{rke2Server("cp-1"), node("w-1", providerID("gce://p/z/w-1"))},

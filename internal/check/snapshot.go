@@ -104,7 +104,7 @@ func Collect(ctx context.Context, client kubernetes.Interface, in Input) (*Snaps
 		s.Now = time.Now()
 	}
 	if s.KCMUser == "" {
-		s.KCMUser = DefaultKCMUser
+		s.KCMUser = renderer.DefaultKCMUser
 	}
 	for _, step := range []func(context.Context, kubernetes.Interface) error{
 		s.collectVersionAndNodes, s.collectWorkload, s.collectMigrationConfig, s.collectPods, s.collectLeases, s.collectAccess,
@@ -401,7 +401,7 @@ func (s *Snapshot) manifestNamespace() string {
 // runs it. The caller sets what else the cluster holds (Now,
 // KubernetesVersion, Pods, ...).
 func ManifestSnapshot(objs []runtime.Object, nodes []corev1.Node, installed bool) (*Snapshot, error) {
-	s := &Snapshot{Input: Input{Source: SourceManifests, Objects: objs, KCMUser: DefaultKCMUser, ManifestNamespace: "kube-system"},
+	s := &Snapshot{Input: Input{Source: SourceManifests, Objects: objs, KCMUser: renderer.DefaultKCMUser, ManifestNamespace: "kube-system"},
 		Nodes: nodes, Pods: map[string]*corev1.Pod{}, Leases: map[string]*coordinationv1.Lease{}}
 	w, err := pick(candidates(objs, "kube-system"), "", "the manifests")
 	if err != nil {

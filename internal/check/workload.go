@@ -16,19 +16,10 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
-// OptionsAnnotation is where the renderer records the options a workload
-// was rendered with, as JSON: {"distro":"rke2","mode":"migrate"}.
-const OptionsAnnotation = renderer.OptionsAnnotation
-
-// Default names the CCM and the in-tree controller manager use.
+// Names check reads beside the leases (internal/releases).
 const (
-	DefaultCCMLease      = "cloud-controller-manager"
-	DefaultLeaseNS       = "kube-system"
-	KCMLease             = "kube-controller-manager"
-	DefaultKCMUser       = renderer.DefaultKCMUser
-	ServiceAccountsNS    = "kube-system" // where --use-service-account-credentials gets and creates its accounts
-	chartLabel           = "helm.sh/chart"
-	defaultMigrationName = renderer.DefaultLeaderName
+	ServiceAccountsNS = "kube-system" // where --use-service-account-credentials gets and creates its accounts
+	chartLabel        = "helm.sh/chart"
 )
 
 // isCCMContainer tells whether a container runs the AWS cloud controller
@@ -157,7 +148,7 @@ func DecodeManifests(data []byte) ([]runtime.Object, error) {
 // readOptionsAnnotation reads the options the renderer recorded on a
 // workload; ok is false without them, or when they cannot be read.
 func readOptionsAnnotation(meta metav1.ObjectMeta) (renderer.Options, bool) {
-	v, ok := meta.Annotations[OptionsAnnotation]
+	v, ok := meta.Annotations[renderer.OptionsAnnotation]
 	if !ok {
 		return renderer.Options{}, false
 	}

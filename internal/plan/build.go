@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -47,19 +48,19 @@ func Build(o Options) (*Plan, error) {
 			Chart:          r.Chart,
 			Source:         r.source,
 			ChartVersion:   r.ChartVersion,
-			Image:          ImageRepo + ":" + releases.Pin(r.tag),
+			Image:          releases.ImageRepository + ":" + releases.Pin(r.tag),
 			ImageTag:       r.tag,
 			ImageTagSource: r.tagSource,
 			Release:        r.Release,
 			Namespace:      r.Namespace,
-			DaemonSet:      daemonSet,
+			DaemonSet:      upstream.Workload,
 		},
 	}
 	if r.source == SourceRepoURL {
 		p.CCM.Repository = r.Repo
 	}
 	if d.strategy == LeaderMigration {
-		p.LeaderMigration = &Lease{Name: r.LeaderName, Namespace: leaseNS, KCMUser: r.KCMUser}
+		p.LeaderMigration = &Lease{Name: r.LeaderName, Namespace: releases.LeaseNamespace, KCMUser: r.KCMUser}
 	}
 	titles := d.phaseTitles
 	if titles == [3]string{} {
@@ -194,7 +195,7 @@ func (b *builder) chartArgs(tag string) []string {
 		a = append(a, "--version", r.ChartVersion)
 	}
 	a = append(a, "--namespace", r.Namespace)
-	if r.Namespace != DefaultNamespace {
+	if r.Namespace != upstream.Namespace {
 		// The chart puts its objects in .Values.namespace, not in the
 		// release's namespace.
 		a = append(a, "--set", "namespace="+r.Namespace)
@@ -291,7 +292,7 @@ func (b *builder) uninstall() Command {
 
 // checkFlags are check's flags that the plan's options change.
 func (b *builder) checkFlags() []string {
-	if !b.r.profile.NoInTreeProvider && b.r.KCMUser != DefaultKCMUser {
+	if !b.r.profile.NoInTreeProvider && b.r.KCMUser != renderer.DefaultKCMUser {
 		return []string{"--kcm-user", b.r.KCMUser}
 	}
 	return nil
@@ -368,7 +369,7 @@ func mainCheck(c *Command) *Command {
 
 func (b *builder) pods() *Command {
 	c := run(KindKubectl, atWorkstation, "", "kubectl", "-n", b.r.Namespace, "get", "pods",
-		"-l", "k8s-app="+daemonSet, "-o", "wide")
+		"-l", "k8s-app="+upstream.Workload, "-o", "wide")
 	return &c
 }
 
@@ -388,7 +389,7 @@ awk '{print $1, $2}' nodes-before.txt | diff - nodes-now.txt`)
 
 func (b *builder) canI(verb string) *Command {
 	c := run(KindKubectl, atWorkstation, "", "kubectl", "auth", "can-i", verb, "leases/"+b.r.LeaderName,
-		"-n", leaseNS, "--as", b.r.KCMUser)
+		"-n", releases.LeaseNamespace, "--as", b.r.KCMUser)
 	return &c
 }
 

@@ -54,14 +54,11 @@ func iamMissingBy(tag string) string {
 
 // The facts of internal/releases the steps name.
 var (
-	rkeLineFor           = releases.RKELines
 	rke2NoOpAWS          = mustChange("rke2", "cloud-provider-name: aws")
 	rke2NodeName         = mustChange("rke2", "node-name")
 	apiServerCP          = mustChange("kube-apiserver", "--cloud-provider")
 	rke2MetadataNameFrom = rke2NoOpAWS.Releases
 )
-
-const rkeLastMinor = releases.RKELastMinor
 
 // apiServerNoCloudProvider is the first kube-apiserver minor without
 // --cloud-provider.

@@ -48,7 +48,7 @@ func (b *builder) operatorInput(name string) (kind, source string) {
 		return InputFile, "yours: the cluster's RKE configuration, beside cluster.rkestate"
 	}
 	if tag, ok := b.digestTag(name); ok {
-		s := "yours: the digest of " + ImageRepo + ":" + tag + ", which registry.k8s.io's promotion list does not " +
+		s := "yours: the digest of " + releases.ImageRepository + ":" + tag + ", which registry.k8s.io's promotion list does not " +
 			"give yet: " + name + "=$(" + releases.DigestCommand(tag) + ") (crane: go-containerregistry's CLI), " +
 			"which fails while the registry does not serve the tag: then pin an older 1.x patch"
 		if tag == b.r.tag {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
@@ -126,7 +127,7 @@ done`)
 		ID:    "install-ccm",
 		Title: "Install the CCM (--mode=install), its service controller off",
 		Why: "There is no in-tree controller manager to hand over from, so no leader migration: the CCM is the " +
-			"only node controller from the start and leads under the Lease " + ccmLease + " (K3s's embedded one uses " +
+			"only node controller from the start and leads under the Lease " + releases.CCMLease + " (K3s's embedded one uses " +
 			"k3s-cloud-controller-manager, pkg/daemons/control/server.go). " + k3sHoldServices + " keeps its service controller off while " +
 			"ServiceLB answers the LoadBalancer Services, so that two service controllers never act on one " +
 			"Service (service is the controller's name up to the 1.27 libraries and an alias of " +

@@ -16,30 +16,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
-// Defaults of the options.
-const (
-	DefaultRelease      = upstream.Release
-	DefaultNamespace    = upstream.Namespace
-	DefaultKCMUser      = renderer.DefaultKCMUser
-	DefaultChartVersion = upstream.LatestChartVersion
-	// DefaultKubeVersion is the last release of the last minor with the
-	// in-tree AWS provider.
-	DefaultKubeVersion = releases.LastInTreeKubernetes
-)
-
-// The upstream chart.
-const (
-	ChartName  = upstream.ChartName
-	ChartRepo  = upstream.ChartRepo
-	ImageRepo  = releases.ImageRepository
-	daemonSet  = upstream.Workload // the chart's nameOverride default, whatever the release
-	leaseNS    = "kube-system"
-	kcmLease   = "kube-controller-manager"
-	ccmLease   = "cloud-controller-manager"
-	firstMinor = 22 // leader migration on by default (beta) from 1.22
-	lastInTree = 26 // the in-tree AWS provider is gone in 1.27
-)
-
 // Chart sources, as the chart wrapper tells them apart (docs/chart-wrapper.md).
 const (
 	// SourceRepoURL: a chart name looked up in the repository at Repo.
@@ -114,14 +90,14 @@ type Options struct {
 // DefaultOptions returns the options of `aws-ccm-renderer plan` without flags.
 func DefaultOptions() Options {
 	return Options{
-		Release:      DefaultRelease,
-		Namespace:    DefaultNamespace,
-		KubeVersion:  DefaultKubeVersion,
-		KCMUser:      DefaultKCMUser,
+		Release:      upstream.Release,
+		Namespace:    upstream.Namespace,
+		KubeVersion:  releases.LastInTreeKubernetes,
+		KCMUser:      renderer.DefaultKCMUser,
 		LeaderName:   renderer.DefaultLeaderName,
-		Chart:        ChartName,
-		Repo:         ChartRepo,
-		ChartVersion: DefaultChartVersion,
+		Chart:        upstream.ChartName,
+		Repo:         upstream.ChartRepo,
+		ChartVersion: upstream.LatestChartVersion,
 	}
 }
 
@@ -199,7 +175,7 @@ func resolve(o Options) (resolved, error) {
 		return r, usagef("--leader-name %q is not a lease name: %s", o.LeaderName, errs[0])
 	}
 	if strings.TrimSpace(o.KCMUser) == "" || strings.ContainsAny(o.KCMUser, " \t\r\n") {
-		return r, usagef("--kcm-user %q is not a user name: give the user the in-tree kube-controller-manager authenticates as (its certificate's CN), e.g. %s", o.KCMUser, DefaultKCMUser)
+		return r, usagef("--kcm-user %q is not a user name: give the user the in-tree kube-controller-manager authenticates as (its certificate's CN), e.g. %s", o.KCMUser, renderer.DefaultKCMUser)
 	}
 	if err := r.resolveChart(); err != nil {
 		return r, err
@@ -225,7 +201,7 @@ func resolve(o Options) (resolved, error) {
 	case o.CCMVersion != "":
 		cv, err := kubeversion.Parse(o.CCMVersion)
 		if err != nil || !semverTag.MatchString(o.CCMVersion) {
-			return r, usagef("--ccm-version %q is not a CCM image tag such as %s", o.CCMVersion, releases.Tag(lastInTree))
+			return r, usagef("--ccm-version %q is not a CCM image tag such as %s", o.CCMVersion, releases.Tag(releases.LastInTreeMinor))
 		}
 		if cv.Major() != 1 || int(cv.Minor()) != r.minor {
 			return r, usagef("--ccm-version %s is a release for Kubernetes 1.%d; the CCM must match the cluster's minor (1.%d): use a v1.%d.x tag", o.CCMVersion, cv.Minor(), r.minor, r.minor)
@@ -247,7 +223,7 @@ func (r *resolved) resolveChart() error {
 		return usagef("--chart %q is not a chart: give a name (looked up in --repo), REPO/NAME, oci://HOST/PATH/NAME or a local .tgz", r.Chart)
 	}
 	r.source = ChartSource(r.Chart)
-	if r.source != SourceRepoURL && r.Repo != ChartRepo {
+	if r.source != SourceRepoURL && r.Repo != upstream.ChartRepo {
 		return usagef("--repo %s and --chart %s: --repo is where a chart name is looked up; %s names its source itself", r.Repo, r.Chart, r.Chart)
 	}
 	if r.source != SourceRepoURL {
@@ -255,7 +231,7 @@ func (r *resolved) resolveChart() error {
 	}
 	u, err := url.Parse(r.Repo)
 	if err != nil || u.Scheme != "https" && u.Scheme != "http" {
-		return usagef("--repo %q is not a chart repository URL such as %s", r.Repo, ChartRepo)
+		return usagef("--repo %q is not a chart repository URL such as %s", r.Repo, upstream.ChartRepo)
 	}
 	if u.User != nil {
 		// The plan is a document to share: its commands would carry
@@ -268,7 +244,7 @@ func (r *resolved) resolveChart() error {
 // checkChartVersion checks --chart-version.
 func (r *resolved) checkChartVersion() error {
 	if !chartVerRE.MatchString(r.ChartVersion) {
-		return usagef("--chart-version %q is not a chart version such as %s", r.ChartVersion, DefaultChartVersion)
+		return usagef("--chart-version %q is not a chart version such as %s", r.ChartVersion, upstream.LatestChartVersion)
 	}
 	return nil
 }
@@ -281,7 +257,7 @@ func (r *resolved) resolveFrom() error {
 		switch {
 		case r.profile.NoInTreeProvider:
 			r.From = FromBuiltin
-		case r.minor <= lastInTree:
+		case r.minor <= releases.LastInTreeMinor:
 			r.From = FromInTree
 		default:
 			return usagef("--kube-version %s: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from: give --from: new (a cluster not yet created), builtin (%s) or none (no cloud provider, nodes without provider IDs); aws-ccm-renderer check tells which", r.KubeVersion, builtinOf(o.Distro))
@@ -298,11 +274,11 @@ func (r *resolved) resolveFrom() error {
 		if r.profile.NoInTreeProvider {
 			return usagef("--from=in-tree: %[1]s is built without the in-tree cloud providers; its cluster comes from %[1]s's own cloud controller (--from=builtin) or none", r.profile.Name)
 		}
-		if r.minor > lastInTree {
+		if r.minor > releases.LastInTreeMinor {
 			return usagef("--kube-version %s --from=in-tree: Kubernetes 1.27 and later have no in-tree AWS provider to migrate from (--distro=%s): give --from=new, builtin or none", r.KubeVersion, o.Distro)
 		}
-		if r.minor < firstMinor {
-			return usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, firstMinor)
+		if r.minor < releases.FirstLeaderMigrationMinor {
+			return usagef("--kube-version %s: leader migration needs Kubernetes 1.%d or later (1.21 has it only behind a feature gate); upgrade the cluster first", r.KubeVersion, releases.FirstLeaderMigrationMinor)
 		}
 	case FromBuiltin:
 		if _, ok := distros.ControllerOf(o.Distro); !ok {
@@ -310,11 +286,11 @@ func (r *resolved) resolveFrom() error {
 		}
 		fallthrough
 	default:
-		if r.minor <= lastInTree && !r.profile.NoInTreeProvider {
+		if r.minor <= releases.LastInTreeMinor && !r.profile.NoInTreeProvider {
 			return usagef("--kube-version %s --from=%s: this plan is for Kubernetes 1.27 and later; upgrade the cluster first, or migrate it with --from=in-tree", r.KubeVersion, r.From)
 		}
-		if r.minor < firstMinor {
-			return usagef("--kube-version %s: the CCM releases this program knows start with 1.%d; upgrade the cluster first", r.KubeVersion, firstMinor)
+		if r.minor < releases.FirstMinor() {
+			return usagef("--kube-version %s: the CCM releases this program knows start with 1.%d; upgrade the cluster first", r.KubeVersion, releases.FirstMinor())
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@ var imageTagArg = regexp.MustCompile(`image\.tag=([^\s"'\\]+)`)
 func TestDigestPins(t *testing.T) {
 	for name, p := range plans(t) {
 		t.Run(name, func(t *testing.T) {
-			if d, ok := releases.Digest(p.CCM.ImageTag); ok && p.CCM.Image != plan.ImageRepo+":"+p.CCM.ImageTag+"@"+d {
+			if d, ok := releases.Digest(p.CCM.ImageTag); ok && p.CCM.Image != releases.ImageRepository+":"+p.CCM.ImageTag+"@"+d {
 				t.Errorf("the plan's image %s, want it pinned to the promotion list's digest %s", p.CCM.Image, d)
 			}
 			pins := 0
@@ -49,7 +49,7 @@ func TestDigestPins(t *testing.T) {
 							t.Errorf("%s: $%s is not among the plan's inputs", s.ID, v)
 							continue
 						}
-						if want := v + "=$(crane digest " + plan.ImageRepo + ":" + tag + ")"; p.Inputs[i].Step != "" || !strings.Contains(strings.Join(strings.Fields(p.Inputs[i].Source), " "), want) {
+						if want := v + "=$(crane digest " + releases.ImageRepository + ":" + tag + ")"; p.Inputs[i].Step != "" || !strings.Contains(strings.Join(strings.Fields(p.Inputs[i].Source), " "), want) {
 							t.Errorf("input %s: %q, want the operator's, with %s", v, p.Inputs[i].Source, want)
 						}
 					}

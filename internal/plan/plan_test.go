@@ -24,6 +24,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/schematest"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/testtools"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
@@ -887,8 +888,8 @@ func TestReadme(t *testing.T) {
 		t.Fatalf("README.md: %d install commands", len(ms))
 	}
 	for _, m := range ms {
-		if m[1] != plan.DefaultRelease {
-			t.Errorf("README.md installs release %s, the plan %s: %s", m[1], plan.DefaultRelease, m[0])
+		if m[1] != upstream.Release {
+			t.Errorf("README.md installs release %s, the plan %s: %s", m[1], upstream.Release, m[0])
 		}
 	}
 	o := plan.DefaultOptions()

@@ -240,7 +240,7 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 			"AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease " + b.r.LeaderName + ", so exactly one of them runs the cloud " +
 			"controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches " +
 			"to cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. " +
-			"RKE1 is at end of life: the upgrade after the migration stops at 1." + strconv.Itoa(rkeLastMinor) + ".",
+			"RKE1 is at end of life: the upgrade after the migration stops at 1." + strconv.Itoa(releases.RKELastMinor) + ".",
 		duringSummary: "rke up moves every component to --cloud-provider=external, node by node; the lease passes to the " +
 			"CCM.",
 		afterSummary:      "The CCM alone: leader migration off, the migration's grants removed, then the upgrade past 1.26.",
@@ -289,16 +289,16 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 // rkeUpgradeNotes name the rke release line of each minor up to the last.
 func rkeUpgradeNotes(minor int) []string {
 	var lines string
-	for m := minor + 1; m <= rkeLastMinor; m++ {
+	for m := minor + 1; m <= releases.RKELastMinor; m++ {
 		if lines != "" {
 			lines += ", "
 		}
-		lines += fmt.Sprintf("1.%d: rke %s", m, rkeLineFor[m])
+		lines += fmt.Sprintf("1.%d: rke %s", m, releases.RKELines[m])
 	}
 	return []string{
 		"The rke CLI runs only the Kubernetes versions it lists (rke config --list-version --all): " + lines + " (rancher/rke release notes, \"RKE " +
 			"Kubernetes versions\").",
-		"RKE1 is at end of life: rke v1.8 is the last release line and stops at 1." + strconv.Itoa(rkeLastMinor) + ". Plan the move to RKE2 (whose cluster " +
+		"RKE1 is at end of life: rke v1.8 is the last release line and stops at 1." + strconv.Itoa(releases.RKELastMinor) + ". Plan the move to RKE2 (whose cluster " +
 			"keeps the AWS CCM: install it there with --distro=rke2 --mode=install).",
 	}
 }
@@ -312,7 +312,7 @@ func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 		[]string{"external-aws gives kube-apiserver, kube-controller-manager and the kubelets " +
 			"--cloud-provider=external, and useInstanceMetadataHostname names each node after its instance's " +
 			"private DNS name (rancher/rke cluster/plan.go, v1.4.15 to v1.6.3).",
-			"RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1." + strconv.Itoa(rkeLastMinor) + " and is its last release line: plan the " +
+			"RKE1 reached end of life on 2025-07-31; rke v1.8 runs 1.30 to 1." + strconv.Itoa(releases.RKELastMinor) + " and is its last release line: plan the " +
 				"move to RKE2."}
 
 }

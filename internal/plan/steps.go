@@ -475,7 +475,7 @@ type volumeMount struct {
 // a minor answers in: v1alpha1 up to v1.26 (its cmd/ecr-credential-provider
 // at v1.25.15 and v1.26.14), v1 from v1.27.
 func ecrPluginAPI(minor int) string {
-	if minor <= lastInTree {
+	if minor <= releases.LastInTreeMinor {
 		return "credentialprovider.kubelet.k8s.io/v1alpha1"
 	}
 	return "credentialprovider.kubelet.k8s.io/v1"
@@ -537,9 +537,9 @@ func ecrInTree(minor int) string {
 }
 
 func ecrUpgradeNote(minor int) string {
-	if minor <= lastInTree {
+	if minor <= releases.LastInTreeMinor {
 		return "ECR: before the kubelets reach 1.27, install the 1.27 release of ecr-credential-provider and set " +
-			"the provider's apiVersion to " + ecrPluginAPI(lastInTree+1) + " (before.ecr-credentials)."
+			"the provider's apiVersion to " + ecrPluginAPI(releases.LastInTreeMinor+1) + " (before.ecr-credentials)."
 	}
 	return "ECR: with the kubelets, move ecr-credential-provider to the release of the new minor " +
 		"(before.ecr-credentials)."
@@ -558,9 +558,9 @@ func (b *builder) grantLease() Step {
 			"in-tree provider is still configured. The renderer's --mode=migrate output carries such a Role, but " +
 			"it arrives with the CCM, one step too late.",
 		Commands: []Command{
-			mainCmd(run(KindKubectl, atWorkstation, "A Role for the one lease", "kubectl", "-n", leaseNS, "create", "role", kcmRole,
+			mainCmd(run(KindKubectl, atWorkstation, "A Role for the one lease", "kubectl", "-n", releases.LeaseNamespace, "create", "role", kcmRole,
 				"--verb=get,update", "--resource=leases.coordination.k8s.io", "--resource-name="+r.LeaderName)),
-			run(KindKubectl, atWorkstation, "Bound to the controller manager's user", "kubectl", "-n", leaseNS, "create", "rolebinding", kcmRole,
+			run(KindKubectl, atWorkstation, "Bound to the controller manager's user", "kubectl", "-n", releases.LeaseNamespace, "create", "rolebinding", kcmRole,
 				"--role="+kcmRole, "--user="+r.KCMUser),
 		},
 		Checks: []Check{
@@ -569,13 +569,13 @@ func (b *builder) grantLease() Step {
 		},
 		Notes: []string{
 			b.r.KCMUser + " is the user in the in-tree controller manager's kubeconfig (its client certificate's " +
-				"CN): " + distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), "and") + " all use " + DefaultKCMUser + ". If yours differs, run this plan with " +
+				"CN): " + distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), "and") + " all use " + renderer.DefaultKCMUser + ". If yours differs, run this plan with " +
 				"--kcm-user.",
 		},
 		Rollback: Rollback{
 			Description: "Delete both, as long as the controller manager does not run with leader migration.",
 			Commands: []Command{
-				run(KindKubectl, atWorkstation, "", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole),
+				run(KindKubectl, atWorkstation, "", "kubectl", "-n", releases.LeaseNamespace, "delete", "rolebinding,role", kcmRole),
 			},
 		},
 	}
@@ -610,7 +610,7 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 	s.Checks = append(s.Checks, Check{
 		Description: "Who holds the migration lease (check against the CCM this plan installs)",
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
-		Expect: "Exit 0: the lease line of " + leaseNS + "/" + b.r.LeaderName + " says it is held by the in-tree " +
+		Expect: "Exit 0: the lease line of " + releases.LeaseNamespace + "/" + b.r.LeaderName + " says it is held by the in-tree " +
 			"kube-controller-manager. Exit 1 with that line a ✗ (the lease missing, expired or held by " +
 			"another): the controller manager does not run with leader migration, or may not take the lease " +
 			"(before.grant-kcm-lease); roll this step back.",
@@ -624,7 +624,7 @@ func (b *builder) installMigrate() Step {
 	return Step{
 		ID:    "install-ccm",
 		Title: "Install the CCM with leader migration (--mode=migrate)",
-		Why: "The CCM starts on every control-plane node, leads its own controllers (Lease " + ccmLease + ") and runs the cloud controllers only " +
+		Why: "The CCM starts on every control-plane node, leads its own controllers (Lease " + releases.CCMLease + ") and runs the cloud controllers only " +
 			"once it holds the Lease " + b.r.LeaderName + ", which the in-tree controller manager keeps renewing. The " +
 			"renderer writes the CCM's LeaderMigrationConfiguration (the CCM's controllers by their current and " +
 			"pre-1.28 names), the Role that lets the in-tree controller manager at the lease, and this " +
@@ -637,7 +637,7 @@ func (b *builder) installMigrate() Step {
 		Checks: []Check{{
 			Description: "The CCM against the cluster (wait a minute after the rollout)",
 			Command:     b.checkReleaseHolding(holderKCM),
-			Expect: "Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; the Lease " + ccmLease + " held by the CCM's leader; " + b.r.LeaderName + " still held by the in-tree " +
+			Expect: "Exit 0: a CCM pod running and ready on every control-plane node, cordoned ones included; the Lease " + releases.CCMLease + " held by the CCM's leader; " + b.r.LeaderName + " still held by the in-tree " +
 				"kube-controller-manager. A ✗ on " + b.r.LeaderName + " saying the CCM's leader holds it: the in-tree " +
 				"controller manager is not in leader migration, roll back now.",
 		}},
@@ -711,8 +711,8 @@ func (b *builder) installMode() Step {
 func (b *builder) cleanup(extra ...Command) Step {
 	r := b.r
 	cmds := []Command{
-		mainCmd(run(KindKubectl, atWorkstation, "The Role of before.grant-kcm-lease", "kubectl", "-n", leaseNS, "delete", "rolebinding,role", kcmRole)),
-		run(KindKubectl, atWorkstation, "The migration lease, no longer renewed", "kubectl", "-n", leaseNS, "delete", "lease", r.LeaderName),
+		mainCmd(run(KindKubectl, atWorkstation, "The Role of before.grant-kcm-lease", "kubectl", "-n", releases.LeaseNamespace, "delete", "rolebinding,role", kcmRole)),
+		run(KindKubectl, atWorkstation, "The migration lease, no longer renewed", "kubectl", "-n", releases.LeaseNamespace, "delete", "lease", r.LeaderName),
 	}
 	return Step{
 		ID:    "cleanup",
@@ -783,7 +783,7 @@ func (b *builder) iamHint(minor int) string {
 	}
 	from := r.From
 	switch {
-	case from == FromInTree && minor > lastInTree:
+	case from == FromInTree && minor > releases.LastInTreeMinor:
 		from = FromNew
 	case from == FromInTree:
 		from = ""

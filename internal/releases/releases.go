@@ -53,6 +53,13 @@ var CCM = []CCMMinor{
 
 // Kubernetes facts that bound what a cluster can do.
 const (
+	// CCMLease and KCMLease are the leases the cloud controller manager
+	// and kube-controller-manager take by default, in LeaseNamespace
+	// (their --leader-elect-resource-name and
+	// --leader-elect-resource-namespace defaults).
+	CCMLease       = "cloud-controller-manager"
+	KCMLease       = "kube-controller-manager"
+	LeaseNamespace = "kube-system"
 	// LastInTreeMinor is the last Kubernetes minor with the in-tree AWS
 	// cloud provider (removed in 1.27, kubernetes/kubernetes#115838): a
 	// cluster that migrates runs it or an older one.

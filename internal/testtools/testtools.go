@@ -202,12 +202,6 @@ var ChartVersions = []string{"0.0.2", "0.0.4", "0.0.6", "0.0.8", "0.0.9", "0.0.1
 // LatestChartVersion is the newest of ChartVersions.
 var LatestChartVersion = ChartVersions[len(ChartVersions)-1]
 
-// ChartRepo is the upstream chart repository.
-const ChartRepo = upstream.ChartRepo
-
-// ChartName is the upstream chart's name.
-const ChartName = upstream.ChartName
-
 var chartMu sync.Mutex
 
 // UpstreamChart returns the path of the upstream chart package of a version:
@@ -215,7 +209,7 @@ var chartMu sync.Mutex
 // once from the official repository into .cache/charts.
 func UpstreamChart(t testing.TB, version string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%s.tgz", ChartName, version)
+	name := fmt.Sprintf("%s-%s.tgz", upstream.ChartName, version)
 	dirs := []string{os.Getenv("AWS_CCM_CHARTS"), filepath.Join(Root(), "..", "shared", "charts")}
 	for _, dir := range dirs {
 		if dir == "" {
@@ -235,7 +229,7 @@ func UpstreamChart(t testing.TB, version string) string {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(Helm3(t), "pull", ChartName, "--repo", ChartRepo, "--version", version, "--destination", cache)
+	cmd := exec.Command(Helm3(t), "pull", upstream.ChartName, "--repo", upstream.ChartRepo, "--version", version, "--destination", cache)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chart %s is not in ../shared/charts and downloading it failed: %v\n%s", version, err, out)
 	}

@@ -161,7 +161,7 @@ func newCheckCommand(s cli.IOStreams) (*cobra.Command, *checkFlags) {
 	fs.StringArrayVar(&f.contexts, "kube-context", nil, "kubeconfig context (repeatable: several clusters are checked concurrently; default: $HELM_KUBECONTEXT or the current context)")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "check the cluster of every context in the kubeconfig")
 	fs.StringVarP(&f.output, "output", "o", "table", "table or json")
-	fs.StringVar(&f.kcmUser, "kcm-user", check.DefaultKCMUser, "the in-tree kube-controller-manager's user, whose access to the migration lease is checked in migrate mode")
+	fs.StringVar(&f.kcmUser, "kcm-user", renderer.DefaultKCMUser, "the in-tree kube-controller-manager's user, whose access to the migration lease is checked in migrate mode")
 	fs.StringVar(&f.holder, "migration-lease-holder", "", "in migrate mode, the side that should hold the migration lease at this step of the migration, "+
 		check.LeaseKCM+" or "+check.LeaseCCM+": the lease missing, lapsed or held by anyone else is then an error (plan's gates set it)")
 	fs.StringVar(&f.upgradeTo, "upgrade-to", "", "the Kubernetes version the cluster is about to move to (1.37): also report the options its components are given that this version no longer takes")
