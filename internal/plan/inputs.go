@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -60,14 +59,14 @@ func (b *builder) operatorInput(name string) (kind, source string) {
 }
 
 var (
-	shellUse  = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
-	shellDef  = regexp.MustCompile(`(?:^|[\s;&|({])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=|(?:^|[\s;&|(])(?:read\s+(?:-r\s+)?|for\s+)([A-Za-z_][A-Za-z0-9_]*)`)
-	shellRm   = regexp.MustCompile(`\brm\s+(?:-\w+\s+)*\S+`)
-	shellWord = regexp.MustCompile(`[^\s;&|()<>"'{}=]+`)
-	shellCp   = regexp.MustCompile(`\bcp\s+(?:-\w+\s+)*\S+$`)
+	shellUse  = lazyRegexp(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+	shellDef  = lazyRegexp(`(?:^|[\s;&|({])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=|(?:^|[\s;&|(])(?:read\s+(?:-r\s+)?|for\s+)([A-Za-z_][A-Za-z0-9_]*)`)
+	shellRm   = lazyRegexp(`\brm\s+(?:-\w+\s+)*\S+`)
+	shellWord = lazyRegexp(`[^\s;&|()<>"'{}=]+`)
+	shellCp   = lazyRegexp(`\bcp\s+(?:-\w+\s+)*\S+$`)
 	// relFile is a file of the workstation's working directory: a
 	// relative path with an extension.
-	relFile = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*\.[a-z0-9]+$`)
+	relFile = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*\.[a-z0-9]+$`)
 )
 
 // unquoted is a command without what the shell neither expands nor runs:
@@ -133,7 +132,7 @@ func scanCommand(sh string) commandIO {
 	u := unquoted(sh)
 	var io commandIO
 	defAt := map[string]int{}
-	for _, m := range shellDef.FindAllStringSubmatchIndex(u, -1) {
+	for _, m := range shellDef().FindAllStringSubmatchIndex(u, -1) {
 		name, at := "", 0
 		if m[2] >= 0 {
 			name, at = u[m[2]:m[3]], m[2]
@@ -145,20 +144,20 @@ func scanCommand(sh string) commandIO {
 			io.sets = append(io.sets, name)
 		}
 	}
-	for _, m := range shellUse.FindAllStringSubmatchIndex(u, -1) {
+	for _, m := range shellUse().FindAllStringSubmatchIndex(u, -1) {
 		name := u[m[2]:m[3]]
 		if at, ok := defAt[name]; (!ok || at > m[0]) && !slices.Contains(io.uses, name) {
 			io.uses = append(io.uses, name)
 		}
 	}
-	u = shellRm.ReplaceAllString(u, "")
-	for _, m := range shellWord.FindAllStringIndex(u, -1) {
+	u = shellRm().ReplaceAllString(u, "")
+	for _, m := range shellWord().FindAllStringIndex(u, -1) {
 		w := u[m[0]:m[1]]
-		if !relFile.MatchString(w) || slices.Contains(io.files, w) || slices.Contains(io.writes, w) {
+		if !relFile().MatchString(w) || slices.Contains(io.files, w) || slices.Contains(io.writes, w) {
 			continue
 		}
 		before := strings.TrimRight(u[:m[0]], " \t")
-		if strings.HasSuffix(before, ">") || strings.HasSuffix(before, "tee") || strings.HasSuffix(before, "tee -a") || shellCp.MatchString(before) {
+		if strings.HasSuffix(before, ">") || strings.HasSuffix(before, "tee") || strings.HasSuffix(before, "tee -a") || shellCp().MatchString(before) {
 			io.writes = append(io.writes, w)
 			continue
 		}
@@ -181,7 +180,7 @@ func (b *builder) inputs(phases []PhasePlan) ([]Input, map[string][]string) {
 		for _, s := range ph.Steps {
 			for _, sn := range s.Snippets {
 				f, _, _ := strings.Cut(sn.File, " ")
-				if relFile.MatchString(f) && maker[f] == "" {
+				if relFile().MatchString(f) && maker[f] == "" {
 					maker[f], fromSnippet[f] = s.ID, true
 				}
 			}

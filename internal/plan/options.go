@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -102,9 +101,9 @@ func DefaultOptions() Options {
 }
 
 var (
-	semverTag  = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
-	chartVerRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$`)
-	cidrRE     = regexp.MustCompile(`^[0-9a-fA-F:.]+/[0-9]+(,[0-9a-fA-F:.]+/[0-9]+)?$`)
+	semverTag  = lazyRegexp(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+	chartVerRE = lazyRegexp(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$`)
+	cidrRE     = lazyRegexp(`^[0-9a-fA-F:.]+/[0-9]+(,[0-9a-fA-F:.]+/[0-9]+)?$`)
 )
 
 // resolved are the options once checked, with what follows from them.
@@ -180,7 +179,7 @@ func resolve(o Options) (resolved, error) {
 	if err := r.resolveChart(); err != nil {
 		return r, err
 	}
-	if o.ClusterCIDR != "" && !cidrRE.MatchString(o.ClusterCIDR) {
+	if o.ClusterCIDR != "" && !cidrRE().MatchString(o.ClusterCIDR) {
 		return r, usagef("--cluster-cidr %q is not a CIDR such as 10.42.0.0/16: give the cluster's pod CIDR (the controller manager's --cluster-cidr)", o.ClusterCIDR)
 	}
 	minor, kv, err := KubeMinor(o.KubeVersion)
@@ -200,7 +199,7 @@ func resolve(o Options) (resolved, error) {
 	switch {
 	case o.CCMVersion != "":
 		cv, err := kubeversion.Parse(o.CCMVersion)
-		if err != nil || !semverTag.MatchString(o.CCMVersion) {
+		if err != nil || !semverTag().MatchString(o.CCMVersion) {
 			return r, usagef("--ccm-version %q is not a CCM image tag such as %s", o.CCMVersion, releases.Tag(releases.LastInTreeMinor))
 		}
 		if cv.Major() != 1 || int(cv.Minor()) != r.minor {
@@ -243,7 +242,7 @@ func (r *resolved) resolveChart() error {
 
 // checkChartVersion checks --chart-version.
 func (r *resolved) checkChartVersion() error {
-	if !chartVerRE.MatchString(r.ChartVersion) {
+	if !chartVerRE().MatchString(r.ChartVersion) {
 		return usagef("--chart-version %q is not a chart version such as %s", r.ChartVersion, upstream.LatestChartVersion)
 	}
 	return nil

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // quote returns word as a POSIX shell reads it back: unchanged when it holds
@@ -90,3 +92,10 @@ const (
 	atThatAgent    = "that agent, once its Node is deleted"
 	atAWS          = "a workstation with the AWS CLI for the cluster's account"
 )
+
+// lazyRegexp compiles a pattern the first time it is used, not when the
+// program starts: the post-renderer links this package for its plan
+// command and pays nothing for it otherwise.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
