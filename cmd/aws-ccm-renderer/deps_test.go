@@ -42,6 +42,35 @@ func TestLeanDependencies(t *testing.T) {
 	}
 }
 
+// TestLeanNoTemplates: no package of this module linked into the
+// post-renderer imports text/template or html/template. Executing a
+// template calls methods by name through reflection, and a program that
+// may do so keeps every exported method of every type it links (the
+// linker cannot tell which a template will call): the plans' texts as
+// templates made the post-renderer 14.5 MB (peak memory 13.3 MiB on
+// chart 0.0.11), their Go strings 9.1 MB (9.4 MiB). cobra imports
+// text/template and executes it only for a template a command sets; the
+// Helm SDK program executes the charts' templates and keeps its methods.
+func TestLeanNoTemplates(t *testing.T) {
+	lines := goList(t, "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", ".")
+	n := 0
+	for _, line := range lines {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if !strings.HasPrefix(pkg, "github.com/aws-ccm-renderer/aws-ccm-renderer/") {
+			continue
+		}
+		n++
+		for _, imp := range strings.Fields(imports) {
+			if imp == "text/template" || imp == "html/template" {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("read %d packages of the module: the test reads go list wrong", n)
+	}
+}
+
 // TestOneHelmImporter: in the module, only the action layer,
 // internal/chartops, imports Helm.
 func TestOneHelmImporter(t *testing.T) {
