@@ -16,7 +16,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/stream"
 )
 
-// Names check reads beside the leases (internal/releases).
+// Names check reads a workload by.
 const (
 	ServiceAccountsNS = "kube-system" // where --use-service-account-credentials gets and creates its accounts
 	chartLabel        = "helm.sh/chart"

@@ -189,9 +189,12 @@ done`)
 				"its clients use the new name: do it in a window, and change the DNS records of " +
 				"before.load-balancers.",
 		},
-		Snippets: []Snippet{{File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(rke2Config{Disable: []string{"servicelb"}}), Note: "Keep your other disable items; Rancher: the same in machineGlobalConfig, and servicelb added to " +
-			"every machineSelectorConfig entry that sets disable (an entry's list replaces the global one: " +
-			"during.disable-k3s-ccm)"}},
+		Snippets: []Snippet{{
+			File: "/etc/rancher/k3s/config.yaml (servers)", Language: "yaml", Content: yamlOf(rke2Config{Disable: []string{"servicelb"}}),
+			Note: "Keep your other disable items; Rancher: the same in machineGlobalConfig, and servicelb added to " +
+				"every machineSelectorConfig entry that sets disable (an entry's list replaces the global one: " +
+				"during.disable-k3s-ccm)",
+		}},
 		Commands: []Command{
 			restartServers,
 			b.diff(elbs),

@@ -20,7 +20,7 @@ func TestParts(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: no plan parts", p.Distro)
-		case (d.plan == nil) == (d.leader == nil) || d.config == nil || d.configCheck == nil || d.restart == nil:
+		case (d.plan == nil) == (d.leader == nil) || d.config == nil || d.configCheck == nil || d.configExpect == "" || d.restart == nil:
 			t.Errorf("%s: a part missing: %+v", p.Distro, d)
 		case d.builtin != nil && p.Controller == nil:
 			t.Errorf("%s: a plan from its own cloud controller, and no controller in its record", p.Distro)

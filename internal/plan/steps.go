@@ -140,7 +140,9 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		deps = append(deps, d.Action)
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: "The actions the " + b.r.tag + " CCM's code calls, read from its source, and what AWS checks for them (" + strings.Join(deps, ", ") + "); docs/prerequisites.md at " + b.r.tag + " lacks " + strings.Join(called, ", ") + ", and lists " + strconv.Itoa(len(onlyDocs)) + " actions the code never calls"}}
+		Note: "The actions the " + b.r.tag + " CCM's code calls, read from its source, and what AWS checks for them (" +
+			strings.Join(deps, ", ") + "); docs/prerequisites.md at " + b.r.tag + " lacks " + strings.Join(called, ", ") +
+			", and lists " + strconv.Itoa(len(onlyDocs)) + " actions the code never calls"}}
 	attach := []Command{role, (script(KindAWS, atAWS, "Attach it to the control-plane role (an inline policy; repeat for every control-plane role)",
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
   --policy-document file://ccm-control-plane-policy.json`))}
@@ -271,7 +273,9 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 	why := "The in-tree provider read its settings from the file named by --cloud-config ([Global]: " +
 		"KubernetesClusterID, RoleARN, SubnetID, ElbSecurityGroup, ...; [ServiceOverride \"N\"] sections). The " +
 		"CCM reads the same format from its own --cloud-config and from nothing else. " + source + " The [ServiceOverride] Service names " +
-		"depend on the CCM's AWS SDK: releases on aws-sdk-go match endpoint IDs (" + strings.Join(v1, ", ") + "); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") + ") and silently ignore an old name, " +
+		"depend on the CCM's AWS SDK: releases on aws-sdk-go match endpoint IDs (" + strings.Join(v1, ", ") +
+		"); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") +
+		") and silently ignore an old name, " +
 		"sending the calls to the public endpoint (pkg/providers/v1 config/config.go GetResolver, and " +
 		"GetCustomEC2Resolver where aws_sdk.go builds the clients with NewFromConfig, at each tag). A file " +
 		"with both names works for both, so write each override twice now and no upgrade can lose it; " +
@@ -606,7 +610,7 @@ func (b *builder) kcmLeaderMigration(s Step) Step {
 		"(cloud-node-lifecycle, service and route, as a 1." + strconv.Itoa(b.r.minor) + " controller manager names them) only " +
 		"while it holds the Lease " + b.r.LeaderName + "; its other controllers stay under its own lease. From now " +
 		"on that lease decides which controller manager runs the cloud controllers, and the CCM, installed " +
-		"next, waits for it." + " " + s.Why
+		"next, waits for it. " + s.Why
 	s.Checks = append(s.Checks, Check{
 		Description: "Who holds the migration lease (check against the CCM this plan installs)",
 		Command:     b.checkRenderedHolding(renderer.ModeMigrate, holderKCM),
@@ -733,7 +737,7 @@ func (b *builder) cleanup(extra ...Command) Step {
 func (b *builder) clusterTagsExpect() string {
 	if b.r.From == FromBuiltin {
 		return "No ✗ line in the cluster-id, security-group and subnet areas, and in the instance area only the " +
-			"nodes on their " + string(b.r.Distro) + "://" + " provider IDs, which the CCM cannot read until " +
+			"nodes on their " + string(b.r.Distro) + ":// provider IDs, which the CCM cannot read until " +
 			"during.reregister-nodes registers them anew: \"every node's instance (N) carries its tag\", one " +
 			"tagged security group per instance, and per zone of the nodes a subnet for internet-facing and " +
 			"internal load balancers. Each ✗ line names the instance, security group or subnet and the aws " +
