@@ -199,7 +199,7 @@ done`)
 			restartServers,
 			b.diff(elbs),
 			b.ccmUpgrade("The CCM with its service controller", elbs),
-			run(KindKubectl, atWorkstation, "ServiceLB's DaemonSets, left behind", "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel),
+			run(KindKubectl, atWorkstation, "ServiceLB's DaemonSets, left behind", "kubectl", "delete", "daemonsets", "--all-namespaces", "-l", r.profile.Node.ServiceLB.NameLabel),
 		},
 		Checks: []Check{{
 			Description: "Load balancers",
@@ -221,7 +221,7 @@ done`)
 		Why:   "The switch is done when no node is left with a k3s:// provider ID and load balancers are ELBs.",
 		Checks: []Check{
 			{Description: "The CCM against the cluster", Command: mainCheck(b.checkRelease()), Expect: "Exit 0: every node initialised by the AWS CCM, the CCM's lease held. " + expectFix},
-			{Description: "ServiceLB is gone", Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "get", "daemonsets", "--all-namespaces", "-l", b.r.profile.Node.ServiceLB.NameLabel)), Expect: "No resources found."},
+			{Description: "ServiceLB is gone", Command: ptr(run(KindKubectl, atWorkstation, "", "kubectl", "get", "daemonsets", "--all-namespaces", "-l", r.profile.Node.ServiceLB.NameLabel)), Expect: "No resources found."},
 		},
 		Rollback: Rollback{Description: "See the rollbacks of the steps of this phase."},
 	}
@@ -274,7 +274,7 @@ done`)
 		strategy: Switch,
 		summary: "K3s is built without the in-tree cloud providers (the providerless build tag): its embedded cloud " +
 			"controller (provider k3s) initialised the nodes with k3s://<node name> provider IDs and runs " +
-			"ServiceLB. Moving a K3s cluster at Kubernetes " + b.r.KubeVersion + " to the AWS CCM is therefore a switch, " +
+			"ServiceLB. Moving a K3s cluster at Kubernetes " + r.KubeVersion + " to the AWS CCM is therefore a switch, " +
 			"not a leader migration: the embedded node controllers go off, the CCM comes on, every node " +
 			"registers again to get an AWS provider ID, and then the LoadBalancer Services move from ServiceLB " +
 			"to ELBs.",

@@ -290,7 +290,7 @@ func kubeadmClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	api := kubeadmAPI(r.minor)
 	notes := []string{
-		"kubeadm 1." + strconv.Itoa(b.r.minor) + " takes " + api + ": v1beta4 is the default from 1.31, where extraArgs " +
+		"kubeadm 1." + strconv.Itoa(r.minor) + " takes " + api + ": v1beta4 is the default from 1.31, where extraArgs " +
 			"became a list of name and value, and 1.37 refuses v1beta3 (" + mustChange("kubeadm", "kubeadm.k8s.io/v1beta3").Source + ").",
 		"nodeRegistration.name is each node's name: its instance's private DNS name (or its instance ID, " +
 			"resource-based names), which the CCM looks up; kubeadm's default, the hostname, is that name when " +

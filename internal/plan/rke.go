@@ -236,8 +236,8 @@ curl -s -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta
 
 	return leaderParts{
 		title: "RKE1 (cluster.yml)",
-		summary: "Leader migration of an RKE1 cluster at Kubernetes " + b.r.KubeVersion + " from the in-tree aws provider to the " +
-			"AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease " + b.r.LeaderName + ", so exactly one of them runs the cloud " +
+		summary: "Leader migration of an RKE1 cluster at Kubernetes " + r.KubeVersion + " from the in-tree aws provider to the " +
+			"AWS CCM. The in-tree kube-controller-manager and the CCM share the Lease " + r.LeaderName + ", so exactly one of them runs the cloud " +
 			"controllers (node lifecycle, service load balancers, routes) at any time; the cluster then switches " +
 			"to cloud_provider external-aws, every node keeping its name, and the CCM drops leader migration. " +
 			"RKE1 is at end of life: the upgrade after the migration stops at 1." + strconv.Itoa(releases.RKELastMinor) + ".",
@@ -307,7 +307,7 @@ func rkeUpgradeNotes(minor int) []string {
 func rkeClusterConfig(b *builder) ([]Snippet, []string) {
 	r := b.r
 	return []Snippet{{File: "cluster.yml", Language: "yaml", Content: rkeConfig(),
-			Note: "rke " + releases.RKELines[r.minor] + " runs Kubernetes 1." + strconv.Itoa(b.r.minor) + "; external-aws exists from rke v1.4.15 " +
+			Note: "rke " + releases.RKELines[r.minor] + " runs Kubernetes 1." + strconv.Itoa(r.minor) + "; external-aws exists from rke v1.4.15 " +
 				"and v1.5.0"}},
 		[]string{"external-aws gives kube-apiserver, kube-controller-manager and the kubelets " +
 			"--cloud-provider=external, and useInstanceMetadataHostname names each node after its instance's " +

@@ -55,14 +55,14 @@ func (b *builder) preflight(expectNodes, expectCheck string, extra ...Command) S
 		ID:    "preflight",
 		Title: "Take stock, and check the rendered CCM against the cluster",
 		Why: "The AWS CCM is released per Kubernetes minor and meant for its own minor " +
-			"(kubernetes/cloud-provider-aws docs/README.md, \"Compatibility with Kubernetes\"); chart " + b.r.ChartVersion + " deploys " + defaultChartImage(r.ChartVersion) + " by default, so every command of this " +
-			"plan pins image.tag=" + b.r.tag + " (" + b.r.tagSource + "). check reads the cluster and tells, before anything " +
+			"(kubernetes/cloud-provider-aws docs/README.md, \"Compatibility with Kubernetes\"); chart " + r.ChartVersion + " deploys " + defaultChartImage(r.ChartVersion) + " by default, so every command of this " +
+			"plan pins image.tag=" + r.tag + " (" + r.tagSource + "). check reads the cluster and tells, before anything " +
 			"changes, whether the CCM this plan installs lands on every control-plane node, can look up every " +
 			"node, and matches the API server's version (docs/check.md). nodes-before.txt is what the checks of " +
 			"the switch compare with.",
 		Commands: cmds,
 		Checks: []Check{
-			{Description: "The server version", Expect: "Server Version is v1." + strconv.Itoa(b.r.minor) + ".x; if not, run this plan again with --kube-version set " +
+			{Description: "The server version", Expect: "Server Version is v1." + strconv.Itoa(r.minor) + ".x; if not, run this plan again with --kube-version set " +
 				"to it."},
 			{Description: "The nodes", Expect: expectNodes},
 			{Description: "The CCM this plan installs, against the cluster", Command: mainCheck(b.checkRendered(mode)), Expect: expectCheck + " " + expectFix},
@@ -140,8 +140,8 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		deps = append(deps, d.Action)
 	}
 	snippets := []Snippet{{File: "ccm-control-plane-policy.json", Language: "json", Content: policyJSON(actions),
-		Note: "The actions the " + b.r.tag + " CCM's code calls, read from its source, and what AWS checks for them (" +
-			strings.Join(deps, ", ") + "); docs/prerequisites.md at " + b.r.tag + " lacks " + strings.Join(called, ", ") +
+		Note: "The actions the " + r.tag + " CCM's code calls, read from its source, and what AWS checks for them (" +
+			strings.Join(deps, ", ") + "); docs/prerequisites.md at " + r.tag + " lacks " + strings.Join(called, ", ") +
 			", and lists " + strconv.Itoa(len(onlyDocs)) + " actions the code never calls"}}
 	attach := []Command{role, (script(KindAWS, atAWS, "Attach it to the control-plane role (an inline policy; repeat for every control-plane role)",
 		`aws iam put-role-policy --role-name "${CP_ROLE##*/}" --policy-name aws-cloud-controller-manager \
@@ -186,10 +186,10 @@ aws iam simulate-principal-policy --policy-source-arn "$CP_ROLE" \
 		Snippets: snippets,
 		Commands: attach,
 		Checks: []Check{{
-			Description: "The control-plane role against the policy of " + b.r.tag + ", simulated by check --aws (read-only; " +
+			Description: "The control-plane role against the policy of " + r.tag + ", simulated by check --aws (read-only; " +
 				"docs/check.md lists what it may read); run it first",
 			Command: mainCheck(b.checkRenderedAWS(b.firstMode())),
-			Expect: "No ✗ line in the iam area: a ✓ line \"may do all N actions of CCM " + b.r.tag + "'s policy (simulated)\" per " +
+			Expect: "No ✗ line in the iam area: a ✓ line \"may do all N actions of CCM " + r.tag + "'s policy (simulated)\" per " +
 				"control-plane role. A ✗ line names the role and each action it may not: attach the policy above " +
 				"(or add the actions to yours) and run it again. A · line in the iam area names the read check " +
 				"needs (iam:SimulatePrincipalPolicy, iam:GetInstanceProfile).",
@@ -555,7 +555,7 @@ func (b *builder) grantLease() Step {
 	return Step{
 		ID:    "grant-kcm-lease",
 		Title: "Let the in-tree controller manager take the migration lease",
-		Why: "The Kubernetes 1.26 bootstrap RBAC policy lets " + b.r.KCMUser + " create Leases but get and update only " +
+		Why: "The Kubernetes 1.26 bootstrap RBAC policy lets " + r.KCMUser + " create Leases but get and update only " +
 			"the Lease kube-controller-manager (plugin/pkg/auth/authorizer/rbac/bootstrappolicy at v1.26.15). " +
 			"Leader election starts with a get: refused, the in-tree controller manager never starts its cloud " +
 			"controllers under leader migration, and the CCM later takes the free lease at once while the " +
@@ -572,7 +572,7 @@ func (b *builder) grantLease() Step {
 			{Description: "... and read it", Command: b.canI("get"), Expect: "yes"},
 		},
 		Notes: []string{
-			b.r.KCMUser + " is the user in the in-tree controller manager's kubeconfig (its client certificate's " +
+			r.KCMUser + " is the user in the in-tree controller manager's kubeconfig (its client certificate's " +
 				"CN): " + distros.Alternatives(distros.DisplayNames(distros.WithMigrate(distros.Named(distros.Records()), true)), "and") + " all use " + renderer.DefaultKCMUser + ". If yours differs, run this plan with " +
 				"--kcm-user.",
 		},
@@ -721,7 +721,7 @@ func (b *builder) cleanup(extra ...Command) Step {
 	return Step{
 		ID:    "cleanup",
 		Title: "Remove what only the migration needed",
-		Why: "The in-tree controller manager needed get and update on the Lease " + b.r.LeaderName + " only while it took part in leader " +
+		Why: "The in-tree controller manager needed get and update on the Lease " + r.LeaderName + " only while it took part in leader " +
 			"migration; least privilege says take them back, and drop the stale lease.",
 		Commands: append(cmds, extra...),
 		Checks:   []Check{{Description: "The grant is gone", Command: b.canI("update"), Expect: "no"}},

@@ -83,8 +83,8 @@ func newClusterPlan(b *builder) distroPlan {
 	notes = append(notes, b.versionNotes(notes)...)
 	configure := Step{
 		ID:    "cluster-config",
-		Title: "Write " + distros.DisplayName(b.r.Distro) + "'s configuration for the external cloud provider",
-		Why: "Kubernetes 1." + strconv.Itoa(b.r.minor) + " has no in-tree AWS provider: the kubelets must run with " +
+		Title: "Write " + distros.DisplayName(r.Distro) + "'s configuration for the external cloud provider",
+		Why: "Kubernetes 1." + strconv.Itoa(r.minor) + " has no in-tree AWS provider: the kubelets must run with " +
 			"--cloud-provider=external, so that each node registers with the taint " +
 			"node.cloudprovider.kubernetes.io/uninitialized, which the CCM removes once it has set the node's " +
 			"provider ID (aws:///<zone>/<instance-id>), addresses and zone labels (kubernetes/kubernetes " +
@@ -96,13 +96,13 @@ func newClusterPlan(b *builder) distroPlan {
 		Checks: []Check{{
 			Description: "The configuration",
 			Command:     ptr(mainCmd(b.configCheck())),
-			Expect:      parts[b.r.Distro].configExpect + ", and nothing else sets cloud-provider or a cloud provider's options.",
+			Expect:      parts[r.Distro].configExpect + ", and nothing else sets cloud-provider or a cloud provider's options.",
 		}},
 		Rollback: Rollback{Description: "Nothing to undo: the cluster is not created yet."},
 	}
 	create := Step{
 		ID:    "create",
-		Title: "Create the " + distros.DisplayName(b.r.Distro) + " cluster; its nodes wait for the CCM",
+		Title: "Create the " + distros.DisplayName(r.Distro) + " cluster; its nodes wait for the CCM",
 		Why: "With the external provider every node registers tainted uninitialized: only pods that tolerate the " +
 			"taint (the CCM, the network plugin, the distribution's own) start until the CCM runs. check reads " +
 			"the nodes and the AWS account before the CCM is installed: the instances, their cluster tag, the " +
@@ -140,11 +140,11 @@ func newClusterPlan(b *builder) distroPlan {
 			"replace the manifest the same way (Rancher's additionalManifest, or the file in "+dir+" on every server).")
 	}
 	return distroPlan{
-		title:    "A new " + distros.DisplayName(b.r.Distro) + " cluster at Kubernetes " + b.r.KubeVersion + " on the AWS CCM",
+		title:    "A new " + distros.DisplayName(r.Distro) + " cluster at Kubernetes " + r.KubeVersion + " on the AWS CCM",
 		strategy: Install,
-		summary: "A new " + distros.DisplayName(b.r.Distro) + " cluster at Kubernetes " + b.r.KubeVersion + " runs the AWS CCM from its first node: " +
+		summary: "A new " + distros.DisplayName(r.Distro) + " cluster at Kubernetes " + r.KubeVersion + " runs the AWS CCM from its first node: " +
 			"the AWS account prepared (IAM, tags), the cluster configured for the external cloud provider, the " +
-			"CCM " + b.r.tag + " installed pinned to the cluster's minor, and every node initialised by it.",
+			"CCM " + r.tag + " installed pinned to the cluster's minor, and every node initialised by it.",
 		phaseTitles:   [3]string{"Before the cluster", "The cluster and the CCM", "Afterwards"},
 		beforeSummary: "The AWS account and the cluster's configuration.",
 		duringSummary: "The cluster comes up with its nodes waiting for the CCM; the CCM initialises them.",
