@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -81,7 +82,7 @@ func (o Options) check() (warnings []string, err error) {
 		opt Opt
 		s   string
 	}{{OptKubeVersion, o.KubeVersion}, {OptCCMVersion, o.CCMVersion}} {
-		if _, err := parseVersion(v.s); v.s != "" && err != nil {
+		if _, err := kubeversion.Parse(v.s); v.s != "" && err != nil {
 			return nil, usageErrorf(v.opt, "%v", err)
 		}
 	}

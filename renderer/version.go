@@ -23,10 +23,6 @@ const LeaderMigrationFeatureGate = "ControllerManagerLeaderMigration"
 // lastInTree is releases.LastInTreeMinor as a version.
 var lastInTree = version.MajorMinor(1, releases.LastInTreeMinor)
 
-// parseVersion reads a Kubernetes or CCM version the one way the program
-// does (internal/kubeversion).
-func parseVersion(s string) (*version.Version, error) { return kubeversion.Parse(s) }
-
 // MigrationAPI is a LeaderMigrationConfiguration API version and the first
 // Kubernetes minor whose controller managers read it.
 type MigrationAPI struct {
@@ -88,15 +84,15 @@ type versions struct {
 func ccmVersion(o Options, image string) versions {
 	var v versions
 	if o.KubeVersion != "" {
-		v.kube, _ = parseVersion(o.KubeVersion)
+		v.kube, _ = kubeversion.Parse(o.KubeVersion)
 	}
 	if o.CCMVersion != "" {
-		v.ccm, _ = parseVersion(o.CCMVersion)
+		v.ccm, _ = kubeversion.Parse(o.CCMVersion)
 		v.ccmSource = "version " + o.CCMVersion
 		return v
 	}
 	if tag := ImageTag(image); tag != "" {
-		if ccm, err := parseVersion(tag); err == nil {
+		if ccm, err := kubeversion.Parse(tag); err == nil {
 			v.ccm, v.ccmSource = ccm, "image "+image
 		}
 	}

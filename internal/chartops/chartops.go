@@ -130,15 +130,11 @@ func Classify(err error) error {
 		return in
 	case errors.As(err, &use):
 		return use
-	case Unreachable(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+	case reach.Unreachable(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
 		return err
 	}
 	return &renderer.InputError{Err: err}
 }
-
-// Unreachable tells a network failure, a timeout or an interruption from
-// an answer (reach.Unreachable).
-func Unreachable(err error) bool { return reach.Unreachable(err) }
 
 // notFound tells whether Helm's storage has no such release, or none
 // deployed.

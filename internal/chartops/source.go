@@ -30,6 +30,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -584,7 +585,7 @@ func (c *Client) sourceError(ref, from string, err error) error {
 		return &renderer.InputError{Err: fmt.Errorf("chart %s: %s", ref, plain)}
 	case errors.As(err, &unknownCA) || errors.As(err, &verify):
 		return fmt.Errorf("chart %s: %w (--ca-file to trust the CA that signed %s's certificate)", ref, err, from)
-	case Unreachable(err):
+	case reach.Unreachable(err):
 		pkg := upstream.ChartName
 		if i := strings.LastIndex(ref, "/"); i >= 0 {
 			pkg = ref[i+1:]

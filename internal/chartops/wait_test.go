@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 )
 
 // TestNotReady: after a wait that timed out, the objects Helm's readiness
@@ -49,7 +51,7 @@ func TestNotReady(t *testing.T) {
 	timeout := context.DeadlineExceeded
 	in := Install{Release: "ccm", Namespace: "kube-system", Timeout: 3 * time.Second}
 	err := c.waitError(timeout, in, false)
-	if !errors.Is(err, timeout) || !Unreachable(err) || err.Error() != "context deadline exceeded; not ready after 3s: DaemonSet kube-system/ccm (1 of 3 pods ready); "+
+	if !errors.Is(err, timeout) || !reach.Unreachable(err) || err.Error() != "context deadline exceeded; not ready after 3s: DaemonSet kube-system/ccm (1 of 3 pods ready); "+
 		"aws-ccm-renderer check --release ccm --namespace kube-system says why" {
 		t.Errorf("waitError: %v", err)
 	}
@@ -57,7 +59,7 @@ func TestNotReady(t *testing.T) {
 		t.Errorf("a second error got the first one's objects: %v", err)
 	}
 	c.ready.notReady, in.Atomic = got, true
-	if err := c.waitError(timeout, in, false); err == nil || !Unreachable(err) ||
+	if err := c.waitError(timeout, in, false); err == nil || !reach.Unreachable(err) ||
 		err.Error() != "context deadline exceeded; not ready after 3s: DaemonSet kube-system/ccm (1 of 3 pods ready); --atomic uninstalled it: "+
 			"aws-ccm-renderer template ccm ... | aws-ccm-renderer check -f - says why, with the same flags" {
 		t.Errorf("waitError after --atomic: %v", err)

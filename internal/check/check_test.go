@@ -110,7 +110,7 @@ func TestIsCCMContainer(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	if got := imageTag("mirror.example.com:5000/k8s/provider-aws/cloud-controller-manager:v1.34.1@sha256:0123012301230123012301230123012301230123012301230123012301230123"); got != "v1.34.1" {
+	if got := renderer.ImageTag("mirror.example.com:5000/k8s/provider-aws/cloud-controller-manager:v1.34.1@sha256:0123012301230123012301230123012301230123012301230123012301230123"); got != "v1.34.1" {
 		t.Errorf("imageTag: %q", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
 
 // The CCM's cloud config (--cloud-config), read where check can: a key of
@@ -256,11 +257,11 @@ func cloudConfigRule(v *View) []Finding {
 	case cc.Forbidden:
 		return []Finding{{Area: AreaWorkload, Severity: Info, Subject: subject,
 			Message: "check may not read it: its [ServiceOverride] names are not checked",
-			Fix:     "grant get on that Secret to whoever runs check, or check the names by hand: releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (EC2, Elastic Load Balancing, ...), the others endpoint IDs (ec2, elasticloadbalancing, ...)"}}
+			Fix:     "grant get on that Secret to whoever runs check, or check the names by hand: releases on aws-sdk-go-v2 (" + releases.SDKv2Releases() + ") match service IDs (EC2, Elastic Load Balancing, ...), the others endpoint IDs (ec2, elasticloadbalancing, ...)"}}
 	}
 	overrides := ServiceOverrides(cc.Text)
-	tag := imageTag(w.Image)
-	v2, ok := upstream.UsesSDKv2(tag)
+	tag := renderer.ImageTag(w.Image)
+	v2, ok := releases.UsesSDKv2(tag)
 	if len(overrides) == 0 || !ok {
 		return nil
 	}
@@ -319,7 +320,7 @@ func cloudConfigKeysRule(v *View) []Finding {
 	if w == nil || cc == nil || cc.Text == "" {
 		return nil
 	}
-	tag := imageTag(w.Image)
+	tag := renderer.ImageTag(w.Image)
 	if _, ok := minorOf(tag); !ok {
 		return nil
 	}

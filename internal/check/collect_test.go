@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -184,7 +185,7 @@ func TestCollectErrors(t *testing.T) {
 		cancel()
 		var ce *ClusterError
 		if !errors.As(err, &ce) || ce.Forbidden != c.want.Forbidden || ce.Verb != c.want.Verb || ce.Resource != c.want.Resource || ce.Namespace != c.want.Namespace ||
-			IsUnreachable(err) != c.unreachable {
+			reach.Unreachable(err) != c.unreachable {
 			t.Errorf("%s %s: %v (%+v)", c.verb, c.resource, err, ce)
 		}
 	}

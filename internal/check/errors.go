@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 )
 
 // ClusterError is a cluster check cannot read: unreachable, refusing the
@@ -51,7 +49,3 @@ func clusterError(verb, resource, namespace string, err error) error {
 	}
 	return &ClusterError{Forbidden: apierrors.IsForbidden(err), Verb: verb, Resource: resource, Namespace: namespace, Err: err}
 }
-
-// IsUnreachable tells a network failure or a timeout from an answer
-// (reach.Unreachable).
-func IsUnreachable(err error) bool { return reach.Unreachable(err) }

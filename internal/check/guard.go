@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
-	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -78,7 +77,7 @@ func GuardCCMVersions(ctx context.Context, client kubernetes.Interface, namespac
 			continue
 		}
 		tag := renderer.ImageTag(c.Image)
-		if !renderer.IsCCMImage(c.Image) || !releases.IsTag(tag) {
+		if !renderer.IsCCMImage(c.Image) || !kubeversion.IsRelease(tag) {
 			return nil, fmt.Errorf("container %s of pod %s/%s runs the CCM from image %s, whose tag names no CCM release: give the guard --ccm-version", c.Name, namespace, pod, c.Image)
 		}
 		if !slices.Contains(tags, tag) {

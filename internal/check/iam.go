@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/upstream"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
@@ -228,7 +229,7 @@ func (v *View) IAMPolicyHint() string {
 		}
 	}
 	if w := v.Workload; w != nil {
-		tag := imageTag(w.Image)
+		tag := renderer.ImageTag(w.Image)
 		ccm, ok1 := minorOf(tag)
 		server, ok2 := minorOf(v.KubernetesVersion)
 		if ok1 && ok2 && ccm == server {

@@ -89,7 +89,7 @@ func (v *View) readControlPlane(program string, asked ...string) ([]controlPlane
 			for _, why := range inv.unread {
 				unread = append(unread, unreadProcess{node, p.Name, "container " + c.Name + ": " + why})
 			}
-			minor, _ := minorOf(imageTag(c.Image))
+			minor, _ := minorOf(renderer.ImageTag(c.Image))
 			for _, words := range inv.found {
 				seen = true
 				flags, err := commandFlags(words, asked...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
 
@@ -194,7 +195,7 @@ func (v *View) foreignProviderID(nv *nodeView) NodeIssue {
 // tag, else the release for the cluster's minor; what names it.
 func (v *View) ccmTag() (tag, what string) {
 	if w := v.Workload; w != nil {
-		if tag = imageTag(w.Image); tag != "" {
+		if tag = renderer.ImageTag(w.Image); tag != "" {
 			return tag, "CCM " + tag
 		}
 	}

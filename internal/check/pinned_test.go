@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer/distros"
 )
@@ -206,7 +207,7 @@ func TestCollectPinnedPageFails(t *testing.T) {
 			s, err := collectPaged(t, paged)
 			var ce *ClusterError
 			if s != nil || !errors.As(err, &ce) || ce.Forbidden != c.forbidden || ce.Verb != "list" || ce.Resource != "pods" || ce.Namespace != "" ||
-				!errors.Is(err, c.err) || IsUnreachable(err) != c.unreachable {
+				!errors.Is(err, c.err) || reach.Unreachable(err) != c.unreachable {
 				t.Fatalf("snapshot %v, error %v (%+v)", s != nil, err, ce)
 			}
 			if n := len(paged.listed()); n != 2 {

@@ -28,7 +28,7 @@ func versionRule(v *View) []Finding {
 	}
 	w := v.Workload
 	var out []Finding
-	tag := imageTag(w.Image)
+	tag := renderer.ImageTag(w.Image)
 	ccm, ccmOK := minorOf(tag)
 	f := Finding{Area: AreaVersion, Subject: "image " + w.Image}
 	switch {

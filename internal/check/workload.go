@@ -27,9 +27,6 @@ const (
 // renderer agree on what the CCM is.
 func isCCMContainer(c corev1.Container) bool { return renderer.IsCCMContainer(c.Command, c.Image) }
 
-// imageTag returns an image reference's tag, "" without one.
-func imageTag(image string) string { return renderer.ImageTag(image) }
-
 // candidate is a DaemonSet or Deployment with a CCM container.
 type candidate struct {
 	kind, namespace, name string

@@ -18,8 +18,10 @@ const module = "github.com/aws-ccm-renderer/aws-ccm-renderer/"
 
 // TestNoForwarders: no package-level constant or variable of the
 // program's code is another of its packages' name for the same fact
-// (const X = pkg.Y): callers import the home. A function value (a seam a
-// test replaces) is not a fact, and is allowed: var run = pkg.Run.
+// (const X = pkg.Y), and no function only passes its parameters on to one
+// of another package (func F(t string) bool { return pkg.F(t) }): callers
+// import the home. A function value (a seam a test replaces) is not a
+// fact, and is allowed: var run = pkg.Run.
 func TestNoForwarders(t *testing.T) {
 	root := testtools.Root()
 	n := 0
@@ -77,6 +79,12 @@ func forwarders(t *testing.T, path string) []string {
 	}
 	var out []string
 	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			if to := forwardsTo(fd, ours); to != "" {
+				out = append(out, "func "+fd.Name.Name+" returns "+to)
+			}
+			continue
+		}
 		g, ok := d.(*ast.GenDecl)
 		if !ok || (g.Tok != token.CONST && g.Tok != token.VAR) {
 			continue
@@ -97,6 +105,46 @@ func forwarders(t *testing.T, path string) []string {
 		}
 	}
 	return out
+}
+
+// forwardsTo is the function of another package of the module a
+// function only calls with its own parameters, as they come
+// (func F(a, b T) R { return pkg.F(a, b) }); "" when it does more.
+func forwardsTo(fd *ast.FuncDecl, ours map[string]string) string {
+	if fd.Recv != nil || fd.Body == nil || len(fd.Body.List) != 1 {
+		return ""
+	}
+	ret, ok := fd.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return ""
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || call.Ellipsis.IsValid() {
+		return ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || ours[x.Name] == "" {
+		return ""
+	}
+	var params []string
+	for _, field := range fd.Type.Params.List {
+		for _, n := range field.Names {
+			params = append(params, n.Name)
+		}
+	}
+	if len(params) != len(call.Args) {
+		return ""
+	}
+	for i, a := range call.Args {
+		if id, ok := a.(*ast.Ident); !ok || id.Name != params[i] {
+			return ""
+		}
+	}
+	return x.Name + "." + sel.Sel.Name
 }
 
 var funcsOf = map[string]map[string]bool{}

@@ -274,7 +274,7 @@ func (b *builder) cloudConfig(source string, read *Command) Step {
 		"KubernetesClusterID, RoleARN, SubnetID, ElbSecurityGroup, ...; [ServiceOverride \"N\"] sections). The " +
 		"CCM reads the same format from its own --cloud-config and from nothing else. " + source + " The [ServiceOverride] Service names " +
 		"depend on the CCM's AWS SDK: releases on aws-sdk-go match endpoint IDs (" + strings.Join(v1, ", ") +
-		"); releases on aws-sdk-go-v2 (" + upstream.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") +
+		"); releases on aws-sdk-go-v2 (" + releases.SDKv2Releases() + ") match service IDs (" + strings.Join(v2, ", ") +
 		") and silently ignore an old name, " +
 		"sending the calls to the public endpoint (pkg/providers/v1 config/config.go GetResolver, and " +
 		"GetCustomEC2Resolver where aws_sdk.go builds the clients with NewFromConfig, at each tag). A file " +
@@ -770,8 +770,8 @@ func (b *builder) upgradeNotes() []string {
 		b.upgradeIAMNote(),
 		ecrUpgradeNote(r.minor),
 	}
-	if v2, _ := upstream.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
-		notes = append(notes, "The cloud config: CCM releases on aws-sdk-go-v2 ("+upstream.SDKv2Releases()+") read the [ServiceOverride] sections "+
+	if v2, _ := releases.UsesSDKv2(r.tag); r.CloudConfig && !v2 {
+		notes = append(notes, "The cloud config: CCM releases on aws-sdk-go-v2 ("+releases.SDKv2Releases()+") read the [ServiceOverride] sections "+
 			"by service ID; before.cloud-config wrote both names, so nothing changes (check names an override "+
 			"the release ignores).")
 	}

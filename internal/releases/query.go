@@ -10,11 +10,6 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 )
 
-// IsTag says whether s is spelled as a CCM release tag (v1.<minor>.<patch>,
-// maybe a pre-release), whether or not it is a release this package knows;
-// read as the whole program reads a version (internal/kubeversion).
-func IsTag(s string) bool { return kubeversion.IsRelease(s) }
-
 // Of returns the releases of a Kubernetes minor, and whether any is known.
 func Of(minor int) (CCMMinor, bool) {
 	i := slices.IndexFunc(CCM, func(c CCMMinor) bool { return c.Minor == minor })

@@ -45,12 +45,16 @@ func TestUsesSDKv2(t *testing.T) {
 		{"v1.30.9", false, true}, {"v1.30.10", true, true},
 		{"v1.33.0", false, true}, {"v1.33.1", true, true},
 		{"v1.34.0", true, true}, {"v1.37.1", true, true}, {"v1.40.0", true, true},
-		{"v1.20.0-alpha.0", false, true},
-		{"latest", false, false}, {"v2.0.0", false, false},
+		{"v1.20.0-alpha.0", false, true}, {"v1.31.8", false, true}, {"v1.31.9", true, true},
+		{"v1.32.3", false, true}, {"v1.32.4", true, true}, {"v1.35.0-alpha.0", true, true}, {"1.36.0", true, true},
+		{"latest", false, false}, {"", false, false}, {"v2.0.0", false, false},
 	} {
 		if v2, ok := UsesSDKv2(c.tag); v2 != c.v2 || ok != c.ok {
 			t.Errorf("%q: %v %v, want %v %v", c.tag, v2, ok, c.v2, c.ok)
 		}
+	}
+	if got := SDKv2Releases(); got != "v1.29.9, v1.30.10, v1.31.9, v1.32.4, v1.33.1 and every later patch of their minors, and every release from v1.34.0" {
+		t.Error(got)
 	}
 }
 

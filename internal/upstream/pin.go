@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
 )
@@ -17,7 +18,7 @@ import (
 // so no front end pins such a tag without its digest.
 func Pinned(ref string) (string, error) {
 	img, err := renderer.ParseImage(releases.ImageRepository + ":" + ref)
-	if err != nil || img.Tag == "" || img.Name() != releases.ImageRepository || !releases.IsTag(img.Tag) {
+	if err != nil || img.Tag == "" || img.Name() != releases.ImageRepository || !kubeversion.IsRelease(img.Tag) {
 		return "", fmt.Errorf("%s is not a CCM release tag such as %s, alone or with its digest (%s@sha256:HEX)", strconv.Quote(ref), releases.Newest(), releases.Newest())
 	}
 	listed, promoted := releases.Digest(img.Tag)

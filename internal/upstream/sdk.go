@@ -1,7 +1,5 @@
 package upstream
 
-import "github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
-
 // Which AWS SDK a CCM release calls AWS with, and what that changes: the
 // one home of these facts (the plans' cloud config steps and check's
 // reading of the cloud config and of the CCM's error events use them).
@@ -35,14 +33,6 @@ var AWSServices = []AWSService{
 	{EndpointID: "elasticloadbalancing", ServiceID: "Elastic Load Balancing v2", IAMPrefix: "elasticloadbalancing"},
 	{EndpointID: "kms", ServiceID: "KMS", IAMPrefix: "kms"},
 }
-
-// UsesSDKv2 reports whether a CCM release (its image tag, v1.30.10) calls
-// AWS with aws-sdk-go-v2; ok is false when the tag is no version. Which
-// releases are is a fact of internal/releases.
-func UsesSDKv2(tag string) (v2, ok bool) { return releases.UsesSDKv2(tag) }
-
-// SDKv2Releases says which releases are on aws-sdk-go-v2, for people.
-func SDKv2Releases() string { return releases.SDKv2Releases() }
 
 // ServiceOfID returns the service an aws-sdk-go-v2 service ID names.
 func ServiceOfID(id string) (AWSService, bool) {

@@ -21,6 +21,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/awscheck"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check/output"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/reach"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safefile"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/terminal"
@@ -423,7 +424,7 @@ func (f *checkFlags) checkOne(ctx context.Context, kc *chartops.Kubeconfig, t ch
 		in.Release, in.ReleaseChart, in.ReleaseStatus, in.ReleaseDescription = rel.ID, rel.Chart, rel.Status, rel.Description
 	}
 	rep, err := checkRun(ctx, client, in)
-	if err != nil && check.IsUnreachable(err) {
+	if err != nil && reach.Unreachable(err) {
 		var ce *check.ClusterError
 		if !errors.As(err, &ce) {
 			err = &check.ClusterError{Err: err}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/cmd/cli"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/chartops"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/check"
+	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/kubeversion"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/releases"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/internal/safetext"
 	"github.com/aws-ccm-renderer/aws-ccm-renderer/renderer"
@@ -113,7 +114,7 @@ func (f *guardFlags) input() (check.GuardInput, error) {
 	if mode != renderer.ModeInstall && mode != renderer.ModeMigrate {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--mode %q: give the CCM's mode, install or migrate", f.mode)}
 	}
-	if f.ccmVersion != renderer.GuardAutoVersion && !releases.IsTag(f.ccmVersion) {
+	if f.ccmVersion != renderer.GuardAutoVersion && !kubeversion.IsRelease(f.ccmVersion) {
 		return check.GuardInput{}, &renderer.UsageError{Err: fmt.Errorf("--ccm-version %q: give the CCM's release tag, such as %s, or %s", f.ccmVersion, releases.Newest(), renderer.GuardAutoVersion)}
 	}
 	if f.ccmVersion == renderer.GuardAutoVersion && (os.Getenv("POD_NAME") == "" || os.Getenv("POD_NAMESPACE") == "") {

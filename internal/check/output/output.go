@@ -96,29 +96,25 @@ func colourOf(s check.Severity) string {
 	return terminal.Dim
 }
 
-// esc is text of the report for a person: what it holds came from a
-// kubeconfig (context, server) or the cluster (names, versions, messages
-// that quote them), and a control character in it would drive the
-// terminal (an escape sequence colours it, clears it) or break the line
-// (a line feed splits the table, a tab shifts its columns); each is
-// written as a Go escape instead (safetext.Escape). JSON output needs
-// none: encoding/json escapes every control character.
-func esc(s string) string { return safetext.Escape(s) }
-
 // WriteTable writes one cluster's report for a person: a heading, one
-// line per finding with its mark, and the fix on the line below.
+// line per finding with its mark, and the fix on the line below. What the
+// report holds came from a kubeconfig (context, server) or the cluster
+// (names, versions, messages that quote them), and a control character in
+// it would drive the terminal or break the line: each text is written
+// through safetext.Escape, as a Go escape. (JSON needs none:
+// encoding/json escapes every control character.)
 func WriteTable(w io.Writer, r *check.Report, colour bool) error {
 	var b strings.Builder
-	head := "Cluster " + esc(r.Context)
+	head := "Cluster " + safetext.Escape(r.Context)
 	if r.Server != "" {
-		head += " (" + esc(r.Server) + ")"
+		head += " (" + safetext.Escape(r.Server) + ")"
 	}
 	if r.KubernetesVersion != "" {
-		head += ", Kubernetes " + esc(r.KubernetesVersion)
+		head += ", Kubernetes " + safetext.Escape(r.KubernetesVersion)
 	}
 	b.WriteString(terminal.Paint(colour, terminal.Bold, head) + "\n")
 	if r.Error != "" {
-		fmt.Fprintf(&b, "  %s %s\n", mark(colour, check.Error), esc(r.Error))
+		fmt.Fprintf(&b, "  %s %s\n", mark(colour, check.Error), safetext.Escape(r.Error))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -133,13 +129,13 @@ func WriteTable(w io.Writer, r *check.Report, colour bool) error {
 	}
 	indent := strings.Repeat(" ", 2+2+width+2)
 	for _, f := range r.Findings {
-		line := esc(f.Message)
+		line := safetext.Escape(f.Message)
 		if f.Subject != "" {
-			line = esc(f.Subject) + ": " + line
+			line = safetext.Escape(f.Subject) + ": " + line
 		}
-		fmt.Fprintf(&b, "  %s %-*s  %s\n", mark(colour, f.Severity), width, esc(f.Area), line)
+		fmt.Fprintf(&b, "  %s %-*s  %s\n", mark(colour, f.Severity), width, safetext.Escape(f.Area), line)
 		if f.Fix != "" {
-			fmt.Fprintf(&b, "%s→ %s\n", indent, esc(f.Fix))
+			fmt.Fprintf(&b, "%s→ %s\n", indent, safetext.Escape(f.Fix))
 		}
 	}
 	fmt.Fprintf(&b, "  %s (checked in %dms)\n", counts(r), r.DurationMS)
@@ -176,7 +172,7 @@ func WriteSummary(w io.Writer, reports []*check.Report, colour bool) error {
 		switch {
 		case r.Error != "":
 			sev = check.Error
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", mark(colour, sev), esc(r.Context), esc(firstClause(r.Error)), map[bool]string{true: "\t-"}[withAWS])
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s%s\n", mark(colour, sev), safetext.Escape(r.Context), safetext.Escape(firstClause(r.Error)), map[bool]string{true: "\t-"}[withAWS])
 			continue
 		case r.Summary.Errors > 0:
 			sev = check.Error
@@ -191,8 +187,8 @@ func WriteSummary(w io.Writer, reports []*check.Report, colour bool) error {
 		if withAWS {
 			awsCol = "\t" + awsCounts(r.AWS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", mark(colour, sev), esc(r.Context), esc(r.Distribution.Detected),
-			esc(r.KubernetesVersion), placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r), awsCol)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s%s\n", mark(colour, sev), safetext.Escape(r.Context), safetext.Escape(r.Distribution.Detected),
+			safetext.Escape(r.KubernetesVersion), placed, r.Summary.Uninitialized, r.Summary.Nodes, counts(r), awsCol)
 	}
 	return tw.Flush()
 }
@@ -216,7 +212,7 @@ func awsCounts(a *check.AWSSummary) string {
 	if len(parts) == 0 {
 		parts = append(parts, "ok")
 	}
-	return esc(a.Region) + ": " + strings.Join(parts, ", ")
+	return safetext.Escape(a.Region) + ": " + strings.Join(parts, ", ")
 }
 
 // firstClause shortens an error for the summary table.
