@@ -5,8 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -27,7 +27,6 @@ var recordHomes = []string{"renderer/distros/records.go", "renderer/distros/fact
 // what make generate writes. fn gets the slash path and the text.
 func sources(t *testing.T, fn func(path string, text []byte)) {
 	t.Helper()
-	root := testtools.Root()
 	trees, err := Trees()
 	if err != nil {
 		t.Fatal(err)
@@ -38,30 +37,20 @@ func sources(t *testing.T, fn func(path string, text []byte)) {
 			generated[tree.Dir+"/"+name] = true
 		}
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "dist" || rel == "e2e/tools") {
-				return filepath.SkipDir
+	walkRepo(t, func(rel string) bool {
+		return path.Base(rel) == "testdata" || rel == "e2e/tools"
+	},
+		func(rel, p string) error {
+			if strings.HasSuffix(rel, "_test.go") || strings.HasSuffix(rel, ".md") || generated[rel] {
+				return nil
 			}
+			b, err := os.ReadFile(p)
+			if err != nil || bytes.IndexByte(b, 0) >= 0 {
+				return err
+			}
+			fn(rel, b)
 			return nil
-		}
-		if strings.HasSuffix(rel, "_test.go") || strings.HasSuffix(rel, ".md") || generated[rel] || !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil || bytes.IndexByte(b, 0) >= 0 {
-			return err
-		}
-		fn(rel, b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+		})
 }
 
 // namesOf maps every way a distribution is written (its --distro value,

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,21 +22,8 @@ const module = "github.com/aws-ccm-renderer/aws-ccm-renderer/"
 // import the home. A function value (a seam a test replaces) is not a
 // fact, and is allowed: var run = pkg.Run.
 func TestNoForwarders(t *testing.T) {
-	root := testtools.Root()
 	n := 0
-	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if e.IsDir() {
-			switch rel {
-			case ".git", "bin", "dist", ".cache", "e2e", "testdata":
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	walkRepo(t, func(rel string) bool { return rel == "e2e" || rel == "testdata" }, func(rel, path string) error {
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
@@ -47,9 +33,6 @@ func TestNoForwarders(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n < 100 {
 		t.Errorf("read %d Go files: the test walks the wrong tree", n)
 	}

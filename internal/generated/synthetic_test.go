@@ -4,9 +4,7 @@ package generated
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -194,17 +192,8 @@ func TestSyntheticDistro(t *testing.T) {
 	// adds a file here, and fails this.
 	var needed []string
 	naming := regexp.MustCompile(`(?i)\b(` + strings.Join(append([]string{d}, p.Aliases...), "|") + `)\b`)
-	repo := testtools.Root()
-	err = filepath.WalkDir(repo, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(repo, path)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case e.IsDir() && (rel == ".git" || rel == "bin" || rel == "dist" || rel == ".cache"):
-			return filepath.SkipDir
-		case e.IsDir() || rel == "internal/generated/synthetic_test.go":
+	walkRepo(t, func(string) bool { return false }, func(rel, path string) error {
+		if rel == "internal/generated/synthetic_test.go" {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -213,9 +202,6 @@ func TestSyntheticDistro(t *testing.T) {
 		}
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if want := []string{"internal/plan/synthetic.go", "renderer/distros/synthetic.go", "testdata/nodes/synthd.yaml"}; !slices.Equal(needed, want) {
 		t.Errorf("the files that name %s: %q; want its record, its plan parts and its node fixture, %q", d, needed, want)
 	}
